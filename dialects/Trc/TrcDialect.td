@@ -1,0 +1,6 @@
+//===- TrcDialect.td - umbrella for the trc dialect --------*- tablegen -*-===//
+#ifndef TRC_DIALECT_TD
+#define TRC_DIALECT_TD
+include "TrcBase.td"
+include "TrcOps.td"
+#endif

@@ -1,0 +1,63 @@
+//===- OnnxImporter.h - ONNX ModelProto -> trc IR ---------------*- C++ -*-===//
+//
+// Imports an ONNX model file into a module of the trc dialect with static
+// shapes. Dynamic axes are fixed by `ImportOptions` (symbolic dimension names
+// or whole input shapes); shape-computation subgraphs fold to constants.
+//
+// Errors are printed as `error: <file>: ...` lines (every unsupported op at
+// once, or the first structural/shape error) and the result is null; nothing
+// else is written. Warnings (`warning: ...`) do not stop the import.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_IMPORT_ONNXIMPORTER_H
+#define TRC_IMPORT_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace trc {
+
+struct ImportOptions {
+  /// Sizes of symbolic dimensions by name (`--dim batch=8`).
+  std::map<std::string, int64_t> dimSizes;
+  /// Whole shapes of named graph inputs (`--input-shape ids=8x256`).
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Parameters whose names match one of these regexes are frozen.
+  std::vector<std::string> frozenPatterns;
+  /// Cross-check our shapes against ONNX shape inference (opsets <= 17).
+  bool onnxShapeInference = true;
+};
+
+/// Reads `path` (an .onnx file, external data beside it) into a trc module.
+/// Diagnostics go to `diag`; returns null on error.
+mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(llvm::StringRef path,
+                                                 mlir::MLIRContext *context,
+                                                 const ImportOptions &options,
+                                                 llvm::raw_ostream &diag);
+
+/// Same, from bytes already in memory (the fuzzer's entry point). `path` names
+/// the model in diagnostics and anchors relative external-data locations.
+mlir::OwningOpRef<mlir::ModuleOp> importOnnxBytes(llvm::StringRef bytes,
+                                                  llvm::StringRef path,
+                                                  mlir::MLIRContext *context,
+                                                  const ImportOptions &options,
+                                                  llvm::raw_ostream &diag);
+
+/// Parses "name=value[,name=value]" into `options.dimSizes` and
+/// "name=AxBxC" into `options.inputShapes`; false (and a message) on bad text.
+bool parseDimSpec(llvm::StringRef spec, ImportOptions &options, std::string &error);
+bool parseInputShapeSpec(llvm::StringRef spec, ImportOptions &options,
+                         std::string &error);
+
+/// Loads every dialect the importer creates ops of.
+void loadImportDialects(mlir::MLIRContext &context);
+
+} // namespace trc
+
+#endif // TRC_IMPORT_ONNXIMPORTER_H

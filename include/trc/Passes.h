@@ -1,0 +1,21 @@
+//===- Passes.h - declarations of all trc passes ----------------*- C++ -*-===//
+//
+// Generated from passes/Passes.td: create functions and registration for every
+// trc pass. `registerTrcPasses()` makes them available to trc-opt.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_PASSES_H
+#define TRC_PASSES_H
+
+#include "trc/Dialect/Trc.h"
+#include "mlir/Pass/Pass.h"
+
+namespace trc {
+#define GEN_PASS_DECL
+#include "Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "Passes.h.inc"
+} // namespace trc
+
+#endif // TRC_PASSES_H

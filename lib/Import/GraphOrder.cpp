@@ -1,0 +1,85 @@
+//===- GraphOrder.cpp - checks and orders an ONNX graph's nodes ------------===//
+#include "GraphOrder.h"
+
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace trc::import {
+
+std::string describeNode(const onnx::NodeProto &node) {
+  return "node '" + node.name() + "' (" + node.op_type() + ")";
+}
+
+std::optional<std::vector<int>> orderNodes(const onnx::GraphProto &graph,
+                                           std::vector<std::string> &errors) {
+  std::unordered_set<std::string> available;
+  for (const auto &input : graph.input())
+    available.insert(input.name());
+  for (const auto &init : graph.initializer())
+    available.insert(init.name());
+
+  const int n = graph.node_size();
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < n; ++i)
+    for (const auto &out : graph.node(i).output()) {
+      if (out.empty())
+        continue;
+      if (available.count(out) || !producer.emplace(out, i).second) {
+        errors.push_back(describeNode(graph.node(i)) + ": value '" + out +
+                         "' is produced more than once");
+        return std::nullopt;
+      }
+    }
+
+  std::vector<int> pending(n, 0);
+  std::vector<std::vector<int>> consumers(n);
+  for (int i = 0; i < n; ++i) {
+    for (const auto &in : graph.node(i).input()) {
+      if (in.empty() || available.count(in))
+        continue;
+      auto it = producer.find(in);
+      if (it == producer.end()) {
+        errors.push_back(describeNode(graph.node(i)) + ": input '" + in +
+                         "' is not a graph input, an initializer or a node output "
+                         "(missing initializer or graph input)");
+        continue;
+      }
+      ++pending[i];
+      consumers[it->second].push_back(i);
+    }
+  }
+  if (!errors.empty())
+    return std::nullopt;
+
+  std::queue<int> ready;
+  for (int i = 0; i < n; ++i)
+    if (pending[i] == 0)
+      ready.push(i);
+  std::vector<int> order;
+  while (!ready.empty()) {
+    int i = ready.front();
+    ready.pop();
+    order.push_back(i);
+    for (int c : consumers[i])
+      if (--pending[c] == 0)
+        ready.push(c);
+  }
+  if (static_cast<int>(order.size()) != n) {
+    for (int i = 0; i < n; ++i)
+      if (pending[i] > 0) {
+        errors.push_back("the graph has a cycle through " + describeNode(graph.node(i)));
+        break;
+      }
+    return std::nullopt;
+  }
+
+  for (const auto &out : graph.output())
+    if (!available.count(out.name()) && !producer.count(out.name()))
+      errors.push_back("graph output '" + out.name() + "' is never produced");
+  if (!errors.empty())
+    return std::nullopt;
+  return order;
+}
+
+} // namespace trc::import

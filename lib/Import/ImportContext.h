@@ -1,0 +1,133 @@
+//===- ImportContext.h - what an op handler sees ----------------*- C++ -*-===//
+//
+// An op handler turns one ONNX node into trc ops. It reads its inputs as MLIR
+// values (compile-time constants fold as they are built, so shape subgraphs
+// disappear), its attributes, and sets its outputs. Every op it builds is
+// verified on the spot, so a shape mismatch becomes an error naming the node.
+//
+// Preconditions: the node's inputs were imported (nodes run in topological
+// order) and its op type has a handler for the model's opset.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_LIB_IMPORT_IMPORTCONTEXT_H
+#define TRC_LIB_IMPORT_IMPORTCONTEXT_H
+
+#include "OnnxProto.h"
+#include "trc/Dialect/Trc.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trc::import {
+
+/// Values of the graph by ONNX name, and where errors go.
+struct GraphState {
+  llvm::StringMap<mlir::Value> values;
+  std::vector<std::string> errors;
+  std::string fileName;
+};
+
+class ImportContext {
+public:
+  ImportContext(mlir::OpBuilder &builder, GraphState &state,
+                const onnx::NodeProto &node, int64_t opset);
+
+  const onnx::NodeProto &node() const { return node_; }
+  int64_t opset() const { return opset_; }
+  mlir::OpBuilder &builder() { return builder_; }
+  mlir::Location loc() const { return loc_; }
+  mlir::MLIRContext *context() { return builder_.getContext(); }
+
+  //===--- errors --------------------------------------------------------===//
+  /// Records "node 'NAME' (OP): <args...>" and returns failure.
+  template <typename... Args> mlir::LogicalResult fail(const Args &...args) {
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    (os << ... << args);
+    recordError(message);
+    return mlir::failure();
+  }
+  void recordError(const std::string &message);
+
+  //===--- inputs --------------------------------------------------------===//
+  /// Number of inputs including trailing empty (omitted) ones.
+  int numInputs() const { return node_.input_size(); }
+  /// True if input `i` is present (optional inputs may be "" or absent).
+  bool hasInput(int i) const;
+  /// Input `i`; records an error and returns null if it is missing.
+  mlir::Value input(int i);
+  mlir::RankedTensorType inputType(int i);
+  /// Values of a constant integer input (axes, shapes, pads...); records an
+  /// error naming `what` if it is not a compile-time constant.
+  std::optional<llvm::SmallVector<int64_t>> constantInts(int i, llvm::StringRef what);
+  /// A constant scalar float input (e.g. Dropout's ratio).
+  std::optional<double> constantFloat(int i, llvm::StringRef what);
+
+  //===--- attributes ----------------------------------------------------===//
+  const onnx::AttributeProto *attr(llvm::StringRef name) const;
+  int64_t intAttr(llvm::StringRef name, int64_t defaultValue) const;
+  float floatAttr(llvm::StringRef name, float defaultValue) const;
+  std::string stringAttr(llvm::StringRef name, llvm::StringRef defaultValue) const;
+  std::optional<llvm::SmallVector<int64_t>> intsAttr(llvm::StringRef name) const;
+
+  //===--- outputs -------------------------------------------------------===//
+  int numOutputs() const { return node_.output_size(); }
+  /// True if output `i` exists and is named (so something may read it).
+  bool wantsOutput(int i) const;
+  /// Binds output `i`; fails if `value` is null (an error was recorded).
+  mlir::LogicalResult setOutput(int i, mlir::Value value);
+
+  //===--- building ------------------------------------------------------===//
+  /// Creates an op, verifies it (an invalid op becomes an error of this node
+  /// and null), then folds it when it can.
+  template <typename OpT, typename... Args> mlir::Value build(Args &&...args) {
+    auto op = builder_.create<OpT>(loc_, std::forward<Args>(args)...);
+    return verifyAndFold(op.getOperation());
+  }
+  mlir::Value verifyAndFold(mlir::Operation *op);
+
+  /// A constant tensor of `type` with every element `value`.
+  mlir::Value splat(mlir::RankedTensorType type, double value);
+  mlir::Value scalar(mlir::Type elementType, double value) {
+    return splat(mlir::RankedTensorType::get({}, elementType), value);
+  }
+  /// A constant 1-D i64 tensor.
+  mlir::Value int64s(llvm::ArrayRef<int64_t> values);
+
+  /// Normalizes a possibly negative axis against `rank`; error if out of range.
+  std::optional<int64_t> axis(int64_t axis, int64_t rank, llvm::StringRef what = "axis");
+
+  /// Numpy-style broadcast shape of `a` and `b`, or an error.
+  std::optional<llvm::SmallVector<int64_t>> broadcastShape(llvm::ArrayRef<int64_t> a,
+                                                           llvm::ArrayRef<int64_t> b);
+  /// Broadcasts `v` (right-aligned, numpy rules) to `shape`.
+  mlir::Value broadcastTo(mlir::Value v, llvm::ArrayRef<int64_t> shape);
+  /// Broadcasts two operands to their common shape; checks element types match.
+  bool broadcastPair(mlir::Value &a, mlir::Value &b);
+
+  mlir::Value reshape(mlir::Value v, llvm::ArrayRef<int64_t> shape);
+  mlir::Value convert(mlir::Value v, mlir::Type elementType);
+
+private:
+  mlir::OpBuilder &builder_;
+  GraphState &state_;
+  const onnx::NodeProto &node_;
+  int64_t opset_;
+  mlir::Location loc_;
+};
+
+/// "[2, 3, 4]" for messages.
+std::string shapeString(llvm::ArrayRef<int64_t> shape);
+
+/// Reads a constant value's integers (i.e. folded shape math), if it is one.
+std::optional<llvm::SmallVector<int64_t>> constantIntsOf(mlir::Value v);
+
+} // namespace trc::import
+
+#endif

@@ -1,0 +1,487 @@
+//===- OnnxImporter.cpp - ONNX ModelProto -> trc IR driver -----------------===//
+//
+// Order of work: parse; check opsets and report every unsupported op at
+// once; check and order the graph; fix input shapes; declare parameters;
+// import node by node (each handler verifies what it builds); cross-check
+// shapes with ONNX's inference; return the graph outputs; drop dead ops.
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Import/OnnxImporter.h"
+
+#include "DerivedInitializers.h"
+#include "GraphOrder.h"
+#include "HandlerRegistry.h"
+#include "ImportContext.h"
+#include "OnnxShapeInference.h"
+#include "TensorData.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <climits>
+#include <set>
+
+using namespace mlir;
+
+namespace trc {
+namespace {
+using namespace import;
+
+bool isDefaultDomain(const std::string &domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+class GraphImporter {
+public:
+  GraphImporter(const onnx::ModelProto &model, llvm::StringRef path,
+                MLIRContext *context, const ImportOptions &options,
+                llvm::raw_ostream &diag)
+      : model_(model), graph_(model.graph()), context_(context), options_(options),
+        diag_(diag), builder_(context),
+        external_(path.empty() ? "" : llvm::sys::path::parent_path(path).empty()
+                                          ? std::string(".")
+                                          : llvm::sys::path::parent_path(path).str()) {
+    state_.fileName = path.str();
+  }
+
+  OwningOpRef<ModuleOp> run();
+
+private:
+  bool checkOpsets();
+  bool checkSupportedOps();
+  bool resolveInputShapes();
+  bool declareParameters(ModuleOp module);
+  bool importNodes(const std::vector<int> &order);
+  bool checkAgainstOnnx(const onnx::NodeProto &node);
+  bool returnOutputs(func::FuncOp func);
+  void eraseDeadOps(func::FuncOp func);
+  bool isFrozen(llvm::StringRef name) const;
+
+  bool error(const std::string &message) {
+    diag_ << "error: " << state_.fileName << ": " << message << "\n";
+    return false;
+  }
+  void warning(const std::string &message) {
+    diag_ << "warning: " << state_.fileName << ": " << message << "\n";
+  }
+  bool flushErrors() {
+    for (const auto &e : state_.errors)
+      error(e);
+    bool ok = state_.errors.empty();
+    state_.errors.clear();
+    return ok;
+  }
+
+  const onnx::ModelProto &model_;
+  const onnx::GraphProto &graph_;
+  MLIRContext *context_;
+  const ImportOptions &options_;
+  llvm::raw_ostream &diag_;
+  OpBuilder builder_;
+  ExternalDataReader external_;
+  GraphState state_;
+  int64_t opset_ = 0;
+  std::set<std::string> opsetDomains_;
+  std::map<std::string, std::vector<int64_t>> inputShapes_;
+  std::vector<const onnx::ValueInfoProto *> inputs_; // graph inputs, no initializers
+  std::map<std::string, std::vector<int64_t>> onnxShapes_;
+};
+
+bool GraphImporter::checkOpsets() {
+  for (const auto &op : model_.opset_import()) {
+    opsetDomains_.insert(op.domain());
+    if (isDefaultDomain(op.domain()))
+      opset_ = op.version();
+  }
+  if (opset_ == 0)
+    return error("the model imports no opset of the default domain 'ai.onnx'");
+  if (opset_ < kMinOpset || opset_ > kMaxOpset)
+    return error("opset " + std::to_string(opset_) +
+                 " of domain 'ai.onnx' is out of the supported range " +
+                 std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
+  return true;
+}
+
+bool GraphImporter::checkSupportedOps() {
+  const auto &registry = HandlerRegistry::get();
+  bool ok = true;
+  for (const auto &node : graph_.node()) {
+    std::string domain = node.domain().empty() ? "ai.onnx" : node.domain();
+    std::string where = "op '" + node.op_type() + "' (domain '" + domain +
+                        "', opset " + std::to_string(opset_) + ") at node '" +
+                        node.name() + "'";
+    if (!isDefaultDomain(node.domain())) {
+      ok = error(opsetDomains_.count(node.domain())
+                     ? "unsupported " + where + ": only the default domain is supported"
+                     : "unknown domain in " + where +
+                           ": the model does not import that domain");
+    } else if (!registry.lookup(node.op_type(), opset_)) {
+      ok = error("unsupported " + where);
+    }
+  }
+  return ok;
+}
+
+bool GraphImporter::resolveInputShapes() {
+  std::set<std::string> initializers;
+  for (const auto &init : graph_.initializer())
+    initializers.insert(init.name());
+  std::set<std::string> usedDims;
+  for (const auto &input : graph_.input()) {
+    if (initializers.count(input.name()))
+      continue;
+    inputs_.push_back(&input);
+    if (!input.type().has_tensor_type())
+      return error("graph input '" + input.name() + "' is not a tensor");
+    const auto &tensorType = input.type().tensor_type();
+    if (!elementTypeOf(tensorType.elem_type(), context_))
+      return error("graph input '" + input.name() + "' has unsupported element type " +
+                   onnxTypeName(tensorType.elem_type()));
+    std::vector<int64_t> dims;
+    auto given = options_.inputShapes.find(input.name());
+    if (given != options_.inputShapes.end()) {
+      dims = given->second;
+      if (tensorType.has_shape() &&
+          tensorType.shape().dim_size() != static_cast<int>(dims.size()))
+        return error("--input-shape gives '" + input.name() + "' rank " +
+                     std::to_string(dims.size()) + ", the model says " +
+                     std::to_string(tensorType.shape().dim_size()));
+    } else {
+      if (!tensorType.has_shape())
+        return error("graph input '" + input.name() +
+                     "' has no shape; pass --input-shape " + input.name() + "=AxB...");
+      for (int i = 0; i < tensorType.shape().dim_size(); ++i) {
+        const auto &d = tensorType.shape().dim(i);
+        if (d.has_dim_value()) {
+          dims.push_back(d.dim_value());
+          continue;
+        }
+        auto size = options_.dimSizes.find(d.dim_param());
+        if (!d.dim_param().empty() && size != options_.dimSizes.end()) {
+          usedDims.insert(d.dim_param());
+          dims.push_back(size->second);
+          continue;
+        }
+        return error("graph input '" + input.name() + "' dimension " +
+                     std::to_string(i) +
+                     (d.dim_param().empty() ? " is unknown"
+                                            : " ('" + d.dim_param() + "') is dynamic") +
+                     "; pass --dim " +
+                     (d.dim_param().empty() ? "NAME" : d.dim_param()) +
+                     "=N or --input-shape " + input.name() + "=AxB...");
+      }
+    }
+    std::string bad = checkDims(dims);
+    if (!bad.empty())
+      return error("graph input '" + input.name() + "': " + bad);
+    inputShapes_[input.name()] = dims;
+  }
+  for (const auto &[name, shape] : options_.inputShapes)
+    if (!inputShapes_.count(name))
+      return error("--input-shape names '" + name + "', which is not a graph input");
+  for (const auto &[name, size] : options_.dimSizes)
+    if (!usedDims.count(name))
+      warning("--dim " + name + " matches no dynamic dimension of a graph input");
+  return true;
+}
+
+bool GraphImporter::isFrozen(llvm::StringRef name) const {
+  return llvm::any_of(options_.frozenPatterns, [&](const std::string &p) {
+    return llvm::Regex("^(" + p + ")$").match(name);
+  });
+}
+
+bool GraphImporter::declareParameters(ModuleOp module) {
+  std::map<std::string, DerivedInitializer> derived;
+  for (auto &d : findDerivedInitializers(graph_)) {
+    warning("initializer '" + d.name + "' equals " +
+            (d.transposed ? "the transpose of " : "") + "parameter '" + d.source +
+            "' (an exporter folded it from the parameter); it is imported as " +
+            (d.transposed ? "trc.transpose of " : "a use of ") + "'" + d.source +
+            "' so the two stay tied. Export with do_constant_folding=False to avoid "
+            "this.");
+    derived.emplace(d.name, d);
+  }
+
+  OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
+  std::set<std::string> seen;
+  for (const auto &init : graph_.initializer()) {
+    const std::string &name = init.name();
+    if (name.empty())
+      return error("an initializer has no name");
+    if (!seen.insert(name).second)
+      return error("initializer '" + name + "' is defined more than once");
+    if (derived.count(name))
+      continue;
+    std::string message;
+    RankedTensorType type = tensorTypeOf(init, context_, message);
+    if (!type)
+      return error("initializer '" + name + "': " + message);
+    bool isParameter = isa<FloatType>(type.getElementType());
+    ElementsAttr value = readTensor(init, type, /*asResource=*/isParameter, name,
+                                    external_, message);
+    if (!value)
+      return error("initializer '" + name + "': " + message);
+    Location loc = NameLoc::get(builder_.getStringAttr(name),
+                                FileLineColLoc::get(context_, state_.fileName, 0, 0));
+    if (!isParameter) {
+      // Integer and boolean initializers are constants (shapes, indices).
+      state_.values[name] = builder_.create<ConstantOp>(loc, value);
+      continue;
+    }
+    auto param = moduleBuilder.create<ParameterOp>(
+        loc, builder_.getStringAttr(name), TypeAttr::get(type),
+        isFrozen(name) ? builder_.getUnitAttr() : UnitAttr(), value);
+    state_.values[name] = builder_.create<GetParameterOp>(
+        loc, type, FlatSymbolRefAttr::get(param.getSymNameAttr()));
+  }
+  for (const auto &[name, d] : derived) {
+    Value source = state_.values.lookup(d.source);
+    if (!source)
+      return error("initializer '" + d.source + "' is not a parameter");
+    if (d.transposed) {
+      auto t = cast<RankedTensorType>(source.getType());
+      source = builder_.create<TransposeOp>(
+          source.getLoc(),
+          RankedTensorType::get({t.getDimSize(1), t.getDimSize(0)}, t.getElementType()),
+          source, llvm::ArrayRef<int64_t>{1, 0});
+    }
+    state_.values[name] = source;
+  }
+  return true;
+}
+
+bool GraphImporter::checkAgainstOnnx(const onnx::NodeProto &node) {
+  for (const auto &out : node.output()) {
+    auto onnxShape = onnxShapes_.find(out);
+    Value v = state_.values.lookup(out);
+    if (out.empty() || !v || onnxShape == onnxShapes_.end())
+      continue;
+    auto ours = cast<RankedTensorType>(v.getType()).getShape();
+    if (ours != llvm::ArrayRef<int64_t>(onnxShape->second))
+      return error(describeNode(node) + ": output '" + out + "' has shape " +
+                   shapeString(ours) + " here but ONNX shape inference gives " +
+                   shapeString(onnxShape->second));
+  }
+  return true;
+}
+
+bool GraphImporter::importNodes(const std::vector<int> &order) {
+  const auto &registry = HandlerRegistry::get();
+  for (int index : order) {
+    const auto &node = graph_.node(index);
+    ImportContext ctx(builder_, state_, node, opset_);
+    OpHandler handler = registry.lookup(node.op_type(), opset_);
+    if (failed(handler(ctx))) {
+      if (state_.errors.empty())
+        ctx.recordError("import failed");
+      return flushErrors();
+    }
+    for (int i = 0; i < node.output_size(); ++i)
+      if (!node.output(i).empty() && !state_.values.count(node.output(i)))
+        return error(describeNode(node) + ": output #" + std::to_string(i) + " ('" +
+                     node.output(i) + "') is not supported by the importer");
+    if (!checkAgainstOnnx(node))
+      return false;
+  }
+  return true;
+}
+
+bool GraphImporter::returnOutputs(func::FuncOp func) {
+  SmallVector<Value> results;
+  SmallVector<Type> types;
+  for (const auto &out : graph_.output()) {
+    Value v = state_.values.lookup(out.name());
+    auto type = cast<RankedTensorType>(v.getType());
+    if (out.type().has_tensor_type()) {
+      const auto &declared = out.type().tensor_type();
+      Type elem = elementTypeOf(declared.elem_type(), context_);
+      if (declared.elem_type() != 0 && elem != type.getElementType())
+        return error("graph output '" + out.name() + "' is declared " +
+                     onnxTypeName(declared.elem_type()) + " but computes " +
+                     [&] {
+                       std::string s;
+                       llvm::raw_string_ostream os(s);
+                       os << type.getElementType();
+                       return s;
+                     }());
+      if (declared.has_shape()) {
+        bool rankOk = declared.shape().dim_size() == type.getRank();
+        for (int i = 0; rankOk && i < declared.shape().dim_size(); ++i)
+          if (declared.shape().dim(i).has_dim_value() &&
+              declared.shape().dim(i).dim_value() != type.getDimSize(i))
+            rankOk = false;
+        if (!rankOk)
+          return error("graph output '" + out.name() + "' has shape " +
+                       shapeString(type.getShape()) +
+                       ", which does not match its declared shape (shape mismatch)");
+      }
+    }
+    results.push_back(v);
+    types.push_back(type);
+  }
+  builder_.create<func::ReturnOp>(func.getLoc(), results);
+  func.setType(builder_.getFunctionType(func.getArgumentTypes(), types));
+  for (auto [i, out] : llvm::enumerate(graph_.output()))
+    func.setResultAttr(i, "trc.output", builder_.getStringAttr(out.name()));
+  return true;
+}
+
+void GraphImporter::eraseDeadOps(func::FuncOp func) {
+  // Reverse order: erasing a use can make its producer dead too.
+  for (Operation &op : llvm::make_early_inc_range(
+           llvm::reverse(func.getBody().front().getOperations())))
+    if (op.use_empty() && !op.hasTrait<OpTrait::IsTerminator>() && isPure(&op))
+      op.erase();
+}
+
+OwningOpRef<ModuleOp> GraphImporter::run() {
+  if (!graph_.node_size() && !graph_.output_size())
+    return error("the model has an empty graph (not an ONNX model?)"), nullptr;
+  if (!checkOpsets() || !checkSupportedOps())
+    return nullptr;
+  std::vector<std::string> graphErrors;
+  auto order = orderNodes(graph_, graphErrors);
+  if (!order) {
+    for (const auto &e : graphErrors)
+      error(e);
+    return nullptr;
+  }
+  if (!resolveInputShapes())
+    return nullptr;
+  if (options_.onnxShapeInference && opset_ <= kMaxOnnxInferenceOpset) {
+    std::string note;
+    onnxShapes_ = inferOnnxShapes(model_, inputShapes_, note);
+    if (!note.empty())
+      return error("ONNX shape inference rejects the model: " + note), nullptr;
+  }
+
+  Location fileLoc = FileLineColLoc::get(context_, state_.fileName, 0, 0);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  module->getOperation()->setAttr("trc.opset", builder_.getI64IntegerAttr(opset_));
+  if (!model_.producer_name().empty())
+    module->getOperation()->setAttr(
+        "trc.producer",
+        builder_.getStringAttr(model_.producer_name() + " " + model_.producer_version()));
+
+  SmallVector<Type> argTypes;
+  for (const auto *input : inputs_)
+    argTypes.push_back(RankedTensorType::get(
+        inputShapes_[input->name()],
+        elementTypeOf(input->type().tensor_type().elem_type(), context_)));
+  builder_.setInsertionPointToEnd(module->getBody());
+  auto func = builder_.create<func::FuncOp>(fileLoc, "main",
+                                            builder_.getFunctionType(argTypes, {}));
+  Block *entry = func.addEntryBlock();
+  for (auto [i, input] : llvm::enumerate(inputs_)) {
+    func.setArgAttr(i, "trc.input", builder_.getStringAttr(input->name()));
+    state_.values[input->name()] = entry->getArgument(i);
+  }
+  builder_.setInsertionPointToEnd(entry);
+  if (!declareParameters(*module) || !importNodes(*order) || !returnOutputs(func))
+    return nullptr;
+  eraseDeadOps(func);
+
+  std::string messages;
+  {
+    ScopedDiagnosticHandler capture(context_, [&](Diagnostic &d) {
+      messages += d.str() + "; ";
+      return success();
+    });
+    if (failed(mlir::verify(*module)))
+      return error("internal error: imported IR does not verify: " + messages), nullptr;
+  }
+  return module;
+}
+} // namespace
+
+void loadImportDialects(MLIRContext &context) {
+  context.loadDialect<TrcDialect, func::FuncDialect>();
+}
+
+OwningOpRef<ModuleOp> importOnnxBytes(llvm::StringRef bytes, llvm::StringRef path,
+                                      MLIRContext *context, const ImportOptions &options,
+                                      llvm::raw_ostream &diag) {
+  loadImportDialects(*context);
+  auto fail = [&](const std::string &message) {
+    diag << "error: " << path << ": " << message << "\n";
+    return OwningOpRef<ModuleOp>();
+  };
+  if (bytes.empty())
+    return fail("the file is empty");
+  if (bytes.size() > static_cast<size_t>(INT_MAX))
+    return fail("the file is larger than 2 GiB; a model that large must keep its "
+                "weights as external data");
+  onnx::ModelProto model;
+  google::protobuf::io::CodedInputStream stream(
+      reinterpret_cast<const uint8_t *>(bytes.data()), static_cast<int>(bytes.size()));
+  stream.SetRecursionLimit(64);
+  if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
+    return fail("not a valid ONNX model: the protobuf does not parse (truncated, "
+                "corrupt or not an ONNX file)");
+  if (!model.has_graph() || model.ir_version() <= 0)
+    return fail("not a valid ONNX model: no graph or no IR version");
+  GraphImporter importer(model, path, context, options, diag);
+  return importer.run();
+}
+
+OwningOpRef<ModuleOp> importOnnxFile(llvm::StringRef path, MLIRContext *context,
+                                     const ImportOptions &options,
+                                     llvm::raw_ostream &diag) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    diag << "error: " << path << ": cannot read: " << buffer.getError().message() << "\n";
+    return nullptr;
+  }
+  return importOnnxBytes((*buffer)->getBuffer(), path, context, options, diag);
+}
+
+bool parseDimSpec(llvm::StringRef spec, ImportOptions &options, std::string &error) {
+  llvm::SmallVector<llvm::StringRef> items;
+  spec.split(items, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef item : items) {
+    auto [name, value] = item.split('=');
+    int64_t size;
+    if (name.empty() || value.getAsInteger(10, size) || size < 0 ||
+        size > kMaxDimSize) {
+      error = "--dim expects NAME=N with N a non-negative integer, got '" +
+              item.str() + "'";
+      return false;
+    }
+    options.dimSizes[name.trim().str()] = size;
+  }
+  return true;
+}
+
+bool parseInputShapeSpec(llvm::StringRef spec, ImportOptions &options,
+                         std::string &error) {
+  auto [name, shape] = spec.split('=');
+  std::vector<int64_t> dims;
+  llvm::SmallVector<llvm::StringRef> parts;
+  if (!shape.empty() && shape != "scalar")
+    shape.split(parts, 'x');
+  for (llvm::StringRef p : parts) {
+    int64_t d;
+    if (p.getAsInteger(10, d) || d < 0 || d > kMaxDimSize) {
+      error = "--input-shape expects NAME=AxBxC (or NAME=scalar), got '" + spec.str() +
+              "'";
+      return false;
+    }
+    dims.push_back(d);
+  }
+  if (name.empty() || shape.empty()) {
+    error = "--input-shape expects NAME=AxBxC (or NAME=scalar), got '" + spec.str() + "'";
+    return false;
+  }
+  options.inputShapes[name.str()] = dims;
+  return true;
+}
+
+} // namespace trc

@@ -1,0 +1,181 @@
+//===- ConstantOps.cpp - Constant, Shape, Size, Range, ConstantOfShape, ... --===//
+//
+// Ops whose results are known at compile time once shapes are static
+// (Shape, Size, Range over constants, ConstantOfShape) become trc.constant;
+// Cast becomes trc.convert (folded on constants), Identity forwards.
+//
+//===----------------------------------------------------------------------===//
+#include "../HandlerRegistry.h"
+#include "../TensorData.h"
+
+using namespace mlir;
+
+namespace trc::import {
+namespace {
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+LogicalResult importConstant(ImportContext &ctx) {
+  const auto *value = ctx.attr("value");
+  auto &b = ctx.builder();
+  if (!value) {
+    // value_float(s) / value_int(s) forms.
+    if (const auto *f = ctx.attr("value_float"))
+      return ctx.setOutput(0, ctx.scalar(b.getF32Type(), f->f()));
+    if (const auto *i = ctx.attr("value_int"))
+      return ctx.setOutput(0, ctx.scalar(b.getI64Type(), static_cast<double>(i->i())));
+    if (const auto *fs = ctx.attr("value_floats")) {
+      SmallVector<float> v(fs->floats().begin(), fs->floats().end());
+      auto type = RankedTensorType::get({static_cast<int64_t>(v.size())}, b.getF32Type());
+      return ctx.setOutput(
+          0, ctx.build<ConstantOp>(DenseElementsAttr::get(type, ArrayRef<float>(v))));
+    }
+    if (const auto *is = ctx.attr("value_ints")) {
+      SmallVector<int64_t> v(is->ints().begin(), is->ints().end());
+      return ctx.setOutput(0, ctx.int64s(v));
+    }
+    return ctx.fail("Constant has no supported value attribute (value, value_float(s), "
+                    "value_int(s))");
+  }
+  std::string error;
+  auto type = tensorTypeOf(value->t(), ctx.context(), error);
+  if (!type)
+    return ctx.fail("value: ", error);
+  ExternalDataReader noExternalData("");
+  ElementsAttr attr = readTensor(value->t(), type, /*asResource=*/false, "",
+                                 noExternalData, error);
+  if (!attr)
+    return ctx.fail("value: ", error);
+  return ctx.setOutput(0, ctx.build<ConstantOp>(attr));
+}
+
+LogicalResult importShape(ImportContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  auto shape = typeOf(x).getShape();
+  int64_t rank = static_cast<int64_t>(shape.size());
+  // Opset 15: optional [start, end) window, clamped like Slice.
+  auto clampIndex = [&](int64_t v) {
+    if (v < 0)
+      v += rank;
+    return std::min(std::max<int64_t>(v, 0), rank);
+  };
+  int64_t start = clampIndex(ctx.intAttr("start", 0));
+  int64_t end = clampIndex(ctx.intAttr("end", rank));
+  if (end < start)
+    end = start;
+  return ctx.setOutput(0, ctx.int64s(shape.slice(start, end - start)));
+}
+
+LogicalResult importSize(ImportContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  return ctx.setOutput(0, ctx.scalar(ctx.builder().getI64Type(),
+                                     static_cast<double>(typeOf(x).getNumElements())));
+}
+
+LogicalResult importRange(ImportContext &ctx) {
+  Value start = ctx.input(0), limit = ctx.input(1), delta = ctx.input(2);
+  if (!start || !limit || !delta)
+    return failure();
+  Type elem = typeOf(start).getElementType();
+  DenseElementsAttr s, l, d;
+  if (!matchPattern(start, m_Constant(&s)) || !matchPattern(limit, m_Constant(&l)) ||
+      !matchPattern(delta, m_Constant(&d)))
+    return ctx.fail("start, limit and delta must be compile-time constants");
+  auto scalarOf = [](DenseElementsAttr a) -> double {
+    if (isa<FloatType>(a.getElementType()))
+      return (*a.getValues<APFloat>().begin()).convertToDouble();
+    return static_cast<double>((*a.getValues<APInt>().begin()).getSExtValue());
+  };
+  double first = scalarOf(s), last = scalarOf(l), step = scalarOf(d);
+  if (step == 0)
+    return ctx.fail("delta is 0");
+  double count = std::ceil((last - first) / step);
+  int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
+  if (n > kMaxElements)
+    return ctx.fail("Range of ", n, " elements is absurd");
+  auto type = RankedTensorType::get({n}, elem);
+  if (isa<FloatType>(elem)) {
+    SmallVector<APFloat> values;
+    for (int64_t i = 0; i < n; ++i) {
+      APFloat v(first + static_cast<double>(i) * step);
+      bool lost;
+      v.convert(cast<FloatType>(elem).getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                &lost);
+      values.push_back(v);
+    }
+    return ctx.setOutput(0, ctx.build<ConstantOp>(DenseElementsAttr::get(type, values)));
+  }
+  SmallVector<APInt> values;
+  for (int64_t i = 0; i < n; ++i)
+    values.push_back(APInt(elem.getIntOrFloatBitWidth(),
+                           static_cast<int64_t>(first) + i * static_cast<int64_t>(step),
+                           /*isSigned=*/true));
+  return ctx.setOutput(0, ctx.build<ConstantOp>(DenseElementsAttr::get(type, values)));
+}
+
+LogicalResult importConstantOfShape(ImportContext &ctx) {
+  auto shape = ctx.constantInts(0, "shape");
+  if (!shape)
+    return failure();
+  std::string bad = checkDims(*shape);
+  if (!bad.empty())
+    return ctx.fail("shape ", shapeString(*shape), ": ", bad);
+  Type elem = ctx.builder().getF32Type();
+  Attribute fill = ctx.builder().getF32FloatAttr(0);
+  if (const auto *value = ctx.attr("value")) {
+    std::string error;
+    auto type = tensorTypeOf(value->t(), ctx.context(), error);
+    if (!type || type.getNumElements() != 1)
+      return ctx.fail("value must be a one-element tensor", error.empty() ? "" : ": ",
+                      error);
+    ExternalDataReader noExternalData("");
+    auto attr = readTensor(value->t(), type, false, "", noExternalData, error);
+    if (!attr)
+      return ctx.fail("value: ", error);
+    elem = type.getElementType();
+    fill = *cast<DenseElementsAttr>(attr).getValues<Attribute>().begin();
+  }
+  auto type = RankedTensorType::get(*shape, elem);
+  return ctx.setOutput(0, ctx.build<ConstantOp>(SplatElementsAttr::get(type, fill)));
+}
+
+LogicalResult importIdentity(ImportContext &ctx) {
+  return ctx.setOutput(0, ctx.input(0));
+}
+
+LogicalResult importCast(ImportContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  int64_t to = ctx.intAttr("to", 0);
+  Type elem = elementTypeOf(static_cast<int>(to), ctx.context());
+  if (!elem)
+    return ctx.fail("cast to ", onnxTypeName(static_cast<int>(to)), " is not supported");
+  return ctx.setOutput(0, ctx.convert(x, elem));
+}
+
+LogicalResult importCastLike(ImportContext &ctx) {
+  Value x = ctx.input(0), like = ctx.input(1);
+  if (!x || !like)
+    return failure();
+  return ctx.setOutput(0, ctx.convert(x, typeOf(like).getElementType()));
+}
+
+} // namespace
+
+void registerConstantHandlers(HandlerRegistry &r) {
+  r.add("Constant", 1, importConstant);
+  r.add("Shape", 1, importShape);
+  r.add("Size", 1, importSize);
+  r.add("Range", 11, importRange);
+  r.add("ConstantOfShape", 9, importConstantOfShape);
+  r.add("Identity", 1, importIdentity);
+  r.add("Cast", 6, importCast);
+  r.add("CastLike", 15, importCastLike);
+}
+
+} // namespace trc::import

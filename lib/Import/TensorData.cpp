@@ -1,0 +1,193 @@
+//===- TensorData.cpp - ONNX tensors and types as MLIR ---------------------===//
+#include "TensorData.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cstring>
+#include <vector>
+
+using namespace mlir;
+
+namespace trc::import {
+
+Type elementTypeOf(int onnxType, MLIRContext *context) {
+  Builder b(context);
+  using T = onnx::TensorProto;
+  switch (onnxType) {
+  case T::FLOAT: return b.getF32Type();
+  case T::DOUBLE: return b.getF64Type();
+  case T::FLOAT16: return b.getF16Type();
+  case T::BFLOAT16: return b.getBF16Type();
+  case T::BOOL: return b.getI1Type();
+  case T::INT8: return b.getI8Type();
+  case T::INT16: return b.getI16Type();
+  case T::INT32: return b.getI32Type();
+  case T::INT64: return b.getI64Type();
+  case T::UINT8: return b.getIntegerType(8, /*isSigned=*/false);
+  case T::UINT16: return b.getIntegerType(16, false);
+  case T::UINT32: return b.getIntegerType(32, false);
+  case T::UINT64: return b.getIntegerType(64, false);
+  default: return {};
+  }
+}
+
+std::string onnxTypeName(int onnxType) {
+  if (onnx::TensorProto_DataType_IsValid(onnxType))
+    return onnx::TensorProto_DataType_Name(
+        static_cast<onnx::TensorProto_DataType>(onnxType));
+  return "type #" + std::to_string(onnxType);
+}
+
+std::string checkDims(llvm::ArrayRef<int64_t> dims) {
+  int64_t elements = 1;
+  for (int64_t d : dims) {
+    if (d < 0)
+      return "negative dimension " + std::to_string(d);
+    if (d > kMaxDimSize)
+      return "absurd dimension " + std::to_string(d);
+    if (d != 0 && elements > kMaxElements / d)
+      return "absurd element count (the dimensions multiply past 2^40)";
+    elements *= d;
+  }
+  return "";
+}
+
+RankedTensorType tensorTypeOf(const onnx::TensorProto &tensor, MLIRContext *context,
+                              std::string &error) {
+  Type elem = elementTypeOf(tensor.data_type(), context);
+  if (!elem) {
+    error = "element type " + onnxTypeName(tensor.data_type()) + " is not supported";
+    return {};
+  }
+  std::vector<int64_t> dims(tensor.dims().begin(), tensor.dims().end());
+  error = checkDims(dims);
+  if (!error.empty())
+    return {};
+  return RankedTensorType::get(dims, elem);
+}
+
+namespace {
+int64_t storageBytes(Type elem) {
+  return elem.isInteger(1) ? 1 : (elem.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+// Copies the typed-field contents of `tensor` into little-endian bytes of
+// the element width; false if the field holding them has the wrong count.
+bool typedFieldBytes(const onnx::TensorProto &t, Type elem, int64_t count,
+                     std::vector<char> &out, std::string &error) {
+  int64_t width = storageBytes(elem);
+  out.resize(static_cast<size_t>(count * width));
+  auto fill = [&](const auto &field, const char *fieldName) {
+    if (static_cast<int64_t>(field.size()) != count) {
+      error = std::string(fieldName) + " holds " + std::to_string(field.size()) +
+              " values, the shape needs " + std::to_string(count);
+      return false;
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      auto v = field.Get(static_cast<int>(i));
+      // Narrow to the element width (little endian: the low bytes come first).
+      uint64_t bits = 0;
+      if constexpr (std::is_floating_point_v<decltype(v)>) {
+        if (width == 4) {
+          float f = static_cast<float>(v);
+          std::memcpy(&bits, &f, 4);
+        } else {
+          double d = static_cast<double>(v);
+          std::memcpy(&bits, &d, 8);
+        }
+      } else {
+        bits = static_cast<uint64_t>(v);
+      }
+      std::memcpy(out.data() + i * width, &bits, static_cast<size_t>(width));
+    }
+    return true;
+  };
+  using T = onnx::TensorProto;
+  switch (t.data_type()) {
+  case T::FLOAT: return fill(t.float_data(), "float_data");
+  case T::DOUBLE: return fill(t.double_data(), "double_data");
+  case T::INT64: return fill(t.int64_data(), "int64_data");
+  case T::UINT32:
+  case T::UINT64: return fill(t.uint64_data(), "uint64_data");
+  default: return fill(t.int32_data(), "int32_data");
+  }
+}
+} // namespace
+
+ElementsAttr readTensor(const onnx::TensorProto &tensor, RankedTensorType type,
+                        bool asResource, llvm::StringRef blobName,
+                        ExternalDataReader &external, std::string &error) {
+  Type elem = type.getElementType();
+  int64_t count = type.getNumElements();
+  int64_t width = storageBytes(elem);
+  int64_t byteSize = count * width;
+
+  llvm::ArrayRef<char> bytes;
+  std::vector<char> converted;
+  std::shared_ptr<MappedFile> owner;
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto &entry : tensor.external_data()) {
+      try {
+        if (entry.key() == "location")
+          location = entry.value();
+        else if (entry.key() == "offset")
+          offset = std::stoll(entry.value());
+        else if (entry.key() == "length")
+          length = std::stoll(entry.value());
+      } catch (const std::exception &) {
+        error = "external data key '" + entry.key() + "' has the non-numeric value '" +
+                entry.value() + "'";
+        return {};
+      }
+    }
+    ExternalBytes ext;
+    if (!external.read(location, offset, length, byteSize, ext, error))
+      return {};
+    bytes = ext.bytes;
+    owner = ext.owner;
+  } else if (tensor.has_raw_data()) {
+    if (static_cast<int64_t>(tensor.raw_data().size()) != byteSize) {
+      error = "raw_data holds " + std::to_string(tensor.raw_data().size()) +
+              " bytes, the shape and type need " + std::to_string(byteSize);
+      return {};
+    }
+    bytes = {tensor.raw_data().data(), tensor.raw_data().size()};
+  } else {
+    if (tensor.data_type() == onnx::TensorProto::STRING) {
+      error = "string tensors are not supported";
+      return {};
+    }
+    if (!typedFieldBytes(tensor, elem, count, converted, error))
+      return {};
+    bytes = converted;
+  }
+
+  if (elem.isInteger(1)) {
+    std::vector<bool> values(bytes.size());
+    for (size_t i = 0; i < bytes.size(); ++i)
+      values[i] = bytes[i] != 0;
+    llvm::SmallVector<bool> flags(values.begin(), values.end());
+    return DenseElementsAttr::get(type, llvm::ArrayRef<bool>(flags));
+  }
+
+  if (asResource && isa<FloatType>(elem)) {
+    size_t align = static_cast<size_t>(width);
+    bool aligned = reinterpret_cast<uintptr_t>(bytes.data()) % align == 0;
+    AsmResourceBlob blob =
+        owner && aligned
+            // Borrow the mapped file; the deleter keeps it mapped until then.
+            ? UnmanagedAsmResourceBlob::allocateWithAlign(
+                  bytes, align, [owner](void *, size_t, size_t) mutable { owner.reset(); })
+            : HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, align);
+    return DenseResourceElementsAttr::get(type, blobName, std::move(blob));
+  }
+  if (count == 0)
+    return DenseElementsAttr::get(type, llvm::ArrayRef<Attribute>());
+  return DenseElementsAttr::getFromRawBuffer(type, bytes);
+}
+
+} // namespace trc::import

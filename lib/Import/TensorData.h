@@ -1,0 +1,51 @@
+//===- TensorData.h - ONNX tensors and types as MLIR ------------*- C++ -*-===//
+//
+// Maps ONNX element types to MLIR types and turns TensorProto contents
+// (raw_data, typed fields, or external data in a side file) into MLIR
+// ElementsAttrs. Large float tensors become dense_resource blobs that borrow
+// memory-mapped external data instead of copying it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_LIB_IMPORT_TENSORDATA_H
+#define TRC_LIB_IMPORT_TENSORDATA_H
+
+#include "ExternalData.h"
+#include "OnnxProto.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <string>
+
+namespace trc::import {
+
+/// The MLIR element type of an ONNX TensorProto::DataType, or null.
+mlir::Type elementTypeOf(int onnxType, mlir::MLIRContext *context);
+
+/// "FLOAT", "INT64", ... for messages.
+std::string onnxTypeName(int onnxType);
+
+/// Largest dimension and element count trc accepts (anything above is
+/// "absurd": a corrupt or hostile file, not a model).
+constexpr int64_t kMaxDimSize = int64_t(1) << 40;
+constexpr int64_t kMaxElements = int64_t(1) << 40;
+
+/// Checks dims are in [0, kMaxDimSize] with a product <= kMaxElements;
+/// otherwise returns a message.
+std::string checkDims(llvm::ArrayRef<int64_t> dims);
+
+/// Reads a tensor's contents. With `asResource`, floats become a
+/// dense_resource blob named `blobName`; otherwise a DenseElementsAttr.
+/// On error returns null and sets `error`.
+mlir::ElementsAttr readTensor(const onnx::TensorProto &tensor,
+                              mlir::RankedTensorType type, bool asResource,
+                              llvm::StringRef blobName, ExternalDataReader &external,
+                              std::string &error);
+
+/// The static RankedTensorType of a TensorProto, or null with `error` set.
+mlir::RankedTensorType tensorTypeOf(const onnx::TensorProto &tensor,
+                                    mlir::MLIRContext *context, std::string &error);
+
+} // namespace trc::import
+
+#endif

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# scripts/setup.sh — installs everything trc needs on a fresh Debian 12 machine.
+#
+# Idempotent: packages already present are skipped by apt, and the Python
+# virtual environment (.venv, with Debian's site packages visible so that
+# python3-torch is importable) is only created once.
+# Preconditions: root (or sudo), Debian's package lists and PyPI reachable.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+
+DEBIAN_PACKAGES=(
+  # compiler toolchain and build
+  cmake ninja-build ccache g++ pkg-config
+  # LLVM / MLIR 22 (mlir-tblgen, FileCheck, lit, NVPTX backend)
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  # clang for the libFuzzer + sanitizer build of the importer fuzzer
+  clang-22 libclang-rt-22-dev lld-22
+  # ONNX, protobuf, Abseil, GoogleTest
+  libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler libabsl-dev
+  libgtest-dev libgmock-dev
+  # distributed and BLAS
+  libopenmpi-dev openmpi-bin libopenblas-dev libopenblas0-pthread
+  # Python: reference trainer/exporter and test tools
+  python3 python3-venv python3-numpy python3-torch
+  zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
+)
+
+missing=()
+for p in "${DEBIAN_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# Python virtual environment: Debian's python3 so python3-torch is visible.
+if [ ! -x .venv/bin/python ]; then
+  /usr/bin/python3 -m venv --system-site-packages .venv
+fi
+PY_PACKAGES=(lit onnx onnxruntime)
+if ! .venv/bin/python -c "import lit, onnx, onnxruntime" 2>/dev/null; then
+  # numpy comes from Debian (python3-numpy) so that python3-torch keeps working.
+  .venv/bin/pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}" "numpy<2"
+fi
+echo "setup: done"

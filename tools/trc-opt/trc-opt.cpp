@@ -1,0 +1,106 @@
+//===- trc-opt.cpp - the trc pass driver ------------------------------------===//
+//
+// mlir-opt with the trc dialects and passes, that also reads .onnx models:
+//   trc-opt model.onnx [--dim batch=8] [pass flags] [-o out.mlir]
+// imports the model and runs the passes on it; any other input is MLIR text
+// or bytecode handled exactly as mlir-opt does (split-input-file,
+// verify-diagnostics, ...). Output is written only when everything succeeds.
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Dialect/Trc.h"
+#include "trc/Import/OnnxImporter.h"
+#include "trc/Passes.h"
+
+#include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory importCategory("ONNX import options (for .onnx inputs)");
+static cl::list<std::string> dimSpecs(
+    "dim", cl::desc("size of a symbolic dimension: --dim batch=8[,seq=256]"),
+    cl::value_desc("NAME=N"), cl::cat(importCategory));
+static cl::list<std::string> inputShapeSpecs(
+    "input-shape", cl::desc("whole shape of a graph input: --input-shape ids=8x256"),
+    cl::value_desc("NAME=AxB"), cl::cat(importCategory));
+static cl::list<std::string> freezePatterns(
+    "freeze", cl::desc("mark parameters whose names match this regex as frozen"),
+    cl::value_desc("REGEX"), cl::cat(importCategory));
+static cl::opt<bool> noOnnxShapeInference(
+    "no-onnx-shape-inference",
+    cl::desc("skip the cross-check against ONNX's shape inference"),
+    cl::cat(importCategory));
+
+static bool isOnnxFile(llvm::StringRef path) {
+  return path.ends_with(".onnx") || path.ends_with(".pb");
+}
+
+static int importAndRun(const std::string &inputFilename,
+                        const std::string &outputFilename, DialectRegistry &registry) {
+  trc::ImportOptions options;
+  std::string error;
+  for (const auto &spec : dimSpecs)
+    if (!trc::parseDimSpec(spec, options, error)) {
+      llvm::errs() << "error: " << error << "\n";
+      return 1;
+    }
+  for (const auto &spec : inputShapeSpecs)
+    if (!trc::parseInputShapeSpec(spec, options, error)) {
+      llvm::errs() << "error: " << error << "\n";
+      return 1;
+    }
+  options.frozenPatterns.assign(freezePatterns.begin(), freezePatterns.end());
+  options.onnxShapeInference = !noOnnxShapeInference;
+
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  auto module = trc::importOnnxFile(inputFilename, &context, options, llvm::errs());
+  if (!module)
+    return 1;
+
+  PassManager pm(&context, ModuleOp::getOperationName());
+  if (failed(applyPassManagerCLOptions(pm)) || failed(config.setupPassPipeline(pm)))
+    return 1;
+  pm.enableVerifier(config.shouldVerifyPasses());
+  if (failed(pm.run(*module)))
+    return 1;
+
+  auto output = openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  if (config.shouldEmitBytecode()) {
+    if (failed(writeBytecodeToFile(*module, output->os())))
+      return 1;
+  } else {
+    module->print(output->os(), OpPrintingFlags());
+    output->os() << "\n";
+  }
+  output->keep();
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  DialectRegistry registry;
+  registry.insert<trc::TrcDialect, func::FuncDialect>();
+  registerTransformsPasses();
+  trc::registerTrcPasses();
+
+  auto [inputFilename, outputFilename] =
+      registerAndParseCLIOptions(argc, argv, "trc-opt: the trc compiler driver", registry);
+  if (isOnnxFile(inputFilename))
+    return importAndRun(inputFilename, outputFilename, registry);
+  return asMainReturnCode(MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
+}
