@@ -5,10 +5,12 @@
 // chained reshapes and transposes that importers of dynamic-axes graphs emit.
 //
 //===----------------------------------------------------------------------===//
+#include "ConstantEval.h"
 #include "trc/Dialect/Trc.h"
 
 #include "mlir/Dialect/CommonFolders.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace trc;
@@ -27,12 +29,15 @@ bool isSplatOf(Attribute attr, double value) {
   return false;
 }
 
+// CommonFolders reads splats as whatever value type it is asked for, so the
+// float or integer path must be chosen from the element type first.
 template <typename FloatFn, typename IntFn>
-Attribute foldBinary(ArrayRef<Attribute> operands, FloatFn floatFn, IntFn intFn) {
+Attribute foldBinary(Type type, ArrayRef<Attribute> operands, FloatFn floatFn,
+                     IntFn intFn) {
   if (!operands[0] || !operands[1])
     return {};
-  if (auto r = constFoldBinaryOp<FloatAttr, APFloat, void>(operands, floatFn))
-    return r;
+  if (isa<FloatType>(getElementTypeOrSelf(type)))
+    return constFoldBinaryOp<FloatAttr, APFloat, void>(operands, floatFn);
   return constFoldBinaryOp<IntegerAttr, APInt, void>(operands, intFn);
 }
 } // namespace
@@ -42,9 +47,9 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
   if (auto inner = getOperand().getDefiningOp<NegOp>())
     return inner.getOperand();
-  if (auto r = constFoldUnaryOp<FloatAttr, APFloat, void>(adaptor.getOperands(),
-                                           [](const APFloat &a) { return -a; }))
-    return r;
+  if (isa<FloatType>(getElementTypeOrSelf(getType())))
+    return constFoldUnaryOp<FloatAttr, APFloat, void>(adaptor.getOperands(),
+                                                      [](const APFloat &a) { return -a; });
   return constFoldUnaryOp<IntegerAttr, APInt, void>(adaptor.getOperands(),
                                        [](const APInt &a) { return -a; });
 }
@@ -60,7 +65,7 @@ OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
     return getLhs();
   if (isSplatOf(adaptor.getLhs(), 0))
     return getRhs();
-  return foldBinary(adaptor.getOperands(),
+  return foldBinary(getType(), adaptor.getOperands(),
                     [](const APFloat &a, const APFloat &b) { return a + b; },
                     [](const APInt &a, const APInt &b) { return a + b; });
 }
@@ -68,7 +73,7 @@ OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
 OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
   if (isSplatOf(adaptor.getRhs(), 0))
     return getLhs();
-  return foldBinary(adaptor.getOperands(),
+  return foldBinary(getType(), adaptor.getOperands(),
                     [](const APFloat &a, const APFloat &b) { return a - b; },
                     [](const APInt &a, const APInt &b) { return a - b; });
 }
@@ -78,7 +83,7 @@ OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
     return getLhs();
   if (isSplatOf(adaptor.getLhs(), 1))
     return getRhs();
-  return foldBinary(adaptor.getOperands(),
+  return foldBinary(getType(), adaptor.getOperands(),
                     [](const APFloat &a, const APFloat &b) { return a * b; },
                     [](const APInt &a, const APInt &b) { return a * b; });
 }
@@ -91,7 +96,7 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
     if (isa<IntegerType>(rhs.getElementType()) &&
         llvm::any_of(rhs.getValues<APInt>(), [](const APInt &v) { return v.isZero(); }))
       return {};
-  return foldBinary(adaptor.getOperands(),
+  return foldBinary(getType(), adaptor.getOperands(),
                     [](const APFloat &a, const APFloat &b) { return a / b; },
                     [](const APInt &a, const APInt &b) { return a.sdiv(b); });
 }
@@ -101,12 +106,27 @@ OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
     return getOnTrue();
   if (auto pred = dyn_cast_or_null<SplatElementsAttr>(adaptor.getPred()))
     return pred.getSplatValue<bool>() ? getOnTrue() : getOnFalse();
+  auto pred = dyn_cast_or_null<DenseElementsAttr>(adaptor.getPred());
+  auto onTrue = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOnTrue());
+  auto onFalse = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOnFalse());
+  if (pred && onTrue && onFalse)
+    return eval::select(pred, onTrue, onFalse);
   return {};
 }
 
-OpFoldResult ConvertOp::fold(FoldAdaptor) {
+OpFoldResult CompareOp::fold(FoldAdaptor adaptor) {
+  auto lhs = dyn_cast_or_null<DenseElementsAttr>(adaptor.getLhs());
+  auto rhs = dyn_cast_or_null<DenseElementsAttr>(adaptor.getRhs());
+  if (lhs && rhs)
+    return eval::compare(getDirection(), lhs, rhs, getType());
+  return {};
+}
+
+OpFoldResult ConvertOp::fold(FoldAdaptor adaptor) {
   if (getOperand().getType() == getType())
     return getOperand();
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand()))
+    return eval::convert(dense, getType());
   return {};
 }
 
@@ -119,15 +139,37 @@ OpFoldResult ReduceOp::fold(FoldAdaptor) {
 OpFoldResult BroadcastInDimOp::fold(FoldAdaptor adaptor) {
   if (getOperand().getType() == getType())
     return getOperand();
-  if (auto splat = dyn_cast_or_null<SplatElementsAttr>(adaptor.getOperand()))
-    return splat.resizeSplat(getType());
-  return {};
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand());
+  if (!dense)
+    return {};
+  // Result index -> operand index: drop non-mapped dims, clamp size-1 dims.
+  auto inType = getOperand().getType();
+  auto inStrides = eval::stridesOf(inType.getShape());
+  auto outStrides = eval::stridesOf(getType().getShape());
+  auto dims = getBroadcastDimensions();
+  return eval::remap(dense, getType(), [&](int64_t i) {
+    int64_t src = 0;
+    for (auto [k, d] : llvm::enumerate(dims))
+      if (inType.getDimSize(k) != 1)
+        src += (i / outStrides[d]) % getType().getDimSize(d) * inStrides[k];
+    return src;
+  });
 }
 
-OpFoldResult TransposeOp::fold(FoldAdaptor) {
+OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   auto perm = getPermutation();
   if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
     return getOperand();
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand())) {
+    auto inStrides = eval::stridesOf(getOperand().getType().getShape());
+    auto outStrides = eval::stridesOf(getType().getShape());
+    return eval::remap(dense, getType(), [&](int64_t i) {
+      int64_t src = 0;
+      for (auto [k, p] : llvm::enumerate(perm))
+        src += (i / outStrides[k]) % getType().getDimSize(k) * inStrides[p];
+      return src;
+    });
+  }
   // transpose(transpose(x, p), q) == transpose(x, p o q)
   if (auto inner = getOperand().getDefiningOp<TransposeOp>()) {
     auto innerPerm = inner.getPermutation();
@@ -156,13 +198,56 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   if (getOperand().getType() == getType())
     return getOperand();
-  if (auto splat = dyn_cast_or_null<SplatElementsAttr>(adaptor.getOperand()))
-    return splat.resizeSplat(getType());
-  return {};
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand());
+  if (!dense)
+    return {};
+  auto inStrides = eval::stridesOf(getOperand().getType().getShape());
+  auto outStrides = eval::stridesOf(getType().getShape());
+  auto start = getStartIndices(), strides = getStrides();
+  return eval::remap(dense, getType(), [&](int64_t i) {
+    int64_t src = 0;
+    for (int64_t k = 0; k < getType().getRank(); ++k)
+      src += (start[k] + (i / outStrides[k]) % getType().getDimSize(k) * strides[k]) *
+             inStrides[k];
+    return src;
+  });
 }
 
-OpFoldResult ConcatenateOp::fold(FoldAdaptor) {
+OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand());
+  auto indices = dyn_cast_or_null<DenseElementsAttr>(adaptor.getIndices());
+  if (!dense || !indices)
+    return {};
+  auto inType = getOperand().getType();
+  int64_t axis = getAxis(), axisSize = inType.getDimSize(axis);
+  SmallVector<int64_t> index;
+  for (const APInt &v : indices.getValues<APInt>()) {
+    int64_t k = v.getSExtValue();
+    if (k < -axisSize || k >= axisSize)
+      return {}; // out of range: left for run time to report
+    index.push_back(k < 0 ? k + axisSize : k);
+  }
+  // result[outer, idx, inner] = operand[outer, index[idx], inner]
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < inType.getRank(); ++d)
+    inner *= inType.getDimSize(d);
+  int64_t count = static_cast<int64_t>(index.size());
+  return eval::remap(dense, getType(), [&](int64_t i) {
+    int64_t in = i % inner, rest = i / inner;
+    int64_t idx = rest % count, outer = rest / count;
+    return (outer * axisSize + index[idx]) * inner + in;
+  });
+}
+
+OpFoldResult ConcatenateOp::fold(FoldAdaptor adaptor) {
   if (getInputs().size() == 1 && getInputs()[0].getType() == getType())
     return getInputs()[0];
-  return {};
+  SmallVector<DenseElementsAttr> inputs;
+  for (Attribute a : adaptor.getInputs()) {
+    auto dense = dyn_cast_or_null<DenseElementsAttr>(a);
+    if (!dense)
+      return {};
+    inputs.push_back(dense);
+  }
+  return eval::concatenate(inputs, getDimension(), getType());
 }

@@ -160,6 +160,7 @@ def Trc_CompareOp : Trc_Op<"compare",
   let assemblyFormat = [{
     $direction `,` $lhs `,` $rhs attr-dict `:` type($lhs) `->` type($result)
   }];
+  let hasFolder = 1;
 }
 
 def Trc_SelectOp : Trc_Op<"select",
@@ -339,6 +340,7 @@ def Trc_GatherOp : Trc_Op<"gather", [Pure]> {
     $operand `,` $indices `axis` `=` $axis attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Trc_ScatterAddOp : Trc_Op<"scatter_add", [Pure]> {

@@ -192,6 +192,16 @@ bool GraphImporter::resolveInputShapes() {
 }
 
 bool GraphImporter::isFrozen(llvm::StringRef name) const {
+  // A producer may list non-trainable initializers (buffers such as rotary
+  // tables, which PyTorch exports as initializers) in metadata "trc.frozen".
+  for (const auto &prop : model_.metadata_props()) {
+    if (prop.key() != "trc.frozen")
+      continue;
+    llvm::SmallVector<llvm::StringRef> names;
+    llvm::StringRef(prop.value()).split(names, ',', -1, false);
+    if (llvm::is_contained(names, name))
+      return true;
+  }
   return llvm::any_of(options_.frozenPatterns, [&](const std::string &p) {
     return llvm::Regex("^(" + p + ")$").match(name);
   });

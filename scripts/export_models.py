@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""Exports small GPT-2-, BERT- and GPT-J-style PyTorch models to ONNX, the way
+users do: torch.onnx.export in training mode, do_constant_folding=False, loss
+computed inside the model (inputs: token ids and targets; output: scalar loss),
+at the opsets asked for, with and without dynamic axes.
+
+    python3 scripts/export_models.py --out DIR [--models gpt2,bert,gptj]
+                                     [--opsets 13,17] [--folded]
+
+Writes DIR/<model>_op<opset>.onnx and DIR/<model>_op<opset>_dyn.onnx (batch
+and sequence as dynamic axes named 'batch' and 'sequence'); with --folded also
+DIR/gpt2_op17_folded.onnx (constant folding on: derived initializers).
+Precondition: Debian's python3-torch (1.13) importable. Deterministic (seeded).
+"""
+import argparse
+import math
+import os
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+VOCAB = 256      # byte-level: any text is valid input
+CONTEXT = 64     # positions
+WIDTH = 64
+HEADS = 4
+LAYERS = 2
+
+
+def gelu_new(x):
+    """GPT-2's tanh approximation of GELU, written out as HF's gelu_new."""
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+class GPT2Block(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(WIDTH)
+        self.c_attn = nn.Linear(WIDTH, 3 * WIDTH)
+        self.c_proj = nn.Linear(WIDTH, WIDTH)
+        self.ln_2 = nn.LayerNorm(WIDTH)
+        self.c_fc = nn.Linear(WIDTH, 4 * WIDTH)
+        self.mlp_proj = nn.Linear(4 * WIDTH, WIDTH)
+        self.drop = nn.Dropout(dropout)
+        self.register_buffer("bias", torch.tril(torch.ones(CONTEXT, CONTEXT)).view(1, 1, CONTEXT, CONTEXT))
+
+    def forward(self, x):
+        b, t, c = x.size()
+        q, k, v = self.c_attn(self.ln_1(x)).split(WIDTH, dim=2)
+        q = q.view(b, t, HEADS, c // HEADS).transpose(1, 2)
+        k = k.view(b, t, HEADS, c // HEADS).transpose(1, 2)
+        v = v.view(b, t, HEADS, c // HEADS).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, :t, :t] == 0, float("-inf"))
+        att = self.drop(F.softmax(att, dim=-1))
+        y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
+        x = x + self.drop(self.c_proj(y))
+        return x + self.drop(self.mlp_proj(gelu_new(self.c_fc(self.ln_2(x)))))
+
+
+class GPT2(nn.Module):
+    """Learned positions, pre-LN blocks, tied LM head."""
+
+    def __init__(self, dropout=0.0):
+        super().__init__()
+        self.wte = nn.Embedding(VOCAB, WIDTH)
+        self.wpe = nn.Embedding(CONTEXT, WIDTH)
+        self.blocks = nn.ModuleList([GPT2Block(dropout) for _ in range(LAYERS)])
+        self.ln_f = nn.LayerNorm(WIDTH)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, input_ids, targets):
+        t = input_ids.size(1)
+        pos = torch.arange(0, t, dtype=torch.long, device=input_ids.device).unsqueeze(0)
+        x = self.drop(self.wte(input_ids) + self.wpe(pos))
+        for block in self.blocks:
+            x = block(x)
+        logits = F.linear(self.ln_f(x), self.wte.weight)  # tied
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+
+class BertLayer(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.query = nn.Linear(WIDTH, WIDTH)
+        self.key = nn.Linear(WIDTH, WIDTH)
+        self.value = nn.Linear(WIDTH, WIDTH)
+        self.attn_out = nn.Linear(WIDTH, WIDTH)
+        self.attn_ln = nn.LayerNorm(WIDTH, eps=1e-12)
+        self.inter = nn.Linear(WIDTH, 4 * WIDTH)
+        self.out = nn.Linear(4 * WIDTH, WIDTH)
+        self.out_ln = nn.LayerNorm(WIDTH, eps=1e-12)
+        self.drop = nn.Dropout(dropout)
+
+    def heads(self, x):
+        b, t, _ = x.size()
+        return x.view(b, t, HEADS, WIDTH // HEADS).permute(0, 2, 1, 3)
+
+    def forward(self, x):
+        b, t, _ = x.size()
+        q, k, v = self.heads(self.query(x)), self.heads(self.key(x)), self.heads(self.value(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(WIDTH // HEADS)
+        ctx = torch.matmul(self.drop(F.softmax(scores, dim=-1)), v)
+        ctx = ctx.permute(0, 2, 1, 3).contiguous().view(b, t, WIDTH)
+        x = self.attn_ln(x + self.drop(self.attn_out(ctx)))
+        return self.out_ln(x + self.drop(self.out(F.gelu(self.inter(x)))))
+
+
+class Bert(nn.Module):
+    """Post-LN encoder with token-type embeddings and a tied MLM head."""
+
+    def __init__(self, dropout=0.0):
+        super().__init__()
+        self.word = nn.Embedding(VOCAB, WIDTH)
+        self.position = nn.Embedding(CONTEXT, WIDTH)
+        self.token_type = nn.Embedding(2, WIDTH)
+        self.emb_ln = nn.LayerNorm(WIDTH, eps=1e-12)
+        self.layers = nn.ModuleList([BertLayer(dropout) for _ in range(LAYERS)])
+        self.head_dense = nn.Linear(WIDTH, WIDTH)
+        self.head_ln = nn.LayerNorm(WIDTH, eps=1e-12)
+        self.head_bias = nn.Parameter(torch.zeros(VOCAB))
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, input_ids, targets):
+        b, t = input_ids.size()
+        pos = torch.arange(t, dtype=torch.long).unsqueeze(0).expand(b, t)
+        types = torch.zeros_like(input_ids)
+        x = self.word(input_ids) + self.position(pos) + self.token_type(types)
+        x = self.drop(self.emb_ln(x))
+        for layer in self.layers:
+            x = layer(x)
+        h = self.head_ln(F.gelu(self.head_dense(x)))
+        logits = torch.matmul(h, self.word.weight.t()) + self.head_bias
+        return F.cross_entropy(logits.view(-1, VOCAB), targets.view(-1), ignore_index=-100)
+
+
+def rotate_every_two(x):
+    x1 = x[:, :, :, ::2]
+    x2 = x[:, :, :, 1::2]
+    return torch.stack((-x2, x1), dim=-1).flatten(-2)
+
+
+class GPTJBlock(nn.Module):
+    ROTARY = 8  # rotary dimensions per head
+
+    def __init__(self, dropout):
+        super().__init__()
+        self.ln = nn.LayerNorm(WIDTH)
+        self.q = nn.Linear(WIDTH, WIDTH, bias=False)
+        self.k = nn.Linear(WIDTH, WIDTH, bias=False)
+        self.v = nn.Linear(WIDTH, WIDTH, bias=False)
+        self.out = nn.Linear(WIDTH, WIDTH, bias=False)
+        self.fc_in = nn.Linear(WIDTH, 4 * WIDTH)
+        self.fc_out = nn.Linear(4 * WIDTH, WIDTH)
+        self.drop = nn.Dropout(dropout)
+        inv_freq = 1.0 / (10000 ** (torch.arange(0, self.ROTARY, 2).float() / self.ROTARY))
+        sinusoid = torch.einsum("i,j->ij", torch.arange(CONTEXT).float(), inv_freq)
+        self.register_buffer("sin", torch.sin(sinusoid).repeat_interleave(2, dim=1))
+        self.register_buffer("cos", torch.cos(sinusoid).repeat_interleave(2, dim=1))
+        self.register_buffer("causal", torch.tril(torch.ones(CONTEXT, CONTEXT, dtype=torch.bool)))
+
+    def rotary(self, x, t):
+        # x: [b, t, heads, head_dim]; rotate the first ROTARY dims of each head.
+        sin = self.sin[:t].unsqueeze(0).unsqueeze(2)
+        cos = self.cos[:t].unsqueeze(0).unsqueeze(2)
+        rot, rest = x[..., : self.ROTARY], x[..., self.ROTARY:]
+        rot = rot * cos + rotate_every_two(rot) * sin
+        return torch.cat([rot, rest], dim=-1)
+
+    def forward(self, x):
+        b, t, _ = x.size()
+        h = self.ln(x)
+        d = WIDTH // HEADS
+        q = self.rotary(self.q(h).view(b, t, HEADS, d), t)
+        k = self.rotary(self.k(h).view(b, t, HEADS, d), t)
+        v = self.v(h).view(b, t, HEADS, d)
+        att = torch.einsum("bqhd,bkhd->bhqk", q, k) / math.sqrt(d)
+        mask_value = torch.tensor(torch.finfo(att.dtype).min, dtype=att.dtype)
+        att = torch.where(self.causal[:t, :t], att, mask_value)
+        att = self.drop(F.softmax(att, dim=-1))
+        y = torch.einsum("bhqk,bkhd->bqhd", att, v).reshape(b, t, WIDTH)
+        attn = self.drop(self.out(y))
+        mlp = self.drop(self.fc_out(gelu_new(self.fc_in(h))))
+        return x + attn + mlp  # parallel attention and MLP
+
+
+class GPTJ(nn.Module):
+    """Rotary positions, parallel blocks, untied LM head with bias."""
+
+    def __init__(self, dropout=0.0):
+        super().__init__()
+        self.wte = nn.Embedding(VOCAB, WIDTH)
+        self.blocks = nn.ModuleList([GPTJBlock(dropout) for _ in range(LAYERS)])
+        self.ln_f = nn.LayerNorm(WIDTH)
+        self.lm_head = nn.Linear(WIDTH, VOCAB)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, input_ids, targets):
+        x = self.drop(self.wte(input_ids))
+        for block in self.blocks:
+            x = block(x)
+        logits = self.lm_head(self.ln_f(x))
+        return F.cross_entropy(logits.view(-1, VOCAB), targets.view(-1))
+
+
+MODELS = {"gpt2": GPT2, "bert": Bert, "gptj": GPTJ}
+
+
+def build(name, seed=0):
+    torch.manual_seed(seed)
+    return MODELS[name]()
+
+
+def example_inputs(batch=2, seq=16, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(0, VOCAB, (batch, seq), generator=g)
+    targets = torch.randint(0, VOCAB, (batch, seq), generator=g)
+    return ids, targets
+
+
+def export(model, path, opset, dynamic, folding=False):
+    ids, targets = example_inputs()
+    axes = {"input_ids": {0: "batch", 1: "sequence"}, "targets": {0: "batch", 1: "sequence"}}
+    torch.onnx.export(
+        model, (ids, targets), path,
+        input_names=["input_ids", "targets"], output_names=["loss"],
+        opset_version=opset, do_constant_folding=folding,
+        training=torch.onnx.TrainingMode.TRAINING,
+        dynamic_axes=axes if dynamic else None)
+    mark_buffers_frozen(model, path)
+
+
+def mark_buffers_frozen(model, path):
+    """PyTorch 1.13 exports buffers (masks, rotary tables) as initializers, like
+    parameters. Record their names in metadata 'trc.frozen' so that trc does not
+    train them (trc-opt's --freeze REGEX does the same for other models)."""
+    import onnx
+    proto = onnx.load(path)
+    initializers = {i.name for i in proto.graph.initializer}
+    buffers = [name for name, _ in model.named_buffers() if name in initializers]
+    if buffers:
+        entry = proto.metadata_props.add()
+        entry.key, entry.value = "trc.frozen", ",".join(buffers)
+        onnx.save(proto, path)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--models", default="gpt2,bert,gptj")
+    parser.add_argument("--opsets", default="13,17")
+    parser.add_argument("--folded", action="store_true")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    import warnings
+    warnings.filterwarnings("ignore")
+    for name in args.models.split(","):
+        if name not in MODELS:
+            sys.exit(f"error: --models: unknown model '{name}' (known: {', '.join(MODELS)})")
+        for opset in (int(o) for o in args.opsets.split(",")):
+            for dynamic in (False, True):
+                path = os.path.join(args.out, f"{name}_op{opset}{'_dyn' if dynamic else ''}.onnx")
+                export(build(name), path, opset, dynamic)
+                print(path)
+    if args.folded:
+        path = os.path.join(args.out, "gpt2_op17_folded.onnx")
+        export(build("gpt2"), path, 17, False, folding=True)
+        print(path)
+
+
+if __name__ == "__main__":
+    main()

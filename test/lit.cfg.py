@@ -1,0 +1,35 @@
+# lit configuration of the trc test suite.
+#
+# Substitutions: trc-opt and the other tools (from the build), FileCheck and
+# not (from LLVM 22), %python (the project's venv: torch, onnx), %models (the
+# exported GPT-2/BERT/GPT-J-style models), %scripts and %testdata (test inputs
+# made at test time).
+import os
+
+import lit.formats
+
+config.name = "trc"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.trc_obj_root, "test")
+
+tool_dirs = [
+    os.path.join(config.trc_tools_dir, d)
+    for d in sorted(os.listdir(config.trc_tools_dir))
+    if os.path.isdir(os.path.join(config.trc_tools_dir, d))
+]
+config.environment["PATH"] = os.pathsep.join(
+    tool_dirs + [config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+for var in ("HOME", "TMPDIR"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+
+config.substitutions.append(("%python", config.trc_python))
+config.substitutions.append(("%models", config.trc_models_dir))
+config.substitutions.append(("%scripts", os.path.join(config.trc_src_root, "scripts")))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+
+if os.path.isdir("/usr/share/libonnx-testdata/data/node"):
+    config.available_features.add("onnx-testdata")
