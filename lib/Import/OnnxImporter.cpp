@@ -37,6 +37,14 @@ bool isDefaultDomain(const std::string &domain) {
   return domain.empty() || domain == "ai.onnx";
 }
 
+// The folder external data is read from; "" refuses all external data.
+std::string externalDataDir(llvm::StringRef path, const ImportOptions &options) {
+  if (!options.allowExternalData || path.empty())
+    return "";
+  llvm::StringRef dir = llvm::sys::path::parent_path(path);
+  return dir.empty() ? std::string(".") : dir.str();
+}
+
 class GraphImporter {
 public:
   GraphImporter(const onnx::ModelProto &model, llvm::StringRef path,
@@ -44,9 +52,7 @@ public:
                 llvm::raw_ostream &diag)
       : model_(model), graph_(model.graph()), context_(context), options_(options),
         diag_(diag), builder_(context),
-        external_(path.empty() ? "" : llvm::sys::path::parent_path(path).empty()
-                                          ? std::string(".")
-                                          : llvm::sys::path::parent_path(path).str()) {
+        external_(externalDataDir(path, options)) {
     state_.fileName = path.str();
   }
 
@@ -219,7 +225,8 @@ bool GraphImporter::declareParameters(ModuleOp module) {
     derived.emplace(d.name, d);
   }
 
-  OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
+  // Parameters are declared above @main, in initializer order.
+  OpBuilder moduleBuilder(&module.getBody()->front());
   std::set<std::string> seen;
   for (const auto &init : graph_.initializer()) {
     const std::string &name = init.name();
