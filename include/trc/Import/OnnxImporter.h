@@ -32,6 +32,10 @@ struct ImportOptions {
   std::vector<std::string> frozenPatterns;
   /// Cross-check our shapes against ONNX shape inference (opsets <= 17).
   bool onnxShapeInference = true;
+  /// Whether tensors may load external data from files beside `path`. Off:
+  /// every external-data tensor is an error and no file is opened (the fuzzer
+  /// sets this, so its in-memory inputs never read from the working folder).
+  bool allowExternalData = true;
 };
 
 /// Reads `path` (an .onnx file, external data beside it) into a trc module.
