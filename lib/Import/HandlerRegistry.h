@@ -18,7 +18,7 @@
 namespace trc::import {
 
 /// Opsets of the default domain the importer accepts.
-constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMinOpset = 1;
 constexpr int64_t kMaxOpset = 21;
 
 using OpHandler = mlir::LogicalResult (*)(ImportContext &);

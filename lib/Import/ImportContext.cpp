@@ -62,26 +62,32 @@ RankedTensorType ImportContext::inputType(int i) {
   return v ? cast<RankedTensorType>(v.getType()) : RankedTensorType();
 }
 
+DenseElementsAttr ImportContext::constantInput(int i, StringRef what) {
+  Value v = input(i);
+  DenseElementsAttr attr;
+  if (v && !matchPattern(v, m_Constant(&attr)))
+    (void)fail(what, " (input '", node_.input(i),
+               "') must be a compile-time constant; is a dynamic axis unset?");
+  return attr;
+}
+
 std::optional<llvm::SmallVector<int64_t>> ImportContext::constantInts(int i,
                                                                       StringRef what) {
-  Value v = input(i);
-  if (!v)
+  DenseElementsAttr attr = constantInput(i, what);
+  if (!attr)
     return std::nullopt;
-  auto values = constantIntsOf(v);
+  auto values = constantIntsOf(input(i));
   if (!values)
-    (void)fail(what, " (input '", node_.input(i),
-               "') must be a compile-time integer constant; is a dynamic axis unset?");
+    (void)fail(what, " (input '", node_.input(i), "') must hold integers");
   return values;
 }
 
 std::optional<double> ImportContext::constantFloat(int i, StringRef what) {
-  Value v = input(i);
-  DenseElementsAttr attr;
-  if (!v || !matchPattern(v, m_Constant(&attr)) || attr.getNumElements() != 1 ||
-      !isa<FloatType>(attr.getElementType())) {
-    if (v)
-      (void)fail(what, " (input '", node_.input(i),
-                 "') must be a compile-time scalar float constant");
+  DenseElementsAttr attr = constantInput(i, what);
+  if (!attr)
+    return std::nullopt;
+  if (attr.getNumElements() != 1 || !isa<FloatType>(attr.getElementType())) {
+    (void)fail(what, " (input '", node_.input(i), "') must be a scalar float");
     return std::nullopt;
   }
   return (*attr.getValues<APFloat>().begin()).convertToDouble();

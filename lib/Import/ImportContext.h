@@ -63,6 +63,9 @@ public:
   /// Input `i`; records an error and returns null if it is missing.
   mlir::Value input(int i);
   mlir::RankedTensorType inputType(int i);
+  /// The value of input `i` if it is a compile-time constant; otherwise
+  /// records "<what> (input 'NAME') must be a compile-time constant".
+  mlir::DenseElementsAttr constantInput(int i, llvm::StringRef what);
   /// Values of a constant integer input (axes, shapes, pads...); records an
   /// error naming `what` if it is not a compile-time constant.
   std::optional<llvm::SmallVector<int64_t>> constantInts(int i, llvm::StringRef what);

@@ -45,6 +45,14 @@ std::string externalDataDir(llvm::StringRef path, const ImportOptions &options) 
   return dir.empty() ? std::string(".") : dir.str();
 }
 
+// The opset version the model imports for a non-default `domain`, or 0.
+int64_t importedVersion(const onnx::ModelProto &model, const std::string &domain) {
+  for (const auto &op : model.opset_import())
+    if (op.domain() == domain)
+      return op.version();
+  return 0;
+}
+
 class GraphImporter {
 public:
   GraphImporter(const onnx::ModelProto &model, llvm::StringRef path,
@@ -62,6 +70,7 @@ private:
   bool checkOpsets();
   bool checkSupportedOps();
   bool resolveInputShapes();
+  bool bindConstantInput(const onnx::ValueInfoProto &input);
   bool declareParameters(ModuleOp module);
   bool importNodes(const std::vector<int> &order);
   bool checkAgainstOnnx(const onnx::NodeProto &node);
@@ -97,6 +106,7 @@ private:
   std::map<std::string, std::vector<int64_t>> inputShapes_;
   std::vector<const onnx::ValueInfoProto *> inputs_; // graph inputs, no initializers
   std::map<std::string, std::vector<int64_t>> onnxShapes_;
+  std::map<std::string, ElementsAttr> constantInputs_;
 };
 
 bool GraphImporter::checkOpsets() {
@@ -105,8 +115,12 @@ bool GraphImporter::checkOpsets() {
     if (isDefaultDomain(op.domain()))
       opset_ = op.version();
   }
-  if (opset_ == 0)
+  bool usesDefaultDomain = llvm::any_of(
+      graph_.node(), [](const onnx::NodeProto &n) { return isDefaultDomain(n.domain()); });
+  if (opset_ == 0 && usesDefaultDomain)
     return error("the model imports no opset of the default domain 'ai.onnx'");
+  if (opset_ == 0)
+    return true; // only other domains: reported as unsupported next
   if (opset_ < kMinOpset || opset_ > kMaxOpset)
     return error("opset " + std::to_string(opset_) +
                  " of domain 'ai.onnx' is out of the supported range " +
@@ -119,9 +133,12 @@ bool GraphImporter::checkSupportedOps() {
   bool ok = true;
   for (const auto &node : graph_.node()) {
     std::string domain = node.domain().empty() ? "ai.onnx" : node.domain();
-    std::string where = "op '" + node.op_type() + "' (domain '" + domain +
-                        "', opset " + std::to_string(opset_) + ") at node '" +
-                        node.name() + "'";
+    int64_t version = isDefaultDomain(node.domain())
+                          ? opset_
+                          : importedVersion(model_, node.domain());
+    std::string where = "op '" + node.op_type() + "' (domain '" + domain + "', " +
+                        (version ? "opset " + std::to_string(version) : "no opset") +
+                        ") at node '" + node.name() + "'";
     if (!isDefaultDomain(node.domain())) {
       ok = error(opsetDomains_.count(node.domain())
                      ? "unsupported " + where + ": only the default domain is supported"
@@ -138,13 +155,27 @@ bool GraphImporter::resolveInputShapes() {
   std::set<std::string> initializers;
   for (const auto &init : graph_.initializer())
     initializers.insert(init.name());
+  // A misspelt --input-shape is reported before any dimension it may fix.
+  for (const auto &[name, shape] : options_.inputShapes)
+    if (initializers.count(name) ||
+        llvm::none_of(graph_.input(), [&, &name = name](const onnx::ValueInfoProto &i) {
+          return i.name() == name;
+        }))
+      return error("--input-shape names '" + name + "', which is not a graph input");
   std::set<std::string> usedDims;
   for (const auto &input : graph_.input()) {
     if (initializers.count(input.name()))
       continue;
-    inputs_.push_back(&input);
     if (!input.type().has_tensor_type())
-      return error("graph input '" + input.name() + "' is not a tensor");
+      return error("graph input '" + input.name() +
+                   "' is not a tensor (sequence, map and optional types are not "
+                   "supported)");
+    if (options_.constantInputs.count(input.name())) {
+      if (!bindConstantInput(input))
+        return false;
+      continue;
+    }
+    inputs_.push_back(&input);
     const auto &tensorType = input.type().tensor_type();
     if (!elementTypeOf(tensorType.elem_type(), context_))
       return error("graph input '" + input.name() + "' has unsupported element type " +
@@ -188,12 +219,38 @@ bool GraphImporter::resolveInputShapes() {
       return error("graph input '" + input.name() + "': " + bad);
     inputShapes_[input.name()] = dims;
   }
-  for (const auto &[name, shape] : options_.inputShapes)
-    if (!inputShapes_.count(name))
-      return error("--input-shape names '" + name + "', which is not a graph input");
+  for (const auto &[name, file] : options_.constantInputs)
+    if (!constantInputs_.count(name))
+      return error("--constant-input names '" + name + "', which is not a graph input");
   for (const auto &[name, size] : options_.dimSizes)
     if (!usedDims.count(name))
       warning("--dim " + name + " matches no dynamic dimension of a graph input");
+  return true;
+}
+
+bool GraphImporter::bindConstantInput(const onnx::ValueInfoProto &input) {
+  const std::string &file = options_.constantInputs.at(input.name());
+  auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  onnx::TensorProto tensor;
+  if (!buffer || (*buffer)->getBufferSize() > static_cast<size_t>(INT_MAX) ||
+      !tensor.ParseFromArray((*buffer)->getBufferStart(),
+                             static_cast<int>((*buffer)->getBufferSize())))
+    return error("--constant-input " + input.name() + ": '" + file +
+                 "' is not a readable serialized TensorProto");
+  std::string message;
+  RankedTensorType type = tensorTypeOf(tensor, context_, message);
+  ExternalDataReader noExternalData("");
+  ElementsAttr value =
+      type ? readTensor(tensor, type, false, "", noExternalData, message) : nullptr;
+  if (!value)
+    return error("--constant-input " + input.name() + ": " + message);
+  if (type.getElementType() !=
+      elementTypeOf(input.type().tensor_type().elem_type(), context_))
+    return error("--constant-input " + input.name() + ": element type " +
+                 onnxTypeName(tensor.data_type()) + " differs from the input's " +
+                 onnxTypeName(input.type().tensor_type().elem_type()));
+  constantInputs_[input.name()] = value;
   return true;
 }
 
@@ -374,7 +431,13 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     return nullptr;
   if (options_.onnxShapeInference && opset_ <= kMaxOnnxInferenceOpset) {
     std::string note;
-    onnxShapes_ = inferOnnxShapes(model_, inputShapes_, note);
+    auto shapes = inputShapes_;
+    for (const auto &[name, value] : constantInputs_)
+      {
+        auto shape = cast<ShapedType>(value.getType()).getShape();
+        shapes[name].assign(shape.begin(), shape.end());
+      }
+    onnxShapes_ = inferOnnxShapes(model_, shapes, note);
     if (!note.empty())
       return error("ONNX shape inference rejects the model: " + note), nullptr;
   }
@@ -401,6 +464,8 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     state_.values[input->name()] = entry->getArgument(i);
   }
   builder_.setInsertionPointToEnd(entry);
+  for (const auto &[name, value] : constantInputs_)
+    state_.values[name] = builder_.create<ConstantOp>(fileLoc, value);
   if (!declareParameters(*module) || !importNodes(*order) || !returnOutputs(func))
     return nullptr;
   eraseDeadOps(func);
@@ -474,6 +539,17 @@ bool parseDimSpec(llvm::StringRef spec, ImportOptions &options, std::string &err
     }
     options.dimSizes[name.trim().str()] = size;
   }
+  return true;
+}
+
+bool parseConstantInputSpec(llvm::StringRef spec, ImportOptions &options,
+                            std::string &error) {
+  auto [name, file] = spec.split('=');
+  if (name.empty() || file.empty()) {
+    error = "--constant-input expects NAME=FILE.pb, got '" + spec.str() + "'";
+    return false;
+  }
+  options.constantInputs[name.str()] = file.str();
   return true;
 }
 

@@ -32,6 +32,10 @@ static cl::list<std::string> dimSpecs(
 static cl::list<std::string> inputShapeSpecs(
     "input-shape", cl::desc("whole shape of a graph input: --input-shape ids=8x256"),
     cl::value_desc("NAME=AxB"), cl::cat(importCategory));
+static cl::list<std::string> constantInputSpecs(
+    "constant-input",
+    cl::desc("bind a graph input to a compile-time value (a serialized TensorProto)"),
+    cl::value_desc("NAME=FILE.pb"), cl::cat(importCategory));
 static cl::list<std::string> freezePatterns(
     "freeze", cl::desc("mark parameters whose names match this regex as frozen"),
     cl::value_desc("REGEX"), cl::cat(importCategory));
@@ -55,6 +59,11 @@ static int importAndRun(const std::string &inputFilename,
     }
   for (const auto &spec : inputShapeSpecs)
     if (!trc::parseInputShapeSpec(spec, options, error)) {
+      llvm::errs() << "error: " << error << "\n";
+      return 1;
+    }
+  for (const auto &spec : constantInputSpecs)
+    if (!trc::parseConstantInputSpec(spec, options, error)) {
       llvm::errs() << "error: " << error << "\n";
       return 1;
     }

@@ -28,6 +28,10 @@ struct ImportOptions {
   std::map<std::string, int64_t> dimSizes;
   /// Whole shapes of named graph inputs (`--input-shape ids=8x256`).
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Graph inputs bound to compile-time values: name -> a file holding a
+  /// serialized TensorProto (as in ONNX test data). Such inputs leave @main's
+  /// arguments and fold like constants (e.g. a Reshape's shape input).
+  std::map<std::string, std::string> constantInputs;
   /// Parameters whose names match one of these regexes are frozen.
   std::vector<std::string> frozenPatterns;
   /// Cross-check our shapes against ONNX shape inference (opsets <= 17).
@@ -58,6 +62,9 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnxBytes(llvm::StringRef bytes,
 bool parseDimSpec(llvm::StringRef spec, ImportOptions &options, std::string &error);
 bool parseInputShapeSpec(llvm::StringRef spec, ImportOptions &options,
                          std::string &error);
+/// Parses "name=FILE.pb" into `options.constantInputs`.
+bool parseConstantInputSpec(llvm::StringRef spec, ImportOptions &options,
+                            std::string &error);
 
 /// Loads every dialect the importer creates ops of.
 void loadImportDialects(mlir::MLIRContext &context);

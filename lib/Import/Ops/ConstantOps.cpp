@@ -77,14 +77,14 @@ LogicalResult importSize(ImportContext &ctx) {
 }
 
 LogicalResult importRange(ImportContext &ctx) {
-  Value start = ctx.input(0), limit = ctx.input(1), delta = ctx.input(2);
-  if (!start || !limit || !delta)
+  DenseElementsAttr s = ctx.constantInput(0, "start");
+  DenseElementsAttr l = s ? ctx.constantInput(1, "limit") : nullptr;
+  DenseElementsAttr d = l ? ctx.constantInput(2, "delta") : nullptr;
+  if (!d)
     return failure();
-  Type elem = typeOf(start).getElementType();
-  DenseElementsAttr s, l, d;
-  if (!matchPattern(start, m_Constant(&s)) || !matchPattern(limit, m_Constant(&l)) ||
-      !matchPattern(delta, m_Constant(&d)))
-    return ctx.fail("start, limit and delta must be compile-time constants");
+  if (s.getNumElements() != 1 || l.getNumElements() != 1 || d.getNumElements() != 1)
+    return ctx.fail("start, limit and delta must be scalars");
+  Type elem = s.getElementType();
   auto scalarOf = [](DenseElementsAttr a) -> double {
     if (isa<FloatType>(a.getElementType()))
       return (*a.getValues<APFloat>().begin()).convertToDouble();
