@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# scripts/build.sh — configures (once) and builds trc into ./build with Ninja.
+# Precondition: scripts/setup.sh has run. Uses every core; ccache when present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -f build/build.ninja ]; then
+  cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE=Release
+fi
+ninja -C build -j"$(nproc)"
