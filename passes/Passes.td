@@ -25,4 +25,28 @@ def TestPrintOpStats : Pass<"test-trc-print-op-stats", "mlir::ModuleOp"> {
   let dependentDialects = ["trc::TrcDialect"];
 }
 
+def DecomposeComposites : Pass<"trc-decompose-composites"> {
+  let summary = "rewrites composite trc ops into core trc ops";
+  let description = [{
+    softmax, log_softmax, layer_norm, gelu and cross_entropy become their
+    definitions in core ops (reduce, broadcast_in_dim, exp, log, rsqrt, erf,
+    tanh, compare, select...), numerically stable (max-subtracted softmax).
+    Backends without a fused kernel for a composite lower this form.
+
+    ```mlir
+    %y = trc.softmax %x axis = 1 : tensor<4x8xf32>
+    // becomes
+    %m = trc.reduce max %x dims = [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+    %mb = trc.broadcast_in_dim %m, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+    %d = trc.sub %x, %mb : tensor<4x8xf32>
+    %e = trc.exp %d : tensor<4x8xf32>
+    %s = trc.reduce sum %e dims = [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+    %sb = trc.broadcast_in_dim %s, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+    %y = trc.div %e, %sb : tensor<4x8xf32>
+    ```
+    Dropout is not decomposed here: it needs the step's random state.
+  }];
+  let dependentDialects = ["trc::TrcDialect"];
+}
+
 #endif // TRC_PASSES_TD
