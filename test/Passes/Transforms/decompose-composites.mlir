@@ -84,7 +84,8 @@ func.func @gelu(%x: tensor<6xf32>) -> (tensor<6xf32>, tensor<6xf32>) {
 // CHECK: trc.neg
 // CHECK: %[[KEEP:.*]] = trc.compare ne, %arg1, %[[IGNORE]]
 // CHECK: %[[W:.*]] = trc.select %[[KEEP]]
-// CHECK-DAG: %[[TOTAL:.*]] = trc.reduce sum %{{.*}} dims = [0] : (tensor<4xf32>) -> tensor<f32>
+// CHECK: %[[WL:.*]] = trc.mul %{{.*}}, %[[W]]
+// CHECK-DAG: %[[TOTAL:.*]] = trc.reduce sum %[[WL]] dims = [0] : (tensor<4xf32>) -> tensor<f32>
 // CHECK-DAG: %[[COUNT:.*]] = trc.reduce sum %[[W]] dims = [0] : (tensor<4xf32>) -> tensor<f32>
 // CHECK: trc.div %[[TOTAL]], %[[COUNT]] : tensor<f32>
 func.func @cross_entropy(%logits: tensor<4x10xf32>, %labels: tensor<4xi64>) -> tensor<f32> {
