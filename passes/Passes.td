@@ -49,4 +49,24 @@ def DecomposeComposites : Pass<"trc-decompose-composites"> {
   let dependentDialects = ["trc::TrcDialect"];
 }
 
+def LowerToLinalg : Pass<"trc-lower-to-linalg", "mlir::func::FuncOp"> {
+  let summary = "lowers core trc ops to linalg, tensor, arith and math on tensors";
+  let description = [{
+    Elementwise ops, compare, select, convert and iota become `linalg.generic`
+    with scalar arith/math bodies; reduce becomes `linalg.reduce`; transpose
+    `linalg.transpose`; broadcast_in_dim and reverse `linalg.generic` with
+    affine input maps; reshape `tensor.reshape`; slice `tensor.extract_slice`;
+    concatenate and pad `tensor.insert_slice` into a filled tensor; gather a
+    `linalg.generic` that reads with `tensor.extract`; dot_general a
+    `linalg.batch_matmul` on operands transposed and reshaped to [B, M, K] and
+    [B, K, N] (the CPU pipeline later hands it to BLAS).
+
+    Preconditions: composites decomposed (trc-decompose-composites), signless
+    or float element types. `trc.get_parameter` is left alone.
+  }];
+  let dependentDialects = ["trc::TrcDialect", "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect", "mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect"];
+}
+
 #endif // TRC_PASSES_TD

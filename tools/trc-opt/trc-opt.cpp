@@ -77,7 +77,8 @@ static int importAndRun(const std::string &inputFilename,
   if (!module)
     return 1;
 
-  PassManager pm(&context, ModuleOp::getOperationName());
+  PassManager pm(&context, ModuleOp::getOperationName(),
+                 OpPassManager::Nesting::Implicit);
   if (failed(applyPassManagerCLOptions(pm)) || failed(config.setupPassPipeline(pm)))
     return 1;
   pm.enableVerifier(config.shouldVerifyPasses());

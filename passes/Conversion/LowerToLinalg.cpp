@@ -1,0 +1,372 @@
+//===- LowerToLinalg.cpp - trc-lower-to-linalg -----------------------------===//
+//
+// Lowers core trc ops to linalg/tensor/arith/math on tensors (see Passes.td).
+// Preconditions: composites decomposed; float or signless integer types.
+// Unsigned element types and scatter_add/dropout are reported as errors.
+//
+//===----------------------------------------------------------------------===//
+#include "ScalarOps.h"
+#include "trc/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace trc {
+#define GEN_PASS_DEF_LOWERTOLINALG
+#include "Passes.h.inc"
+} // namespace trc
+
+using namespace mlir;
+using namespace trc;
+
+namespace {
+
+RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+Value emptyLike(OpBuilder &b, Location loc, RankedTensorType t) {
+  return b.create<tensor::EmptyOp>(loc, t.getShape(), t.getElementType());
+}
+
+Value filled(OpBuilder &b, Location loc, RankedTensorType t, TypedAttr value) {
+  Value scalar = b.create<arith::ConstantOp>(loc, value);
+  return b.create<linalg::FillOp>(loc, ValueRange{scalar}, ValueRange{emptyLike(b, loc, t)})
+      .getResult(0);
+}
+
+SmallVector<utils::IteratorType> parallel(int64_t rank) {
+  return SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel);
+}
+
+/// A linalg.generic over `resultType`'s index space reading `inputs` through
+/// `inputMaps` (the output map is the identity).
+Value generic(OpBuilder &b, Location loc, RankedTensorType resultType,
+              ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+              function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(b.getMultiDimIdentityMap(resultType.getRank()));
+  auto op = b.create<linalg::GenericOp>(
+      loc, TypeRange{resultType}, inputs, ValueRange{emptyLike(b, loc, resultType)},
+      maps, parallel(resultType.getRank()),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        nb.create<linalg::YieldOp>(nloc, body(nb, nloc, args.drop_back()));
+      });
+  return op.getResult(0);
+}
+
+/// Every trc op whose operands and result share a shape: one generic.
+struct LowerElementwise : RewritePattern {
+  LowerElementwise(MLIRContext *ctx) : RewritePattern(MatchAnyOpTypeTag(), 1, ctx) {}
+  LogicalResult matchAndRewrite(Operation *op, PatternRewriter &rw) const override {
+    if (!isa<TrcDialect>(op->getDialect()) ||
+        !(op->hasTrait<OpTrait::Elementwise>()) || isa<GeluOp>(op) ||
+        op->getNumResults() != 1)
+      return failure();
+    auto resultType = tensorType(op->getResult(0));
+    auto identity = rw.getMultiDimIdentityMap(resultType.getRank());
+    SmallVector<AffineMap> maps(op->getNumOperands(), identity);
+    bool unknown = false;
+    Value result = generic(rw, op->getLoc(), resultType, op->getOperands(), maps,
+                           [&](OpBuilder &b, Location loc, ValueRange args) {
+                             Value v = scalar::emit(b, loc, op, args);
+                             unknown = !v;
+                             return v ? v : args[0];
+                           });
+    if (unknown)
+      return rw.notifyMatchFailure(op, "no scalar form");
+    rw.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct LowerConstant : OpRewritePattern<ConstantOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConstantOp op, PatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<arith::ConstantOp>(op, cast<TypedAttr>(op.getValue()));
+    return success();
+  }
+};
+
+struct LowerIota : OpRewritePattern<IotaOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(IotaOp op, PatternRewriter &rw) const override {
+    Type elem = op.getType().getElementType();
+    int64_t dim = op.getDimension();
+    rw.replaceOp(op, generic(rw, op.getLoc(), op.getType(), {}, {},
+                             [&](OpBuilder &b, Location loc, ValueRange) -> Value {
+                               Value i = b.create<linalg::IndexOp>(loc, dim);
+                               Value i64 = b.create<arith::IndexCastOp>(
+                                   loc, b.getI64Type(), i);
+                               return scalar::convert(b, loc, i64, elem);
+                             }));
+    return success();
+  }
+};
+
+struct LowerBroadcast : OpRewritePattern<BroadcastInDimOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BroadcastInDimOp op, PatternRewriter &rw) const override {
+    auto in = tensorType(op.getOperand());
+    auto out = op.getType();
+    SmallVector<AffineExpr> exprs;
+    for (auto [k, d] : llvm::enumerate(op.getBroadcastDimensions()))
+      exprs.push_back(in.getDimSize(k) == 1 && out.getDimSize(d) != 1
+                          ? rw.getAffineConstantExpr(0)
+                          : rw.getAffineDimExpr(d));
+    auto map = AffineMap::get(out.getRank(), 0, exprs, rw.getContext());
+    rw.replaceOp(op, generic(rw, op.getLoc(), out, op.getOperand(), map,
+                             [](OpBuilder &, Location, ValueRange a) { return a[0]; }));
+    return success();
+  }
+};
+
+struct LowerReverse : OpRewritePattern<ReverseOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReverseOp op, PatternRewriter &rw) const override {
+    auto t = op.getType();
+    SmallVector<AffineExpr> exprs;
+    for (int64_t i = 0; i < t.getRank(); ++i)
+      exprs.push_back(llvm::is_contained(op.getDimensions(), i)
+                          ? rw.getAffineConstantExpr(t.getDimSize(i) - 1) -
+                                rw.getAffineDimExpr(i)
+                          : rw.getAffineDimExpr(i));
+    auto map = AffineMap::get(t.getRank(), 0, exprs, rw.getContext());
+    rw.replaceOp(op, generic(rw, op.getLoc(), t, op.getOperand(), map,
+                             [](OpBuilder &, Location, ValueRange a) { return a[0]; }));
+    return success();
+  }
+};
+
+struct LowerTranspose : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op, PatternRewriter &rw) const override {
+    auto t = rw.create<linalg::TransposeOp>(op.getLoc(), op.getOperand(),
+                                            emptyLike(rw, op.getLoc(), op.getType()),
+                                            op.getPermutation());
+    rw.replaceOp(op, t->getResult(0));
+    return success();
+  }
+};
+
+Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType to) {
+  if (v.getType() == to)
+    return v;
+  auto shapeType = RankedTensorType::get({to.getRank()}, b.getI64Type());
+  Value shape = b.create<arith::ConstantOp>(
+      loc, DenseIntElementsAttr::get(shapeType, to.getShape()));
+  return b.create<tensor::ReshapeOp>(loc, to, v, shape);
+}
+
+struct LowerReshape : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op, PatternRewriter &rw) const override {
+    rw.replaceOp(op, reshapeTo(rw, op.getLoc(), op.getOperand(), op.getType()));
+    return success();
+  }
+};
+
+SmallVector<OpFoldResult> indexAttrs(OpBuilder &b, ArrayRef<int64_t> values) {
+  return llvm::map_to_vector(values,
+                             [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); });
+}
+
+struct LowerSlice : OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SliceOp op, PatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        op, op.getType(), op.getOperand(), indexAttrs(rw, op.getStartIndices()),
+        indexAttrs(rw, op.getType().getShape()), indexAttrs(rw, op.getStrides()));
+    return success();
+  }
+};
+
+Value insertAt(OpBuilder &b, Location loc, Value source, Value dest,
+               ArrayRef<int64_t> offsets) {
+  auto t = tensorType(source);
+  return b.create<tensor::InsertSliceOp>(loc, source, dest, indexAttrs(b, offsets),
+                                         indexAttrs(b, t.getShape()),
+                                         indexAttrs(b, SmallVector<int64_t>(t.getRank(), 1)));
+}
+
+struct LowerConcatenate : OpRewritePattern<ConcatenateOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConcatenateOp op, PatternRewriter &rw) const override {
+    Value result = emptyLike(rw, op.getLoc(), op.getType());
+    SmallVector<int64_t> offsets(op.getType().getRank(), 0);
+    for (Value in : op.getInputs()) {
+      result = insertAt(rw, op.getLoc(), in, result, offsets);
+      offsets[op.getDimension()] += tensorType(in).getDimSize(op.getDimension());
+    }
+    rw.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct LowerPad : OpRewritePattern<PadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PadOp op, PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value value = rw.create<tensor::ExtractOp>(loc, op.getPaddingValue(), ValueRange{});
+    Value base = rw.create<linalg::FillOp>(loc, ValueRange{value},
+                                           ValueRange{emptyLike(rw, loc, op.getType())})
+                     .getResult(0);
+    rw.replaceOp(op, insertAt(rw, loc, op.getOperand(), base, op.getEdgePaddingLow()));
+    return success();
+  }
+};
+
+struct LowerGather : OpRewritePattern<GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherOp op, PatternRewriter &rw) const override {
+    auto in = tensorType(op.getOperand());
+    auto idx = tensorType(op.getIndices());
+    int64_t axis = op.getAxis(), ni = idx.getRank();
+    // indices are read at result dims [axis, axis + rank(indices)).
+    SmallVector<AffineExpr> exprs;
+    for (int64_t i = 0; i < ni; ++i)
+      exprs.push_back(rw.getAffineDimExpr(axis + i));
+    auto map = AffineMap::get(op.getType().getRank(), 0, exprs, rw.getContext());
+    Value table = op.getOperand();
+    rw.replaceOp(op, generic(rw, op.getLoc(), op.getType(), op.getIndices(), map,
+                             [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                               // Negative indices count from the end.
+                               Value i = b.create<arith::IndexCastOp>(
+                                   loc, b.getIndexType(), a[0]);
+                               Value size = b.create<arith::ConstantIndexOp>(
+                                   loc, in.getDimSize(axis));
+                               Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+                               Value neg = b.create<arith::CmpIOp>(
+                                   loc, arith::CmpIPredicate::slt, i, zero);
+                               i = b.create<arith::SelectOp>(
+                                   loc, neg, b.create<arith::AddIOp>(loc, i, size), i);
+                               SmallVector<Value> at;
+                               for (int64_t d = 0; d < in.getRank(); ++d)
+                                 at.push_back(d == axis ? i
+                                              : b.create<linalg::IndexOp>(
+                                                    loc, d < axis ? d : d + ni - 1));
+                               return b.create<tensor::ExtractOp>(loc, table, at);
+                             }));
+    return success();
+  }
+};
+
+struct LowerReduce : OpRewritePattern<ReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReduceOp op, PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    ReduceKind kind = op.getKind();
+    Value init = filled(rw, loc, op.getType(),
+                        scalar::reductionIdentity(rw, kind, op.getType().getElementType()));
+    auto reduce = rw.create<linalg::ReduceOp>(
+        loc, ValueRange{op.getOperand()}, ValueRange{init}, op.getDimensions(),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          b.create<linalg::YieldOp>(l, scalar::combine(b, l, kind, args[1], args[0]));
+        });
+    rw.replaceOp(op, reduce.getResult(0));
+    return success();
+  }
+};
+
+/// dot_general -> transpose operands to (batch, free, contract) and
+/// (batch, contract, free), reshape to [B, M, K] x [B, K, N], batch_matmul,
+/// reshape to the result. Transposes that are identities fold away.
+struct LowerDotGeneral : OpRewritePattern<DotGeneralOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  static Value canonical(PatternRewriter &rw, Location loc, Value v,
+                         ArrayRef<int64_t> batch, ArrayRef<int64_t> contract,
+                         bool contractLast, int64_t &freeSize, int64_t &contractSize,
+                         int64_t &batchSize) {
+    auto t = tensorType(v);
+    SmallVector<int64_t> free;
+    for (int64_t i = 0; i < t.getRank(); ++i)
+      if (!llvm::is_contained(batch, i) && !llvm::is_contained(contract, i))
+        free.push_back(i);
+    SmallVector<int64_t> perm(batch);
+    if (contractLast) {
+      llvm::append_range(perm, free);
+      llvm::append_range(perm, contract);
+    } else {
+      llvm::append_range(perm, contract);
+      llvm::append_range(perm, free);
+    }
+    auto product = [&](ArrayRef<int64_t> dims) {
+      int64_t p = 1;
+      for (int64_t d : dims)
+        p *= t.getDimSize(d);
+      return p;
+    };
+    batchSize = product(batch);
+    freeSize = product(free);
+    contractSize = product(contract);
+    SmallVector<int64_t> permutedShape;
+    for (int64_t p : perm)
+      permutedShape.push_back(t.getDimSize(p));
+    if (!llvm::equal(perm, llvm::seq<int64_t>(0, t.getRank())))
+      v = rw.create<TransposeOp>(loc,
+                                 RankedTensorType::get(permutedShape, t.getElementType()),
+                                 v, perm);
+    SmallVector<int64_t> shape = contractLast
+                                     ? SmallVector<int64_t>{batchSize, freeSize, contractSize}
+                                     : SmallVector<int64_t>{batchSize, contractSize, freeSize};
+    return rw.create<ReshapeOp>(loc, RankedTensorType::get(shape, t.getElementType()), v);
+  }
+
+  LogicalResult matchAndRewrite(DotGeneralOp op, PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Type elem = op.getType().getElementType();
+    if (!isa<FloatType>(elem))
+      return rw.notifyMatchFailure(op, "integer matrix products are not lowered");
+    int64_t m, k, n, k2, b, b2;
+    Value lhs = canonical(rw, loc, op.getLhs(), op.getLhsBatchingDims(),
+                          op.getLhsContractingDims(), true, m, k, b);
+    Value rhs = canonical(rw, loc, op.getRhs(), op.getRhsBatchingDims(),
+                          op.getRhsContractingDims(), false, n, k2, b2);
+    auto resultType = RankedTensorType::get({b, m, n}, elem);
+    Value init = filled(rw, loc, resultType, rw.getFloatAttr(elem, 0.0));
+    auto mm = rw.create<linalg::BatchMatmulOp>(loc, TypeRange{resultType},
+                                               ValueRange{lhs, rhs}, ValueRange{init});
+    rw.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), mm->getResult(0));
+    return success();
+  }
+};
+
+struct LowerToLinalg : trc::impl::LowerToLinalgBase<LowerToLinalg> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    bool unsupported = false;
+    getOperation().walk([&](Operation *op) {
+      if (isa<ScatterAddOp, DropoutOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, GeluOp,
+              CrossEntropyOp>(op)) {
+        op->emitOpError("is not lowered by trc-lower-to-linalg (run "
+                        "trc-decompose-composites first; scatter_add and dropout "
+                        "belong to the training pipeline)");
+        unsupported = true;
+      }
+      for (Type t : op->getResultTypes())
+        if (auto tensor = dyn_cast<RankedTensorType>(t))
+          if (tensor.getElementType().isUnsignedInteger()) {
+            op->emitOpError("unsigned element types are not supported by the CPU "
+                            "backend yet");
+            unsupported = true;
+          }
+    });
+    if (unsupported)
+      return signalPassFailure();
+
+    RewritePatternSet patterns(ctx);
+    patterns.add<LowerElementwise, LowerConstant, LowerIota, LowerBroadcast, LowerReverse,
+                 LowerTranspose, LowerReshape, LowerSlice, LowerConcatenate, LowerPad,
+                 LowerGather, LowerReduce, LowerDotGeneral>(ctx);
+    ConversionTarget target(*ctx);
+    target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
+                           arith::ArithDialect, math::MathDialect, func::FuncDialect>();
+    target.addIllegalDialect<TrcDialect>();
+    target.addLegalOp<GetParameterOp>();
+    if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
