@@ -1,0 +1,210 @@
+//===- Artifact.cpp - a loaded trc artifact folder --------------------------===//
+//
+// See Artifact.h. Files are opened, checked to be regular files of the
+// announced size, and hashed before anything uses them.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Artifact.h"
+
+#include "runtime/Checksum.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace trc::rt {
+
+namespace {
+
+std::string joinPath(const std::string &dir, const std::string &file) {
+  if (!dir.empty() && dir.back() == '/')
+    return dir + file;
+  return dir + "/" + file;
+}
+
+class FileHandle {
+public:
+  ~FileHandle() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+  int fd = -1;
+};
+
+// Opens `path` read-only and checks it is a regular file; `size` receives
+// its size.
+Status openRegular(const std::string &path, FileHandle &file, size_t &size) {
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (file.fd < 0)
+    return Status::error(path + ": cannot open: " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(file.fd, &st) != 0)
+    return Status::error(path + ": cannot stat: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return Status::error(path + ": not a regular file");
+  size = size_t(st.st_size);
+  return Status::success();
+}
+
+Status checkSize(const std::string &path, size_t actual, uint64_t expected) {
+  if (actual != expected)
+    return Status::error(path + ": size is " + std::to_string(actual) +
+                         " bytes, the manifest says " +
+                         std::to_string(expected) +
+                         " (truncated or corrupt artifact)");
+  return Status::success();
+}
+
+Status checkHash(const std::string &path, uint64_t actual, uint64_t expected) {
+  if (actual != expected)
+    return Status::error(path + ": checksum mismatch: fnv1a64 is " +
+                         toHex16(actual) + ", the manifest says " +
+                         toHex16(expected) + " (corrupt artifact)");
+  return Status::success();
+}
+
+// Hashes a whole file by reading it in chunks.
+Status hashFile(const std::string &path, int fd, size_t size, uint64_t &hash) {
+  Fnv1a64 h;
+  std::string chunk(size_t(1) << 20, '\0');
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::pread(fd, &chunk[0], std::min(chunk.size(), size - done),
+                        off_t(done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return Status::error(path + ": read error: " + std::strerror(errno));
+    if (n == 0)
+      return Status::error(path + ": the file shrank while being read");
+    h.update(chunk.data(), size_t(n));
+    done += size_t(n);
+  }
+  hash = h.value();
+  return Status::success();
+}
+
+} // namespace
+
+Artifact::~Artifact() {
+  if (dlHandle_)
+    ::dlclose(dlHandle_);
+  if (weights_)
+    ::munmap(weights_, weightsSize_);
+}
+
+Status Artifact::load(const std::string &dir, const std::string &target,
+                      std::unique_ptr<Artifact> &out) {
+  std::unique_ptr<Artifact> a(new Artifact());
+  a->dir_ = dir;
+
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0)
+    return Status::error(dir + ": cannot open artifact folder: " +
+                         std::strerror(errno));
+  if (!S_ISDIR(st.st_mode))
+    return Status::error(dir + ": not an artifact folder (expected a folder "
+                               "with manifest.trc, program.so and weights.bin)");
+
+  // The manifest.
+  std::string manifestPath = joinPath(dir, "manifest.trc");
+  std::string text;
+  {
+    FileHandle file;
+    size_t size = 0;
+    if (Status s = openRegular(manifestPath, file, size); !s)
+      return s;
+    if (size > kMaxManifestBytes)
+      return Status::error(manifestPath + ": the file is " +
+                           std::to_string(size) +
+                           " bytes, more than the limit of 64 MiB");
+    text.resize(size);
+    size_t done = 0;
+    while (done < size) {
+      ssize_t n = ::pread(file.fd, &text[done], size - done, off_t(done));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return Status::error(manifestPath + ": read error: " +
+                             std::strerror(errno));
+      if (n == 0)
+        break;
+      done += size_t(n);
+    }
+    text.resize(done);
+  }
+  if (Status s = parseManifest(text, a->manifest_); !s)
+    return s.withPrefix(manifestPath + ": ");
+  const Manifest &m = a->manifest_;
+
+  if (m.target != target)
+    return Status::error("artifact " + dir + " was built for target " +
+                         m.target + ", not " + target);
+
+  // The program: size and hash before it is loaded.
+  std::string programPath = joinPath(dir, m.programFile);
+  {
+    FileHandle file;
+    size_t size = 0;
+    uint64_t hash = 0;
+    if (Status s = openRegular(programPath, file, size); !s)
+      return s;
+    if (Status s = checkSize(programPath, size, m.programBytes); !s)
+      return s;
+    if (Status s = hashFile(programPath, file.fd, size, hash); !s)
+      return s;
+    if (Status s = checkHash(programPath, hash, m.programHash); !s)
+      return s;
+  }
+
+  // The weights: mapped read-only, then hashed.
+  std::string weightsPath = joinPath(dir, m.weightsFile);
+  {
+    FileHandle file;
+    size_t size = 0;
+    if (Status s = openRegular(weightsPath, file, size); !s)
+      return s;
+    if (Status s = checkSize(weightsPath, size, m.weightsBytes); !s)
+      return s;
+    if (size > 0) {
+      void *p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, file.fd, 0);
+      if (p == MAP_FAILED)
+        return Status::error(weightsPath + ": cannot map: " +
+                             std::strerror(errno));
+      a->weights_ = static_cast<unsigned char *>(p);
+      a->weightsSize_ = size;
+    }
+    if (Status s = checkHash(weightsPath, fnv1a64(a->weights_, a->weightsSize_),
+                             m.weightsHash);
+        !s)
+      return s;
+  }
+
+  // Load the program. A path with a '/' makes dlopen take it as a file, never
+  // a library search.
+  std::string loadPath = programPath;
+  if (loadPath.find('/') == std::string::npos)
+    loadPath = "./" + loadPath;
+  ::dlerror();
+  a->dlHandle_ = ::dlopen(loadPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!a->dlHandle_) {
+    const char *why = ::dlerror();
+    return Status::error(programPath + ": cannot load the program: " +
+                         (why ? why : "unknown dlopen error"));
+  }
+  ::dlerror();
+  void *sym = ::dlsym(a->dlHandle_, m.entry.c_str());
+  if (!sym)
+    return Status::error(programPath + ": the program has no entry symbol '" +
+                         m.entry + "'");
+  a->entry_ = reinterpret_cast<EntryFn>(sym);
+  out = std::move(a);
+  return Status::success();
+}
+
+} // namespace trc::rt

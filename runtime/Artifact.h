@@ -1,0 +1,58 @@
+//===- Artifact.h - a loaded trc artifact folder ----------------------------===//
+//
+// Artifact::load(dir, target) reads DIR/manifest.trc (at most 64 MiB),
+// parses it, refuses an artifact built for another target ("artifact DIR was
+// built for target cuda, not cpu"), checks the size and FNV-1a hash of the
+// program and the weights against the manifest, maps the weights read-only,
+// dlopens the program (RTLD_NOW | RTLD_LOCAL: every trc_rt_* reference must
+// resolve against the process now) and looks up the entry symbol. Every
+// failure is a message naming the file and the problem. The Artifact keeps
+// the program loaded and the weights mapped until it is destroyed.
+// Preconditions: the process exports the trc_rt_* functions (ENABLE_EXPORTS).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_RUNTIME_ARTIFACT_H
+#define TRC_RUNTIME_ARTIFACT_H
+
+#include "runtime/Backend.h"
+#include "runtime/Manifest.h"
+#include "runtime/Status.h"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace trc::rt {
+
+// Largest manifest.trc accepted.
+constexpr size_t kMaxManifestBytes = size_t(64) << 20;
+
+class Artifact {
+public:
+  static Status load(const std::string &dir, const std::string &target,
+                     std::unique_ptr<Artifact> &out);
+  ~Artifact();
+  Artifact(const Artifact &) = delete;
+  Artifact &operator=(const Artifact &) = delete;
+
+  const std::string &dir() const { return dir_; }
+  const Manifest &manifest() const { return manifest_; }
+  EntryFn entry() const { return entry_; }
+  // The weights file's bytes (null when it is empty).
+  const unsigned char *weights() const { return weights_; }
+  size_t weightsSize() const { return weightsSize_; }
+
+private:
+  Artifact() = default;
+
+  std::string dir_;
+  Manifest manifest_;
+  void *dlHandle_ = nullptr;
+  EntryFn entry_ = nullptr;
+  unsigned char *weights_ = nullptr;
+  size_t weightsSize_ = 0;
+};
+
+} // namespace trc::rt
+
+#endif // TRC_RUNTIME_ARTIFACT_H

@@ -1,0 +1,139 @@
+//===- Blas.cpp - the matmul entry points programs call ---------------------===//
+//
+// trc_rt_matmul_f32/f64 over cblas_sgemm/cblas_dgemm, one call per batch
+// (OpenBLAS 0.3.21 has no strided-batch gemm), with a reference loop for
+// what cblas cannot take and for builds without OpenBLAS (see Blas.h).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Blas.h"
+
+#include <climits>
+#include <cstring>
+
+#ifdef TRC_HAVE_CBLAS
+#include <cblas.h>
+#endif
+
+namespace {
+
+template <typename T>
+void referenceGemm(int64_t m, int64_t n, int64_t k, const T *a, int64_t lda,
+                   bool transA, const T *b, int64_t ldb, bool transB, T *c,
+                   int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    T *crow = c + i * ldc;
+    for (int64_t j = 0; j < n; ++j)
+      crow[j] = T(0);
+    for (int64_t p = 0; p < k; ++p) {
+      T av = transA ? a[p * lda + i] : a[i * lda + p];
+      if (!transB) {
+        const T *brow = b + p * ldb;
+        for (int64_t j = 0; j < n; ++j)
+          crow[j] += av * brow[j];
+      } else {
+        for (int64_t j = 0; j < n; ++j)
+          crow[j] += av * b[j * ldb + p];
+      }
+    }
+  }
+}
+
+// Whether cblas (32-bit int) can take these sizes: everything fits in int and
+// each leading dimension is at least the stored row length (and >= 1).
+bool cblasCanTake(int64_t m, int64_t n, int64_t k, int64_t lda, bool transA,
+                  int64_t ldb, bool transB, int64_t ldc) {
+  auto fits = [](int64_t v) { return v >= 0 && v <= INT_MAX; };
+  if (!fits(m) || !fits(n) || !fits(k) || !fits(lda) || !fits(ldb) ||
+      !fits(ldc))
+    return false;
+  int64_t aCols = transA ? m : k;
+  int64_t bCols = transB ? k : n;
+  return lda >= (aCols > 1 ? aCols : 1) && ldb >= (bCols > 1 ? bCols : 1) &&
+         ldc >= (n > 1 ? n : 1);
+}
+
+#ifdef TRC_HAVE_CBLAS
+void gemm(int m, int n, int k, const float *a, int lda, bool transA,
+          const float *b, int ldb, bool transB, float *c, int ldc) {
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb,
+              0.0f, c, ldc);
+}
+void gemm(int m, int n, int k, const double *a, int lda, bool transA,
+          const double *b, int ldb, bool transB, double *c, int ldc) {
+  cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a, lda, b, ldb,
+              0.0, c, ldc);
+}
+#endif
+
+template <typename T>
+void batchedMatmul(int64_t batch, int64_t m, int64_t n, int64_t k, const T *a,
+                   int64_t lda, int64_t strideA, int32_t transA, const T *b,
+                   int64_t ldb, int64_t strideB, int32_t transB, T *c,
+                   int64_t ldc, int64_t strideC) {
+  if (batch <= 0 || m <= 0 || n <= 0 || k < 0)
+    return;
+  bool tA = transA != 0, tB = transB != 0;
+  for (int64_t i = 0; i < batch; ++i) {
+    const T *ai = a + i * strideA;
+    const T *bi = b + i * strideB;
+    T *ci = c + i * strideC;
+    if (k == 0) {
+      for (int64_t r = 0; r < m; ++r)
+        std::memset(ci + r * ldc, 0, size_t(n) * sizeof(T));
+      continue;
+    }
+#ifdef TRC_HAVE_CBLAS
+    if (cblasCanTake(m, n, k, lda, tA, ldb, tB, ldc)) {
+      gemm(int(m), int(n), int(k), ai, int(lda), tA, bi, int(ldb), tB, ci,
+           int(ldc));
+      continue;
+    }
+#endif
+    referenceGemm(m, n, k, ai, lda, tA, bi, ldb, tB, ci, ldc);
+  }
+}
+
+} // namespace
+
+extern "C" void trc_rt_matmul_f32(int64_t batch, int64_t m, int64_t n,
+                                  int64_t k, const float *a, int64_t lda,
+                                  int64_t strideA, int32_t transA,
+                                  const float *b, int64_t ldb, int64_t strideB,
+                                  int32_t transB, float *c, int64_t ldc,
+                                  int64_t strideC) {
+  batchedMatmul(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB,
+                transB, c, ldc, strideC);
+}
+
+extern "C" void trc_rt_matmul_f64(int64_t batch, int64_t m, int64_t n,
+                                  int64_t k, const double *a, int64_t lda,
+                                  int64_t strideA, int32_t transA,
+                                  const double *b, int64_t ldb, int64_t strideB,
+                                  int32_t transB, double *c, int64_t ldc,
+                                  int64_t strideC) {
+  batchedMatmul(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB,
+                transB, c, ldc, strideC);
+}
+
+namespace trc::rt {
+
+const void *const *runtimeExports() {
+  static const void *const table[] = {
+      reinterpret_cast<const void *>(&trc_rt_matmul_f32),
+      reinterpret_cast<const void *>(&trc_rt_matmul_f64),
+      nullptr,
+  };
+  return table;
+}
+
+bool blasIsOpenBlas() {
+#ifdef TRC_HAVE_CBLAS
+  return true;
+#else
+  return false;
+#endif
+}
+
+} // namespace trc::rt

@@ -1,0 +1,70 @@
+//===- CpuBackend.cpp - the CPU device backend ------------------------------===//
+//
+// See CpuBackend.h; also createBackend() of Backend.h.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/CpuBackend.h"
+
+#include "runtime/Blas.h"
+#include "runtime/Tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace trc::rt {
+
+CpuBackend::CpuBackend() {
+  // Referencing the table keeps Blas.o (and with it every trc_rt_* symbol the
+  // program may call) in executables that link the static runtime library.
+  (void)runtimeExports();
+}
+
+Status CpuBackend::allocate(size_t bytes, void *&ptr) {
+  if (bytes > SIZE_MAX - kAlignment)
+    return Status::error("cannot allocate " + std::to_string(bytes) +
+                         " bytes of CPU memory: out of memory");
+  size_t rounded = bytes == 0 ? kAlignment
+                              : (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  void *p = std::aligned_alloc(kAlignment, rounded);
+  if (!p)
+    return Status::error("cannot allocate " + std::to_string(bytes) +
+                         " bytes of CPU memory: out of memory");
+  std::memset(p, 0, rounded);
+  ptr = p;
+  return Status::success();
+}
+
+void CpuBackend::deallocate(void *ptr) { std::free(ptr); }
+
+Status CpuBackend::copyToDevice(void *dst, const void *src, size_t bytes) {
+  if (bytes)
+    std::memcpy(dst, src, bytes);
+  return Status::success();
+}
+
+Status CpuBackend::copyToHost(void *dst, const void *src, size_t bytes) {
+  if (bytes)
+    std::memcpy(dst, src, bytes);
+  return Status::success();
+}
+
+Status CpuBackend::run(EntryFn entry, void **slots, void *arena) {
+  if (!entry)
+    return Status::error("no entry point to run");
+  entry(slots, arena);
+  return Status::success();
+}
+
+Status createBackend(const std::string &device, std::unique_ptr<Backend> &out) {
+  if (device == "cpu" || device == "auto") {
+    out = std::make_unique<CpuBackend>();
+    return Status::success();
+  }
+  if (device == "cuda")
+    return Status::error("--device cuda: the CUDA backend is not available in "
+                         "this build yet (use --device cpu)");
+  return Status::error("unknown device '" + device +
+                       "' (expected cpu, cuda or auto)");
+}
+
+} // namespace trc::rt

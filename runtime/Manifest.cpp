@@ -1,0 +1,437 @@
+//===- Manifest.cpp - the manifest.trc of a trc artifact --------------------===//
+//
+// A line-by-line parser of manifest format 1 (see Manifest.h and
+// docs/ARTIFACT.md). Each record is split on single spaces and checked field
+// by field; messages are "line N: <record> <field>: <problem>".
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Manifest.h"
+
+#include "runtime/Checksum.h"
+#include "runtime/Names.h"
+
+#include <algorithm>
+#include <map>
+
+namespace trc::rt {
+
+const char *slotKindName(SlotKind kind) {
+  switch (kind) {
+  case SlotKind::Input:
+    return "input";
+  case SlotKind::Output:
+    return "output";
+  case SlotKind::Param:
+    return "param";
+  }
+  return "?";
+}
+
+const Slot *Manifest::find(SlotKind kind, std::string_view name) const {
+  for (const Slot &slot : slots)
+    if (slot.kind == kind && slot.name == name)
+      return &slot;
+  return nullptr;
+}
+
+std::vector<const Slot *> Manifest::slotsOfKind(SlotKind kind) const {
+  std::vector<const Slot *> result;
+  for (const Slot &slot : slots)
+    if (slot.kind == kind)
+      result.push_back(&slot);
+  return result;
+}
+
+namespace {
+
+// Shows a field in a message: quoted, at most 64 bytes, unprintable bytes
+// escaped, so a hostile manifest cannot flood or corrupt the terminal.
+std::string quote(std::string_view field) {
+  std::string s = "'";
+  size_t n = std::min<size_t>(field.size(), 64);
+  for (size_t i = 0; i < n; ++i) {
+    unsigned char c = static_cast<unsigned char>(field[i]);
+    if (c < 0x20 || c >= 0x7f) {
+      static const char digits[] = "0123456789abcdef";
+      s += "\\x";
+      s += digits[c >> 4];
+      s += digits[c & 0xf];
+    } else {
+      s += static_cast<char>(c);
+    }
+  }
+  if (field.size() > n)
+    s += "...";
+  return s + "'";
+}
+
+// A non-negative decimal integer that fits in uint64 (no sign, no spaces).
+bool parseUnsigned(std::string_view text, uint64_t &value) {
+  if (text.empty() || text.size() > 20)
+    return false;
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return false;
+    uint64_t d = uint64_t(c - '0');
+    if (v > (UINT64_MAX - d) / 10)
+      return false;
+    v = v * 10 + d;
+  }
+  value = v;
+  return true;
+}
+
+bool isPlainFileName(std::string_view name) {
+  if (name.empty() || name.size() > 255 || name[0] == '.')
+    return false;
+  for (char c : name) {
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+              (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+bool isIdentifier(std::string_view name) {
+  if (name.empty() || name.size() > 255)
+    return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+    bool digit = c >= '0' && c <= '9';
+    if (!alpha && !(digit && i > 0))
+      return false;
+  }
+  return true;
+}
+
+bool isTargetName(std::string_view name) {
+  if (name.empty() || name.size() > 64)
+    return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+          c == '-'))
+      return false;
+  return true;
+}
+
+class Parser {
+public:
+  explicit Parser(Manifest &out) : m(out) {}
+  Status parse(std::string_view text);
+
+private:
+  Status fail(const std::string &what) {
+    return Status::error("line " + std::to_string(line) + ": " + what);
+  }
+  Status parseRecord(const std::vector<std::string_view> &f);
+  Status parseFileRecord(const std::vector<std::string_view> &f,
+                         const char *record, std::string &file, uint64_t &bytes,
+                         uint64_t &hash);
+  Status parseSlot(const std::vector<std::string_view> &f);
+  Status once(const char *record) {
+    auto [it, inserted] = seen.emplace(record, line);
+    if (!inserted)
+      return fail(std::string("duplicate '") + record + "' record (first at line " +
+                  std::to_string(it->second) + ")");
+    return Status::success();
+  }
+  Status finish();
+
+  Manifest &m;
+  int line = 0;
+  bool sawHeader = false;
+  bool sawEnd = false;
+  std::map<std::string, int> seen; // record keyword -> line
+  std::map<int64_t, int> indexLines; // slot index -> line
+  std::map<std::pair<int, std::string>, int> nameLines; // (kind, name) -> line
+};
+
+Status Parser::parse(std::string_view text) {
+  m = Manifest();
+  if (text.empty()) {
+    line = 1;
+    return fail("the manifest is empty");
+  }
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string_view raw =
+        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos
+                                                      : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    ++line;
+    if (!raw.empty() && raw.back() == '\r')
+      raw.remove_suffix(1);
+    if (!raw.empty() && raw[0] == '#')
+      continue;
+    if (raw.empty()) {
+      if (!sawHeader)
+        return fail("expected 'trc-artifact 1' as the first record, got an "
+                    "empty line");
+      continue;
+    }
+    if (sawEnd)
+      return fail("record " + quote(raw.substr(0, raw.find(' '))) +
+                  " after 'end' (end must be the last record)");
+
+    std::vector<std::string_view> fields;
+    size_t start = 0;
+    while (true) {
+      size_t sp = raw.find(' ', start);
+      std::string_view f = raw.substr(
+          start, sp == std::string_view::npos ? std::string_view::npos
+                                              : sp - start);
+      if (f.empty())
+        return fail("empty field (fields are separated by single spaces)");
+      fields.push_back(f);
+      if (sp == std::string_view::npos)
+        break;
+      start = sp + 1;
+    }
+
+    if (!sawHeader) {
+      if (fields[0] != "trc-artifact")
+        return fail("expected 'trc-artifact 1' as the first record, got " +
+                    quote(raw) + " (not a trc manifest)");
+      if (fields.size() != 2)
+        return fail("trc-artifact: expected one field (the format version), "
+                    "got " +
+                    std::to_string(fields.size() - 1));
+      if (fields[1] != "1")
+        return fail("trc-artifact version: unsupported format version " +
+                    quote(fields[1]) + " (this runtime reads format 1)");
+      m.version = 1;
+      sawHeader = true;
+      continue;
+    }
+    if (Status s = parseRecord(fields); !s)
+      return s;
+  }
+  return finish();
+}
+
+Status Parser::parseFileRecord(const std::vector<std::string_view> &f,
+                               const char *record, std::string &file,
+                               uint64_t &bytes, uint64_t &hash) {
+  std::string r = record;
+  if (f.size() != 4)
+    return fail(r + ": expected 3 fields (file, bytes, fnv1a64 hash), got " +
+                std::to_string(f.size() - 1));
+  if (!isPlainFileName(f[1]))
+    return fail(r + " file: " + quote(f[1]) +
+                " is not a plain file name inside the artifact folder");
+  if (!parseUnsigned(f[2], bytes))
+    return fail(r + " bytes: " + quote(f[2]) +
+                " is not a non-negative decimal integer");
+  if (!parseHex16(f[3], hash))
+    return fail(r + " hash: " + quote(f[3]) +
+                " is not 16 lower-case hex digits");
+  file = std::string(f[1]);
+  return Status::success();
+}
+
+Status Parser::parseRecord(const std::vector<std::string_view> &f) {
+  std::string_view kw = f[0];
+  if (kw == "end") {
+    if (f.size() != 1)
+      return fail("end: expected no fields, got " + std::to_string(f.size() - 1));
+    sawEnd = true;
+    return Status::success();
+  }
+  if (kw == "slot")
+    return parseSlot(f);
+  if (kw == "target") {
+    if (Status s = once("target"); !s)
+      return s;
+    if (f.size() != 2)
+      return fail("target: expected one field, got " +
+                  std::to_string(f.size() - 1));
+    if (!isTargetName(f[1]))
+      return fail("target name: " + quote(f[1]) + " is not a target name");
+    m.target = std::string(f[1]);
+    return Status::success();
+  }
+  if (kw == "program") {
+    if (Status s = once("program"); !s)
+      return s;
+    return parseFileRecord(f, "program", m.programFile, m.programBytes,
+                           m.programHash);
+  }
+  if (kw == "weights") {
+    if (Status s = once("weights"); !s)
+      return s;
+    return parseFileRecord(f, "weights", m.weightsFile, m.weightsBytes,
+                           m.weightsHash);
+  }
+  if (kw == "entry") {
+    if (Status s = once("entry"); !s)
+      return s;
+    if (f.size() != 2)
+      return fail("entry: expected one field (the symbol), got " +
+                  std::to_string(f.size() - 1));
+    if (!isIdentifier(f[1]))
+      return fail("entry symbol: " + quote(f[1]) + " is not a C identifier");
+    m.entry = std::string(f[1]);
+    return Status::success();
+  }
+  if (kw == "arena") {
+    if (Status s = once("arena"); !s)
+      return s;
+    if (f.size() != 2)
+      return fail("arena: expected one field (bytes), got " +
+                  std::to_string(f.size() - 1));
+    if (!parseUnsigned(f[1], m.arenaBytes))
+      return fail("arena bytes: " + quote(f[1]) +
+                  " is not a non-negative decimal integer");
+    if (m.arenaBytes > kMaxArenaBytes)
+      return fail("arena bytes: " + std::string(f[1]) +
+                  " is absurd (more than 2^48 bytes)");
+    return Status::success();
+  }
+  if (kw == "trc-artifact")
+    return fail("duplicate 'trc-artifact' record");
+  return fail("unknown record " + quote(kw));
+}
+
+Status Parser::parseSlot(const std::vector<std::string_view> &f) {
+  // slot <index> <kind> <name> <dtype> <rank> <dims...> [<offset> <use>]
+  if (f.size() < 6)
+    return fail("slot: expected at least 5 fields (index, kind, name, dtype, "
+                "rank), got " +
+                std::to_string(f.size() - 1));
+  Slot slot;
+  slot.line = line;
+  uint64_t index = 0;
+  if (!parseUnsigned(f[1], index) || index > (uint64_t(1) << 31))
+    return fail("slot index: " + quote(f[1]) +
+                " is not a slot index (a non-negative integer)");
+  slot.index = int64_t(index);
+
+  if (f[2] == "input")
+    slot.kind = SlotKind::Input;
+  else if (f[2] == "output")
+    slot.kind = SlotKind::Output;
+  else if (f[2] == "param")
+    slot.kind = SlotKind::Param;
+  else
+    return fail("slot kind: unknown kind " + quote(f[2]) +
+                " (expected input, output or param)");
+
+  std::string problem;
+  if (!percentDecode(f[3], slot.name, problem))
+    return fail("slot name: " + quote(f[3]) + ": " + problem);
+
+  if (!parseDType(f[4], slot.dtype))
+    return fail("slot dtype: unknown dtype " + quote(f[4]) + " (expected one of " +
+                dtypeList() + ")");
+
+  uint64_t rank = 0;
+  if (!parseUnsigned(f[5], rank))
+    return fail("slot rank: " + quote(f[5]) +
+                " is not a non-negative decimal integer");
+  if (rank > uint64_t(kMaxRank))
+    return fail("slot rank: rank " + std::string(f[5]) +
+                " is more than the maximum of " + std::to_string(kMaxRank));
+  size_t tail = slot.kind == SlotKind::Param ? 2 : 0;
+  size_t have = f.size() - 6;
+  if (have != rank + tail) {
+    std::string expected = std::to_string(rank) + " dims";
+    if (tail)
+      expected += ", then offset and trainable|frozen";
+    return fail("slot dims: rank " + std::to_string(rank) + " needs " +
+                std::to_string(rank + tail) + " fields after the rank (" +
+                expected + "), got " + std::to_string(have));
+  }
+  for (uint64_t i = 0; i < rank; ++i) {
+    uint64_t d = 0;
+    std::string_view field = f[6 + i];
+    if (!parseUnsigned(field, d))
+      return fail("slot dim " + std::to_string(i) + ": " + quote(field) +
+                  " is not a non-negative decimal integer");
+    if (d > uint64_t(kMaxElements))
+      return fail("slot dim " + std::to_string(i) + ": " + std::string(field) +
+                  " is absurd (more than 2^40)");
+    slot.shape.push_back(int64_t(d));
+  }
+  if (!elementCount(slot.shape, slot.numElements))
+    return fail("slot shape: " + formatShape(slot.shape) +
+                " has more than 2^40 elements");
+  slot.byteSize = uint64_t(slot.numElements) * dtypeSize(slot.dtype);
+
+  if (slot.kind == SlotKind::Param) {
+    std::string_view offField = f[6 + rank];
+    std::string_view useField = f[7 + rank];
+    if (!parseUnsigned(offField, slot.offset))
+      return fail("slot offset: " + quote(offField) +
+                  " is not a non-negative decimal integer");
+    if (slot.offset % 64 != 0)
+      return fail("slot offset: " + std::string(offField) +
+                  " is not a multiple of 64");
+    if (useField == "trainable")
+      slot.trainable = true;
+    else if (useField == "frozen")
+      slot.trainable = false;
+    else
+      return fail("slot trainable: expected 'trainable' or 'frozen', got " +
+                  quote(useField));
+  }
+
+  auto [byIndex, newIndex] = indexLines.emplace(slot.index, line);
+  if (!newIndex)
+    return fail("slot index: duplicate slot index " + std::to_string(slot.index) +
+                " (first at line " + std::to_string(byIndex->second) + ")");
+  auto [byName, newName] =
+      nameLines.emplace(std::make_pair(int(slot.kind), slot.name), line);
+  if (!newName)
+    return fail("slot name: duplicate " + std::string(slotKindName(slot.kind)) +
+                " name '" + percentEncode(slot.name) + "' (first at line " +
+                std::to_string(byName->second) + ")");
+  m.slots.push_back(std::move(slot));
+  return Status::success();
+}
+
+Status Parser::finish() {
+  if (!sawHeader)
+    return fail("expected 'trc-artifact 1' as the first record, the manifest "
+                "has only comments");
+  if (!sawEnd)
+    return fail("missing 'end' record (the manifest is truncated)");
+  for (const char *record : {"target", "program", "entry", "arena", "weights"})
+    if (!seen.count(record))
+      return fail(std::string("missing '") + record + "' record");
+
+  std::sort(m.slots.begin(), m.slots.end(),
+            [](const Slot &a, const Slot &b) { return a.index < b.index; });
+  for (size_t i = 0; i < m.slots.size(); ++i)
+    if (m.slots[i].index != int64_t(i))
+      return fail("slot index: no slot " + std::to_string(i) +
+                  " (slots must be numbered 0.." +
+                  std::to_string(m.slots.size() - 1) + " without gaps)");
+
+  for (const Slot &slot : m.slots) {
+    if (slot.kind != SlotKind::Param)
+      continue;
+    if (slot.offset > m.weightsBytes ||
+        slot.byteSize > m.weightsBytes - slot.offset) {
+      line = slot.line;
+      return fail("slot offset: param '" + percentEncode(slot.name) + "' (" +
+                  std::to_string(slot.byteSize) + " bytes at offset " +
+                  std::to_string(slot.offset) + ") lies past the end of " +
+                  m.weightsFile + " (" + std::to_string(m.weightsBytes) +
+                  " bytes)");
+    }
+  }
+  return Status::success();
+}
+
+} // namespace
+
+Status parseManifest(std::string_view text, Manifest &out) {
+  Parser parser(out);
+  return parser.parse(text);
+}
+
+} // namespace trc::rt

@@ -1,0 +1,73 @@
+//===- Manifest.h - the manifest.trc of a trc artifact ----------------------===//
+//
+// Parses manifest.trc exactly as docs/ARTIFACT.md specifies (format 1) into a
+// Manifest. Every field is validated; an error is returned as a message that
+// names the line and the field ("line 7: slot dtype: unknown dtype 'f128'
+// ..."), never thrown. Checks beyond the grammar:
+//   * the first record is `trc-artifact 1` and the last is `end`;
+//   * target/program/entry/arena/weights appear exactly once;
+//   * slot indices are 0..S-1 without gaps or duplicates; names are unique
+//     per kind (inputs, outputs, params);
+//   * rank <= 64, dims >= 0, each tensor at most 2^40 elements;
+//   * a param's offset is a multiple of 64 and its bytes lie inside weights;
+//   * file names are plain names inside the artifact folder.
+// Preconditions: none; any byte string may be passed.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_RUNTIME_MANIFEST_H
+#define TRC_RUNTIME_MANIFEST_H
+
+#include "runtime/DType.h"
+#include "runtime/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trc::rt {
+
+enum class SlotKind { Input, Output, Param };
+const char *slotKindName(SlotKind kind);
+
+struct Slot {
+  int64_t index = 0;
+  SlotKind kind = SlotKind::Input;
+  std::string name; // decoded
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  int64_t numElements = 0;
+  uint64_t byteSize = 0;
+  uint64_t offset = 0;    // params only: byte offset in weights.bin
+  bool trainable = false; // params only
+  int line = 0;           // where it was declared (for messages)
+};
+
+struct Manifest {
+  int version = 0;
+  std::string target;
+  std::string programFile;
+  uint64_t programBytes = 0;
+  uint64_t programHash = 0;
+  std::string entry;
+  uint64_t arenaBytes = 0;
+  std::string weightsFile;
+  uint64_t weightsBytes = 0;
+  uint64_t weightsHash = 0;
+  std::vector<Slot> slots; // sorted by index; slots[i].index == i
+
+  // The slot of that kind and (decoded) name, or null.
+  const Slot *find(SlotKind kind, std::string_view name) const;
+  std::vector<const Slot *> slotsOfKind(SlotKind kind) const;
+};
+
+// Largest arena the runtime accepts (2^48 bytes).
+constexpr uint64_t kMaxArenaBytes = uint64_t(1) << 48;
+
+// Parses `text`; on failure `out` is unspecified and the message names the
+// line number (1-based) and field.
+Status parseManifest(std::string_view text, Manifest &out);
+
+} // namespace trc::rt
+
+#endif // TRC_RUNTIME_MANIFEST_H

@@ -1,0 +1,134 @@
+//===- Session.cpp - one loaded artifact bound to a backend -----------------===//
+//
+// See Session.h.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Session.h"
+
+#include "runtime/Names.h"
+
+namespace trc::rt {
+
+namespace {
+std::string nameList(const Manifest &m, SlotKind kind) {
+  std::string list;
+  size_t shown = 0;
+  std::vector<const Slot *> slots = m.slotsOfKind(kind);
+  for (const Slot *slot : slots) {
+    if (shown == 16) {
+      list += ", ...";
+      break;
+    }
+    if (shown++)
+      list += ", ";
+    list += "'" + percentEncode(slot->name) + "'";
+  }
+  return list.empty() ? "none" : list;
+}
+} // namespace
+
+Status Session::create(const Artifact &artifact, Backend &backend,
+                       std::unique_ptr<Session> &out) {
+  std::unique_ptr<Session> s(new Session(artifact, backend));
+  const Manifest &m = artifact.manifest();
+  if (Status st = s->arena_.allocate(backend, size_t(m.arenaBytes)); !st)
+    return st.withPrefix("arena: ");
+  s->buffers_.resize(m.slots.size());
+  s->slotPointers_.resize(m.slots.size());
+  s->bound_.assign(m.slots.size(), false);
+  for (const Slot &slot : m.slots) {
+    DeviceBuffer &buf = s->buffers_[size_t(slot.index)];
+    if (Status st = buf.allocate(backend, size_t(slot.byteSize)); !st)
+      return st.withPrefix(std::string(slotKindName(slot.kind)) + " '" +
+                           percentEncode(slot.name) + "': ");
+    s->slotPointers_[size_t(slot.index)] = buf.get();
+    if (slot.kind == SlotKind::Param) {
+      // The manifest parser checked offset + bytes <= weights size, and the
+      // artifact checked the file has that size.
+      if (slot.offset + slot.byteSize > artifact.weightsSize())
+        return Status::error("param '" + percentEncode(slot.name) +
+                             "' lies past the end of the weights");
+      if (slot.byteSize)
+        if (Status st = backend.copyToDevice(
+                buf.get(), artifact.weights() + slot.offset,
+                size_t(slot.byteSize));
+            !st)
+          return st.withPrefix("param '" + percentEncode(slot.name) + "': ");
+    }
+  }
+  out = std::move(s);
+  return Status::success();
+}
+
+Status Session::setInput(std::string_view name, const HostTensor &value) {
+  const Manifest &m = manifest();
+  const Slot *slot = m.find(SlotKind::Input, name);
+  if (!slot)
+    return Status::error("unknown input '" + percentEncode(name) +
+                         "' (the artifact's inputs: " +
+                         nameList(m, SlotKind::Input) + ")");
+  if (value.dtype != slot->dtype || value.shape != slot->shape)
+    return Status::error("input '" + percentEncode(name) + "' expects " +
+                         formatType(slot->dtype, slot->shape) + ", got " +
+                         formatType(value.dtype, value.shape));
+  if (value.byteSize() != slot->byteSize)
+    return Status::error("input '" + percentEncode(name) + "': the buffer holds " +
+                         std::to_string(value.byteSize()) + " bytes, expected " +
+                         std::to_string(slot->byteSize));
+  size_t i = size_t(slot->index);
+  if (slot->byteSize)
+    if (Status st = backend_.copyToDevice(buffers_[i].get(), value.data(),
+                                          size_t(slot->byteSize));
+        !st)
+      return st.withPrefix("input '" + percentEncode(name) + "': ");
+  bound_[i] = true;
+  return Status::success();
+}
+
+Status Session::run() {
+  const Manifest &m = manifest();
+  std::string missing;
+  size_t count = 0;
+  for (const Slot &slot : m.slots) {
+    if (slot.kind != SlotKind::Input || bound_[size_t(slot.index)])
+      continue;
+    if (count++)
+      missing += ", ";
+    missing += "'" + percentEncode(slot.name) + "' (expects " +
+               formatType(slot.dtype, slot.shape) + ")";
+  }
+  if (count)
+    return Status::error(std::string(count == 1 ? "missing input " :
+                                                  "missing inputs ") +
+                         missing);
+  ran_ = false;
+  if (Status st = backend_.run(artifact_.entry(), slotPointers_.data(),
+                               m.arenaBytes ? arena_.get() : nullptr);
+      !st)
+    return st;
+  ran_ = true;
+  return Status::success();
+}
+
+Status Session::getOutput(std::string_view name, HostTensor &out) const {
+  const Manifest &m = manifest();
+  const Slot *slot = m.find(SlotKind::Output, name);
+  if (!slot)
+    return Status::error("unknown output '" + percentEncode(name) +
+                         "' (the artifact's outputs: " +
+                         nameList(m, SlotKind::Output) + ")");
+  if (!ran_)
+    return Status::error("output '" + percentEncode(name) +
+                         "' is not available: the program has not run");
+  if (Status st = out.allocate(slot->dtype, slot->shape); !st)
+    return st.withPrefix("output '" + percentEncode(name) + "': ");
+  if (slot->byteSize)
+    if (Status st = backend_.copyToHost(out.data(),
+                                        buffers_[size_t(slot->index)].get(),
+                                        size_t(slot->byteSize));
+        !st)
+      return st.withPrefix("output '" + percentEncode(name) + "': ");
+  return Status::success();
+}
+
+} // namespace trc::rt

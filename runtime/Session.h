@@ -1,0 +1,54 @@
+//===- Session.h - one loaded artifact bound to a backend -------------------===//
+//
+// Session::create allocates, once, the arena and one device buffer per slot
+// and copies every param's bytes from the weights. setInput() binds an input
+// by name: the name must exist and dtype and shape must match exactly
+// ("input 'x' expects f32 [2, 3], got f32 [3, 2]"). run() refuses to start
+// while an input was never bound ("missing input 'x' (expects f32 [2, 3])"),
+// then calls the entry. getOutput() copies an output back to the host.
+// Inputs stay bound across runs. Names in messages are percent-encoded.
+// Preconditions: the Artifact and the Backend outlive the Session; a session
+// is used by one thread at a time (the program is not re-entrant on one
+// arena).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_RUNTIME_SESSION_H
+#define TRC_RUNTIME_SESSION_H
+
+#include "runtime/Artifact.h"
+#include "runtime/Backend.h"
+#include "runtime/Tensor.h"
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trc::rt {
+
+class Session {
+public:
+  static Status create(const Artifact &artifact, Backend &backend,
+                       std::unique_ptr<Session> &out);
+
+  const Manifest &manifest() const { return artifact_.manifest(); }
+  Status setInput(std::string_view name, const HostTensor &value);
+  Status run();
+  Status getOutput(std::string_view name, HostTensor &out) const;
+
+private:
+  Session(const Artifact &artifact, Backend &backend)
+      : artifact_(artifact), backend_(backend) {}
+
+  const Artifact &artifact_;
+  Backend &backend_;
+  DeviceBuffer arena_;
+  std::vector<DeviceBuffer> buffers_; // by slot index
+  std::vector<void *> slotPointers_;  // by slot index
+  std::vector<bool> bound_;           // by slot index (inputs)
+  bool ran_ = false;
+};
+
+} // namespace trc::rt
+
+#endif // TRC_RUNTIME_SESSION_H

@@ -1,0 +1,113 @@
+//===- TestArtifact.h - temporary folders and the test artifact -------------===//
+//
+// Helpers of the runtime tests: a TempDir removed at scope exit, whole-file
+// read/write, and writeTestArtifact(), which writes a real artifact folder
+// (manifest.trc, weights.bin, program.so copied from the TestProgram.c
+// fixture) with correct sizes and hashes. Tests then corrupt what they test.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_RUNTIME_TESTS_TESTARTIFACT_H
+#define TRC_RUNTIME_TESTS_TESTARTIFACT_H
+
+#include "runtime/Checksum.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace trc::rt::test {
+
+class TempDir {
+public:
+  TempDir() {
+    const char *base = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(base && *base ? base : "/tmp") + "/trc-rt-test-XXXXXX";
+    std::vector<char> buf(pattern.begin(), pattern.end());
+    buf.push_back('\0');
+    if (::mkdtemp(buf.data()))
+      path_ = buf.data();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty())
+      std::filesystem::remove_all(path_, ec);
+  }
+  const std::string &path() const { return path_; }
+  std::string file(const std::string &name) const { return path_ + "/" + name; }
+
+private:
+  std::string path_;
+};
+
+inline std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline void writeFile(const std::string &path, const std::string &bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+// Parameter values of the test artifact (W is [3, 2], b is [2]).
+inline const float kW[6] = {1, 2, 3, 4, 5, 6};
+inline const float kB[2] = {0.5f, -1};
+
+// weights.bin: W at offset 0, b at offset 64, 128 bytes in all.
+inline std::string testWeights() {
+  std::string w(128, '\0');
+  std::memcpy(&w[0], kW, sizeof(kW));
+  std::memcpy(&w[64], kB, sizeof(kB));
+  return w;
+}
+
+struct ArtifactOptions {
+  std::string target = "cpu";
+  std::string entry = "trc_entry";
+  std::string program = TRC_TEST_PROGRAM;
+};
+
+// The manifest of the test artifact for the given program and weights bytes.
+inline std::string testManifest(const std::string &program,
+                                const std::string &weights,
+                                const ArtifactOptions &opt = {}) {
+  std::string m;
+  m += "trc-artifact 1\n";
+  m += "# written by the runtime tests\n";
+  m += "target " + opt.target + "\n";
+  m += "program program.so " + std::to_string(program.size()) + " " +
+       toHex16(fnv1a64(program.data(), program.size())) + "\n";
+  m += "entry " + opt.entry + "\n";
+  m += "arena 64\n";
+  m += "weights weights.bin " + std::to_string(weights.size()) + " " +
+       toHex16(fnv1a64(weights.data(), weights.size())) + "\n";
+  m += "slot 0 input x f32 2 4 3\n";
+  m += "slot 1 param W f32 2 3 2 0 trainable\n";
+  m += "slot 2 output y f32 2 4 2\n";
+  m += "slot 3 param b f32 1 2 64 frozen\n";
+  m += "slot 4 output s f32 2 4 3\n";
+  m += "slot 5 input in/two f32 2 4 3\n";
+  m += "end\n";
+  return m;
+}
+
+// Writes the artifact into `dir` (which must exist).
+inline void writeTestArtifact(const std::string &dir,
+                              const ArtifactOptions &opt = {}) {
+  std::string program = readFile(opt.program);
+  std::string weights = testWeights();
+  writeFile(dir + "/program.so", program);
+  writeFile(dir + "/weights.bin", weights);
+  writeFile(dir + "/manifest.trc", testManifest(program, weights, opt));
+}
+
+} // namespace trc::rt::test
+
+#endif // TRC_RUNTIME_TESTS_TESTARTIFACT_H

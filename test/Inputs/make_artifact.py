@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Writes trc artifacts (docs/ARTIFACT.md) and .npy inputs for the trc-run
+lit tests (test/Runtime/), without the compiler: the program is
+artifact_program.c compiled with `cc -shared -fPIC`, the manifest and
+weights are written here.
+
+    python3 test/Inputs/make_artifact.py OUT_DIR
+
+Artifacts (folders under OUT_DIR):
+  good/                the artifact of artifact_program.c (see its comment)
+  cuda/                the same, but `target cuda`
+  bad-weights/         one byte of weights.bin flipped (checksum mismatch)
+  truncated-manifest/  manifest.trc cut before its `end` record
+  no-program/          program.so missing
+Inputs and expected outputs (NumPy files in OUT_DIR):
+  x.npy, two.npy       f32 [4, 3] inputs x and in/two
+  x_shape.npy          f32 [3, 4] (wrong shape)
+  x_f64.npy            f64 [4, 3] (wrong dtype)
+  corrupt.npy          not a .npy file
+  truncated.npy        x.npy cut in its data
+  expected_y.npy, expected_sum.npy  what good/ computes from x.npy, two.npy
+Deterministic.
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SAFE = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:/-")
+
+W = np.arange(1, 7, dtype=np.float32).reshape(3, 2)
+B = np.array([0.5, -1.0], dtype=np.float32)
+
+
+def fnv1a64(data):
+    h = 0xCBF29CE484222325
+    for byte in data:
+        h ^= byte
+        h = (h * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return "%016x" % h
+
+
+def encode(name):
+    return "".join(chr(c) if c in SAFE else "%%%02X" % c for c in name.encode())
+
+
+def weights_blob(params):
+    """Concatenates params at 64-byte aligned offsets; returns bytes, offsets."""
+    blob = bytearray()
+    offsets = []
+    for array in params:
+        blob.extend(b"\0" * (-len(blob) % 64))
+        offsets.append(len(blob))
+        blob.extend(np.ascontiguousarray(array).tobytes())
+    blob.extend(b"\0" * (-len(blob) % 64))
+    return bytes(blob), offsets
+
+
+def shape_fields(shape):
+    return " ".join([str(len(shape))] + [str(d) for d in shape])
+
+
+def manifest(program, weights, offsets, target="cpu"):
+    lines = [
+        "trc-artifact 1",
+        "# written by test/Inputs/make_artifact.py",
+        "target %s" % target,
+        "program program.so %d %s" % (len(program), fnv1a64(program)),
+        "entry trc_entry",
+        "arena 64",
+        "weights weights.bin %d %s" % (len(weights), fnv1a64(weights)),
+        "slot 0 input %s f32 %s" % (encode("x"), shape_fields((4, 3))),
+        "slot 1 param %s f32 %s %d trainable" % (encode("W"), shape_fields(W.shape), offsets[0]),
+        "slot 2 output %s f32 %s" % (encode("y"), shape_fields((4, 2))),
+        "slot 3 param %s f32 %s %d frozen" % (encode("b"), shape_fields(B.shape), offsets[1]),
+        "slot 4 output %s f32 %s" % (encode("out/sum"), shape_fields((4, 3))),
+        "slot 5 input %s f32 %s" % (encode("in/two"), shape_fields((4, 3))),
+        "end",
+    ]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def write_artifact(folder, program, target="cpu"):
+    os.makedirs(folder)
+    weights, offsets = weights_blob([W, B])
+    with open(os.path.join(folder, "program.so"), "wb") as f:
+        f.write(program)
+    with open(os.path.join(folder, "weights.bin"), "wb") as f:
+        f.write(weights)
+    with open(os.path.join(folder, "manifest.trc"), "wb") as f:
+        f.write(manifest(program, weights, offsets, target))
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    so = os.path.join(out, "program.so")
+    cc = os.environ.get("CC", "cc")
+    subprocess.check_call([cc, "-shared", "-fPIC", "-O1", "-o", so,
+                           os.path.join(HERE, "artifact_program.c")])
+    with open(so, "rb") as f:
+        program = f.read()
+    os.remove(so)
+
+    for name in ("good", "cuda", "bad-weights", "truncated-manifest", "no-program"):
+        shutil.rmtree(os.path.join(out, name), ignore_errors=True)
+    write_artifact(os.path.join(out, "good"), program)
+    write_artifact(os.path.join(out, "cuda"), program, target="cuda")
+
+    write_artifact(os.path.join(out, "bad-weights"), program)
+    path = os.path.join(out, "bad-weights", "weights.bin")
+    data = bytearray(open(path, "rb").read())
+    data[5] ^= 0x20
+    open(path, "wb").write(bytes(data))
+
+    write_artifact(os.path.join(out, "truncated-manifest"), program)
+    path = os.path.join(out, "truncated-manifest", "manifest.trc")
+    text = open(path, "rb").read()
+    open(path, "wb").write(text[: text.rindex(b"slot 5")])
+
+    write_artifact(os.path.join(out, "no-program"), program)
+    os.remove(os.path.join(out, "no-program", "program.so"))
+
+    x = np.arange(12, dtype=np.float32).reshape(4, 3) / 4 - 1
+    two = np.arange(12, dtype=np.float32).reshape(4, 3) * 10
+    np.save(os.path.join(out, "x.npy"), x)
+    np.save(os.path.join(out, "two.npy"), two)
+    np.save(os.path.join(out, "x_shape.npy"), x.reshape(3, 4))
+    np.save(os.path.join(out, "x_f64.npy"), x.astype(np.float64))
+    np.save(os.path.join(out, "expected_y.npy"), x @ W + B)
+    np.save(os.path.join(out, "expected_sum.npy"), x + two)
+    with open(os.path.join(out, "corrupt.npy"), "wb") as f:
+        f.write(b"this is not a numpy file\n")
+    raw = open(os.path.join(out, "x.npy"), "rb").read()
+    with open(os.path.join(out, "truncated.npy"), "wb") as f:
+        f.write(raw[:-5])
+
+
+if __name__ == "__main__":
+    main()

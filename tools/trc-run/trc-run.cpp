@@ -1,0 +1,284 @@
+//===- trc-run.cpp - run a compiled trc artifact ----------------------------===//
+//
+// Evaluation mode:
+//   trc-run ARTIFACT_DIR [--device cpu|auto] --input NAME=FILE.npy ...
+//           --output-dir DIR
+// loads the artifact, binds every input from a .npy file, runs the program
+// once and writes DIR/<output name>.npy for every output ('/' and '%' in a
+// name are percent-encoded in the file name; bf16 outputs are widened to f32
+// since NumPy has no bfloat16). Any problem prints one `error: ...` line and
+// exits 1, before anything is written: the outputs are written to temporary
+// files that are renamed into place only when all of them were written.
+// `--device auto` is the CPU until the CUDA backend exists. Training flags and
+// .onnx models (compiled in-process) come later.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Artifact.h"
+#include "runtime/Backend.h"
+#include "runtime/Names.h"
+#include "runtime/Npy.h"
+#include "runtime/Session.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <utility>
+#include <vector>
+
+using namespace trc::rt;
+
+namespace {
+
+const char *kUsage =
+    "usage: trc-run ARTIFACT_DIR [--device cpu|auto] --input NAME=FILE.npy ...\n"
+    "               --output-dir DIR\n"
+    "\n"
+    "Runs a compiled trc artifact (a folder written by\n"
+    "`trc-opt MODEL --trc-compile=\"target=cpu\" -o ARTIFACT_DIR`) once and\n"
+    "writes DIR/<output>.npy for each of its outputs.\n"
+    "\n"
+    "  --device D          cpu, or auto (the CPU in this build)\n"
+    "  --input NAME=FILE   bind input NAME to a NumPy .npy file (dtype and\n"
+    "                      shape must match the artifact exactly)\n"
+    "  --output-dir DIR    where the outputs are written (created if needed)\n"
+    "  -h, --help          print this help\n";
+
+// Flags of the training mode (DESIGN.md), recognised to say they are not
+// available yet rather than "unknown".
+const char *kTrainingFlags[] = {
+    "--data",          "--batch-size",       "--seq-len",   "--steps",
+    "--optimizer",     "--lr",               "--seed",      "--metrics",
+    "--precision",     "--config",           "--checkpoint-dir",
+    "--checkpoint-every", "--resume",        "--export-onnx",
+};
+
+struct Options {
+  std::string model;
+  std::string device = "auto";
+  std::vector<std::pair<std::string, std::string>> inputs; // name, file
+  std::string outputDir;
+  bool help = false;
+};
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return 1;
+}
+
+bool endsWith(const std::string &s, const char *suffix) {
+  size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+Status parseArgs(int argc, char **argv, Options &opt) {
+  bool sawDevice = false, sawOutputDir = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      opt.help = true;
+      return Status::success();
+    }
+    if (arg.size() < 2 || arg[0] != '-' || arg == "-") {
+      if (!opt.model.empty())
+        return Status::error("unexpected argument '" + arg + "' (the model is '" +
+                             opt.model + "')");
+      opt.model = arg;
+      continue;
+    }
+    if (arg == "--") {
+      for (++i; i < argc; ++i) {
+        if (!opt.model.empty())
+          return Status::error(std::string("unexpected argument '") + argv[i] +
+                               "' (the model is '" + opt.model + "')");
+        opt.model = argv[i];
+      }
+      break;
+    }
+    // --flag=value or --flag value.
+    std::string flag = arg, value;
+    bool inlineValue = false;
+    size_t eq = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      flag = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      inlineValue = true;
+    }
+    for (const char *training : kTrainingFlags)
+      if (flag == training)
+        return Status::error("option '" + flag +
+                             "' belongs to training, which this trc-run does "
+                             "not implement yet (evaluation only: --input, "
+                             "--output-dir, --device)");
+    if (flag != "--device" && flag != "--input" && flag != "--output-dir")
+      return Status::error("unknown option '" + flag + "' (see trc-run --help)");
+    if (!inlineValue) {
+      if (i + 1 >= argc)
+        return Status::error("option '" + flag + "' needs a value");
+      value = argv[++i];
+    }
+    if (value.empty())
+      return Status::error("option '" + flag + "' needs a non-empty value");
+    if (flag == "--device") {
+      if (sawDevice)
+        return Status::error("option '--device' given twice");
+      sawDevice = true;
+      opt.device = value;
+    } else if (flag == "--output-dir") {
+      if (sawOutputDir)
+        return Status::error("option '--output-dir' given twice");
+      sawOutputDir = true;
+      opt.outputDir = value;
+    } else {
+      size_t sep = value.find('=');
+      if (sep == std::string::npos || sep == 0 || sep + 1 == value.size())
+        return Status::error("option '--input' expects NAME=FILE.npy, got '" +
+                             value + "'");
+      std::string name = value.substr(0, sep);
+      for (const auto &[seen, file] : opt.inputs)
+        if (seen == name)
+          return Status::error("input '" + percentEncode(name) + "' given twice");
+      opt.inputs.emplace_back(name, value.substr(sep + 1));
+    }
+  }
+  if (opt.model.empty())
+    return Status::error("no model given (usage: trc-run ARTIFACT_DIR --input "
+                         "NAME=FILE.npy ... --output-dir DIR)");
+  if (opt.outputDir.empty())
+    return Status::error("missing --output-dir DIR (where the outputs are "
+                         "written)");
+  return Status::success();
+}
+
+// mkdir -p.
+Status makeDirs(const std::string &path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      return Status::success();
+    return Status::error(path + ": exists and is not a folder");
+  }
+  size_t slash = path.find_last_of('/');
+  if (slash != std::string::npos && slash > 0) {
+    if (Status s = makeDirs(path.substr(0, slash)); !s)
+      return s;
+  }
+  if (::mkdir(path.c_str(), 0777) != 0 && errno != EEXIST)
+    return Status::error(path + ": cannot create folder: " + std::strerror(errno));
+  return Status::success();
+}
+
+// bf16 -> f32 (exact).
+void widenBf16(const HostTensor &in, HostTensor &out) {
+  const uint16_t *src = in.as<uint16_t>();
+  float *dst = out.as<float>();
+  for (int64_t i = 0; i < in.numElements(); ++i) {
+    uint32_t bits = uint32_t(src[i]) << 16;
+    std::memcpy(&dst[i], &bits, 4);
+  }
+}
+
+int runEvaluation(const Options &opt) {
+  std::unique_ptr<Backend> backend;
+  if (Status s = createBackend(opt.device, backend); !s)
+    return fail(s.message());
+
+  struct stat st;
+  if (::stat(opt.model.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) &&
+      endsWith(opt.model, ".onnx"))
+    return fail(opt.model +
+                ": compiling .onnx in trc-run is not available in this build; "
+                "compile with trc-opt --trc-compile");
+
+  std::unique_ptr<Artifact> artifact;
+  if (Status s = Artifact::load(opt.model, backend->target(), artifact); !s)
+    return fail(s.message());
+  std::unique_ptr<Session> session;
+  if (Status s = Session::create(*artifact, *backend, session); !s)
+    return fail(s.message());
+
+  for (const auto &[name, file] : opt.inputs) {
+    // Check the name before reading a possibly large file.
+    if (!artifact->manifest().find(SlotKind::Input, name)) {
+      HostTensor none;
+      return fail(session->setInput(name, none).message());
+    }
+    HostTensor value;
+    if (Status s = readNpyFile(file, value); !s)
+      return fail("input '" + percentEncode(name) + "': " + s.message());
+    if (Status s = session->setInput(name, value); !s)
+      return fail(s.message() + " (from " + file + ")");
+  }
+  if (Status s = session->run(); !s)
+    return fail(s.message());
+
+  // Fetch every output, then write them all to temporary files, then rename.
+  std::vector<std::pair<std::string, HostTensor>> outputs;
+  for (const Slot *slot : artifact->manifest().slotsOfKind(SlotKind::Output)) {
+    HostTensor value;
+    if (Status s = session->getOutput(slot->name, value); !s)
+      return fail(s.message());
+    if (value.dtype == DType::BF16) {
+      HostTensor wide;
+      if (Status s = wide.allocate(DType::F32, value.shape); !s)
+        return fail("output '" + percentEncode(slot->name) + "': " + s.message());
+      widenBf16(value, wide);
+      value = std::move(wide);
+    }
+    outputs.emplace_back(slot->name, std::move(value));
+  }
+  if (Status s = makeDirs(opt.outputDir); !s)
+    return fail(s.message());
+  std::string dir = opt.outputDir;
+  if (dir.back() != '/')
+    dir += '/';
+  std::vector<std::pair<std::string, std::string>> written; // temp, final
+  auto cleanup = [&]() {
+    for (const auto &[temp, final] : written)
+      ::unlink(temp.c_str());
+  };
+  std::string pid = std::to_string(::getpid());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string finalPath = dir + outputFileName(outputs[i].first);
+    std::string temp = dir + ".trc-run-" + pid + "-" + std::to_string(i) + ".tmp";
+    if (Status s = writeNpyTemp(temp, finalPath, outputs[i].second); !s) {
+      cleanup();
+      return fail(s.message());
+    }
+    written.emplace_back(temp, finalPath);
+  }
+  for (size_t i = 0; i < written.size(); ++i) {
+    if (::rename(written[i].first.c_str(), written[i].second.c_str()) != 0) {
+      int e = errno;
+      for (size_t j = 0; j < i; ++j)
+        ::unlink(written[j].second.c_str());
+      cleanup();
+      return fail(written[i].second + ": cannot rename into place: " +
+                  std::strerror(e));
+    }
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    Options opt;
+    if (Status s = parseArgs(argc, argv, opt); !s)
+      return fail(s.message());
+    if (opt.help) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    return runEvaluation(opt);
+  } catch (const std::bad_alloc &) {
+    return fail("out of memory");
+  } catch (const std::exception &e) {
+    return fail(std::string("internal error: ") + e.what());
+  }
+}
