@@ -1,5 +1,6 @@
 //===- DerivedInitializers.cpp - initializers folded from parameters -------===//
 #include "DerivedInitializers.h"
+#include "TensorData.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/Hashing.h"
@@ -50,12 +51,14 @@ std::vector<DerivedInitializer> findDerivedInitializers(const onnx::GraphProto &
     int64_t width = elementBytes(t.data_type());
     if (!width || !t.has_raw_data() || t.raw_data().empty())
       continue;
+    std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+    if (!checkDims(dims).empty())
+      continue; // negative or absurd dimensions; the importer reports them
     int64_t count = 1;
-    for (int64_t d : t.dims())
-      count *= d;
+    for (int64_t d : dims)
+      count *= d; // cannot overflow: checkDims bounds the product by 2^40
     if (count * width != static_cast<int64_t>(t.raw_data().size()))
       continue; // malformed; the importer reports it
-    std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
     if (isExporterName(t.name()))
       candidates.push_back(&t);
     else

@@ -13,11 +13,19 @@ std::string describeNode(const onnx::NodeProto &node) {
 
 std::optional<std::vector<int>> orderNodes(const onnx::GraphProto &graph,
                                            std::vector<std::string> &errors) {
-  std::unordered_set<std::string> available;
+  // Graph inputs and initializers; an initializer may also be listed as a
+  // graph input (its default value), but neither list may repeat a name.
+  std::unordered_set<std::string> available, inputs, initializers;
   for (const auto &input : graph.input())
-    available.insert(input.name());
+    if (!inputs.insert(input.name()).second)
+      errors.push_back("graph input '" + input.name() + "' is declared more than once");
   for (const auto &init : graph.initializer())
-    available.insert(init.name());
+    if (!initializers.insert(init.name()).second)
+      errors.push_back("initializer '" + init.name() + "' is defined more than once");
+  if (!errors.empty())
+    return std::nullopt;
+  available.insert(inputs.begin(), inputs.end());
+  available.insert(initializers.begin(), initializers.end());
 
   const int n = graph.node_size();
   std::unordered_map<std::string, int> producer;

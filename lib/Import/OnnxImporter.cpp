@@ -156,11 +156,12 @@ bool GraphImporter::resolveInputShapes() {
   for (const auto &init : graph_.initializer())
     initializers.insert(init.name());
   // A misspelt --input-shape is reported before any dimension it may fix.
+  std::set<std::string> inputNames;
+  for (const auto &input : graph_.input())
+    if (!initializers.count(input.name()))
+      inputNames.insert(input.name());
   for (const auto &[name, shape] : options_.inputShapes)
-    if (initializers.count(name) ||
-        llvm::none_of(graph_.input(), [&, &name = name](const onnx::ValueInfoProto &i) {
-          return i.name() == name;
-        }))
+    if (!inputNames.count(name))
       return error("--input-shape names '" + name + "', which is not a graph input");
   std::set<std::string> usedDims;
   for (const auto &input : graph_.input()) {

@@ -131,16 +131,17 @@ ElementsAttr readTensor(const onnx::TensorProto &tensor, RankedTensorType type,
     std::string location;
     int64_t offset = 0, length = -1;
     for (const auto &entry : tensor.external_data()) {
-      try {
-        if (entry.key() == "location")
-          location = entry.value();
-        else if (entry.key() == "offset")
-          offset = std::stoll(entry.value());
-        else if (entry.key() == "length")
-          length = std::stoll(entry.value());
-      } catch (const std::exception &) {
-        error = "external data key '" + entry.key() + "' has the non-numeric value '" +
-                entry.value() + "'";
+      if (entry.key() == "location") {
+        location = entry.value();
+        continue;
+      }
+      if (entry.key() != "offset" && entry.key() != "length")
+        continue; // "checksum" and unknown keys are ignored
+      // The whole value must be a decimal integer ("12abc" is not 12).
+      int64_t &field = entry.key() == "offset" ? offset : length;
+      if (llvm::StringRef(entry.value()).getAsInteger(10, field) || field < 0) {
+        error = "external data key '" + entry.key() + "' has the value '" +
+                entry.value() + "', not a non-negative integer";
         return {};
       }
     }
