@@ -69,4 +69,83 @@ def LowerToLinalg : Pass<"trc-lower-to-linalg", "mlir::func::FuncOp"> {
                            "mlir::math::MathDialect"];
 }
 
+def TestPrintMemoryPlan : Pass<"test-trc-print-memory-plan", "mlir::func::FuncOp"> {
+  let summary = "prints the static memory plan of a bufferized function";
+  let description = [{
+    Computes `trc::MemoryPlan` (include/trc/Memory/MemoryPlan.h) and prints
+    the arena size against its lower bound and against no reuse, then each
+    buffer's offset, size and live range. The IR is unchanged.
+
+    ```
+    memory plan: 3 buffers, arena 128 bytes, lower bound 128 (arena/bound 1.000), ...
+      buffer 0: offset 0 size 64 live [0, 2] memref<4x4xf32>
+    ```
+  }];
+}
+
+def PlanMemory : Pass<"trc-plan-memory", "mlir::ModuleOp"> {
+  let summary = "places every temporary buffer of @main in one arena";
+  let description = [{
+    Computes the memory plan of `@main` and rewrites each planned
+    `memref.alloc` into `memref.view` of a new last argument, the arena
+    (`memref<Nxi8>`, attribute `trc.arena`), at its planned offset. The
+    module gets `trc.arena_bytes`, `trc.arena_lower_bound_bytes` and
+    `trc.arena_no_reuse_bytes`.
+
+    ```mlir
+    %0 = memref.alloc() : memref<4x4xf32>
+    // becomes, with %arena: memref<128xi8> appended to @main's arguments
+    %c0 = arith.constant 0 : index
+    %0 = memref.view %arena[%c0][] : memref<128xi8> to memref<4x4xf32>
+    ```
+    Precondition: bufferized IR whose temporaries are static memref.alloc
+    ops at the top level of @main, never deallocated (the plan owns them).
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+}
+
+def ParametersToArguments : Pass<"trc-parameters-to-arguments", "mlir::ModuleOp"> {
+  let summary = "turns the parameters @main reads into arguments after its inputs";
+  let description = [{
+    Each `trc.parameter` that `@main` reads becomes a new argument (in
+    declaration order) with attribute `trc.param = "<name>"`; its
+    `trc.get_parameter` ops are replaced by the argument. The parameter
+    symbols stay (they hold the initial values the artifact writes).
+
+    ```mlir
+    %w = trc.get_parameter @w : tensor<4x4xf32>
+    // becomes an argument %arg1: tensor<4x4xf32> {trc.param = "w"}
+    ```
+  }];
+}
+
+def MatmulToRuntimeCall : Pass<"trc-matmul-to-runtime-call", "mlir::ModuleOp"> {
+  let summary = "hands linalg.batch_matmul on memrefs to the runtime's BLAS";
+  let description = [{
+    Replaces each f32/f64 `linalg.batch_matmul` on strided memrefs whose
+    innermost or row stride is 1 with a call to `trc_rt_matmul_f32/f64`
+    (docs/ARTIFACT.md): pointers, leading dimensions, batch strides and
+    transpose flags come from the memref layouts, so slices and transposed
+    views need no copy. A zero `linalg.fill` of the result just before the
+    call is dropped (the call overwrites it).
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect"];
+}
+
+def CopiesToLinalg : Pass<"trc-copies-to-linalg", "mlir::ModuleOp"> {
+  let summary = "rewrites memref.copy into linalg.copy";
+  let description = [{
+    So that copies lower to plain loops (or memcpy) instead of calls into
+    MLIR's C runner library, which the runtime does not link.
+
+    ```mlir
+    memref.copy %a, %b : memref<4xf32, strided<[2]>> to memref<4xf32>
+    // becomes
+    linalg.copy ins(%a : memref<4xf32, strided<[2]>>) outs(%b : memref<4xf32>)
+    ```
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 #endif // TRC_PASSES_TD

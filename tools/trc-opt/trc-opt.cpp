@@ -10,13 +10,18 @@
 #include "trc/Dialect/Trc.h"
 #include "trc/Import/OnnxImporter.h"
 #include "trc/Passes.h"
+#include "trc/Pipelines/Pipelines.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -44,8 +49,23 @@ static cl::opt<bool> noOnnxShapeInference(
     cl::desc("skip the cross-check against ONNX's shape inference"),
     cl::cat(importCategory));
 
+static cl::opt<std::string> trcCompile(
+    "trc-compile",
+    cl::desc("after the passes, compile into an artifact folder at -o: "
+             "\"target=cpu [cpu=NAME] [opt=0..3]\""),
+    cl::value_desc("OPTIONS"));
+
 static bool isOnnxFile(llvm::StringRef path) {
   return path.ends_with(".onnx") || path.ends_with(".pb");
+}
+
+// Reads an .onnx model (imported) or MLIR text/bytecode (parsed).
+static OwningOpRef<ModuleOp> loadInput(const std::string &inputFilename,
+                                       const trc::ImportOptions &options,
+                                       MLIRContext &context) {
+  if (isOnnxFile(inputFilename))
+    return trc::importOnnxFile(inputFilename, &context, options, llvm::errs());
+  return parseSourceFile<ModuleOp>(inputFilename, &context);
 }
 
 static int importAndRun(const std::string &inputFilename,
@@ -73,7 +93,17 @@ static int importAndRun(const std::string &inputFilename,
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
-  auto module = trc::importOnnxFile(inputFilename, &context, options, llvm::errs());
+  trc::CompileOptions compileOptions;
+  if (!trcCompile.empty() &&
+      !trc::parseCompileOptions(trcCompile, compileOptions, error)) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  if (!trcCompile.empty() && outputFilename == "-") {
+    llvm::errs() << "error: --trc-compile writes an artifact folder: pass -o OUT\n";
+    return 1;
+  }
+  auto module = loadInput(inputFilename, options, context);
   if (!module)
     return 1;
 
@@ -84,6 +114,9 @@ static int importAndRun(const std::string &inputFilename,
   pm.enableVerifier(config.shouldVerifyPasses());
   if (failed(pm.run(*module)))
     return 1;
+  if (!trcCompile.empty())
+    return failed(trc::compileToArtifact(*module, compileOptions, outputFilename,
+                                         llvm::errs()));
 
   auto output = openOutputFile(outputFilename, &error);
   if (!output) {
@@ -104,13 +137,17 @@ static int importAndRun(const std::string &inputFilename,
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   DialectRegistry registry;
-  registry.insert<trc::TrcDialect, func::FuncDialect>();
-  registerTransformsPasses();
+  registry.insert<trc::TrcDialect>();
+  // Upstream dialects and passes too: lowered trc IR is linalg, memref, llvm...
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllPasses();
   trc::registerTrcPasses();
+  trc::registerTrcPipelines();
 
   auto [inputFilename, outputFilename] =
       registerAndParseCLIOptions(argc, argv, "trc-opt: the trc compiler driver", registry);
-  if (isOnnxFile(inputFilename))
+  if (isOnnxFile(inputFilename) || !trcCompile.empty())
     return importAndRun(inputFilename, outputFilename, registry);
   return asMainReturnCode(MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
 }

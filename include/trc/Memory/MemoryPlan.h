@@ -1,0 +1,58 @@
+//===- MemoryPlan.h - the static memory plan of a step ----------*- C++ -*-===//
+//
+// One data structure for where every temporary buffer of a bufferized
+// function lives: an offset into one arena, chosen from liveness.
+//
+// Invariants (checked by `verify()`):
+//  * every allocation's offset is a multiple of `kAlignment`;
+//  * two allocations whose live ranges [first, last] intersect do not
+//    overlap in [offset, offset + size);
+//  * arenaBytes >= max(offset + size) and lowerBoundBytes <= arenaBytes
+//    <= noReuseBytes, where lowerBoundBytes is the most bytes live at once
+//    and noReuseBytes the sum of all (aligned) sizes.
+// Positions are indices of the function's top-level operations.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_MEMORY_MEMORYPLAN_H
+#define TRC_MEMORY_MEMORYPLAN_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trc {
+
+struct Allocation {
+  mlir::Operation *op = nullptr; // the memref.alloc
+  int64_t bytes = 0;             // aligned size
+  int64_t first = 0, last = 0;   // live range, inclusive
+  int64_t offset = -1;
+};
+
+struct MemoryPlan {
+  static constexpr int64_t kAlignment = 64;
+
+  std::vector<Allocation> allocations; // in program order
+  int64_t arenaBytes = 0;
+  int64_t lowerBoundBytes = 0;
+  int64_t noReuseBytes = 0;
+
+  /// Liveness and best-fit offsets for every memref.alloc at the top level
+  /// of `func` (greedy by size: largest first, lowest free offset).
+  static MemoryPlan compute(mlir::func::FuncOp func);
+
+  /// Arena bytes not needed by the most-live point: 1 - lowerBound/arena.
+  double fragmentation() const {
+    return arenaBytes ? 1.0 - double(lowerBoundBytes) / double(arenaBytes) : 0.0;
+  }
+  /// An empty string, or the first violated invariant.
+  std::string verify() const;
+  void print(llvm::raw_ostream &os) const;
+};
+
+} // namespace trc
+
+#endif

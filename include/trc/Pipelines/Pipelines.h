@@ -1,0 +1,45 @@
+//===- Pipelines.h - named trc pass pipelines and compilation ---*- C++ -*-===//
+//
+// The CPU lowering pipeline (trc IR -> LLVM dialect) as a function that
+// fills an OpPassManager, and `compileToArtifact`, which runs it on an
+// imported model and writes the artifact of docs/ARTIFACT.md.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_PIPELINES_PIPELINES_H
+#define TRC_PIPELINES_PIPELINES_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace trc {
+
+struct CompileOptions {
+  std::string target = "cpu"; // cpu (cuda: a later backend)
+  std::string cpu = "native"; // LLVM CPU name, or "native" for the host
+  int optLevel = 3;
+};
+
+/// Parses "target=cpu cpu=native opt=3" (spaces or commas between keys).
+bool parseCompileOptions(llvm::StringRef text, CompileOptions &options,
+                         std::string &error);
+
+/// trc IR whose @main takes parameters as arguments (trc-parameters-to-
+/// arguments) -> LLVM dialect: decompose, lower to linalg, fuse, bufferize,
+/// plan memory, BLAS calls, loops, LLVM.
+void buildCpuLoweringPipeline(mlir::OpPassManager &pm);
+
+/// Registers `--trc-cpu-lowering` (the pipeline above) with trc-opt.
+void registerTrcPipelines();
+
+/// Compiles an imported module into an artifact folder at `outPath`
+/// (written atomically: a previous artifact there is replaced only on
+/// success). Prints the memory-plan summary to `log`.
+mlir::LogicalResult compileToArtifact(mlir::ModuleOp module, const CompileOptions &options,
+                                      llvm::StringRef outPath, llvm::raw_ostream &log);
+
+} // namespace trc
+
+#endif

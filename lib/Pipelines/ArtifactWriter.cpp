@@ -1,0 +1,138 @@
+//===- ArtifactWriter.cpp - writes the artifact folder ----------------------===//
+#include "ArtifactWriter.h"
+
+#include "runtime/Checksum.h"
+#include "runtime/Names.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+
+namespace trc {
+
+namespace {
+constexpr int64_t kWeightAlignment = 64;
+} // namespace
+
+std::string manifestDType(mlir::Type t) {
+  if (t.isF32()) return "f32";
+  if (t.isF64()) return "f64";
+  if (t.isF16()) return "f16";
+  if (t.isBF16()) return "bf16";
+  if (auto i = mlir::dyn_cast<mlir::IntegerType>(t)) {
+    std::string bits = std::to_string(i.getWidth());
+    if (i.getWidth() == 1) return "i1";
+    return (i.isUnsigned() ? "u" : "i") + bits;
+  }
+  return "";
+}
+
+ArtifactWriter::~ArtifactWriter() {
+  if (!stage_.empty())
+    llvm::sys::fs::remove_directories(stage_);
+}
+
+std::string ArtifactWriter::stage(std::string &error) {
+  llvm::SmallString<256> path(outPath_);
+  llvm::sys::fs::make_absolute(path);
+  llvm::StringRef parent = llvm::sys::path::parent_path(path);
+  if (!llvm::sys::fs::is_directory(parent)) {
+    error = "cannot write artifact '" + outPath_ + "': folder '" + parent.str() +
+            "' does not exist";
+    return "";
+  }
+  if (llvm::sys::fs::exists(path) &&
+      !llvm::sys::fs::exists(path + "/manifest.trc")) {
+    error = "refusing to overwrite '" + outPath_ + "': it exists and is not a trc artifact";
+    return "";
+  }
+  llvm::SmallString<256> staged;
+  if (auto ec = llvm::sys::fs::createUniqueDirectory(path + ".partial", staged)) {
+    error = "cannot create a staging folder next to '" + outPath_ + "': " + ec.message();
+    return "";
+  }
+  return stage_ = staged.str().str();
+}
+
+bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error) {
+  auto program = llvm::MemoryBuffer::getFile(stage_ + "/program.so");
+  if (!program) {
+    error = "the program was not written";
+    return false;
+  }
+  // weights.bin: every parameter at a 64-byte-aligned offset.
+  std::vector<char> weights;
+  std::vector<int64_t> offsets;
+  for (const auto &slot : contents.slots) {
+    if (slot.kind != ArtifactSlot::Kind::Param) {
+      offsets.push_back(-1);
+      continue;
+    }
+    weights.resize((weights.size() + kWeightAlignment - 1) / kWeightAlignment *
+                   kWeightAlignment);
+    offsets.push_back(static_cast<int64_t>(weights.size()));
+    weights.insert(weights.end(), slot.initialBytes.begin(), slot.initialBytes.end());
+  }
+  std::string manifest;
+  llvm::raw_string_ostream os(manifest);
+  os << "trc-artifact 1\n"
+     << "target " << contents.target << "\n"
+     << "program program.so " << (*program)->getBufferSize() << " "
+     << rt::toHex16(rt::fnv1a64((*program)->getBufferStart(), (*program)->getBufferSize())) << "\n"
+     << "entry trc_entry\n"
+     << "arena " << contents.arenaBytes << "\n"
+     << "weights weights.bin " << weights.size() << " " << rt::toHex16(rt::fnv1a64(weights.data(), weights.size())) << "\n";
+  for (size_t i = 0; i < contents.slots.size(); ++i) {
+    const auto &slot = contents.slots[i];
+    const char *kind = slot.kind == ArtifactSlot::Kind::Input    ? "input"
+                       : slot.kind == ArtifactSlot::Kind::Output ? "output"
+                                                                 : "param";
+    os << "slot " << i << " " << kind << " " << rt::percentEncode(slot.name) << " "
+       << manifestDType(slot.type.getElementType()) << " " << slot.type.getRank();
+    for (int64_t d : slot.type.getShape())
+      os << " " << d;
+    if (slot.kind == ArtifactSlot::Kind::Param)
+      os << " " << offsets[i] << " " << (slot.trainable ? "trainable" : "frozen");
+    os << "\n";
+  }
+  os << "end\n";
+
+  auto write = [&](const std::string &file, llvm::ArrayRef<char> bytes) {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(stage_ + "/" + file, ec);
+    if (!ec) {
+      out.write(bytes.data(), bytes.size());
+      out.close();
+      ec = out.error();
+    }
+    if (ec)
+      error = "cannot write " + file + ": " + ec.message();
+    return !ec;
+  };
+  if (!write("weights.bin", weights) || !write("manifest.trc", manifest))
+    return false;
+
+  // Publish: the old artifact (if any) steps aside only once the new one is whole.
+  std::string old;
+  if (llvm::sys::fs::exists(outPath_)) {
+    old = outPath_ + ".old";
+    llvm::sys::fs::remove_directories(old);
+    if (auto ec = llvm::sys::fs::rename(outPath_, old)) {
+      error = "cannot replace '" + outPath_ + "': " + ec.message();
+      return false;
+    }
+  }
+  if (auto ec = llvm::sys::fs::rename(stage_, outPath_)) {
+    error = "cannot move the artifact to '" + outPath_ + "': " + ec.message();
+    return false;
+  }
+  stage_.clear();
+  if (!old.empty())
+    llvm::sys::fs::remove_directories(old);
+  return true;
+}
+
+} // namespace trc

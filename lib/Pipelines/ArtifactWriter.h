@@ -1,0 +1,56 @@
+//===- ArtifactWriter.h - writes the artifact folder ------------*- C++ -*-===//
+//
+// Writes manifest.trc, weights.bin and the program into a fresh folder next
+// to the destination, then moves it into place, so a failed compile never
+// leaves a partial artifact (docs/ARTIFACT.md is the format).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_LIB_PIPELINES_ARTIFACTWRITER_H
+#define TRC_LIB_PIPELINES_ARTIFACTWRITER_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+#include <vector>
+
+namespace trc {
+
+struct ArtifactSlot {
+  enum class Kind { Input, Output, Param };
+  Kind kind;
+  std::string name;
+  mlir::RankedTensorType type;
+  bool trainable = false;
+  llvm::ArrayRef<char> initialBytes; // params only
+};
+
+struct ArtifactContents {
+  std::string target;
+  int64_t arenaBytes = 0;
+  std::vector<ArtifactSlot> slots; // in slot order
+};
+
+/// Creates a staging folder for `outPath` (its program.so is written by the
+/// caller), fills manifest and weights, and moves it to `outPath`.
+class ArtifactWriter {
+public:
+  explicit ArtifactWriter(llvm::StringRef outPath) : outPath_(outPath.str()) {}
+  ~ArtifactWriter();
+
+  /// The staging folder; empty with `error` set on failure.
+  std::string stage(std::string &error);
+  /// Writes manifest and weights into the stage and publishes it.
+  bool finish(const ArtifactContents &contents, std::string &error);
+
+private:
+  std::string outPath_, stage_;
+};
+
+/// "f32", "i64", ... as the manifest spells element types ("" if unknown).
+std::string manifestDType(mlir::Type type);
+
+} // namespace trc
+
+#endif

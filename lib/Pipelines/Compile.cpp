@@ -1,0 +1,187 @@
+//===- Compile.cpp - an imported module -> an artifact ----------------------===//
+//
+// Parameters become arguments; the slot table (inputs, parameters, outputs,
+// in @main's argument order) and the initial weights are read off the IR;
+// the CPU pipeline lowers to LLVM; trc_entry unpacks the slot array into
+// the step's arguments; the object is linked and the artifact published.
+//
+//===----------------------------------------------------------------------===//
+#include "ArtifactWriter.h"
+#include "ObjectEmitter.h"
+#include "trc/Dialect/Trc.h"
+#include "trc/Passes.h"
+#include "trc/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/Support/Format.h"
+#include <algorithm>
+
+using namespace mlir;
+
+namespace trc {
+
+bool parseCompileOptions(llvm::StringRef text, CompileOptions &options,
+                         std::string &error) {
+  llvm::SmallVector<llvm::StringRef> items;
+  std::string spaced = text.str();
+  std::replace(spaced.begin(), spaced.end(), ',', ' ');
+  llvm::StringRef(spaced).split(items, ' ', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef item : items) {
+    auto [key, value] = item.split('=');
+    if (key == "target" && (value == "cpu" || value == "cuda")) {
+      options.target = value.str();
+    } else if (key == "cpu" && !value.empty()) {
+      options.cpu = value.str();
+    } else if (key == "opt" && (value == "0" || value == "1" || value == "2" || value == "3")) {
+      options.optLevel = value[0] - '0';
+    } else {
+      error = "--trc-compile: unknown or bad option '" + item.str() +
+              "' (expected target=cpu|cuda, cpu=NAME, opt=0..3)";
+      return false;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+/// The bytes of a parameter's initial value, splats expanded into `storage`.
+llvm::ArrayRef<char> initialBytes(ElementsAttr value, std::vector<char> &storage) {
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
+    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+      return blob->getData();
+  auto dense = cast<DenseElementsAttr>(value);
+  llvm::ArrayRef<char> raw = dense.getRawData();
+  if (!dense.isSplat())
+    return raw;
+  for (int64_t i = 0, n = dense.getNumElements(); i < n; ++i)
+    storage.insert(storage.end(), raw.begin(), raw.end());
+  return storage;
+}
+
+/// llvm.func @trc_entry(%slots: !llvm.ptr, %arena: !llvm.ptr) calling
+/// @trc_step(slot 0, ..., slot S-1, arena).
+void addEntry(ModuleOp module, int64_t slots) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  Location loc = module.getLoc();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr, ptr});
+  auto entry = b.create<LLVM::LLVMFuncOp>(loc, "trc_entry", type);
+  Block *block = entry.addEntryBlock(b);
+  b.setInsertionPointToStart(block);
+  SmallVector<Value> args;
+  for (int64_t i = 0; i < slots; ++i) {
+    Value at = b.create<LLVM::GEPOp>(loc, ptr, ptr, block->getArgument(0),
+                                     ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+    args.push_back(b.create<LLVM::LoadOp>(loc, ptr, at));
+  }
+  args.push_back(block->getArgument(1));
+  auto step = module.lookupSymbol<LLVM::LLVMFuncOp>("trc_step");
+  b.create<LLVM::CallOp>(loc, step, args);
+  b.create<LLVM::ReturnOp>(loc, ValueRange{});
+}
+} // namespace
+
+LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
+                                llvm::StringRef outPath, llvm::raw_ostream &log) {
+  auto fail = [&](const llvm::Twine &message) {
+    log << "error: " << outPath << ": " << message << "\n";
+    return failure();
+  };
+  if (options.target != "cpu")
+    return fail("target '" + options.target +
+                "' is not available in this build (the CUDA backend is not written yet)");
+
+  PassManager prepare(module.getContext());
+  prepare.addPass(createParametersToArguments());
+  if (failed(prepare.run(module)))
+    return failure();
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+
+  // The slot table, read before lowering erases the names.
+  ArtifactContents contents;
+  contents.target = options.target;
+  std::vector<std::vector<char>> expanded(main.getNumArguments());
+  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+    ArtifactSlot slot;
+    slot.type = cast<RankedTensorType>(main.getArgument(i).getType());
+    if (auto name = main.getArgAttrOfType<StringAttr>(i, "trc.param")) {
+      auto param = module.lookupSymbol<ParameterOp>(name);
+      if (!param.getInitialValueAttr())
+        return fail("parameter '" + name.getValue() + "' has no initial value");
+      slot.kind = ArtifactSlot::Kind::Param;
+      slot.name = name.str();
+      slot.trainable = param.isTrainable();
+      slot.initialBytes = initialBytes(param.getInitialValueAttr(), expanded[i]);
+    } else {
+      auto input = main.getArgAttrOfType<StringAttr>(i, "trc.input");
+      slot.kind = ArtifactSlot::Kind::Input;
+      slot.name = input ? input.str() : "input" + std::to_string(i);
+    }
+    contents.slots.push_back(slot);
+  }
+  for (unsigned i = 0; i < main.getNumResults(); ++i) {
+    ArtifactSlot slot;
+    slot.kind = ArtifactSlot::Kind::Output;
+    slot.type = cast<RankedTensorType>(main.getResultTypes()[i]);
+    auto name = main.getResultAttrOfType<StringAttr>(i, "trc.output");
+    slot.name = name ? name.str() : "output" + std::to_string(i);
+    contents.slots.push_back(slot);
+  }
+  for (const auto &slot : contents.slots)
+    if (manifestDType(slot.type.getElementType()).empty())
+      return fail("slot '" + slot.name + "' has an element type the artifact cannot hold");
+
+  // Lower. The parameter symbols are no longer read (their bytes are kept
+  // alive by the module's resource blobs until the weights are written).
+  ArtifactWriter writer(outPath);
+  std::string error;
+  std::string stage = writer.stage(error);
+  if (stage.empty())
+    return fail(error);
+  SmallVector<Operation *> params;
+  for (auto p : module.getOps<ParameterOp>())
+    params.push_back(p);
+  PassManager lower(module.getContext());
+  buildCpuLoweringPipeline(lower);
+  if (failed(lower.run(module)))
+    return fail("lowering to the CPU backend failed");
+  auto arena = module->getAttrOfType<IntegerAttr>("trc.arena_bytes");
+  auto bound = module->getAttrOfType<IntegerAttr>("trc.arena_lower_bound_bytes");
+  auto noReuse = module->getAttrOfType<IntegerAttr>("trc.arena_no_reuse_bytes");
+  contents.arenaBytes = arena ? arena.getInt() : 0;
+  if (arena && bound && noReuse)
+    log << "memory: arena " << arena.getInt() << " bytes, lower bound " << bound.getInt()
+        << " (arena/bound "
+        << llvm::format("%.3f", bound.getInt() ? double(arena.getInt()) / bound.getInt() : 1.0)
+        << "), no reuse " << noReuse.getInt() << " (arena/no-reuse "
+        << llvm::format("%.3f",
+                        noReuse.getInt() ? double(arena.getInt()) / noReuse.getInt() : 1.0)
+        << ")\n";
+
+  auto step = module.lookupSymbol<LLVM::LLVMFuncOp>("main");
+  if (!step)
+    return fail("the lowered module has no @main");
+  step.setSymName("trc_step");
+  addEntry(module, static_cast<int64_t>(contents.slots.size()));
+  // Translation must not see trc ops: take the weights' bytes out first.
+  std::vector<std::vector<char>> weightCopies;
+  weightCopies.reserve(contents.slots.size());
+  for (auto &slot : contents.slots)
+    if (slot.kind == ArtifactSlot::Kind::Param) {
+      weightCopies.emplace_back(slot.initialBytes.begin(), slot.initialBytes.end());
+      slot.initialBytes = weightCopies.back();
+    }
+  for (Operation *p : params)
+    p->erase();
+
+  if (failed(emitSharedObject(module, options, stage + "/program.so", error)))
+    return fail(error);
+  if (!writer.finish(contents, error))
+    return fail(error);
+  return success();
+}
+
+} // namespace trc

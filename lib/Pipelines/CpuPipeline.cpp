@@ -1,0 +1,47 @@
+//===- CpuPipeline.cpp - trc IR to the LLVM dialect for CPUs ----------------===//
+//
+// The pass sequence of the CPU backend, as text so that `trc-opt
+// --trc-cpu-lowering` and this function are one definition. Everything above
+// bufferization is shared with the CUDA backend. Precondition: the upstream
+// passes named here are registered (trc-opt and trc-run register all).
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Passes.h"
+#include "trc/Pipelines/Pipelines.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+namespace trc {
+
+static const char *kCpuLowering =
+    // trc -> linalg on tensors
+    "trc-decompose-composites, canonicalize, func.func(trc-lower-to-linalg), "
+    "canonicalize, cse, linalg-fuse-elementwise-ops, "
+    // tensors -> buffers, results written into caller-provided outputs
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map}, "
+    "buffer-results-to-out-params{modify-public-functions hoist-static-allocs}, canonicalize, "
+    // one arena for every temporary; matrix products to BLAS
+    "trc-plan-memory, trc-matmul-to-runtime-call, trc-copies-to-linalg, "
+    // loops -> LLVM (bare pointers for statically shaped memrefs)
+    "func.func(convert-linalg-to-loops), expand-strided-metadata, lower-affine, "
+    "convert-scf-to-cf, convert-math-to-llvm, convert-math-to-libm, "
+    "convert-arith-to-llvm, convert-index-to-llvm, finalize-memref-to-llvm, "
+    "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, convert-cf-to-llvm, "
+    "reconcile-unrealized-casts";
+
+void buildCpuLoweringPipeline(OpPassManager &pm) {
+  if (failed(parsePassPipeline(kCpuLowering, pm, llvm::errs())))
+    llvm::report_fatal_error("trc: the built-in CPU pipeline does not parse");
+}
+
+void registerTrcPipelines() {
+  PassPipelineRegistration<>(
+      "trc-cpu-lowering",
+      "trc IR (parameters as arguments) to the LLVM dialect for the CPU backend",
+      buildCpuLoweringPipeline);
+}
+
+} // namespace trc

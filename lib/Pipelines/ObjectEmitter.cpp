@@ -1,0 +1,108 @@
+//===- ObjectEmitter.cpp - LLVM dialect -> shared object --------------------===//
+#include "ObjectEmitter.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+
+namespace trc {
+
+namespace {
+std::unique_ptr<llvm::TargetMachine> hostTargetMachine(const CompileOptions &options,
+                                                       std::string &error) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder) {
+    error = llvm::toString(builder.takeError());
+    return nullptr;
+  }
+  if (options.cpu != "native") {
+    builder->setCPU(options.cpu);
+    builder->getFeatures() = llvm::SubtargetFeatures();
+  }
+  builder->setRelocationModel(llvm::Reloc::PIC_);
+  builder->setCodeGenOptLevel(options.optLevel >= 3 ? llvm::CodeGenOptLevel::Aggressive
+                                                    : llvm::CodeGenOptLevel::Default);
+  auto tm = builder->createTargetMachine();
+  if (!tm) {
+    error = llvm::toString(tm.takeError());
+    return nullptr;
+  }
+  return std::move(*tm);
+}
+} // namespace
+
+LogicalResult emitSharedObject(ModuleOp module, const CompileOptions &options,
+                               llvm::StringRef soPath, std::string &error) {
+  registerBuiltinDialectTranslation(*module->getContext());
+  registerLLVMDialectTranslation(*module->getContext());
+  llvm::LLVMContext llvmContext;
+  auto llvmModule = translateModuleToLLVMIR(module, llvmContext, "trc_program");
+  if (!llvmModule) {
+    error = "translation to LLVM IR failed";
+    return failure();
+  }
+  auto tm = hostTargetMachine(options, error);
+  if (!tm)
+    return failure();
+  llvmModule->setDataLayout(tm->createDataLayout());
+  llvmModule->setTargetTriple(tm->getTargetTriple());
+  if (auto err = makeOptimizingTransformer(options.optLevel, 0, tm.get())(llvmModule.get())) {
+    error = "LLVM optimization failed: " + llvm::toString(std::move(err));
+    return failure();
+  }
+
+  llvm::SmallString<128> objectPath;
+  if (auto ec = llvm::sys::fs::createTemporaryFile("trc-program", "o", objectPath)) {
+    error = "cannot create a temporary object file: " + ec.message();
+    return failure();
+  }
+  llvm::FileRemover removeObject(objectPath);
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(objectPath, ec);
+    if (ec) {
+      error = "cannot write " + objectPath.str().str() + ": " + ec.message();
+      return failure();
+    }
+    llvm::legacy::PassManager codegen;
+    if (tm->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+      error = "the target cannot emit object files";
+      return failure();
+    }
+    codegen.run(*llvmModule);
+  }
+
+  auto cc = llvm::sys::findProgramByName("cc");
+  if (!cc) {
+    error = "no C compiler driver 'cc' on PATH to link the shared object";
+    return failure();
+  }
+  std::string ccPath = *cc, out = soPath.str(), obj = objectPath.str().str();
+  llvm::SmallVector<llvm::StringRef> args{ccPath, "-shared", "-o", out, obj, "-lm"};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(ccPath, args, std::nullopt, {}, 0, 0, &message);
+  if (rc != 0) {
+    error = "linking the shared object failed (" + ccPath + " exited with " +
+            std::to_string(rc) + (message.empty() ? "" : ": " + message) + ")";
+    return failure();
+  }
+  return success();
+}
+
+} // namespace trc

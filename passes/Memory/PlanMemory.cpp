@@ -1,0 +1,66 @@
+//===- PlanMemory.cpp - trc-plan-memory ------------------------------------===//
+//
+// Rewrites @main's planned memref.alloc ops into views of one arena argument
+// (see Passes.td). Precondition: bufferized @main; allocations are never
+// deallocated (memref.dealloc of a planned buffer is an error).
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Memory/MemoryPlan.h"
+#include "trc/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace trc {
+#define GEN_PASS_DEF_PLANMEMORY
+#include "Passes.h.inc"
+} // namespace trc
+
+using namespace mlir;
+
+namespace {
+struct PlanMemory : trc::impl::PlanMemoryBase<PlanMemory> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main || main.getBody().empty()) {
+      module.emitError("trc-plan-memory needs a function @main with a body");
+      return signalPassFailure();
+    }
+    bool freed = false;
+    main.walk([&](memref::DeallocOp op) {
+      op.emitError("planned buffers must not be deallocated");
+      freed = true;
+    });
+    if (freed)
+      return signalPassFailure();
+
+    auto plan = trc::MemoryPlan::compute(main);
+    if (std::string broken = plan.verify(); !broken.empty()) {
+      main.emitError("invalid memory plan: ") << broken;
+      return signalPassFailure();
+    }
+    OpBuilder b(module.getContext());
+    auto arenaType = MemRefType::get({std::max<int64_t>(plan.arenaBytes, 1)}, b.getI8Type());
+    unsigned index = main.getNumArguments();
+    if (failed(main.insertArgument(index, arenaType,
+                                   b.getDictionaryAttr(b.getNamedAttr(
+                                       "trc.arena", b.getUnitAttr())),
+                                   main.getLoc())))
+      return signalPassFailure();
+    Value arena = main.getArgument(index);
+    for (auto &a : plan.allocations) {
+      auto alloc = cast<memref::AllocOp>(a.op);
+      b.setInsertionPoint(alloc);
+      Value offset = b.create<arith::ConstantIndexOp>(alloc.getLoc(), a.offset);
+      Value view = b.create<memref::ViewOp>(alloc.getLoc(), alloc.getType(), arena,
+                                            offset, ValueRange{});
+      alloc.replaceAllUsesWith(view);
+      alloc.erase();
+    }
+    module->setAttr("trc.arena_bytes", b.getI64IntegerAttr(plan.arenaBytes));
+    module->setAttr("trc.arena_lower_bound_bytes",
+                    b.getI64IntegerAttr(plan.lowerBoundBytes));
+    module->setAttr("trc.arena_no_reuse_bytes", b.getI64IntegerAttr(plan.noReuseBytes));
+  }
+};
+} // namespace
