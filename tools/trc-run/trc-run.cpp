@@ -9,8 +9,10 @@
 // since NumPy has no bfloat16). Any problem prints one `error: ...` line and
 // exits 1, before anything is written: the outputs are written to temporary
 // files that are renamed into place only when all of them were written.
-// `--device auto` is the CPU until the CUDA backend exists. Training flags and
-// .onnx models (compiled in-process) come later.
+// `--device auto` is the CPU until the CUDA backend exists. Training flags
+// come later. MODEL may be an .onnx file when trc-run is built with the
+// compiler: it is compiled in-process (input shapes from the .npy inputs)
+// into a temporary artifact that is removed afterwards.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Artifact.h"
@@ -19,10 +21,16 @@
 #include "runtime/Npy.h"
 #include "runtime/Session.h"
 
+#ifdef TRC_RUN_WITH_COMPILER
+#include "CompileInProcess.h"
+#include <map>
+#endif
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <new>
 #include <string>
 #include <sys/stat.h>
@@ -187,15 +195,42 @@ int runEvaluation(const Options &opt) {
   if (Status s = createBackend(opt.device, backend); !s)
     return fail(s.message());
 
+  std::string artifactDir = opt.model;
   struct stat st;
   if (::stat(opt.model.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) &&
-      endsWith(opt.model, ".onnx"))
+      endsWith(opt.model, ".onnx")) {
+#ifdef TRC_RUN_WITH_COMPILER
+    std::map<std::string, std::vector<int64_t>> shapes;
+    for (const auto &[name, file] : opt.inputs) {
+      HostTensor value;
+      if (Status s = readNpyFile(file, value); !s)
+        return fail("input '" + percentEncode(name) + "': " + s.message());
+      shapes[name] = value.shape;
+    }
+    std::string error;
+    if (!trc::compileOnnxInProcess(opt.model, shapes, backend->target(), artifactDir,
+                                   error)) {
+      std::fputs(error.c_str(), stderr);
+      return 1;
+    }
+#else
     return fail(opt.model +
                 ": compiling .onnx in trc-run is not available in this build; "
                 "compile with trc-opt --trc-compile");
+#endif
+  }
+  // A temporary artifact compiled above is removed when this run ends.
+  struct RemoveTemporary {
+    std::string dir;
+    ~RemoveTemporary() {
+      std::error_code ignored;
+      if (!dir.empty())
+        std::filesystem::remove_all(std::filesystem::path(dir).parent_path(), ignored);
+    }
+  } removeTemporary{artifactDir != opt.model ? artifactDir : ""};
 
   std::unique_ptr<Artifact> artifact;
-  if (Status s = Artifact::load(opt.model, backend->target(), artifact); !s)
+  if (Status s = Artifact::load(artifactDir, backend->target(), artifact); !s)
     return fail(s.message());
   std::unique_ptr<Session> session;
   if (Status s = Session::create(*artifact, *backend, session); !s)

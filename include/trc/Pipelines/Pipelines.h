@@ -19,7 +19,7 @@ namespace trc {
 struct CompileOptions {
   std::string target = "cpu"; // cpu (cuda: a later backend)
   std::string cpu = "native"; // LLVM CPU name, or "native" for the host
-  int optLevel = 3;
+  int optLevel = 2; // LLVM -O3 compiles ~10x slower (full unrolling) for no gain here
 };
 
 /// Parses "target=cpu cpu=native opt=3" (spaces or commas between keys).
