@@ -6,6 +6,7 @@ at the opsets asked for, with and without dynamic axes.
 
     python3 scripts/export_models.py --out DIR [--models gpt2,bert,gptj]
                                      [--opsets 13,17] [--folded]
+                                     [--size small|bench] [--batch B --seq T]
 
 Writes DIR/<model>_op<opset>.onnx and DIR/<model>_op<opset>_dyn.onnx (batch
 and sequence as dynamic axes named 'batch' and 'sequence'); with --folded also
@@ -26,6 +27,17 @@ CONTEXT = 64     # positions
 WIDTH = 64
 HEADS = 4
 LAYERS = 2
+
+# --size: "small" for tests (above); "bench" for benchmarks (sequence 256).
+SIZES = {
+    "small": dict(VOCAB=256, CONTEXT=64, WIDTH=64, HEADS=4, LAYERS=2),
+    "bench": dict(VOCAB=256, CONTEXT=256, WIDTH=256, HEADS=8, LAYERS=4),
+}
+
+
+def configure(size):
+    """Sets the module-level sizes the model classes read when built."""
+    globals().update(SIZES[size])
 
 
 def gelu_new(x):
@@ -212,7 +224,12 @@ def build(name, seed=0):
     return MODELS[name]()
 
 
-def example_inputs(batch=2, seq=16, seed=1):
+EXAMPLE_SHAPE = [2, 16]  # batch, sequence of the export's example inputs
+
+
+def example_inputs(batch=None, seq=None, seed=1):
+    batch = batch or EXAMPLE_SHAPE[0]
+    seq = seq or EXAMPLE_SHAPE[1]
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(0, VOCAB, (batch, seq), generator=g)
     targets = torch.randint(0, VOCAB, (batch, seq), generator=g)
@@ -251,7 +268,12 @@ def main():
     parser.add_argument("--models", default="gpt2,bert,gptj")
     parser.add_argument("--opsets", default="13,17")
     parser.add_argument("--folded", action="store_true")
+    parser.add_argument("--size", choices=sorted(SIZES), default="small")
+    parser.add_argument("--batch", type=int, default=2, help="example batch (static exports)")
+    parser.add_argument("--seq", type=int, default=16, help="example sequence (static exports)")
     args = parser.parse_args()
+    configure(args.size)
+    EXAMPLE_SHAPE[:] = [args.batch, args.seq]
     os.makedirs(args.out, exist_ok=True)
     import warnings
     warnings.filterwarnings("ignore")

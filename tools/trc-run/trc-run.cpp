@@ -26,7 +26,10 @@
 #include <map>
 #endif
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -54,6 +57,8 @@ const char *kUsage =
     "  --input NAME=FILE   bind input NAME to a NumPy .npy file (dtype and\n"
     "                      shape must match the artifact exactly)\n"
     "  --output-dir DIR    where the outputs are written (created if needed)\n"
+    "  --repeat N          after the first run, time N more and print the\n"
+    "                      mean and best time per run to stderr\n"
     "  -h, --help          print this help\n";
 
 // Flags of the training mode (DESIGN.md), recognised to say they are not
@@ -70,6 +75,7 @@ struct Options {
   std::string device = "auto";
   std::vector<std::pair<std::string, std::string>> inputs; // name, file
   std::string outputDir;
+  int repeat = 0; // --repeat N: time N more runs after the first
   bool help = false;
 };
 
@@ -122,7 +128,8 @@ Status parseArgs(int argc, char **argv, Options &opt) {
                              "' belongs to training, which this trc-run does "
                              "not implement yet (evaluation only: --input, "
                              "--output-dir, --device)");
-    if (flag != "--device" && flag != "--input" && flag != "--output-dir")
+    if (flag != "--device" && flag != "--input" && flag != "--output-dir" &&
+        flag != "--repeat")
       return Status::error("unknown option '" + flag + "' (see trc-run --help)");
     if (!inlineValue) {
       if (i + 1 >= argc)
@@ -131,7 +138,14 @@ Status parseArgs(int argc, char **argv, Options &opt) {
     }
     if (value.empty())
       return Status::error("option '" + flag + "' needs a non-empty value");
-    if (flag == "--device") {
+    if (flag == "--repeat") {
+      char *end = nullptr;
+      long n = std::strtol(value.c_str(), &end, 10);
+      if (*end != '\0' || n < 1 || n > 1000000)
+        return Status::error("option '--repeat' expects a count from 1 to 1000000, got '" +
+                             value + "'");
+      opt.repeat = static_cast<int>(n);
+    } else if (flag == "--device") {
       if (sawDevice)
         return Status::error("option '--device' given twice");
       sawDevice = true;
@@ -250,6 +264,21 @@ int runEvaluation(const Options &opt) {
   }
   if (Status s = session->run(); !s)
     return fail(s.message());
+  if (opt.repeat > 0) {
+    double total = 0, best = 1e300;
+    for (int r = 0; r < opt.repeat; ++r) {
+      auto start = std::chrono::steady_clock::now();
+      if (Status s = session->run(); !s)
+        return fail(s.message());
+      double ms = std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+      total += ms;
+      best = std::min(best, ms);
+    }
+    std::fprintf(stderr, "trc-run: %d runs, mean %.3f ms, best %.3f ms per run\n",
+                 opt.repeat, total / opt.repeat, best);
+  }
 
   // Fetch every output, then write them all to temporary files, then rename.
   std::vector<std::pair<std::string, HostTensor>> outputs;
