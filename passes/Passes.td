@@ -148,4 +148,20 @@ def CopiesToLinalg : Pass<"trc-copies-to-linalg", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def ApproximateMath : Pass<"trc-approximate-math", "mlir::ModuleOp"> {
+  let summary = "replaces f32 math calls by polynomial approximations";
+  let description = [{
+    exp, expm1, log, tanh, erf, sin, cos, rsqrt... on f32 become MLIR's
+    polynomial approximations (a few ulp from libm), written in arith ops so
+    LLVM vectorizes the loops around them instead of calling libm per
+    element. Runs on loops or scalars before lowering to LLVM.
+
+    ```mlir
+    %y = math.tanh %x : f32
+    // becomes a rational approximation in arith.mulf/addf/divf/select
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
 #endif // TRC_PASSES_TD

@@ -131,7 +131,10 @@ def Trc_MulOp : Trc_BinaryOp<"mul", Trc_Tensor, [Commutative]> {
 def Trc_DivOp : Trc_BinaryOp<"div", Trc_Tensor> {
   let summary = "x / y (integer division truncates)"; let hasFolder = 1;
 }
-def Trc_PowOp : Trc_BinaryOp<"pow", Trc_Tensor> { let summary = "x ^ y"; }
+def Trc_PowOp : Trc_BinaryOp<"pow", Trc_Tensor> {
+  let summary = "x ^ y";
+  let hasCanonicalizer = 1; // x^1, x^2, x^3, x^0.5 with constant exponents
+}
 def Trc_MaxOp : Trc_BinaryOp<"max", Trc_Tensor, [Commutative]> {
   let summary = "max(x, y)";
 }

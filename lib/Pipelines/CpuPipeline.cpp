@@ -27,7 +27,9 @@ static const char *kCpuLowering =
     "trc-plan-memory, trc-matmul-to-runtime-call, trc-copies-to-linalg, "
     // loops -> LLVM (bare pointers for statically shaped memrefs)
     "func.func(convert-linalg-to-loops), expand-strided-metadata, lower-affine, "
-    "convert-scf-to-cf, convert-math-to-llvm, convert-math-to-libm, "
+    // integer powers (math.ipowi) become outlined functions
+    "convert-math-to-funcs, "
+    "convert-scf-to-cf, trc-approximate-math, convert-math-to-llvm, convert-math-to-libm, "
     "convert-arith-to-llvm, convert-index-to-llvm, finalize-memref-to-llvm, "
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, convert-cf-to-llvm, "
     "reconcile-unrealized-casts";

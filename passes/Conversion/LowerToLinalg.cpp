@@ -2,7 +2,9 @@
 //
 // Lowers core trc ops to linalg/tensor/arith/math on tensors (see Passes.td).
 // Preconditions: composites decomposed; float or signless integer types.
-// Unsigned element types and scatter_add/dropout are reported as errors.
+// Unsigned element types (results, and operands of trc ops) and
+// scatter_add/dropout are reported as errors. Ops with zero-element results
+// become empty tensors.
 //
 //===----------------------------------------------------------------------===//
 #include "ScalarOps.h"
@@ -55,6 +57,23 @@ Value generic(OpBuilder &b, Location loc, RankedTensorType resultType,
       });
   return op.getResult(0);
 }
+
+/// An op whose result has no elements computes nothing: an empty tensor
+/// (also keeps e.g. a slice starting at the end of its operand from reaching
+/// tensor.extract_slice, which rejects out-of-bounds offsets).
+struct LowerEmptyResult : RewritePattern {
+  LowerEmptyResult(MLIRContext *ctx) : RewritePattern(MatchAnyOpTypeTag(), 2, ctx) {}
+  LogicalResult matchAndRewrite(Operation *op, PatternRewriter &rw) const override {
+    if (!isa<TrcDialect>(op->getDialect()) || op->getNumResults() != 1 ||
+        isa<GetParameterOp>(op))
+      return failure();
+    auto t = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!t || !t.hasStaticShape() || t.getNumElements() != 0)
+      return failure();
+    rw.replaceOp(op, emptyLike(rw, op->getLoc(), t));
+    return success();
+  }
+};
 
 /// Every trc op whose operands and result share a shape: one generic.
 struct LowerElementwise : RewritePattern {
@@ -338,26 +357,34 @@ struct LowerToLinalg : trc::impl::LowerToLinalgBase<LowerToLinalg> {
     MLIRContext *ctx = &getContext();
     bool unsupported = false;
     getOperation().walk([&](Operation *op) {
-      if (isa<ScatterAddOp, DropoutOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, GeluOp,
-              CrossEntropyOp>(op)) {
+      if (isa<DropoutOp>(op)) {
+        op->emitOpError("(random, training mode) is not supported by the CPU "
+                        "inference lowering: dropout belongs to the training pipeline");
+        unsupported = true;
+      } else if (isa<ScatterAddOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, GeluOp,
+                     CrossEntropyOp>(op)) {
         op->emitOpError("is not lowered by trc-lower-to-linalg (run "
-                        "trc-decompose-composites first; scatter_add and dropout "
-                        "belong to the training pipeline)");
+                        "trc-decompose-composites first; scatter_add belongs to "
+                        "the training pipeline)");
         unsupported = true;
       }
-      for (Type t : op->getResultTypes())
-        if (auto tensor = dyn_cast<RankedTensorType>(t))
-          if (tensor.getElementType().isUnsignedInteger()) {
-            op->emitOpError("unsigned element types are not supported by the CPU "
-                            "backend yet");
-            unsupported = true;
-          }
+      auto isUnsigned = [](Type t) {
+        auto tensor = dyn_cast<RankedTensorType>(t);
+        return tensor && tensor.getElementType().isUnsignedInteger();
+      };
+      if (llvm::any_of(op->getResultTypes(), isUnsigned) ||
+          (isa<TrcDialect>(op->getDialect()) &&
+           llvm::any_of(op->getOperandTypes(), isUnsigned))) {
+        op->emitOpError("unsigned element types are not supported by the CPU "
+                        "backend yet");
+        unsupported = true;
+      }
     });
     if (unsupported)
       return signalPassFailure();
 
     RewritePatternSet patterns(ctx);
-    patterns.add<LowerElementwise, LowerConstant, LowerIota, LowerBroadcast, LowerReverse,
+    patterns.add<LowerEmptyResult, LowerElementwise, LowerConstant, LowerIota, LowerBroadcast, LowerReverse,
                  LowerTranspose, LowerReshape, LowerSlice, LowerConcatenate, LowerPad,
                  LowerGather, LowerReduce, LowerDotGeneral>(ctx);
     ConversionTarget target(*ctx);

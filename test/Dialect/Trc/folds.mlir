@@ -165,3 +165,28 @@ func.func @gather_out_of_range() -> tensor<1xi64> {
   %g = trc.gather %v, %i axis = 0 : (tensor<3xi64>, tensor<1xi64>) -> tensor<1xi64>
   return %g : tensor<1xi64>
 }
+
+// -----
+
+// pow by a constant 1, 2, 3 or 0.5 becomes multiplications or sqrt; other
+// exponents stay.
+// CHECK-LABEL: func.func @pow_by_constant
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+// CHECK-DAG: %[[SQ:.*]] = trc.mul %[[X]], %[[X]]
+// CHECK-DAG: %[[CUBE:.*]] = trc.mul %[[SQ]], %[[X]]
+// CHECK-DAG: %[[ROOT:.*]] = trc.sqrt %[[X]]
+// CHECK-DAG: %[[OTHER:.*]] = trc.pow %[[X]], %{{.*}}
+// CHECK: return %[[X]], %[[SQ]], %[[CUBE]], %[[ROOT]], %[[OTHER]]
+func.func @pow_by_constant(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %one = trc.constant dense<1.0> : tensor<4xf32>
+  %two = trc.constant dense<2.0> : tensor<4xf32>
+  %three = trc.constant dense<3.0> : tensor<4xf32>
+  %half = trc.constant dense<0.5> : tensor<4xf32>
+  %seven = trc.constant dense<7.0> : tensor<4xf32>
+  %0 = trc.pow %x, %one : tensor<4xf32>
+  %1 = trc.pow %x, %two : tensor<4xf32>
+  %2 = trc.pow %x, %three : tensor<4xf32>
+  %3 = trc.pow %x, %half : tensor<4xf32>
+  %4 = trc.pow %x, %seven : tensor<4xf32>
+  return %0, %1, %2, %3, %4 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
