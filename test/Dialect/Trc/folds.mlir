@@ -173,7 +173,8 @@ func.func @gather_out_of_range() -> tensor<1xi64> {
 // CHECK-LABEL: func.func @pow_by_constant
 // CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
 // CHECK-DAG: %[[SQ:.*]] = trc.mul %[[X]], %[[X]]
-// CHECK-DAG: %[[CUBE:.*]] = trc.mul %[[SQ]], %[[X]]
+// CHECK-DAG: %[[SQ2:.*]] = trc.mul %[[X]], %[[X]]
+// CHECK-DAG: %[[CUBE:.*]] = trc.mul %[[SQ2]], %[[X]]
 // CHECK-DAG: %[[ROOT:.*]] = trc.sqrt %[[X]]
 // CHECK-DAG: %[[OTHER:.*]] = trc.pow %[[X]], %{{.*}}
 // CHECK: return %[[X]], %[[SQ]], %[[CUBE]], %[[ROOT]], %[[OTHER]]
