@@ -2,8 +2,10 @@
 //
 // Parameters become arguments; the slot table (inputs, parameters, outputs,
 // in @main's argument order) and the initial weights are read off the IR;
-// the CPU pipeline lowers to LLVM; trc_entry unpacks the slot array into
-// the step's arguments; the object is linked and the artifact published.
+// zero-element arguments and results become rank 1 (bare pointers need
+// static strides); the CPU pipeline lowers to LLVM; trc_entry unpacks the
+// slot array into the step's arguments; the object is linked and the
+// artifact published.
 //
 //===----------------------------------------------------------------------===//
 #include "ArtifactWriter.h"
@@ -58,6 +60,38 @@ llvm::ArrayRef<char> initialBytes(ElementsAttr value, std::vector<char> &storage
   for (int64_t i = 0, n = dense.getNumElements(); i < n; ++i)
     storage.insert(storage.end(), raw.begin(), raw.end());
   return storage;
+}
+
+/// A zero-element tensor of rank other than 1 as tensor<0xT>, else null.
+/// (The LLVM lowering cannot pass e.g. memref<0x3xf32> as a bare pointer:
+/// its strides are not static. tensor<0xT> is the same empty buffer.)
+RankedTensorType flatEmptyType(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  if (!t || !t.hasStaticShape() || t.getNumElements() != 0 || t.getRank() == 1)
+    return {};
+  return RankedTensorType::get({0}, t.getElementType());
+}
+
+/// Gives @main's zero-element arguments and results the type tensor<0xT>,
+/// reshaping at the boundary. Slot types are read before this.
+void flattenEmptyBoundaryTensors(func::FuncOp main) {
+  Block &body = main.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&body);
+  for (BlockArgument arg : body.getArguments()) {
+    auto flat = flatEmptyType(arg.getType());
+    if (!flat)
+      continue;
+    auto original = cast<RankedTensorType>(arg.getType());
+    arg.setType(flat);
+    auto reshaped = b.create<ReshapeOp>(main.getLoc(), original, arg);
+    arg.replaceAllUsesExcept(reshaped, reshaped);
+  }
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  b.setInsertionPoint(ret);
+  for (OpOperand &operand : ret->getOpOperands())
+    if (auto flat = flatEmptyType(operand.get().getType()))
+      operand.set(b.create<ReshapeOp>(main.getLoc(), flat, operand.get()));
+  main.setFunctionType(b.getFunctionType(body.getArgumentTypes(), ret.getOperandTypes()));
 }
 
 /// llvm.func @trc_entry(%slots: !llvm.ptr, %arena: !llvm.ptr) calling
@@ -141,6 +175,7 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   std::string stage = writer.stage(error);
   if (stage.empty())
     return fail(error);
+  flattenEmptyBoundaryTensors(main);
   SmallVector<Operation *> params;
   for (auto p : module.getOps<ParameterOp>())
     params.push_back(p);
