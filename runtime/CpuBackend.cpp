@@ -17,6 +17,12 @@ CpuBackend::CpuBackend() {
   // Referencing the table keeps Blas.o (and with it every trc_rt_* symbol the
   // program may call) in executables that link the static runtime library.
   (void)runtimeExports();
+  // Programs run their loop nests on OpenMP threads between BLAS calls that
+  // use OpenBLAS's own threads. By default OpenMP workers spin for 200 ms
+  // after each region, stealing the cores OpenBLAS needs next (measured: the
+  // GPT-2 benchmark step takes ~2x longer). Sleep at once unless the user
+  // chose otherwise.
+  setenv("KMP_BLOCKTIME", "0", /*overwrite=*/0);
 }
 
 Status CpuBackend::allocate(size_t bytes, void *&ptr) {

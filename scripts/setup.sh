@@ -18,6 +18,8 @@ DEBIAN_PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   # clang for the libFuzzer + sanitizer build of the importer fuzzer
   clang-22 libclang-rt-22-dev lld-22
+  # LLVM's OpenMP runtime: compiled CPU programs run parallel loops on it
+  libomp-22-dev
   # ONNX, protobuf, Abseil, GoogleTest
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler libabsl-dev
   libgtest-dev libgmock-dev

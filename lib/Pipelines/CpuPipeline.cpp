@@ -26,12 +26,18 @@ static const char *kCpuLowering =
     // one arena for every temporary; matrix products to BLAS
     "trc-plan-memory, trc-matmul-to-runtime-call, trc-copies-to-linalg, "
     // loops -> LLVM (bare pointers for statically shaped memrefs)
-    "func.func(convert-linalg-to-loops), expand-strided-metadata, lower-affine, "
+    // parallel loop nests run on OpenMP threads (libomp), the rest in order
+    "func.func(convert-linalg-to-parallel-loops), convert-scf-to-openmp, "
+    "expand-strided-metadata, lower-affine, "
     // integer powers (math.ipowi) become outlined functions
     "convert-math-to-funcs, "
+    // memref ops first: alloca_scope (OpenMP reductions) must see its
+    // region before scf-to-cf splits it into blocks
+    "finalize-memref-to-llvm, "
     "convert-scf-to-cf, trc-approximate-math, convert-math-to-llvm, convert-math-to-libm, "
     "convert-arith-to-llvm, convert-index-to-llvm, finalize-memref-to-llvm, "
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, convert-cf-to-llvm, "
+    "convert-openmp-to-llvm, "
     "reconcile-unrealized-casts";
 
 void buildCpuLoweringPipeline(OpPassManager &pm) {

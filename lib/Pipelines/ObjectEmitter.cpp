@@ -4,6 +4,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -51,6 +52,7 @@ LogicalResult emitSharedObject(ModuleOp module, const CompileOptions &options,
                                llvm::StringRef soPath, std::string &error) {
   registerBuiltinDialectTranslation(*module->getContext());
   registerLLVMDialectTranslation(*module->getContext());
+  registerOpenMPDialectTranslation(*module->getContext());
   llvm::LLVMContext llvmContext;
   auto llvmModule = translateModuleToLLVMIR(module, llvmContext, "trc_program");
   if (!llvmModule) {
@@ -94,7 +96,10 @@ LogicalResult emitSharedObject(ModuleOp module, const CompileOptions &options,
     return failure();
   }
   std::string ccPath = *cc, out = soPath.str(), obj = objectPath.str().str();
-  llvm::SmallVector<llvm::StringRef> args{ccPath, "-shared", "-o", out, obj, "-lm"};
+  // libomp (LLVM's OpenMP runtime) runs the parallel loop nests.
+  std::string ompDir = TRC_LIBOMP_DIR, rpath = "-Wl,-rpath," + ompDir, libDir = "-L" + ompDir;
+  llvm::SmallVector<llvm::StringRef> args{ccPath, "-shared", "-o", out, obj,
+                                          libDir, rpath, "-lomp", "-lm"};
   std::string message;
   int rc = llvm::sys::ExecuteAndWait(ccPath, args, std::nullopt, {}, 0, 0, &message);
   if (rc != 0) {
