@@ -49,7 +49,9 @@ Attribute convert(DenseElementsAttr source, RankedTensorType type) {
         result = source.getValues<APFloat>()[i];
         result.convert(toFloat.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
       } else {
-        result.convertFromAPInt(source.getValues<APInt>()[i], !from.isUnsignedInteger(),
+        // Booleans are 0 or 1, not the signed 1-bit values 0 and -1.
+        bool isSigned = !from.isUnsignedInteger() && !from.isInteger(1);
+        result.convertFromAPInt(source.getValues<APInt>()[i], isSigned,
                                 APFloat::rmNearestTiesToEven);
       }
       return FloatAttr::get(to, result);

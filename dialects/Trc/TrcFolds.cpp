@@ -96,9 +96,13 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
     if (isa<IntegerType>(rhs.getElementType()) &&
         llvm::any_of(rhs.getValues<APInt>(), [](const APInt &v) { return v.isZero(); }))
       return {};
+  // Integers truncate toward zero (ONNX, C); unsigned ones divide unsigned.
+  bool isUnsigned = getElementTypeOrSelf(getType()).isUnsignedInteger();
   return foldBinary(getType(), adaptor.getOperands(),
                     [](const APFloat &a, const APFloat &b) { return a / b; },
-                    [](const APInt &a, const APInt &b) { return a.sdiv(b); });
+                    [&](const APInt &a, const APInt &b) {
+                      return isUnsigned ? a.udiv(b) : a.sdiv(b);
+                    });
 }
 
 OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {

@@ -290,7 +290,8 @@ struct LowerReduce : OpRewritePattern<ReduceOp> {
 
 /// dot_general -> transpose operands to (batch, free, contract) and
 /// (batch, contract, free), reshape to [B, M, K] x [B, K, N], batch_matmul,
-/// reshape to the result. Transposes that are identities fold away.
+/// reshape to the result. Transposes that are identities fold away. f32/f64
+/// products become BLAS calls later; other types (f16, integers) loops.
 struct LowerDotGeneral : OpRewritePattern<DotGeneralOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -336,15 +337,14 @@ struct LowerDotGeneral : OpRewritePattern<DotGeneralOp> {
   LogicalResult matchAndRewrite(DotGeneralOp op, PatternRewriter &rw) const override {
     Location loc = op.getLoc();
     Type elem = op.getType().getElementType();
-    if (!isa<FloatType>(elem))
-      return rw.notifyMatchFailure(op, "integer matrix products are not lowered");
     int64_t m, k, n, k2, b, b2;
     Value lhs = canonical(rw, loc, op.getLhs(), op.getLhsBatchingDims(),
                           op.getLhsContractingDims(), true, m, k, b);
     Value rhs = canonical(rw, loc, op.getRhs(), op.getRhsBatchingDims(),
                           op.getRhsContractingDims(), false, n, k2, b2);
     auto resultType = RankedTensorType::get({b, m, n}, elem);
-    Value init = filled(rw, loc, resultType, rw.getFloatAttr(elem, 0.0));
+    Value init = filled(rw, loc, resultType,
+                        scalar::reductionIdentity(rw, ReduceKind::Sum, elem));
     auto mm = rw.create<linalg::BatchMatmulOp>(loc, TypeRange{resultType},
                                                ValueRange{lhs, rhs}, ValueRange{init});
     rw.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), mm->getResult(0));
@@ -384,9 +384,9 @@ struct LowerToLinalg : trc::impl::LowerToLinalgBase<LowerToLinalg> {
       return signalPassFailure();
 
     RewritePatternSet patterns(ctx);
-    patterns.add<LowerEmptyResult, LowerElementwise, LowerConstant, LowerIota, LowerBroadcast, LowerReverse,
-                 LowerTranspose, LowerReshape, LowerSlice, LowerConcatenate, LowerPad,
-                 LowerGather, LowerReduce, LowerDotGeneral>(ctx);
+    patterns.add<LowerEmptyResult, LowerElementwise, LowerConstant, LowerIota,
+                 LowerBroadcast, LowerReverse, LowerTranspose, LowerReshape, LowerSlice,
+                 LowerConcatenate, LowerPad, LowerGather, LowerReduce, LowerDotGeneral>(ctx);
     ConversionTarget target(*ctx);
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
                            arith::ArithDialect, math::MathDialect, func::FuncDialect>();
