@@ -30,8 +30,8 @@
 // Exit status: 0 when nothing failed (or --allow-failures), 1 otherwise, 2 on
 // bad usage.
 //
-//   trc-onnx-conformance [DIR] [--filter S] [--quiet] [--import-only]
-//                        [--allow-failures] [-j N] [--opt 0..3]
+//   trc-onnx-conformance [DIR] [--filter S] [--quiet] [--print-passed]
+//                        [--import-only] [--allow-failures] [-j N] [--opt 0..3]
 //                        [--rtol R] [--atol A] [--timeout SECONDS]
 //
 //===----------------------------------------------------------------------===//
@@ -81,11 +81,13 @@ static cl::opt<std::string> filter("filter",
                                    cl::desc("only tests whose name contains this"),
                                    cl::init(""));
 static cl::opt<bool> quiet("quiet", cl::desc("print only failures and counts"));
+static cl::opt<bool> printPassed("print-passed",
+                                 cl::desc("also list passed (or imported) tests"));
 static cl::opt<bool> importOnly("import-only",
                                 cl::desc("only import the models (no compile or run)"));
 static cl::opt<bool> allowFailures("allow-failures",
                                    cl::desc("exit 0 even when tests failed"));
-static cl::opt<unsigned> jobs("j", cl::desc("tests run at once (default 2)"),
+static cl::opt<unsigned> jobs("j", cl::Prefix, cl::desc("tests run at once (default 2)"),
                               cl::init(2));
 static cl::opt<unsigned> optLevel("opt",
                                   cl::desc("LLVM optimization level 0..3 (default 3, "
@@ -553,6 +555,10 @@ int main(int argc, char **argv) {
       llvm::outs() << "FAILED      " << tests[i] << ": " << r.reason << "\n";
     else if (r.outcome == Outcome::Unsupported && !quiet)
       llvm::outs() << "UNSUPPORTED " << tests[i] << ": " << r.reason << "\n";
+    else if (r.outcome == Outcome::Passed && printPassed)
+      llvm::outs() << "PASSED      " << tests[i] << "\n";
+    else if (r.outcome == Outcome::Imported && printPassed)
+      llvm::outs() << "IMPORTED    " << tests[i] << "\n";
   }
   int passed = counts[0], imported = counts[1], unsupported = counts[2],
       failed = counts[3];
