@@ -3,10 +3,16 @@
 // trc_rt_matmul_f32/f64 over cblas_sgemm/cblas_dgemm, one call per batch
 // (OpenBLAS 0.3.21 has no strided-batch gemm), with a reference loop for
 // what cblas cannot take and for builds without OpenBLAS (see Blas.h).
+// Large products are split into (batch, row block) tasks on the runtime's
+// sleeping thread pool, each a single-threaded BLAS call: OpenBLAS's own
+// threads yield-spin between calls and starve the program's OpenMP loops.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Blas.h"
 
+#include "runtime/ThreadPool.h"
+
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
@@ -53,6 +59,11 @@ bool cblasCanTake(int64_t m, int64_t n, int64_t k, int64_t lda, bool transA,
 }
 
 #ifdef TRC_HAVE_CBLAS
+// The pool provides the parallelism: OpenBLAS itself runs on one thread.
+struct SingleThreadedOpenBlas {
+  SingleThreadedOpenBlas() { openblas_set_num_threads(1); }
+} singleThreadedOpenBlas;
+
 void gemm(int m, int n, int k, const float *a, int lda, bool transA,
           const float *b, int ldb, bool transB, float *c, int ldc) {
   cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
@@ -75,24 +86,43 @@ void batchedMatmul(int64_t batch, int64_t m, int64_t n, int64_t k, const T *a,
   if (batch <= 0 || m <= 0 || n <= 0 || k < 0)
     return;
   bool tA = transA != 0, tB = transB != 0;
-  for (int64_t i = 0; i < batch; ++i) {
-    const T *ai = a + i * strideA;
+  // Rows [r0, r1) of batch i: A's rows (or columns when transposed) and C's rows.
+  auto block = [&](int64_t i, int64_t r0, int64_t r1) {
+    const T *ai = a + i * strideA + (tA ? r0 : r0 * lda);
     const T *bi = b + i * strideB;
-    T *ci = c + i * strideC;
+    T *ci = c + i * strideC + r0 * ldc;
+    int64_t rows = r1 - r0;
     if (k == 0) {
-      for (int64_t r = 0; r < m; ++r)
+      for (int64_t r = 0; r < rows; ++r)
         std::memset(ci + r * ldc, 0, size_t(n) * sizeof(T));
-      continue;
+      return;
     }
 #ifdef TRC_HAVE_CBLAS
-    if (cblasCanTake(m, n, k, lda, tA, ldb, tB, ldc)) {
-      gemm(int(m), int(n), int(k), ai, int(lda), tA, bi, int(ldb), tB, ci,
+    if (cblasCanTake(rows, n, k, lda, tA, ldb, tB, ldc)) {
+      gemm(int(rows), int(n), int(k), ai, int(lda), tA, bi, int(ldb), tB, ci,
            int(ldc));
-      continue;
+      return;
     }
 #endif
-    referenceGemm(m, n, k, ai, lda, tA, bi, ldb, tB, ci, ldc);
+    referenceGemm(rows, n, k, ai, lda, tA, bi, ldb, tB, ci, ldc);
+  };
+  // Small products are not worth waking the pool.
+  int threads = trc::rt::threadCount();
+  double work = double(batch) * double(m) * double(n) * double(k);
+  int64_t blocksPerBatch = 1;
+  if (threads > 1 && work >= 1 << 18 && batch < threads)
+    blocksPerBatch = std::min<int64_t>(m, (threads + batch - 1) / batch);
+  if (threads == 1 || work < 1 << 18) {
+    for (int64_t i = 0; i < batch; ++i)
+      block(i, 0, m);
+    return;
   }
+  int64_t rowsPerBlock = (m + blocksPerBatch - 1) / blocksPerBatch;
+  trc::rt::parallelFor(batch * blocksPerBatch, [&](int64_t task) {
+    int64_t i = task / blocksPerBatch, r0 = (task % blocksPerBatch) * rowsPerBlock;
+    if (r0 < m)
+      block(i, r0, std::min(m, r0 + rowsPerBlock));
+  });
 }
 
 } // namespace
