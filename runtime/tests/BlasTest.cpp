@@ -103,6 +103,10 @@ std::vector<Case> cases() {
       all.push_back({3, 5, 6, 4, ta, tb, 2, 3, 4, false});
       all.push_back({5, 8, 3, 6, ta, tb, 1, 0, 2, true});
       all.push_back({2, 4, 5, 0, ta, tb, 0, 0, 1, false}); // k == 0
+      // Large enough (>= 2^18 multiply-adds) to be split into row blocks
+      // on the thread pool: one batch (odd rows), and batches with padding.
+      all.push_back({1, 97, 70, 45, ta, tb, 0, 0, 0, false});
+      all.push_back({3, 41, 66, 40, ta, tb, 2, 1, 3, true});
     }
   return all;
 }
