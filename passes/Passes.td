@@ -151,10 +151,11 @@ def CopiesToLinalg : Pass<"trc-copies-to-linalg", "mlir::ModuleOp"> {
 def ApproximateMath : Pass<"trc-approximate-math", "mlir::ModuleOp"> {
   let summary = "replaces f32 math calls by polynomial approximations";
   let description = [{
-    exp, expm1, log, tanh, erf, sin, cos, rsqrt... on f32 become MLIR's
+    exp, expm1, tanh, erf, sin, cos, rsqrt... on f32 become MLIR's
     polynomial approximations (a few ulp from libm), written in arith ops so
     LLVM vectorizes the loops around them instead of calling libm per
-    element. Runs on loops or scalars before lowering to LLVM.
+    element. Logarithms stay libm calls (the approximation is wrong for
+    subnormal inputs). Runs on loops or scalars before lowering to LLVM.
 
     ```mlir
     %y = math.tanh %x : f32

@@ -46,12 +46,18 @@ LogicalResult importPow(ImportContext &ctx) {
   Value base = ctx.input(0), exponent = ctx.input(1);
   if (!base || !exponent)
     return failure();
-  // Opset 12+ allows an exponent of another type: compute in the base's type.
-  Type elem = cast<RankedTensorType>(base.getType()).getElementType();
-  exponent = ctx.convert(exponent, elem);
+  // Opset 12+ allows an exponent of another type. The result has the base's
+  // type; an integer base with a float exponent is computed in the
+  // exponent's float type (4 ^ 0.5 is 2, not 4 ^ 0) and converted back.
+  Type baseElem = cast<RankedTensorType>(base.getType()).getElementType();
+  Type expElem = cast<RankedTensorType>(exponent.getType()).getElementType();
+  Type computeElem =
+      isa<IntegerType>(baseElem) && isa<FloatType>(expElem) ? expElem : baseElem;
+  base = ctx.convert(base, computeElem);
+  exponent = ctx.convert(exponent, computeElem);
   if (!ctx.broadcastPair(base, exponent))
     return failure();
-  return ctx.setOutput(0, ctx.build<PowOp>(base, exponent));
+  return ctx.setOutput(0, ctx.convert(ctx.build<PowOp>(base, exponent), baseElem));
 }
 
 LogicalResult importReciprocal(ImportContext &ctx) {
