@@ -449,7 +449,9 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   if (!model_.producer_name().empty())
     module->getOperation()->setAttr(
         "trc.producer",
-        builder_.getStringAttr(model_.producer_name() + " " + model_.producer_version()));
+        builder_.getStringAttr(llvm::StringRef(model_.producer_name() + " " +
+                                               model_.producer_version())
+                                   .rtrim()));
 
   SmallVector<Type> argTypes;
   for (const auto *input : inputs_)
