@@ -15,9 +15,26 @@ const HandlerRegistry &HandlerRegistry::get() {
     registerShapeHandlers(r);
     registerConstantHandlers(r);
     registerReductionHandlers(r);
+    registerTrainingHandlers(r);
     return r;
   }();
   return registry;
+}
+
+std::string HandlerRegistry::key(llvm::StringRef domain, llvm::StringRef opType) {
+  if (domain.empty() || domain == "ai.onnx")
+    return opType.str();
+  return (domain + "::" + opType).str();
+}
+
+bool HandlerRegistry::knowsDomain(llvm::StringRef domain) const {
+  if (domain.empty() || domain == "ai.onnx")
+    return true;
+  std::string prefix = (domain + "::").str();
+  for (const auto &entry : handlers_)
+    if (entry.getKey().starts_with(prefix))
+      return true;
+  return false;
 }
 
 void HandlerRegistry::add(llvm::StringRef opType, int64_t sinceVersion,

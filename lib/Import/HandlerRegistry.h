@@ -3,7 +3,8 @@
 // Each op family file registers its handlers with the opset version from
 // which each applies; lookup picks the newest version <= the model's opset,
 // so semantics that changed between opsets (Softmax, Squeeze, Split...) get
-// the right handler. Only the default ONNX domain is supported.
+// the right handler. Ops of other domains (ai.onnx.preview.training) are
+// keyed "domain::OpType" and versioned by that domain's opset.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRC_LIB_IMPORT_HANDLERREGISTRY_H
@@ -28,8 +29,14 @@ public:
   /// The registry with every family's handlers.
   static const HandlerRegistry &get();
 
-  /// Registers `handler` for `opType` from opset `sinceVersion` on.
-  void add(llvm::StringRef opType, int64_t sinceVersion, OpHandler handler);
+  /// The registry key of an op: its type, prefixed by "domain::" outside the
+  /// default domain.
+  static std::string key(llvm::StringRef domain, llvm::StringRef opType);
+  /// Whether any handler belongs to `domain` (the default domain: always).
+  bool knowsDomain(llvm::StringRef domain) const;
+
+  /// Registers `handler` for `key` from opset `sinceVersion` on.
+  void add(llvm::StringRef key, int64_t sinceVersion, OpHandler handler);
   /// The handler for `opType` at `opset`, or null.
   OpHandler lookup(llvm::StringRef opType, int64_t opset) const;
   /// Every registered op type, sorted.
@@ -51,6 +58,7 @@ void registerLossHandlers(HandlerRegistry &registry);
 void registerShapeHandlers(HandlerRegistry &registry);
 void registerConstantHandlers(HandlerRegistry &registry);
 void registerReductionHandlers(HandlerRegistry &registry);
+void registerTrainingHandlers(HandlerRegistry &registry);
 
 } // namespace trc::import
 

@@ -69,6 +69,7 @@ public:
 private:
   bool checkOpsets();
   bool checkSupportedOps();
+  int64_t nodeOpset(const onnx::NodeProto &node) const;
   bool resolveInputShapes();
   bool bindConstantInput(const onnx::ValueInfoProto &input);
   bool declareParameters(ModuleOp module);
@@ -128,23 +129,26 @@ bool GraphImporter::checkOpsets() {
   return true;
 }
 
+int64_t GraphImporter::nodeOpset(const onnx::NodeProto &node) const {
+  return isDefaultDomain(node.domain()) ? opset_ : importedVersion(model_, node.domain());
+}
+
 bool GraphImporter::checkSupportedOps() {
   const auto &registry = HandlerRegistry::get();
   bool ok = true;
   for (const auto &node : graph_.node()) {
     std::string domain = node.domain().empty() ? "ai.onnx" : node.domain();
-    int64_t version = isDefaultDomain(node.domain())
-                          ? opset_
-                          : importedVersion(model_, node.domain());
+    int64_t version = nodeOpset(node);
     std::string where = "op '" + node.op_type() + "' (domain '" + domain + "', " +
                         (version ? "opset " + std::to_string(version) : "no opset") +
                         ") at node '" + node.name() + "'";
-    if (!isDefaultDomain(node.domain())) {
-      ok = error(opsetDomains_.count(node.domain())
-                     ? "unsupported " + where + ": only the default domain is supported"
-                     : "unknown domain in " + where +
-                           ": the model does not import that domain");
-    } else if (!registry.lookup(node.op_type(), opset_)) {
+    std::string key = HandlerRegistry::key(node.domain(), node.op_type());
+    if (!isDefaultDomain(node.domain()) && !opsetDomains_.count(node.domain())) {
+      ok = error("unknown domain in " + where + ": the model does not import that domain");
+    } else if (!isDefaultDomain(node.domain()) && !registry.knowsDomain(node.domain())) {
+      ok = error("unsupported " + where +
+                 ": trc supports the domains ai.onnx and ai.onnx.preview.training");
+    } else if (!registry.lookup(key, version)) {
       ok = error("unsupported " + where);
     }
   }
@@ -351,8 +355,9 @@ bool GraphImporter::importNodes(const std::vector<int> &order) {
   const auto &registry = HandlerRegistry::get();
   for (int index : order) {
     const auto &node = graph_.node(index);
-    ImportContext ctx(builder_, state_, node, opset_);
-    OpHandler handler = registry.lookup(node.op_type(), opset_);
+    ImportContext ctx(builder_, state_, node, nodeOpset(node));
+    OpHandler handler =
+        registry.lookup(HandlerRegistry::key(node.domain(), node.op_type()), nodeOpset(node));
     if (failed(handler(ctx))) {
       if (state_.errors.empty())
         ctx.recordError("import failed");
