@@ -57,7 +57,9 @@ def LowerToLinalg : Pass<"trc-lower-to-linalg", "mlir::func::FuncOp"> {
     `linalg.transpose`; broadcast_in_dim and reverse `linalg.generic` with
     affine input maps; reshape `tensor.reshape`; slice `tensor.extract_slice`;
     concatenate and pad `tensor.insert_slice` into a filled tensor; gather a
-    `linalg.generic` that reads with `tensor.extract`; dot_general a
+    `linalg.generic` that reads with `tensor.extract`; scatter_add an
+    `scf.for` nest over the updates that accumulates into the operand with
+    `tensor.extract`/`tensor.insert` (in place after bufferization); dot_general a
     `linalg.batch_matmul` on operands transposed and reshaped to [B, M, K] and
     [B, K, N] (the CPU pipeline later hands it to BLAS).
 
@@ -66,7 +68,7 @@ def LowerToLinalg : Pass<"trc-lower-to-linalg", "mlir::func::FuncOp"> {
   }];
   let dependentDialects = ["trc::TrcDialect", "mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect", "mlir::arith::ArithDialect",
-                           "mlir::math::MathDialect"];
+                           "mlir::math::MathDialect", "mlir::scf::SCFDialect"];
 }
 
 def TestPrintMemoryPlan : Pass<"test-trc-print-memory-plan", "mlir::func::FuncOp"> {
@@ -163,6 +165,88 @@ def ApproximateMath : Pass<"trc-approximate-math", "mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
+def Autodiff : Pass<"trc-autodiff", "mlir::ModuleOp"> {
+  let summary = "adds @main_grad: the loss and its gradient for every trainable parameter";
+  let description = [{
+    Reverse-mode automatic differentiation. Input: `@main` takes the model's
+    parameters as arguments (after `trc-parameters-to-arguments`: attribute
+    `trc.param = "<name>"`) and returns a scalar float loss as its first
+    result. Output: a new function `@main_grad` with the same arguments that
+    returns the loss, then d loss / d p for each trainable float parameter
+    argument p, in argument order, each result marked
+    `trc.grad_of = "<name>"`. `@main` is unchanged.
+
+    Every op on a path from a trainable parameter to the loss applies its
+    vector-Jacobian product rule (passes/Training/Vjp*.cpp: elementwise ops,
+    select, convert, dot_general, reduce, the data-movement ops, gather and
+    scatter_add, and the composites softmax, log_softmax, layer_norm, gelu
+    and cross_entropy, so decomposition is optional). Gradients of a value
+    used several times are summed (a tied embedding read by gather and by a
+    transpose gets both). Frozen parameters, integer and i1 values (labels,
+    indices, masks) get none. It is an error when the first result is not a
+    scalar float, or when an op on such a path has no rule (e.g. dropout).
+
+    ```mlir
+    func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x2xf32> {trc.param = "w"})
+        -> tensor<f32> {
+      %y = trc.dot_general %x, %w, batch = [] x [], contract = [1] x [0]
+          : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+      %l = trc.reduce sum %y dims = [0, 1] : (tensor<4x2xf32>) -> tensor<f32>
+      return %l : tensor<f32>
+    }
+    // gains
+    func.func @main_grad(%x: tensor<4x8xf32>, %w: tensor<8x2xf32> {trc.param = "w"})
+        -> (tensor<f32>, tensor<8x2xf32> {trc.grad_of = "w"}) {
+      ... forward ...
+      %one = trc.constant dense<1.0> : tensor<4x2xf32>
+      %dw = trc.dot_general %x, %one, batch = [] x [], contract = [0] x [0]
+          : (tensor<4x8xf32>, tensor<4x2xf32>) -> tensor<8x2xf32>
+      return %l, %dw : tensor<f32>, tensor<8x2xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["trc::TrcDialect"];
+}
+
+def BuildTrainStep : Pass<"trc-build-train-step", "mlir::ModuleOp"> {
+  let summary = "builds @train_step: gradients, clipping and the optimizer update";
+  let description = [{
+    From `@main_grad` (trc-autodiff: loss, then one gradient per trainable
+    parameter) builds
+
+    ```mlir
+    func.func @train_step(<inputs>, <parameters>, <optimizer state>,
+                          %lr: tensor<f32> {trc.lr}, %step: tensor<f32> {trc.step})
+        -> (loss, grad_norm, <new parameters>, <new optimizer state>)
+    ```
+
+    Parameters keep their `trc.param` attributes; state arguments carry
+    `trc.state = "<slot>:<param>"` (e.g. `adam.m:wte.weight`); results carry
+    `trc.output = "loss" | "grad_norm"` or `trc.update = "<argument's name>"`
+    (the argument the runtime overwrites with it). The global gradient norm
+    is computed before clipping; with `clip-norm` > 0 gradients are scaled
+    by min(1, clip / (norm + 1e-6)) as torch.nn.utils.clip_grad_norm_ does.
+    The update rules are include/trc/Training/Optimizers.h with torch.optim's
+    semantics and defaults. `step` counts from 1.
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", "\"adamw\"",
+           "sgd, adam or adamw">,
+    Option<"beta1", "beta1", "double", "0.9", "Adam's beta1">,
+    Option<"beta2", "beta2", "double", "0.999", "Adam's beta2">,
+    Option<"epsilon", "eps", "double", "1e-8", "Adam's epsilon">,
+    Option<"weightDecay", "weight-decay", "double", "-1",
+           "weight decay (default: 0.01 for adamw, else 0)">,
+    Option<"momentum", "momentum", "double", "0", "SGD momentum">,
+    Option<"dampening", "dampening", "double", "0", "SGD dampening">,
+    Option<"nesterov", "nesterov", "bool", "false", "SGD Nesterov momentum">,
+    Option<"clipNorm", "clip-norm", "double", "0", "global-norm clipping (0: off)">,
+    Option<"decayOneDimensional", "decay-1d", "bool", "true",
+           "apply weight decay to 1-D parameters (biases, norms) too">,
+  ];
+  let dependentDialects = ["trc::TrcDialect", "mlir::func::FuncDialect"];
 }
 
 #endif // TRC_PASSES_TD

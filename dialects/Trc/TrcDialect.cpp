@@ -8,6 +8,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -18,7 +19,20 @@ using namespace trc;
 #define GET_ATTRDEF_CLASSES
 #include "TrcAttrs.cpp.inc"
 
+namespace {
+/// trc ops are pure tensor computations: any of them may be inlined (the
+/// training step inlines @main_grad).
+struct TrcInlinerInterface : DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+  bool isLegalToInline(Region *, Region *, bool, IRMapping &) const final { return true; }
+};
+} // namespace
+
 void TrcDialect::initialize() {
+  addInterfaces<TrcInlinerInterface>();
   addOperations<
 #define GET_OP_LIST
 #include "TrcOps.cpp.inc"

@@ -15,6 +15,7 @@
 #include "trc/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/Support/Format.h"
 #include <algorithm>
@@ -37,9 +38,11 @@ bool parseCompileOptions(llvm::StringRef text, CompileOptions &options,
       options.cpu = value.str();
     } else if (key == "opt" && (value == "0" || value == "1" || value == "2" || value == "3")) {
       options.optLevel = value[0] - '0';
+    } else if (key == "entry" && !value.empty()) {
+      options.entry = value.str();
     } else {
       error = "--trc-compile: unknown or bad option '" + item.str() +
-              "' (expected target=cpu|cuda, cpu=NAME, opt=0..3)";
+              "' (expected target=cpu|cuda, cpu=NAME, opt=0..3, entry=FUNCTION)";
       return false;
     }
   }
@@ -94,6 +97,47 @@ void flattenEmptyBoundaryTensors(func::FuncOp main) {
   main.setFunctionType(b.getFunctionType(body.getArgumentTypes(), ret.getOperandTypes()));
 }
 
+/// Makes @`entry` the function compiled: calls from it are inlined, every
+/// other function is dropped, and it is renamed @main for the pipeline.
+LogicalResult selectEntry(ModuleOp module, llvm::StringRef entry) {
+  auto fn = module.lookupSymbol<func::FuncOp>(entry);
+  if (!fn)
+    return failure();
+  PassManager inliner(module.getContext());
+  inliner.addPass(createInlinerPass());
+  if (failed(inliner.run(module)))
+    return failure();
+  for (auto other : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+    if (other != fn)
+      other.erase();
+  fn.setSymName("main");
+  return success();
+}
+
+/// Slot names of the training step's extra arguments and results: optimizer
+/// state is an input named after its slot ("adam.m:wte.weight"), the rate
+/// and step count "trc.lr" and "trc.step", and each new value of an
+/// argument an output "update:<that argument's name>".
+std::string inputName(func::FuncOp main, unsigned i) {
+  if (auto name = main.getArgAttrOfType<StringAttr>(i, "trc.input"))
+    return name.str();
+  if (auto state = main.getArgAttrOfType<StringAttr>(i, "trc.state"))
+    return state.str();
+  if (main.getArgAttr(i, "trc.lr"))
+    return "trc.lr";
+  if (main.getArgAttr(i, "trc.step"))
+    return "trc.step";
+  return "input" + std::to_string(i);
+}
+
+std::string outputName(func::FuncOp main, unsigned i) {
+  if (auto name = main.getResultAttrOfType<StringAttr>(i, "trc.output"))
+    return name.str();
+  if (auto update = main.getResultAttrOfType<StringAttr>(i, "trc.update"))
+    return "update:" + update.str();
+  return "output" + std::to_string(i);
+}
+
 /// llvm.func @trc_entry(%slots: !llvm.ptr, %arena: !llvm.ptr) calling
 /// @trc_step(slot 0, ..., slot S-1, arena).
 void addEntry(ModuleOp module, int64_t slots) {
@@ -132,6 +176,8 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   prepare.addPass(createParametersToArguments());
   if (failed(prepare.run(module)))
     return failure();
+  if (options.entry != "main" && failed(selectEntry(module, options.entry)))
+    return fail("there is no function @" + options.entry + " to compile");
   auto main = module.lookupSymbol<func::FuncOp>("main");
 
   // The slot table, read before lowering erases the names.
@@ -150,9 +196,8 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
       slot.trainable = param.isTrainable();
       slot.initialBytes = initialBytes(param.getInitialValueAttr(), expanded[i]);
     } else {
-      auto input = main.getArgAttrOfType<StringAttr>(i, "trc.input");
       slot.kind = ArtifactSlot::Kind::Input;
-      slot.name = input ? input.str() : "input" + std::to_string(i);
+      slot.name = inputName(main, i);
     }
     contents.slots.push_back(slot);
   }
@@ -160,8 +205,7 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     ArtifactSlot slot;
     slot.kind = ArtifactSlot::Kind::Output;
     slot.type = cast<RankedTensorType>(main.getResultTypes()[i]);
-    auto name = main.getResultAttrOfType<StringAttr>(i, "trc.output");
-    slot.name = name ? name.str() : "output" + std::to_string(i);
+    slot.name = outputName(main, i);
     contents.slots.push_back(slot);
   }
   for (const auto &slot : contents.slots)

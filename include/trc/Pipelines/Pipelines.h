@@ -20,6 +20,9 @@ struct CompileOptions {
   std::string target = "cpu"; // cpu (cuda: a later backend)
   std::string cpu = "native"; // LLVM CPU name, or "native" for the host
   int optLevel = 2; // LLVM -O3 compiles ~10x slower (full unrolling) for no gain here
+  /// The function compiled into the artifact (e.g. train_step); the others
+  /// are dropped after calls into them are inlined.
+  std::string entry = "main";
 };
 
 /// Parses "target=cpu cpu=native opt=3" (spaces or commas between keys).

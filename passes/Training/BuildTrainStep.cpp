@@ -1,0 +1,190 @@
+//===- BuildTrainStep.cpp - trc-build-train-step ---------------------------===//
+//
+// Builds @train_step around @main_grad (see Passes.td): calls it, computes
+// the global gradient norm, optionally clips, and applies the optimizer's
+// update (include/trc/Training/Optimizers.h) to every trainable parameter.
+// Preconditions: @main_grad as trc-autodiff writes it (loss first, then
+// gradients with `trc.grad_of`), parameters as arguments with `trc.param`.
+// The call is left for the inliner.
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Passes.h"
+#include "trc/Training/Optimizers.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace trc {
+#define GEN_PASS_DEF_BUILDTRAINSTEP
+#include "Passes.h.inc"
+} // namespace trc
+
+using namespace mlir;
+
+namespace {
+
+struct Trainable {
+  std::string name;
+  unsigned argument;  // index in @main_grad's (and @train_step's) arguments
+  unsigned gradient;  // result index in @main_grad
+};
+
+struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
+  using BuildTrainStepBase::BuildTrainStepBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto grad = module.lookupSymbol<func::FuncOp>("main_grad");
+    if (!grad) {
+      module.emitError("trc-build-train-step needs @main_grad (run trc-autodiff first)");
+      return signalPassFailure();
+    }
+    if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw") {
+      module.emitError("unknown optimizer '") << optimizer << "' (sgd, adam or adamw)";
+      return signalPassFailure();
+    }
+    // Which argument each gradient belongs to.
+    llvm::StringMap<unsigned> argumentOf;
+    for (unsigned i = 0; i < grad.getNumArguments(); ++i)
+      if (auto name = grad.getArgAttrOfType<StringAttr>(i, "trc.param"))
+        argumentOf[name.getValue()] = i;
+    SmallVector<Trainable> trainables;
+    for (unsigned r = 1; r < grad.getNumResults(); ++r) {
+      auto of = grad.getResultAttrOfType<StringAttr>(r, "trc.grad_of");
+      if (!of || !argumentOf.count(of.getValue())) {
+        grad.emitError("result ") << r << " of @main_grad is not the gradient of a parameter";
+        return signalPassFailure();
+      }
+      trainables.push_back({of.str(), argumentOf[of.getValue()], r});
+    }
+    build(module, grad, trainables);
+  }
+
+  /// Names of the optimizer's state slots per parameter.
+  SmallVector<std::string> stateSlots() const {
+    if (optimizer == "sgd")
+      return momentum != 0.0 ? SmallVector<std::string>{"sgd.momentum"}
+                             : SmallVector<std::string>{};
+    return {"adam.m", "adam.v"};
+  }
+
+  void build(ModuleOp module, func::FuncOp grad, ArrayRef<Trainable> trainables) {
+    MLIRContext *ctx = module.getContext();
+    OpBuilder b(ctx);
+    Location loc = grad.getLoc();
+    auto scalar = RankedTensorType::get({}, b.getF32Type());
+    auto slots = stateSlots();
+
+    // Signature: @main_grad's arguments, then state, then lr and step.
+    SmallVector<Type> argTypes(grad.getArgumentTypes());
+    SmallVector<DictionaryAttr> argAttrs;
+    for (unsigned i = 0; i < grad.getNumArguments(); ++i)
+      argAttrs.push_back(grad.getArgAttrDict(i) ? grad.getArgAttrDict(i)
+                                                : b.getDictionaryAttr({}));
+    for (const auto &slot : slots)
+      for (const auto &t : trainables) {
+        argTypes.push_back(grad.getArgumentTypes()[t.argument]);
+        argAttrs.push_back(b.getDictionaryAttr(
+            b.getNamedAttr("trc.state", b.getStringAttr(slot + ":" + t.name))));
+      }
+    argTypes.append({scalar, scalar});
+    argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("trc.lr", b.getUnitAttr())));
+    argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("trc.step", b.getUnitAttr())));
+
+    b.setInsertionPointAfter(grad);
+    auto step = b.create<func::FuncOp>(loc, "train_step", b.getFunctionType(argTypes, {}));
+    step.setAllArgAttrs(argAttrs);
+    Block *body = step.addEntryBlock();
+    b.setInsertionPointToStart(body);
+    unsigned numGradArgs = grad.getNumArguments();
+    auto call = b.create<func::CallOp>(loc, grad, body->getArguments().take_front(numGradArgs));
+    Value lr = body->getArgument(argTypes.size() - 2);
+    Value stepCount = body->getArgument(argTypes.size() - 1);
+
+    // Global gradient norm (before clipping), as torch's clip_grad_norm_.
+    Value sumSquares = b.create<trc::ConstantOp>(
+        loc, SplatElementsAttr::get(scalar, b.getF32FloatAttr(0)));
+    for (const auto &t : trainables) {
+      Value g = call.getResult(t.gradient);
+      auto type = cast<RankedTensorType>(g.getType());
+      Value squares = b.create<trc::MulOp>(loc, g, g);
+      Value total = b.create<trc::ReduceOp>(
+          loc, RankedTensorType::get({}, type.getElementType()), trc::ReduceKind::Sum,
+          squares, llvm::to_vector(llvm::seq<int64_t>(0, type.getRank())));
+      if (type.getElementType() != b.getF32Type())
+        total = b.create<trc::ConvertOp>(loc, scalar, total);
+      sumSquares = b.create<trc::AddOp>(loc, sumSquares, total);
+    }
+    Value norm = b.create<trc::SqrtOp>(loc, sumSquares);
+    Value clipScale;
+    if (clipNorm > 0) {
+      trc::training::UpdateBuilder s(b, loc, scalar);
+      Value ratio = s.div(s.constant(clipNorm), s.add(norm, s.constant(1e-6)));
+      clipScale = b.create<trc::MinOp>(loc, ratio, s.constant(1.0));
+    }
+
+    SmallVector<Value> results{call.getResult(0), norm};
+    SmallVector<DictionaryAttr> resultAttrs{
+        b.getDictionaryAttr(b.getNamedAttr("trc.output", b.getStringAttr("loss"))),
+        b.getDictionaryAttr(b.getNamedAttr("trc.output", b.getStringAttr("grad_norm")))};
+    SmallVector<Value> newParams, newStates(slots.size() * trainables.size());
+    double decay = weightDecay >= 0 ? weightDecay : (optimizer == "adamw" ? 0.01 : 0.0);
+    for (auto [k, t] : llvm::enumerate(trainables)) {
+      Value x = body->getArgument(t.argument);
+      Value g = call.getResult(t.gradient);
+      auto type = cast<RankedTensorType>(x.getType());
+      trc::training::UpdateBuilder u(b, loc, type);
+      if (clipScale)
+        g = u.mul(g, u.expand(clipScale));
+      double paramDecay = (!decayOneDimensional && type.getRank() <= 1) ? 0.0 : decay;
+      auto stateArg = [&](unsigned slot) {
+        return body->getArgument(numGradArgs + slot * trainables.size() + k);
+      };
+      trc::training::Update up;
+      if (optimizer == "sgd") {
+        trc::training::MomentumOptions o;
+        o.momentum = momentum;
+        o.gradScale = 1.0 - dampening;
+        o.weightDecay = paramDecay;
+        o.nesterov = nesterov;
+        if (momentum != 0.0) {
+          // The first step (step == 1) takes the gradient as the velocity.
+          Value first = b.create<trc::CompareOp>(
+              loc, RankedTensorType::get({}, b.getI1Type()), trc::CompareDirection::LE,
+              stepCount,
+              b.create<trc::ConstantOp>(
+                  loc, SplatElementsAttr::get(scalar, b.getF32FloatAttr(1.0))));
+          up = trc::training::momentum(u, x, g, stateArg(0), lr, first, o);
+        } else {
+          up.param = u.sub(x, u.mul(u.expand(lr),
+                                    paramDecay ? u.add(g, u.mul(x, u.constant(paramDecay)))
+                                               : g));
+        }
+      } else {
+        trc::training::AdamOptions o;
+        o.beta1 = beta1;
+        o.beta2 = beta2;
+        o.epsilon = epsilon;
+        (optimizer == "adamw" ? o.decoupledDecay : o.weightDecay) = paramDecay;
+        up = trc::training::adam(u, x, g, stateArg(0), stateArg(1), lr, stepCount, o);
+      }
+      newParams.push_back(up.param);
+      for (unsigned s = 0; s < up.state.size(); ++s)
+        newStates[s * trainables.size() + k] = up.state[s];
+    }
+    for (auto [k, t] : llvm::enumerate(trainables)) {
+      results.push_back(newParams[k]);
+      resultAttrs.push_back(
+          b.getDictionaryAttr(b.getNamedAttr("trc.update", b.getStringAttr(t.name))));
+    }
+    for (auto [s, slot] : llvm::enumerate(slots))
+      for (auto [k, t] : llvm::enumerate(trainables)) {
+        results.push_back(newStates[s * trainables.size() + k]);
+        resultAttrs.push_back(b.getDictionaryAttr(
+            b.getNamedAttr("trc.update", b.getStringAttr(slot + ":" + t.name))));
+      }
+    b.create<func::ReturnOp>(loc, results);
+    step.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+    step.setAllResultAttrs(resultAttrs);
+  }
+};
+} // namespace

@@ -1,0 +1,40 @@
+// trc-build-train-step: @train_step around @main_grad with the optimizer's
+// state, rate and step as arguments and every new value as a result.
+// RUN: trc-opt %s --split-input-file --trc-build-train-step="optimizer=adamw clip-norm=1.0" -verify-diagnostics | FileCheck %s
+
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: %{{.*}}: tensor<4xf32> {trc.param = "w"}
+// CHECK-SAME: %{{.*}}: tensor<4xf32> {trc.state = "adam.m:w"}, %{{.*}}: tensor<4xf32> {trc.state = "adam.v:w"}
+// CHECK-SAME: %[[LR:.*]]: tensor<f32> {trc.lr}, %[[STEP:.*]]: tensor<f32> {trc.step}
+// CHECK-SAME: -> (tensor<f32> {trc.output = "loss"}, tensor<f32> {trc.output = "grad_norm"}, tensor<4xf32> {trc.update = "w"}, tensor<4xf32> {trc.update = "adam.m:w"}, tensor<4xf32> {trc.update = "adam.v:w"})
+// CHECK: %[[G:.*]]:2 = call @main_grad
+// The norm is taken before clipping; clipping scales by min(1, c / (norm + 1e-6)).
+// CHECK: trc.mul %[[G]]#1, %[[G]]#1
+// CHECK: %[[NORM:.*]] = trc.sqrt
+// CHECK: trc.min
+// Bias corrections use beta^step.
+// CHECK: trc.pow %{{.*}}, %[[STEP]]
+// CHECK: return %[[G]]#0, %[[NORM]]
+trc.parameter @w : tensor<4xf32> = dense<1.0> : tensor<4xf32>
+func.func @main_grad(%w: tensor<4xf32> {trc.param = "w"}, %x: tensor<4xf32> {trc.input = "x"}) -> (tensor<f32>, tensor<4xf32> {trc.grad_of = "w"}) {
+  %p = trc.mul %w, %x : tensor<4xf32>
+  %l = trc.reduce sum %p dims = [0] : (tensor<4xf32>) -> tensor<f32>
+  return %l, %x : tensor<f32>, tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{trc-build-train-step needs @main_grad (run trc-autodiff first)}}
+module {
+  func.func @main() {
+    return
+  }
+}
+
+// -----
+
+func.func @main_grad(%w: tensor<4xf32> {trc.param = "w"}) -> (tensor<f32>, tensor<4xf32>) {
+  // expected-error @-1 {{result 1 of @main_grad is not the gradient of a parameter}}
+  %l = trc.constant dense<0.0> : tensor<f32>
+  return %l, %w : tensor<f32>, tensor<4xf32>
+}
