@@ -1,5 +1,6 @@
 //===- ImportContext.cpp - what an op handler sees -------------------------===//
 #include "ImportContext.h"
+#include "TensorData.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -135,6 +136,20 @@ LogicalResult ImportContext::setOutput(int i, Value value) {
 }
 
 Value ImportContext::verifyAndFold(Operation *op) {
+  // Shapes computed from a file's constants (Expand, Tile, Concat...) may be
+  // negative or absurd; such a type must not reach verifiers or folders, which
+  // multiply dimensions assuming they are sane.
+  for (Type t : op->getResultTypes()) {
+    auto type = dyn_cast<RankedTensorType>(t);
+    if (!type)
+      continue;
+    std::string bad = checkDims(type.getShape());
+    if (!bad.empty()) {
+      op->erase();
+      recordError("result shape " + shapeString(type.getShape()) + ": " + bad);
+      return {};
+    }
+  }
   std::string messages;
   {
     ScopedDiagnosticHandler capture(context(), [&](Diagnostic &diag) {

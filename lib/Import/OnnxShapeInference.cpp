@@ -1,22 +1,137 @@
 //===- OnnxShapeInference.cpp - ONNX's own shape inference as a check ------===//
 #include "OnnxShapeInference.h"
 
+#include "GraphOrder.h"
+#include "TensorData.h"
+
 #include "onnx/shape_inference/implementation.h"
 
+#include <set>
+
 namespace trc::import {
+namespace {
+// Whether a tensor stored in the file holds exactly the elements its dims
+// promise. libonnx 1.12 reads initializers and Constant values during data
+// propagation without checking that (Range's inference reads element 0 of
+// whatever it finds, a null pointer for an empty tensor), so tensors that
+// fail this never reach it.
+bool dataMatchesDims(const onnx::TensorProto &t) {
+  std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+  if (!checkDims(dims).empty() || t.data_location() == onnx::TensorProto::EXTERNAL)
+    return false;
+  int64_t count = 1;
+  for (int64_t d : dims)
+    count *= d; // bounded by checkDims
+  using TP = onnx::TensorProto;
+  int64_t bytes = 0, fieldSize = -1;
+  switch (t.data_type()) {
+  case TP::BOOL: case TP::INT8: case TP::UINT8:
+    bytes = 1, fieldSize = t.int32_data_size();
+    break;
+  case TP::INT16: case TP::UINT16: case TP::FLOAT16: case TP::BFLOAT16:
+    bytes = 2, fieldSize = t.int32_data_size();
+    break;
+  case TP::INT32:
+    bytes = 4, fieldSize = t.int32_data_size();
+    break;
+  case TP::FLOAT:
+    bytes = 4, fieldSize = t.float_data_size();
+    break;
+  case TP::UINT32:
+    bytes = 4, fieldSize = t.uint64_data_size();
+    break;
+  case TP::INT64:
+    bytes = 8, fieldSize = t.int64_data_size();
+    break;
+  case TP::UINT64:
+    bytes = 8, fieldSize = t.uint64_data_size();
+    break;
+  case TP::DOUBLE:
+    bytes = 8, fieldSize = t.double_data_size();
+    break;
+  default:
+    return false; // strings, complex and unknown types: not worth the risk
+  }
+  if (t.has_raw_data())
+    return static_cast<int64_t>(t.raw_data().size()) == count * bytes;
+  return fieldSize == count;
+}
+} // namespace
 
 std::map<std::string, std::vector<int64_t>>
 inferOnnxShapes(const onnx::ModelProto &model,
                 const std::map<std::string, std::vector<int64_t>> &inputShapes,
                 std::string &note) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto &node : model.graph().node()) {
+    // A Constant (or any tensor attribute) with broken data: no cross-check;
+    // the importer reports the tensor itself.
+    for (const auto &attr : node.attribute())
+      if (attr.has_sparse_tensor() || (attr.has_t() && !dataMatchesDims(attr.t())))
+        return shapes;
+    // libonnx 1.12 writes the Mean/InvStdDev shapes of LayerNormalization
+    // from an unchecked axis (axis < -rank indexes before the shape: SEGV).
+    // The importer rejects those outputs anyway, so it does not need ONNX.
+    if (node.op_type() == "LayerNormalization")
+      for (int i = 1; i < node.output_size(); ++i)
+        if (!node.output(i).empty())
+          return shapes;
+  }
+
   onnx::ModelProto copy;
   copy.CopyFrom(model);
-  copy.mutable_graph()->clear_value_info();
-  for (auto &init : *copy.mutable_graph()->mutable_initializer())
-    if (init.data_type() != onnx::TensorProto::INT64 &&
-        init.data_type() != onnx::TensorProto::INT32)
-      init.clear_raw_data(); // only shapes matter; saves a copy of the weights
-  for (auto &input : *copy.mutable_graph()->mutable_input()) {
+  onnx::GraphProto &graph = *copy.mutable_graph();
+  graph.clear_value_info();
+  // Only whole integer initializers (shape math) keep their data; the others
+  // become graph inputs of their type and shape (saves a copy of the weights,
+  // and inference never sees a tensor whose data does not match its dims).
+  std::set<std::string> inputNames;
+  for (const auto &input : graph.input())
+    inputNames.insert(input.name());
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
+  for (auto &init : *graph.mutable_initializer()) {
+    if ((init.data_type() == onnx::TensorProto::INT64 ||
+         init.data_type() == onnx::TensorProto::INT32) &&
+        dataMatchesDims(init)) {
+      kept.Add()->Swap(&init);
+      continue;
+    }
+    if (!inputNames.insert(init.name()).second)
+      continue;
+    auto *input = graph.add_input();
+    input->set_name(init.name());
+    auto *tensorType = input->mutable_type()->mutable_tensor_type();
+    tensorType->set_elem_type(init.data_type());
+    std::vector<int64_t> dims(init.dims().begin(), init.dims().end());
+    if (checkDims(dims).empty()) {
+      auto *shape = tensorType->mutable_shape();
+      for (int64_t d : dims)
+        shape->add_dim()->set_dim_value(d);
+    }
+  }
+  graph.mutable_initializer()->Swap(&kept);
+  // libonnx 1.12 infers nodes in file order and dereferences the type of an
+  // input no earlier node produced (SEGV); the importer accepts unsorted
+  // graphs, so ONNX gets the nodes in the importer's order.
+  std::vector<std::string> orderErrors;
+  auto order = orderNodes(model.graph(), orderErrors);
+  if (!order)
+    return shapes; // the importer reports the graph's errors itself
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;
+  for (int i : *order)
+    sorted.Add()->Swap(graph.mutable_node(i));
+  graph.mutable_node()->Swap(&sorted);
+  // Every node output starts out as a tensor of unknown type and shape: where
+  // a node's inference fails, libonnx 1.12 leaves its outputs without any
+  // type, and Shape's data propagation then dereferences that null type.
+  for (const auto &node : graph.node())
+    for (const auto &out : node.output())
+      if (!out.empty()) {
+        auto *info = graph.add_value_info();
+        info->set_name(out);
+        info->mutable_type()->mutable_tensor_type();
+      }
+  for (auto &input : *graph.mutable_input()) {
     auto it = inputShapes.find(input.name());
     if (it == inputShapes.end() || !input.type().has_tensor_type())
       continue;
@@ -26,7 +141,6 @@ inferOnnxShapes(const onnx::ModelProto &model,
       shape->add_dim()->set_dim_value(d);
   }
 
-  std::map<std::string, std::vector<int64_t>> shapes;
   try {
     onnx::ShapeInferenceOptions options{/*check_type=*/false, /*error_mode=*/0,
                                         /*enable_data_propagation=*/true};

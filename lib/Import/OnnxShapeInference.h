@@ -1,8 +1,14 @@
 //===- OnnxShapeInference.h - ONNX's own shape inference as a check -*- C++ -*-===//
 //
 // Runs libonnx's shape inference on a copy of the model whose graph inputs
-// carry the static shapes asked for (float initializer data is left out of
-// the copy: inference needs only their shapes). The shapes it finds are a
+// carry the static shapes asked for. Only integer initializers (shape math)
+// keep their data in the copy, and only when it matches their dims; the others
+// become typed graph inputs (inference needs only their shapes). A model with
+// a tensor attribute whose data does not match its dims is not inferred at
+// all: libonnx 1.12 reads such data unchecked. Nodes are handed over in
+// topological order, every node output pre-declared as a tensor of unknown
+// type (libonnx 1.12 dereferences the missing type of a value whose
+// producer failed inference when a Shape node reads it). The shapes it finds are a
 // cross-check of the importer's: a disagreement is reported as an error.
 // libonnx knows opsets <= 17; newer models rely on the importer's rules alone.
 //

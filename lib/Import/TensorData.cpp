@@ -183,7 +183,10 @@ ElementsAttr readTensor(const onnx::TensorProto &tensor, RankedTensorType type,
             // Borrow the mapped file; the deleter keeps it mapped until then.
             ? UnmanagedAsmResourceBlob::allocateWithAlign(
                   bytes, align, [owner](void *, size_t, size_t) mutable { owner.reset(); })
-            : HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, align);
+            // A zero-element tensor has no bytes (and maybe a null data
+            // pointer, which allocateAndCopyWithAlign would pass to memcpy).
+            : bytes.empty() ? HeapAsmResourceBlob::allocate(0, align)
+                            : HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, align);
     return DenseResourceElementsAttr::get(type, blobName, std::move(blob));
   }
   if (count == 0)

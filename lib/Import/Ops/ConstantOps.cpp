@@ -76,6 +76,41 @@ LogicalResult importSize(ImportContext &ctx) {
                                      static_cast<double>(typeOf(x).getNumElements())));
 }
 
+// Range is computed here, so its length is bounded well below kMaxElements.
+constexpr int64_t kMaxRangeElements = int64_t(1) << 24;
+
+// Integer Range in exact 128-bit arithmetic (int64 start/limit/delta).
+LogicalResult importIntegerRange(ImportContext &ctx, DenseElementsAttr s,
+                                 DenseElementsAttr l, DenseElementsAttr d) {
+  auto scalarOf = [](DenseElementsAttr a) -> __int128 {
+    const APInt &v = *a.getValues<APInt>().begin();
+    return a.getElementType().isUnsignedInteger()
+               ? static_cast<__int128>(v.getZExtValue())
+               : static_cast<__int128>(v.getSExtValue());
+  };
+  __int128 first = scalarOf(s), last = scalarOf(l), step = scalarOf(d);
+  if (step == 0)
+    return ctx.fail("delta is 0");
+  __int128 diff = last - first, count = diff / step;
+  if (diff % step != 0 && ((diff < 0) == (step < 0)))
+    ++count; // ceil
+  if (count > kMaxRangeElements)
+    return ctx.fail("Range from ", static_cast<int64_t>(first), " to ",
+                    static_cast<int64_t>(last), " by ", static_cast<int64_t>(step),
+                    " is too long to compute at compile time");
+  int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
+  Type elem = s.getElementType();
+  unsigned width = elem.getIntOrFloatBitWidth();
+  SmallVector<APInt> values;
+  for (int64_t i = 0; i < n; ++i) {
+    __int128 v = first + static_cast<__int128>(i) * step; // in [first, last)
+    values.push_back(APInt(width, static_cast<uint64_t>(static_cast<int64_t>(v)),
+                           /*isSigned=*/true, /*implicitTrunc=*/true));
+  }
+  auto type = RankedTensorType::get({n}, elem);
+  return ctx.setOutput(0, ctx.build<ConstantOp>(DenseElementsAttr::get(type, values)));
+}
+
 LogicalResult importRange(ImportContext &ctx) {
   DenseElementsAttr s = ctx.constantInput(0, "start");
   DenseElementsAttr l = s ? ctx.constantInput(1, "limit") : nullptr;
@@ -85,35 +120,30 @@ LogicalResult importRange(ImportContext &ctx) {
   if (s.getNumElements() != 1 || l.getNumElements() != 1 || d.getNumElements() != 1)
     return ctx.fail("start, limit and delta must be scalars");
   Type elem = s.getElementType();
+  if (l.getElementType() != elem || d.getElementType() != elem)
+    return ctx.fail("start, limit and delta must have the same element type");
+  if (isa<IntegerType>(elem))
+    return importIntegerRange(ctx, s, l, d);
   auto scalarOf = [](DenseElementsAttr a) -> double {
-    if (isa<FloatType>(a.getElementType()))
-      return (*a.getValues<APFloat>().begin()).convertToDouble();
-    return static_cast<double>((*a.getValues<APInt>().begin()).getSExtValue());
+    return (*a.getValues<APFloat>().begin()).convertToDouble();
   };
   double first = scalarOf(s), last = scalarOf(l), step = scalarOf(d);
   if (step == 0)
     return ctx.fail("delta is 0");
   double count = std::ceil((last - first) / step);
+  if (std::isnan(count) || count > static_cast<double>(kMaxRangeElements))
+    return ctx.fail("Range from ", first, " to ", last, " by ", step,
+                    " is too long to compute at compile time");
   int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
-  if (n > kMaxElements)
-    return ctx.fail("Range of ", n, " elements is absurd");
   auto type = RankedTensorType::get({n}, elem);
-  if (isa<FloatType>(elem)) {
-    SmallVector<APFloat> values;
-    for (int64_t i = 0; i < n; ++i) {
-      APFloat v(first + static_cast<double>(i) * step);
-      bool lost;
-      v.convert(cast<FloatType>(elem).getFloatSemantics(), APFloat::rmNearestTiesToEven,
-                &lost);
-      values.push_back(v);
-    }
-    return ctx.setOutput(0, ctx.build<ConstantOp>(DenseElementsAttr::get(type, values)));
+  SmallVector<APFloat> values;
+  for (int64_t i = 0; i < n; ++i) {
+    APFloat v(first + static_cast<double>(i) * step);
+    bool lost;
+    v.convert(cast<FloatType>(elem).getFloatSemantics(), APFloat::rmNearestTiesToEven,
+              &lost);
+    values.push_back(v);
   }
-  SmallVector<APInt> values;
-  for (int64_t i = 0; i < n; ++i)
-    values.push_back(APInt(elem.getIntOrFloatBitWidth(),
-                           static_cast<int64_t>(first) + i * static_cast<int64_t>(step),
-                           /*isSigned=*/true));
   return ctx.setOutput(0, ctx.build<ConstantOp>(DenseElementsAttr::get(type, values)));
 }
 

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../HandlerRegistry.h"
+#include "../TensorData.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -49,6 +50,10 @@ LogicalResult importReshape(ImportContext &ctx) {
     } else if (d < 0) {
       return ctx.fail("shape ", shapeString(*target), " has a negative entry");
     } else {
+      // Bounded like every shape (checkDims), so the product cannot overflow.
+      if (d > kMaxDimSize || (d != 0 && known > kMaxElements / d))
+        return ctx.fail("cannot reshape ", shapeString(type.getShape()), " to ",
+                        shapeString(*target), ": absurd element count");
       known *= d;
     }
     shape.push_back(d);
@@ -132,6 +137,10 @@ LogicalResult importSlice(ImportContext &ctx) {
     int64_t dim = type.getDimSize(*axis), step = (*steps)[i];
     if (step == 0)
       return ctx.fail("step 0 on axis ", *axis);
+    // |step| >= dim selects at most one element, as a step of dim does;
+    // clamping keeps -step and the size arithmetic below from overflowing.
+    step = std::clamp<int64_t>(step, -std::max<int64_t>(dim, 1),
+                               std::max<int64_t>(dim, 1));
     auto clampIndex = [&](int64_t v, int64_t lowBound, int64_t highBound) {
       if (v < 0)
         v += dim;
@@ -214,8 +223,8 @@ LogicalResult importSplit(ImportContext &ctx) {
   if (!sizes) {
     // Equal parts; from opset 18 the last may be smaller (ceil division).
     int64_t parts = ctx.opset() >= 18 ? ctx.intAttr("num_outputs", n) : n;
-    if (parts <= 0)
-      return ctx.fail("cannot split into ", parts, " parts");
+    if (parts <= 0 || parts != n)
+      return ctx.fail("cannot split into ", parts, " parts for ", n, " outputs");
     int64_t chunk = ctx.opset() >= 18 ? (dim + parts - 1) / parts : dim / parts;
     if (ctx.opset() < 18 && dim % parts != 0)
       return ctx.fail("axis of size ", dim, " does not split into ", parts,
@@ -224,7 +233,8 @@ LogicalResult importSplit(ImportContext &ctx) {
     for (int64_t i = 0, left = dim; i < parts; ++i, left -= chunk)
       sizes->push_back(std::min(chunk, std::max<int64_t>(left, 0)));
   }
-  if (static_cast<int>(sizes->size()) != n ||
+  if (llvm::any_of(*sizes, [&](int64_t s) { return s < 0 || s > dim; }) ||
+      static_cast<int>(sizes->size()) != n ||
       std::accumulate(sizes->begin(), sizes->end(), int64_t(0)) != dim)
     return ctx.fail("split sizes ", shapeString(*sizes), " do not cover axis of size ",
                     dim, " with ", n, " outputs");
@@ -333,6 +343,11 @@ LogicalResult importTile(ImportContext &ctx) {
   for (int64_t i = 0; i < type.getRank(); ++i) {
     if ((*repeats)[i] < 0)
       return ctx.fail("negative repeat ", (*repeats)[i]);
+    if ((*repeats)[i] > kMaxDimSize ||
+        (type.getDimSize(i) != 0 &&
+         (*repeats)[i] > kMaxElements / type.getDimSize(i)))
+      return ctx.fail("repeat ", (*repeats)[i], " of an axis of size ",
+                      type.getDimSize(i), " is absurd");
     wide.append({(*repeats)[i], type.getDimSize(i)});
     dims.push_back(2 * i + 1);
     out.push_back((*repeats)[i] * type.getDimSize(i));
