@@ -35,6 +35,8 @@ public:
   virtual void deallocate(void *ptr) = 0;
   virtual Status copyToDevice(void *dst, const void *src, size_t bytes) = 0;
   virtual Status copyToHost(void *dst, const void *src, size_t bytes) = 0;
+  // Device to device (non-overlapping buffers).
+  virtual Status copyOnDevice(void *dst, const void *src, size_t bytes) = 0;
   // Calls entry(slots, arena) with device pointers and waits for it.
   virtual Status run(EntryFn entry, void **slots, void *arena) = 0;
 };

@@ -48,6 +48,12 @@ Status CpuBackend::copyToDevice(void *dst, const void *src, size_t bytes) {
   return Status::success();
 }
 
+Status CpuBackend::copyOnDevice(void *dst, const void *src, size_t bytes) {
+  if (bytes)
+    std::memcpy(dst, src, bytes);
+  return Status::success();
+}
+
 Status CpuBackend::copyToHost(void *dst, const void *src, size_t bytes) {
   if (bytes)
     std::memcpy(dst, src, bytes);

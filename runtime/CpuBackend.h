@@ -21,6 +21,7 @@ public:
   void deallocate(void *ptr) override;
   Status copyToDevice(void *dst, const void *src, size_t bytes) override;
   Status copyToHost(void *dst, const void *src, size_t bytes) override;
+  Status copyOnDevice(void *dst, const void *src, size_t bytes) override;
   Status run(EntryFn entry, void **slots, void *arena) override;
 };
 

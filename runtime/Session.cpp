@@ -110,6 +110,70 @@ Status Session::run() {
   return Status::success();
 }
 
+Status Session::writeSlot(const Slot &slot, const char *what, const HostTensor &value) {
+  std::string label = std::string(what) + " '" + percentEncode(slot.name) + "'";
+  if (value.dtype != slot.dtype || value.shape != slot.shape)
+    return Status::error(label + " expects " + formatType(slot.dtype, slot.shape) +
+                         ", got " + formatType(value.dtype, value.shape));
+  if (slot.byteSize)
+    if (Status st = backend_.copyToDevice(buffers_[size_t(slot.index)].get(), value.data(),
+                                          size_t(slot.byteSize));
+        !st)
+      return st.withPrefix(label + ": ");
+  return Status::success();
+}
+
+Status Session::readSlot(const Slot &slot, const char *what, HostTensor &out) const {
+  std::string label = std::string(what) + " '" + percentEncode(slot.name) + "'";
+  if (Status st = out.allocate(slot.dtype, slot.shape); !st)
+    return st.withPrefix(label + ": ");
+  if (slot.byteSize)
+    if (Status st = backend_.copyToHost(out.data(), buffers_[size_t(slot.index)].get(),
+                                        size_t(slot.byteSize));
+        !st)
+      return st.withPrefix(label + ": ");
+  return Status::success();
+}
+
+Status Session::setParam(std::string_view name, const HostTensor &value) {
+  const Slot *slot = manifest().find(SlotKind::Param, name);
+  if (!slot)
+    return Status::error("unknown parameter '" + percentEncode(name) + "'");
+  return writeSlot(*slot, "parameter", value);
+}
+
+Status Session::getParam(std::string_view name, HostTensor &out) const {
+  const Slot *slot = manifest().find(SlotKind::Param, name);
+  if (!slot)
+    return Status::error("unknown parameter '" + percentEncode(name) + "'");
+  return readSlot(*slot, "parameter", out);
+}
+
+Status Session::applyUpdates() {
+  if (!ran_)
+    return Status::error("no updates to apply: the program has not run");
+  const Manifest &m = manifest();
+  constexpr std::string_view kPrefix = "update:";
+  for (const Slot &out : m.slots) {
+    if (out.kind != SlotKind::Output || out.name.compare(0, kPrefix.size(), kPrefix) != 0)
+      continue;
+    std::string_view target = std::string_view(out.name).substr(kPrefix.size());
+    const Slot *dst = m.find(SlotKind::Param, target);
+    if (!dst)
+      dst = m.find(SlotKind::Input, target);
+    if (!dst || dst->dtype != out.dtype || dst->shape != out.shape)
+      return Status::error("output '" + percentEncode(out.name) +
+                           "' updates no parameter or input of its type");
+    if (out.byteSize)
+      if (Status st = backend_.copyOnDevice(buffers_[size_t(dst->index)].get(),
+                                            buffers_[size_t(out.index)].get(),
+                                            size_t(out.byteSize));
+          !st)
+        return st.withPrefix("update of '" + percentEncode(target) + "': ");
+  }
+  return Status::success();
+}
+
 Status Session::getOutput(std::string_view name, HostTensor &out) const {
   const Manifest &m = manifest();
   const Slot *slot = m.find(SlotKind::Output, name);

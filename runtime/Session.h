@@ -7,6 +7,11 @@
 // while an input was never bound ("missing input 'x' (expects f32 [2, 3])"),
 // then calls the entry. getOutput() copies an output back to the host.
 // Inputs stay bound across runs. Names in messages are percent-encoded.
+// Training steps (trc-build-train-step) return each new value of a
+// parameter or optimizer-state input as an output "update:<name>";
+// applyUpdates() copies every such output over its slot, on the device,
+// so the next run starts from them. setParam/getParam read and replace
+// parameters (checkpoints, exports).
 // Preconditions: the Artifact and the Backend outlive the Session; a session
 // is used by one thread at a time (the program is not re-entrant on one
 // arena).
@@ -35,8 +40,14 @@ public:
   Status setInput(std::string_view name, const HostTensor &value);
   Status run();
   Status getOutput(std::string_view name, HostTensor &out) const;
+  Status setParam(std::string_view name, const HostTensor &value);
+  Status getParam(std::string_view name, HostTensor &out) const;
+  /// Copies every output "update:X" over slot X (a param or an input).
+  Status applyUpdates();
 
 private:
+  Status writeSlot(const Slot &slot, const char *what, const HostTensor &value);
+  Status readSlot(const Slot &slot, const char *what, HostTensor &out) const;
   Session(const Artifact &artifact, Backend &backend)
       : artifact_(artifact), backend_(backend) {}
 
