@@ -44,8 +44,9 @@ fi
 if [ ! -x .venv/bin/python ]; then
   /usr/bin/python3 -m venv --system-site-packages .venv
 fi
-PY_PACKAGES=(lit onnx onnxruntime)
-if ! .venv/bin/python -c "import lit, onnx, onnxruntime" 2>/dev/null; then
+# safetensors: the runtime tests check trc's safetensors files against it.
+PY_PACKAGES=(lit onnx onnxruntime safetensors)
+if ! .venv/bin/python -c "import lit, onnx, onnxruntime, safetensors" 2>/dev/null; then
   # numpy comes from Debian (python3-numpy) so that python3-torch keeps working.
   .venv/bin/pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}" "numpy<2"
 fi
