@@ -533,6 +533,35 @@ OwningOpRef<ModuleOp> importOnnxFile(llvm::StringRef path, MLIRContext *context,
   return importOnnxBytes((*buffer)->getBuffer(), path, context, options, diag);
 }
 
+bool listGraphInputs(llvm::StringRef path, std::vector<GraphInputInfo> &inputs,
+                     std::string &error) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
+  onnx::ModelProto model;
+  if (!buffer || (*buffer)->getBufferSize() > static_cast<size_t>(INT_MAX) ||
+      !model.ParseFromArray((*buffer)->getBufferStart(),
+                            static_cast<int>((*buffer)->getBufferSize()))) {
+    error = path.str() + ": not a readable ONNX model";
+    return false;
+  }
+  std::set<std::string> initializers;
+  for (const auto &init : model.graph().initializer())
+    initializers.insert(init.name());
+  for (const auto &input : model.graph().input()) {
+    if (initializers.count(input.name()) || !input.type().has_tensor_type())
+      continue;
+    using T = onnx::TensorProto;
+    int type = input.type().tensor_type().elem_type();
+    GraphInputInfo info;
+    info.name = input.name();
+    info.isInteger = type == T::INT64 || type == T::INT32 || type == T::INT16 ||
+                     type == T::INT8 || type == T::UINT8 || type == T::UINT16 ||
+                     type == T::UINT32 || type == T::UINT64;
+    info.rank = input.type().tensor_type().shape().dim_size();
+    inputs.push_back(info);
+  }
+  return true;
+}
+
 bool parseDimSpec(llvm::StringRef spec, ImportOptions &options, std::string &error) {
   llvm::SmallVector<llvm::StringRef> items;
   spec.split(items, ',', -1, /*KeepEmpty=*/false);

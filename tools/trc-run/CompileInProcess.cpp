@@ -10,15 +10,18 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace trc {
 
-bool compileOnnxInProcess(const std::string &model,
-                          const std::map<std::string, std::vector<int64_t>> &inputShapes,
-                          const std::string &target, std::string &artifactDir,
-                          std::string &error) {
+namespace {
+bool compile(const std::string &model,
+             const std::map<std::string, std::vector<int64_t>> &inputShapes,
+             const std::string &trainingPipeline, const std::string &target,
+             std::string &artifactDir, std::string &error) {
   static bool registered = [] {
     mlir::registerAllPasses();
     registerTrcPasses();
@@ -44,8 +47,16 @@ bool compileOnnxInProcess(const std::string &model,
     diag << "error: cannot create a temporary folder: " << ec.message() << "\n";
     return false;
   }
+  if (!trainingPipeline.empty()) {
+    mlir::PassManager pm(&context);
+    if (mlir::failed(mlir::parsePassPipeline(trainingPipeline, pm, diag)) ||
+        mlir::failed(pm.run(*module)))
+      return false;
+  }
   CompileOptions compile;
   compile.target = target;
+  if (!trainingPipeline.empty())
+    compile.entry = "train_step";
   std::string log;
   llvm::raw_string_ostream logStream(log);
   std::string out = (dir + "/artifact").str();
@@ -56,6 +67,24 @@ bool compileOnnxInProcess(const std::string &model,
   }
   artifactDir = out;
   return true;
+}
+} // namespace
+
+bool compileOnnxInProcess(const std::string &model,
+                          const std::map<std::string, std::vector<int64_t>> &inputShapes,
+                          const std::string &target, std::string &artifactDir,
+                          std::string &error) {
+  return compile(model, inputShapes, "", target, artifactDir, error);
+}
+
+bool compileOnnxForTraining(const std::string &model,
+                            const std::map<std::string, std::vector<int64_t>> &inputShapes,
+                            const std::string &trainStepOptions, const std::string &target,
+                            std::string &artifactDir, std::string &error) {
+  std::string pipeline = "trc-parameters-to-arguments, trc-autodiff, "
+                         "trc-build-train-step{" +
+                         trainStepOptions + "}";
+  return compile(model, inputShapes, pipeline, target, artifactDir, error);
 }
 
 } // namespace trc

@@ -23,6 +23,14 @@ bool compileOnnxInProcess(const std::string &model,
                           const std::string &target, std::string &artifactDir,
                           std::string &error);
 
+/// The same for training: after the import, reverse-mode autodiff and the
+/// optimizer step (`trainStepOptions` are trc-build-train-step's, e.g.
+/// "optimizer=adamw clip-norm=1") are built and @train_step is compiled.
+bool compileOnnxForTraining(const std::string &model,
+                            const std::map<std::string, std::vector<int64_t>> &inputShapes,
+                            const std::string &trainStepOptions, const std::string &target,
+                            std::string &artifactDir, std::string &error);
+
 } // namespace trc
 
 #endif

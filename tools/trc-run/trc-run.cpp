@@ -21,6 +21,7 @@
 #include "runtime/Npy.h"
 #include "runtime/Session.h"
 
+#include "Train.h"
 #ifdef TRC_RUN_WITH_COMPILER
 #include "CompileInProcess.h"
 #include <map>
@@ -59,16 +60,25 @@ const char *kUsage =
     "  --output-dir DIR    where the outputs are written (created if needed)\n"
     "  --repeat N          after the first run, time N more and print the\n"
     "                      mean and best time per run to stderr\n"
-    "  -h, --help          print this help\n";
+    "  -h, --help          print this help\n"
+    "\n"
+    "Training (MODEL.onnx; see README):\n"
+    "  trc-run MODEL.onnx --data FILE --batch-size B --seq-len T --steps N\n"
+    "      [--optimizer adamw|adam|sgd] [--lr R] [--lr-schedule SPEC] [--momentum M]\n"
+    "      [--nesterov] [--weight-decay W] [--clip-grad-norm C] [--seed S] [--shuffle]\n"
+    "      [--feed NAME=inputs|targets] [--metrics FILE.jsonl]\n"
+    "      [--checkpoint-dir D --checkpoint-every K] [--resume]\n";
 
-// Flags of the training mode (DESIGN.md), recognised to say they are not
-// available yet rather than "unknown".
+// Flags of the training mode (tools/trc-run/Train.h): valued, boolean, and
+// those recognised to say they are not available yet rather than "unknown".
 const char *kTrainingFlags[] = {
-    "--data",          "--batch-size",       "--seq-len",   "--steps",
-    "--optimizer",     "--lr",               "--seed",      "--metrics",
-    "--precision",     "--config",           "--checkpoint-dir",
-    "--checkpoint-every", "--resume",        "--export-onnx",
+    "--data",       "--batch-size",     "--seq-len",          "--steps",
+    "--optimizer",  "--lr",             "--seed",             "--metrics",
+    "--lr-schedule", "--momentum",      "--weight-decay",     "--clip-grad-norm",
+    "--checkpoint-dir", "--checkpoint-every", "--feed",
 };
+const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov"};
+const char *kNotYet[] = {"--precision", "--config", "--export-onnx"};
 
 struct Options {
   std::string model;
@@ -77,6 +87,8 @@ struct Options {
   std::string outputDir;
   int repeat = 0; // --repeat N: time N more runs after the first
   bool help = false;
+  bool training = false;
+  trc::TrainArgs train;
 };
 
 int fail(const std::string &message) {
@@ -122,12 +134,36 @@ Status parseArgs(int argc, char **argv, Options &opt) {
       value = arg.substr(eq + 1);
       inlineValue = true;
     }
+    for (const char *notYet : kNotYet)
+      if (flag == notYet)
+        return Status::error("option '" + flag + "' is not implemented yet");
+    bool isSwitch = false;
+    for (const char *sw : kTrainingSwitches)
+      isSwitch |= flag == sw;
+    if (isSwitch) {
+      if (inlineValue)
+        return Status::error("option '" + flag + "' takes no value");
+      opt.training = true;
+      (flag == "--shuffle" ? opt.train.shuffle
+                           : flag == "--resume" ? opt.train.resume : opt.train.nesterov) = true;
+      continue;
+    }
+    bool isTraining = false;
     for (const char *training : kTrainingFlags)
-      if (flag == training)
-        return Status::error("option '" + flag +
-                             "' belongs to training, which this trc-run does "
-                             "not implement yet (evaluation only: --input, "
-                             "--output-dir, --device)");
+      isTraining |= flag == training;
+    if (isTraining) {
+      if (!inlineValue) {
+        if (i + 1 >= argc)
+          return Status::error("option '" + flag + "' needs a value");
+        value = argv[++i];
+      }
+      opt.training = true;
+      if (flag == "--feed")
+        opt.train.feeds.push_back(value);
+      else if (!opt.train.values.emplace(flag, value).second)
+        return Status::error("option '" + flag + "' given twice");
+      continue;
+    }
     if (flag != "--device" && flag != "--input" && flag != "--output-dir" &&
         flag != "--repeat")
       return Status::error("unknown option '" + flag + "' (see trc-run --help)");
@@ -170,6 +206,12 @@ Status parseArgs(int argc, char **argv, Options &opt) {
   if (opt.model.empty())
     return Status::error("no model given (usage: trc-run ARTIFACT_DIR --input "
                          "NAME=FILE.npy ... --output-dir DIR)");
+  if (opt.training) {
+    if (!opt.inputs.empty() || !opt.outputDir.empty() || opt.repeat)
+      return Status::error("training (--data, --steps, ...) takes no --input, "
+                           "--output-dir or --repeat");
+    return Status::success();
+  }
   if (opt.outputDir.empty())
     return Status::error("missing --output-dir DIR (where the outputs are "
                          "written)");
@@ -338,6 +380,16 @@ int main(int argc, char **argv) {
     if (opt.help) {
       std::fputs(kUsage, stdout);
       return 0;
+    }
+    if (opt.training) {
+#ifdef TRC_RUN_WITH_COMPILER
+      opt.train.model = opt.model;
+      opt.train.device = opt.device;
+      return trc::runTraining(opt.train);
+#else
+      return fail("training compiles the model in-process, which this runtime-only "
+                  "build of trc-run cannot do");
+#endif
     }
     return runEvaluation(opt);
   } catch (const std::bad_alloc &) {

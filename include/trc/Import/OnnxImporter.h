@@ -66,6 +66,18 @@ bool parseInputShapeSpec(llvm::StringRef spec, ImportOptions &options,
 bool parseConstantInputSpec(llvm::StringRef spec, ImportOptions &options,
                             std::string &error);
 
+/// A graph input (not an initializer) as the file declares it.
+struct GraphInputInfo {
+  std::string name;
+  bool isInteger = false;
+  int rank = 0;
+};
+
+/// The graph inputs of a model file, in order; false with `error` set if the
+/// file does not parse as an ONNX model.
+bool listGraphInputs(llvm::StringRef path, std::vector<GraphInputInfo> &inputs,
+                     std::string &error);
+
 /// Loads every dialect the importer creates ops of.
 void loadImportDialects(mlir::MLIRContext &context);
 
