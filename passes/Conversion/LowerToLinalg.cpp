@@ -2,8 +2,8 @@
 //
 // Lowers core trc ops to linalg/tensor/arith/math on tensors (see Passes.td).
 // Preconditions: composites decomposed; float or signless integer types.
-// Unsigned element types (results, and operands of trc ops) and
-// scatter_add/dropout are reported as errors. Ops with zero-element results
+// Unsigned element types (results, and operands of trc ops) and dropout
+// are reported as errors. Ops with zero-element results
 // become empty tensors.
 //
 //===----------------------------------------------------------------------===//
@@ -11,8 +11,10 @@
 #include "trc/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -271,6 +273,59 @@ struct LowerGather : OpRewritePattern<GatherOp> {
   }
 };
 
+/// scatter_add -> an scf.for nest over the updates' index space carrying the
+/// result, initially the operand: result[o, wrap(indices[j]), i] +=
+/// updates[o, j, i], one element per iteration, in order (repeated indices
+/// accumulate). Negative indices count from the end, as in gather. The
+/// operand is copied into a new tensor first (a splat one is filled in):
+/// bufferization then updates that copy in place, never the operand's buffer
+/// (which may be an input).
+struct LowerScatterAdd : OpRewritePattern<ScatterAddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScatterAddOp op, PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto updates = tensorType(op.getUpdates());
+    int64_t axis = op.getAxis(), ni = tensorType(op.getIndices()).getRank();
+    int64_t rank = op.getType().getRank(), size = op.getType().getDimSize(axis);
+    bool isFloat = isa<FloatType>(op.getType().getElementType());
+    Value zero = rw.create<arith::ConstantIndexOp>(loc, 0);
+    Value one = rw.create<arith::ConstantIndexOp>(loc, 1);
+    // A splat operand (the zeros of a gather's VJP) is a fill, not a copy of
+    // a constant as large as the table.
+    SplatElementsAttr splat;
+    Value init =
+        matchPattern(op.getOperand(), m_Constant(&splat))
+            ? filled(rw, loc, op.getType(), splat.getSplatValue<TypedAttr>())
+            : rw.create<linalg::CopyOp>(loc, op.getOperand(),
+                                        emptyLike(rw, loc, op.getType()))
+                  .getResult(0);
+    SmallVector<Value> lbs(updates.getRank(), zero), steps(updates.getRank(), one), ubs;
+    for (int64_t d : updates.getShape())
+      ubs.push_back(rw.create<arith::ConstantIndexOp>(loc, d));
+    auto nest = scf::buildLoopNest(
+        rw, loc, lbs, ubs, steps, ValueRange{init},
+        [&](OpBuilder &b, Location l, ValueRange ivs, ValueRange acc) -> scf::ValueVector {
+          Value i = b.create<tensor::ExtractOp>(l, op.getIndices(),
+                                                ivs.slice(axis, ni));
+          i = b.create<arith::IndexCastOp>(l, b.getIndexType(), i);
+          Value c0 = b.create<arith::ConstantIndexOp>(l, 0);
+          Value n = b.create<arith::ConstantIndexOp>(l, size);
+          Value negative = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, i, c0);
+          i = b.create<arith::SelectOp>(l, negative, b.create<arith::AddIOp>(l, i, n), i);
+          SmallVector<Value> at;
+          for (int64_t d = 0; d < rank; ++d)
+            at.push_back(d == axis ? i : ivs[d < axis ? d : d + ni - 1]);
+          Value update = b.create<tensor::ExtractOp>(l, op.getUpdates(), ivs);
+          Value old = b.create<tensor::ExtractOp>(l, acc[0], at);
+          Value sum = isFloat ? b.create<arith::AddFOp>(l, old, update).getResult()
+                              : b.create<arith::AddIOp>(l, old, update).getResult();
+          return {b.create<tensor::InsertOp>(l, sum, acc[0], at)};
+        });
+    rw.replaceOp(op, nest.results.front());
+    return success();
+  }
+};
+
 struct LowerReduce : OpRewritePattern<ReduceOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ReduceOp op, PatternRewriter &rw) const override {
@@ -278,8 +333,11 @@ struct LowerReduce : OpRewritePattern<ReduceOp> {
     ReduceKind kind = op.getKind();
     Value init = filled(rw, loc, op.getType(),
                         scalar::reductionIdentity(rw, kind, op.getType().getElementType()));
+    // linalg.reduce wants its dimensions in increasing order (trc's are a set).
+    SmallVector<int64_t> dims(op.getDimensions());
+    llvm::sort(dims);
     auto reduce = rw.create<linalg::ReduceOp>(
-        loc, ValueRange{op.getOperand()}, ValueRange{init}, op.getDimensions(),
+        loc, ValueRange{op.getOperand()}, ValueRange{init}, dims,
         [&](OpBuilder &b, Location l, ValueRange args) {
           b.create<linalg::YieldOp>(l, scalar::combine(b, l, kind, args[1], args[0]));
         });
@@ -361,11 +419,9 @@ struct LowerToLinalg : trc::impl::LowerToLinalgBase<LowerToLinalg> {
         op->emitOpError("(random, training mode) is not supported by the CPU "
                         "inference lowering: dropout belongs to the training pipeline");
         unsupported = true;
-      } else if (isa<ScatterAddOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, GeluOp,
-                     CrossEntropyOp>(op)) {
+      } else if (isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, GeluOp, CrossEntropyOp>(op)) {
         op->emitOpError("is not lowered by trc-lower-to-linalg (run "
-                        "trc-decompose-composites first; scatter_add belongs to "
-                        "the training pipeline)");
+                        "trc-decompose-composites first)");
         unsupported = true;
       }
       auto isUnsigned = [](Type t) {
@@ -386,10 +442,12 @@ struct LowerToLinalg : trc::impl::LowerToLinalgBase<LowerToLinalg> {
     RewritePatternSet patterns(ctx);
     patterns.add<LowerEmptyResult, LowerElementwise, LowerConstant, LowerIota,
                  LowerBroadcast, LowerReverse, LowerTranspose, LowerReshape, LowerSlice,
-                 LowerConcatenate, LowerPad, LowerGather, LowerReduce, LowerDotGeneral>(ctx);
+                 LowerConcatenate, LowerPad, LowerGather, LowerScatterAdd, LowerReduce,
+                 LowerDotGeneral>(ctx);
     ConversionTarget target(*ctx);
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
-                           arith::ArithDialect, math::MathDialect, func::FuncDialect>();
+                           arith::ArithDialect, math::MathDialect, func::FuncDialect,
+                           scf::SCFDialect>();
     target.addIllegalDialect<TrcDialect>();
     target.addLegalOp<GetParameterOp>();
     if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))

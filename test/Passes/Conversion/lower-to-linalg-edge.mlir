@@ -43,3 +43,13 @@ func.func @dropout(%a: tensor<3xf32>) -> tensor<3xf32> {
   %0 = trc.dropout %a ratio = 5.000000e-01 seed = 0 : tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+// trc.reduce's dimensions are a set; linalg.reduce needs them increasing.
+// CHECK-LABEL: func.func @reduce_unsorted_dims
+// CHECK: linalg.reduce { arith.minimumf } ins(%{{.*}} : tensor<3x4x2xf32>) outs(%{{.*}} : tensor<4xf32>) dimensions = [0, 2]
+func.func @reduce_unsorted_dims(%a: tensor<3x4x2xf32>) -> tensor<4xf32> {
+  %0 = trc.reduce min %a dims = [2, 0] : (tensor<3x4x2xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
