@@ -58,8 +58,9 @@ def LowerToLinalg : Pass<"trc-lower-to-linalg", "mlir::func::FuncOp"> {
     affine input maps; reshape `tensor.reshape`; slice `tensor.extract_slice`;
     concatenate and pad `tensor.insert_slice` into a filled tensor; gather a
     `linalg.generic` that reads with `tensor.extract`; scatter_add an
-    `scf.for` nest over the updates that accumulates into the operand with
-    `tensor.extract`/`tensor.insert` (in place after bufferization); dot_general a
+    `scf.for` nest over the updates that accumulates into a copy of the
+    operand (a fill when it is a splat) with `tensor.extract`/`tensor.insert`
+    (in place after bufferization); dot_general a
     `linalg.batch_matmul` on operands transposed and reshaped to [B, M, K] and
     [B, K, N] (the CPU pipeline later hands it to BLAS).
 
@@ -165,6 +166,49 @@ def ApproximateMath : Pass<"trc-approximate-math", "mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
+def Autodiff : Pass<"trc-autodiff", "mlir::ModuleOp"> {
+  let summary = "adds @main_grad: the loss and its gradient for every trainable parameter";
+  let description = [{
+    Reverse-mode automatic differentiation. Input: `@main` takes the model's
+    parameters as arguments (after `trc-parameters-to-arguments`: attribute
+    `trc.param = "<name>"`) and returns a scalar float loss as its first
+    result. Output: a new function `@main_grad` with the same arguments that
+    returns the loss, then d loss / d p for each trainable float parameter
+    argument p, in argument order, each result marked
+    `trc.grad_of = "<name>"`. `@main` is unchanged.
+
+    Every op on a path from a trainable parameter to the loss applies its
+    vector-Jacobian product rule (passes/Training/Vjp*.cpp: elementwise ops,
+    select, convert, dot_general, reduce, the data-movement ops, gather and
+    scatter_add, and the composites softmax, log_softmax, layer_norm, gelu
+    and cross_entropy, so decomposition is optional). Gradients of a value
+    used several times are summed (a tied embedding read by gather and by a
+    transpose gets both). Frozen parameters, integer and i1 values (labels,
+    indices, masks) get none. It is an error when the first result is not a
+    scalar float, or when an op on such a path has no rule (e.g. dropout).
+
+    ```mlir
+    func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x2xf32> {trc.param = "w"})
+        -> tensor<f32> {
+      %y = trc.dot_general %x, %w, batch = [] x [], contract = [1] x [0]
+          : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+      %l = trc.reduce sum %y dims = [0, 1] : (tensor<4x2xf32>) -> tensor<f32>
+      return %l : tensor<f32>
+    }
+    // gains
+    func.func @main_grad(%x: tensor<4x8xf32>, %w: tensor<8x2xf32> {trc.param = "w"})
+        -> (tensor<f32>, tensor<8x2xf32> {trc.grad_of = "w"}) {
+      ... forward ...
+      %one = trc.constant dense<1.0> : tensor<4x2xf32>
+      %dw = trc.dot_general %x, %one, batch = [] x [], contract = [0] x [0]
+          : (tensor<4x8xf32>, tensor<4x2xf32>) -> tensor<8x2xf32>
+      return %l, %dw : tensor<f32>, tensor<8x2xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["trc::TrcDialect"];
 }
 
 def BuildTrainStep : Pass<"trc-build-train-step", "mlir::ModuleOp"> {
