@@ -5,6 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Artifact.h"
+#include "runtime/Bundle.h"
+
+#include <cstdlib>
 
 #include "runtime/Checksum.h"
 
@@ -98,8 +101,35 @@ Artifact::~Artifact() {
     ::munmap(weights_, weightsSize_);
 }
 
+Status Artifact::loadBundle(const std::string &bundle, const std::string &target,
+                            std::unique_ptr<Artifact> &out) {
+  // Unpacked into a private folder that is removed again once loaded: the
+  // program stays loaded and the weights mapped after their files go.
+  std::string pattern = (std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp");
+  pattern += "/trc-bundle-XXXXXX";
+  std::vector<char> buffer(pattern.begin(), pattern.end());
+  buffer.push_back('\0');
+  if (!::mkdtemp(buffer.data()))
+    return Status::error(bundle + ": cannot create a temporary folder: " +
+                         std::strerror(errno));
+  std::string dir = buffer.data();
+  Status s = unpackBundle(bundle, dir);
+  if (s)
+    s = load(dir, target, out);
+  for (const char *member : {"manifest.trc", "program.so", "weights.bin"})
+    ::unlink((dir + "/" + member).c_str());
+  ::rmdir(dir.c_str());
+  if (s)
+    out->dir_ = bundle;
+  return s;
+}
+
 Status Artifact::load(const std::string &dir, const std::string &target,
                       std::unique_ptr<Artifact> &out) {
+  struct stat bundleStat;
+  if (isBundlePath(dir) && ::stat(dir.c_str(), &bundleStat) == 0 &&
+      S_ISREG(bundleStat.st_mode))
+    return loadBundle(dir, target, out);
   std::unique_ptr<Artifact> a(new Artifact());
   a->dir_ = dir;
 

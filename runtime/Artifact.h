@@ -44,6 +44,8 @@ public:
 
 private:
   Artifact() = default;
+  static Status loadBundle(const std::string &bundle, const std::string &target,
+                           std::unique_ptr<Artifact> &out);
 
   std::string dir_;
   Manifest manifest_;

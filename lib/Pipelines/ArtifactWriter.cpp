@@ -1,6 +1,7 @@
 //===- ArtifactWriter.cpp - writes the artifact folder ----------------------===//
 #include "ArtifactWriter.h"
 
+#include "runtime/Bundle.h"
 #include "runtime/Checksum.h"
 #include "runtime/Names.h"
 
@@ -44,8 +45,9 @@ std::string ArtifactWriter::stage(std::string &error) {
             "' does not exist";
     return "";
   }
-  if (llvm::sys::fs::exists(path) &&
-      !llvm::sys::fs::exists(path + "/manifest.trc")) {
+  bool bundle = rt::isBundlePath(outPath_);
+  if (bundle ? llvm::sys::fs::is_directory(path)
+             : llvm::sys::fs::exists(path) && !llvm::sys::fs::exists(path + "/manifest.trc")) {
     error = "refusing to overwrite '" + outPath_ + "': it exists and is not a trc artifact";
     return "";
   }
@@ -115,6 +117,15 @@ bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error
   if (!write("weights.bin", weights) || !write("manifest.trc", manifest))
     return false;
 
+  // A single-file artifact: pack the staged folder (atomically replacing
+  // the file), then drop the stage.
+  if (rt::isBundlePath(outPath_)) {
+    if (rt::Status s = rt::packBundle(stage_, outPath_); !s) {
+      error = s.message();
+      return false;
+    }
+    return true; // the destructor removes the stage
+  }
   // Publish: the old artifact (if any) steps aside only once the new one is whole.
   std::string old;
   if (llvm::sys::fs::exists(outPath_)) {

@@ -1,7 +1,8 @@
 //===- ArtifactWriter.h - writes the artifact folder ------------*- C++ -*-===//
 //
 // Writes manifest.trc, weights.bin and the program into a fresh folder next
-// to the destination, then moves it into place, so a failed compile never
+// to the destination, then moves it into place (or, for a destination
+// ending in ".trc", packs it into that one file), so a failed compile never
 // leaves a partial artifact (docs/ARTIFACT.md is the format).
 //
 //===----------------------------------------------------------------------===//
