@@ -8,7 +8,8 @@
  *   3 param  b      f32 [2]                      into the arena)
  *   4 output s      f32 [4, 3]   s = x + in/two  (elementwise)
  *   5 input  in/two f32 [4, 3]
- * The arena holds the 4x2 temporary x * W.
+ * The arena holds the 4x2 temporary x * W. The trc-run lit tests use it too
+ * (test/Inputs/make_artifact.py, which names slot 4 "out/sum").
  *
  *===----------------------------------------------------------------------===*/
 #include <stdint.h>

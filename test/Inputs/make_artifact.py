@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Writes trc artifacts (docs/ARTIFACT.md) and .npy inputs for the trc-run
-lit tests (test/Runtime/), without the compiler: the program is
-artifact_program.c compiled with `cc -shared -fPIC`, the manifest and
-weights are written here.
+lit tests (test/Runtime/), without the compiler: the program is the
+runtime tests' hand-written program (runtime/tests/TestProgram.c) compiled
+with `cc -shared -fPIC`, the manifest and weights are written here.
 
     python3 test/Inputs/make_artifact.py OUT_DIR
 
 Artifacts (folders under OUT_DIR):
-  good/                the artifact of artifact_program.c (see its comment)
+  good/                the artifact of TestProgram.c (see its comment; here its
+                       slot 4 is named out/sum)
   cuda/                the same, but `target cuda`
   bad-weights/         one byte of weights.bin flipped (checksum mismatch)
   truncated-manifest/  manifest.trc cut before its `end` record
@@ -100,7 +101,8 @@ def main():
     so = os.path.join(out, "program.so")
     cc = os.environ.get("CC", "cc")
     subprocess.check_call([cc, "-shared", "-fPIC", "-O1", "-o", so,
-                           os.path.join(HERE, "artifact_program.c")])
+                           os.path.join(HERE, "..", "..", "runtime", "tests",
+                                        "TestProgram.c")])
     with open(so, "rb") as f:
         program = f.read()
     os.remove(so)
