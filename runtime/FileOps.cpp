@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/FileOps.h"
 
+#include <functional>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -123,13 +125,13 @@ std::string parentDirectory(const std::string &path) {
   return path.substr(0, slash);
 }
 
-Status writeFileAtomic(const std::string &path, std::string_view bytes,
-                       FileSystemHooks &fs) {
+Status writeFileAtomicWith(const std::string &path, FileSystemHooks &fs,
+                           const std::function<Status(FileWriter &)> &fill) {
   std::string temp = path + ".tmp-" + std::to_string(::getpid());
   FileWriter w;
   if (Status s = w.open(temp, fs); !s)
     return s;
-  if (Status s = w.append(bytes); !s)
+  if (Status s = fill(w); !s)
     return s;
   if (Status s = w.finish(); !s)
     return s;
@@ -140,6 +142,12 @@ Status writeFileAtomic(const std::string &path, std::string_view bytes,
                          std::strerror(e));
   }
   return fsyncDirectory(parentDirectory(path));
+}
+
+Status writeFileAtomic(const std::string &path, std::string_view bytes,
+                       FileSystemHooks &fs) {
+  return writeFileAtomicWith(path, fs,
+                             [&](FileWriter &w) { return w.append(bytes); });
 }
 
 Status readSmallFile(const std::string &path, size_t maxBytes,

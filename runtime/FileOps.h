@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <sys/types.h>
@@ -77,6 +78,12 @@ std::string parentDirectory(const std::string &path);
 
 // fsyncs a folder so that renames and creations inside it are durable.
 Status fsyncDirectory(const std::string &dir);
+
+// Writes `path` atomically with what `fill` appends: `path`.tmp-<pid> is
+// written and fsynced, renamed over `path`, and the folder is fsynced. On
+// failure the temp file is removed and `path` is untouched.
+Status writeFileAtomicWith(const std::string &path, FileSystemHooks &fs,
+                           const std::function<Status(FileWriter &)> &fill);
 
 // Writes `path` atomically: `path`.tmp-<pid> is written and fsynced, renamed
 // over `path`, and the containing folder is fsynced. On failure the temp

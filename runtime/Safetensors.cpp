@@ -419,21 +419,9 @@ Status writeSafetensorsFile(const std::string &path,
                             const std::vector<SafetensorsView> &tensors,
                             const SafetensorsMetadata &metadata,
                             FileSystemHooks &fs) {
-  std::string temp = path + ".tmp-" + std::to_string(::getpid());
-  FileWriter w;
-  if (Status s = w.open(temp, fs); !s)
-    return s;
-  if (Status s = writeSafetensors(w, tensors, metadata); !s)
-    return s;
-  if (Status s = w.finish(); !s)
-    return s;
-  if (fs.rename(temp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    ::unlink(temp.c_str());
-    return Status::error(path + ": cannot rename " + temp + ": " +
-                         std::strerror(e));
-  }
-  return fsyncDirectory(parentDirectory(path));
+  return writeFileAtomicWith(path, fs, [&](FileWriter &w) {
+    return writeSafetensors(w, tensors, metadata);
+  });
 }
 
 } // namespace trc::rt
