@@ -117,7 +117,8 @@ LogicalResult selectEntry(ModuleOp module, llvm::StringRef entry) {
 /// Slot names of the training step's extra arguments and results: optimizer
 /// state is an input named after its slot ("adam.m:wte.weight"), the rate
 /// and step count "trc.lr" and "trc.step", and each new value of an
-/// argument an output "update:<that argument's name>".
+/// argument an output "update:<that argument's name>"; trc-autodiff's
+/// gradients (trc.grad_of) are outputs "grad:<parameter>".
 std::string inputName(func::FuncOp main, unsigned i) {
   if (auto name = main.getArgAttrOfType<StringAttr>(i, "trc.input"))
     return name.str();
@@ -135,6 +136,8 @@ std::string outputName(func::FuncOp main, unsigned i) {
     return name.str();
   if (auto update = main.getResultAttrOfType<StringAttr>(i, "trc.update"))
     return "update:" + update.str();
+  if (auto grad = main.getResultAttrOfType<StringAttr>(i, "trc.grad_of"))
+    return "grad:" + grad.str();
   return "output" + std::to_string(i);
 }
 

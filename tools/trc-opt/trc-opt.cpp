@@ -52,7 +52,7 @@ static cl::opt<bool> noOnnxShapeInference(
 static cl::opt<std::string> trcCompile(
     "trc-compile",
     cl::desc("after the passes, compile into an artifact folder at -o: "
-             "\"target=cpu [cpu=NAME] [opt=0..3]\""),
+             "\"target=cpu [cpu=NAME] [opt=0..3] [entry=FUNCTION]\""),
     cl::value_desc("OPTIONS"));
 
 static bool isOnnxFile(llvm::StringRef path) {
