@@ -189,6 +189,12 @@ def Autodiff : Pass<"trc-autodiff", "mlir::ModuleOp"> {
     indices, masks) get none. It is an error when the first result is not a
     scalar float, or when an op on such a path has no rule (e.g. dropout).
 
+    The backward pass is kept small: the seed 1 and identities fold away,
+    constants are built once, a transposed product becomes the product with
+    its operands swapped, the gradients of slices that split a tensor (q, k,
+    v) are joined by one concatenate, and forward values nothing needs any
+    more are erased.
+
     ```mlir
     func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x2xf32> {trc.param = "w"})
         -> tensor<f32> {
