@@ -2,6 +2,7 @@
 #include "Train.h"
 
 #include "CompileInProcess.h"
+#include "RunHelpers.h"
 #include "trc/Import/OnnxImporter.h"
 
 #include "runtime/Artifact.h"
@@ -16,7 +17,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 
 using namespace trc::rt;
@@ -208,19 +208,11 @@ int runTraining(const TrainArgs &a) {
     std::fputs(error.c_str(), stderr);
     return 1;
   }
-  struct RemoveTemporary {
-    std::string dir;
-    ~RemoveTemporary() {
-      std::error_code ignored;
-      std::filesystem::remove_all(std::filesystem::path(dir).parent_path(), ignored);
-    }
-  } removeTemporary{artifactDir};
+  RemoveTemporaryArtifact removeTemporary{artifactDir};
 
   std::unique_ptr<Artifact> artifact;
-  if (Status s = Artifact::load(artifactDir, backend->target(), artifact); !s)
-    return fail(s.message());
   std::unique_ptr<Session> session;
-  if (Status s = Session::create(*artifact, *backend, session); !s)
+  if (Status s = openSession(artifactDir, *backend, artifact, session); !s)
     return fail(s.message());
   const Manifest &manifest = artifact->manifest();
 

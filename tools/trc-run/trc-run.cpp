@@ -21,6 +21,7 @@
 #include "runtime/Npy.h"
 #include "runtime/Session.h"
 
+#include "RunHelpers.h"
 #include "Train.h"
 #ifdef TRC_RUN_WITH_COMPILER
 #include "CompileInProcess.h"
@@ -276,20 +277,11 @@ int runEvaluation(const Options &opt) {
 #endif
   }
   // A temporary artifact compiled above is removed when this run ends.
-  struct RemoveTemporary {
-    std::string dir;
-    ~RemoveTemporary() {
-      std::error_code ignored;
-      if (!dir.empty())
-        std::filesystem::remove_all(std::filesystem::path(dir).parent_path(), ignored);
-    }
-  } removeTemporary{artifactDir != opt.model ? artifactDir : ""};
+  trc::RemoveTemporaryArtifact removeTemporary{artifactDir != opt.model ? artifactDir : ""};
 
   std::unique_ptr<Artifact> artifact;
-  if (Status s = Artifact::load(artifactDir, backend->target(), artifact); !s)
-    return fail(s.message());
   std::unique_ptr<Session> session;
-  if (Status s = Session::create(*artifact, *backend, session); !s)
+  if (Status s = trc::openSession(artifactDir, *backend, artifact, session); !s)
     return fail(s.message());
 
   for (const auto &[name, file] : opt.inputs) {

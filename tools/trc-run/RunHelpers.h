@@ -1,0 +1,42 @@
+//===- RunHelpers.h - pieces shared by trc-run's two modes ------*- C++ -*-===//
+//
+// Evaluation (trc-run.cpp) and training (Train.cpp) both load an artifact
+// into a session, and both may run one compiled in-process into a temporary
+// folder that must go when the run ends.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_TOOLS_TRC_RUN_RUNHELPERS_H
+#define TRC_TOOLS_TRC_RUN_RUNHELPERS_H
+
+#include "runtime/Artifact.h"
+#include "runtime/Session.h"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+namespace trc {
+
+/// Removes the temporary folder around an artifact compiled in-process
+/// (the artifact's parent) at scope exit; an empty path removes nothing.
+struct RemoveTemporaryArtifact {
+  std::string artifactDir;
+  ~RemoveTemporaryArtifact() {
+    std::error_code ignored;
+    if (!artifactDir.empty())
+      std::filesystem::remove_all(std::filesystem::path(artifactDir).parent_path(), ignored);
+  }
+};
+
+/// Loads the artifact at `dir` for `backend` and creates its session.
+inline rt::Status openSession(const std::string &dir, rt::Backend &backend,
+                              std::unique_ptr<rt::Artifact> &artifact,
+                              std::unique_ptr<rt::Session> &session) {
+  if (rt::Status s = rt::Artifact::load(dir, backend.target(), artifact); !s)
+    return s;
+  return rt::Session::create(*artifact, backend, session);
+}
+
+} // namespace trc
+
+#endif
