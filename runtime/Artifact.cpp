@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Artifact.h"
 #include "runtime/Bundle.h"
+#include "runtime/FileOps.h"
 
 #include <cstdlib>
 
@@ -144,30 +145,8 @@ Status Artifact::load(const std::string &dir, const std::string &target,
   // The manifest.
   std::string manifestPath = joinPath(dir, "manifest.trc");
   std::string text;
-  {
-    FileHandle file;
-    size_t size = 0;
-    if (Status s = openRegular(manifestPath, file, size); !s)
-      return s;
-    if (size > kMaxManifestBytes)
-      return Status::error(manifestPath + ": the file is " +
-                           std::to_string(size) +
-                           " bytes, more than the limit of 64 MiB");
-    text.resize(size);
-    size_t done = 0;
-    while (done < size) {
-      ssize_t n = ::pread(file.fd, &text[done], size - done, off_t(done));
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        return Status::error(manifestPath + ": read error: " +
-                             std::strerror(errno));
-      if (n == 0)
-        break;
-      done += size_t(n);
-    }
-    text.resize(done);
-  }
+  if (Status s = readSmallFile(manifestPath, kMaxManifestBytes, text); !s)
+    return s;
   if (Status s = parseManifest(text, a->manifest_); !s)
     return s.withPrefix(manifestPath + ": ");
   const Manifest &m = a->manifest_;
