@@ -14,6 +14,33 @@ SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
   return strides;
 }
 
+namespace {
+// The two element kinds of trc constants: T is APFloat or APInt.
+template <typename T>
+Attribute remapAs(DenseElementsAttr source, RankedTensorType type,
+                  llvm::function_ref<int64_t(int64_t)> sourceIndex) {
+  auto values = source.getValues<T>();
+  SmallVector<T> out;
+  out.reserve(type.getNumElements());
+  for (int64_t i = 0, n = type.getNumElements(); i < n; ++i)
+    out.push_back(values[sourceIndex(i)]);
+  return DenseElementsAttr::get(type, out);
+}
+
+template <typename T>
+Attribute selectAs(DenseElementsAttr pred, DenseElementsAttr onTrue,
+                   DenseElementsAttr onFalse, RankedTensorType type) {
+  auto flags = pred.getValues<bool>();
+  auto yes = onTrue.getValues<T>(), no = onFalse.getValues<T>();
+  SmallVector<T> out;
+  out.reserve(type.getNumElements());
+  for (int64_t i = 0, n = type.getNumElements(); i < n; ++i)
+    out.push_back(flags[pred.isSplat() ? 0 : i] ? yes[onTrue.isSplat() ? 0 : i]
+                                                : no[onFalse.isSplat() ? 0 : i]);
+  return DenseElementsAttr::get(type, out);
+}
+} // namespace
+
 Attribute remap(DenseElementsAttr source, RankedTensorType type,
                 llvm::function_ref<int64_t(int64_t)> sourceIndex) {
   if (source.isSplat())
@@ -21,20 +48,9 @@ Attribute remap(DenseElementsAttr source, RankedTensorType type,
   int64_t n = type.getNumElements();
   if (n > kMaxFoldElements)
     return {};
-  if (isa<FloatType>(type.getElementType())) {
-    auto values = source.getValues<APFloat>();
-    SmallVector<APFloat> out;
-    out.reserve(n);
-    for (int64_t i = 0; i < n; ++i)
-      out.push_back(values[sourceIndex(i)]);
-    return DenseElementsAttr::get(type, out);
-  }
-  auto values = source.getValues<APInt>();
-  SmallVector<APInt> out;
-  out.reserve(n);
-  for (int64_t i = 0; i < n; ++i)
-    out.push_back(values[sourceIndex(i)]);
-  return DenseElementsAttr::get(type, out);
+  return isa<FloatType>(type.getElementType())
+             ? remapAs<APFloat>(source, type, sourceIndex)
+             : remapAs<APInt>(source, type, sourceIndex);
 }
 
 Attribute convert(DenseElementsAttr source, RankedTensorType type) {
@@ -126,24 +142,11 @@ Attribute compare(CompareDirection direction, DenseElementsAttr lhs,
 Attribute select(DenseElementsAttr pred, DenseElementsAttr onTrue,
                  DenseElementsAttr onFalse) {
   auto type = cast<RankedTensorType>(onTrue.getType());
-  auto flags = pred.getValues<bool>();
-  int64_t n = type.getNumElements();
-  if (n > kMaxFoldElements)
+  if (type.getNumElements() > kMaxFoldElements)
     return {};
-  // Each element comes from one of two sources: remap over their concatenation.
-  auto pick = [&](int64_t i) { return flags[pred.isSplat() ? 0 : i]; };
-  if (isa<FloatType>(type.getElementType())) {
-    SmallVector<APFloat> out;
-    for (int64_t i = 0; i < n; ++i)
-      out.push_back(pick(i) ? onTrue.getValues<APFloat>()[onTrue.isSplat() ? 0 : i]
-                            : onFalse.getValues<APFloat>()[onFalse.isSplat() ? 0 : i]);
-    return DenseElementsAttr::get(type, out);
-  }
-  SmallVector<APInt> out;
-  for (int64_t i = 0; i < n; ++i)
-    out.push_back(pick(i) ? onTrue.getValues<APInt>()[onTrue.isSplat() ? 0 : i]
-                          : onFalse.getValues<APInt>()[onFalse.isSplat() ? 0 : i]);
-  return DenseElementsAttr::get(type, out);
+  return isa<FloatType>(type.getElementType())
+             ? selectAs<APFloat>(pred, onTrue, onFalse, type)
+             : selectAs<APInt>(pred, onTrue, onFalse, type);
 }
 
 Attribute concatenate(ArrayRef<DenseElementsAttr> inputs, int64_t dimension,
