@@ -237,6 +237,17 @@ def BuildTrainStep : Pass<"trc-build-train-step", "mlir::ModuleOp"> {
     by min(1, clip / (norm + 1e-6)) as torch.nn.utils.clip_grad_norm_ does.
     The update rules are include/trc/Training/Optimizers.h with torch.optim's
     semantics and defaults. `step` counts from 1.
+
+    Gradient accumulation (`accumulate`): state inputs `grad_accum:<p>` hold
+    the sum of the previous micro-steps' gradients; the update uses
+    (sum + this micro-step's gradient) * `trc.grad_scale` (the runtime feeds
+    1/K), and `update:grad_accum:<p>` is that sum while the input
+    `trc.keep_accum` is > 0, else zero (the last micro-step). The runtime
+    applies the parameter and optimizer-state updates only on the last
+    micro-step. Loss scaling: when @main_grad has an input
+    `trc.loss_scale` (trc-mixed-precision), the reported loss is divided by
+    it and the gradients are multiplied by `trc.grad_scale` (the runtime
+    feeds 1/(K * scale)); a non-finite grad_norm means the step overflowed.
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", "\"adamw\"",
@@ -252,8 +263,64 @@ def BuildTrainStep : Pass<"trc-build-train-step", "mlir::ModuleOp"> {
     Option<"clipNorm", "clip-norm", "double", "0", "global-norm clipping (0: off)">,
     Option<"decayOneDimensional", "decay-1d", "bool", "true",
            "apply weight decay to 1-D parameters (biases, norms) too">,
+    Option<"accumulate", "accumulate", "bool", "false",
+           "accumulate gradients over micro-steps (inputs grad_accum:<p>, "
+           "trc.keep_accum, trc.grad_scale)">,
   ];
   let dependentDialects = ["trc::TrcDialect", "mlir::func::FuncDialect"];
+}
+
+def AppendLoss : Pass<"trc-append-loss", "mlir::ModuleOp"> {
+  let summary = "makes @main return the cross-entropy loss of its logits";
+  let description = [{
+    For models exported without their loss: @main's first result, logits
+    `[d0, ..., dk, C]` (float, rank >= 2), is replaced by the mean softmax
+    cross-entropy against a new argument, the targets `[d0, ..., dk]` (i64),
+    named by `trc.input = "<targets>"` (option `targets`, default
+    "loss.targets"). Targets equal to `ignore-index` contribute nothing and
+    are not counted in the mean (torch.nn.functional.cross_entropy's
+    semantics, default -100). @main then returns the loss alone, named
+    `trc.output = "loss"`.
+
+    Errors: the first result is already a scalar (the model has its loss), is
+    not a float tensor of rank >= 2 with static shape, or an input already
+    has the targets' name.
+  }];
+  let options = [
+    Option<"ignoreIndex", "ignore-index", "int64_t", "-100",
+           "target value that contributes no loss">,
+    Option<"targetsName", "targets", "std::string", "\"loss.targets\"",
+           "name of the new targets input">,
+  ];
+  let dependentDialects = ["trc::TrcDialect"];
+}
+
+def MixedPrecision : Pass<"trc-mixed-precision", "mlir::ModuleOp"> {
+  let summary = "runs @main in bf16 or f16 with f32 master weights";
+  let description = [{
+    Before trc-autodiff, on @main whose parameters are arguments
+    (trc-parameters-to-arguments): every op that computes f32 values from f32
+    operands computes them in `type` (bf16 or f16) instead, its f32 operands
+    converted once each. Numerically sensitive ops stay in f32, their 16-bit
+    operands converted up: the composites softmax, log_softmax, layer_norm and
+    cross_entropy, trc.reduce, exp, log and pow, and gather (so embedding
+    gradients accumulate in f32, as in PyTorch's autocast). Matrix products in
+    16 bits accumulate in f32 (the lowering). Values without float operands
+    (constants, iota, integer converts) stay f32 sources; results returned
+    in 16 bits are converted back, so @main's signature is unchanged. The
+    parameters remain f32 arguments: their gradients (through the converts)
+    and the optimizer's update are f32.
+
+    With `loss-scale`, @main gains an input `trc.loss_scale` (tensor<f32>)
+    and returns its loss multiplied by it, so that small f16 gradients do
+    not flush to zero; trc-build-train-step divides it back out.
+  }];
+  let options = [
+    Option<"type", "type", "std::string", "\"bf16\"", "bf16 or f16">,
+    Option<"lossScale", "loss-scale", "bool", "false",
+           "multiply the loss by a new argument trc.loss_scale">,
+  ];
+  let dependentDialects = ["trc::TrcDialect"];
 }
 
 #endif // TRC_PASSES_TD

@@ -1,6 +1,7 @@
 //===- Blas.cpp - the matmul entry points programs call ---------------------===//
 //
 // trc_rt_matmul_f32/f64 over cblas_sgemm/cblas_dgemm, one call per batch
+// (bf16/f16 operands are widened to f32 first)
 // (OpenBLAS 0.3.21 has no strided-batch gemm), with a reference loop for
 // what cblas cannot take and for builds without OpenBLAS (see Blas.h).
 // Large products are split into (batch, row block) tasks on the runtime's
@@ -10,11 +11,13 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Blas.h"
 
+#include "runtime/HalfFloat.h"
 #include "runtime/ThreadPool.h"
 
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <vector>
 
 #ifdef TRC_HAVE_CBLAS
 #include <cblas.h>
@@ -147,12 +150,70 @@ extern "C" void trc_rt_matmul_f64(int64_t batch, int64_t m, int64_t n,
                 transB, c, ldc, strideC);
 }
 
+namespace {
+
+/// Widens one stored operand (batch x rows x cols, leading dimension ld,
+/// batch stride) to dense f32 (ld = cols), in parallel over rows.
+std::vector<float> widen(const uint16_t *src, int64_t batch, int64_t rows, int64_t cols,
+                         int64_t ld, int64_t stride, float (*toFloat)(uint16_t)) {
+  std::vector<float> out(static_cast<size_t>(batch * rows * cols));
+  trc::rt::parallelFor(batch * rows, [&](int64_t task) {
+    int64_t i = task / rows, r = task % rows;
+    const uint16_t *row = src + i * stride + r * ld;
+    float *dst = out.data() + (i * rows + r) * cols;
+    for (int64_t c = 0; c < cols; ++c)
+      dst[c] = toFloat(row[c]);
+  });
+  return out;
+}
+
+/// C (f32) = op(A) * op(B) with 16-bit float A and B: both are widened to f32
+/// once, then multiplied by the f32 path (f32 accumulation, as cuBLAS does).
+void widenedMatmul(int64_t batch, int64_t m, int64_t n, int64_t k, const uint16_t *a,
+                   int64_t lda, int64_t strideA, int32_t transA, const uint16_t *b,
+                   int64_t ldb, int64_t strideB, int32_t transB, float *c, int64_t ldc,
+                   int64_t strideC, float (*toFloat)(uint16_t)) {
+  if (batch <= 0 || m <= 0 || n <= 0 || k <= 0)
+    return trc_rt_matmul_f32(batch, m, n, k, nullptr, 0, 0, transA, nullptr, 0, 0, transB,
+                             c, ldc, strideC);
+  int64_t aRows = transA ? k : m, aCols = transA ? m : k;
+  int64_t bRows = transB ? n : k, bCols = transB ? k : n;
+  // A batch stride of 0 broadcasts one matrix over the batch: widen it once.
+  int64_t aBatch = strideA ? batch : 1, bBatch = strideB ? batch : 1;
+  std::vector<float> wa = widen(a, aBatch, aRows, aCols, lda, strideA, toFloat);
+  std::vector<float> wb = widen(b, bBatch, bRows, bCols, ldb, strideB, toFloat);
+  trc_rt_matmul_f32(batch, m, n, k, wa.data(), aCols, strideA ? aRows * aCols : 0, transA,
+                    wb.data(), bCols, strideB ? bRows * bCols : 0, transB, c, ldc, strideC);
+}
+
+} // namespace
+
+extern "C" void trc_rt_matmul_bf16(int64_t batch, int64_t m, int64_t n, int64_t k,
+                                   const uint16_t *a, int64_t lda, int64_t strideA,
+                                   int32_t transA, const uint16_t *b, int64_t ldb,
+                                   int64_t strideB, int32_t transB, float *c, int64_t ldc,
+                                   int64_t strideC) {
+  widenedMatmul(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc,
+                strideC, trc::rt::bf16ToFloat);
+}
+
+extern "C" void trc_rt_matmul_f16(int64_t batch, int64_t m, int64_t n, int64_t k,
+                                  const uint16_t *a, int64_t lda, int64_t strideA,
+                                  int32_t transA, const uint16_t *b, int64_t ldb,
+                                  int64_t strideB, int32_t transB, float *c, int64_t ldc,
+                                  int64_t strideC) {
+  widenedMatmul(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc,
+                strideC, trc::rt::f16ToFloat);
+}
+
 namespace trc::rt {
 
 const void *const *runtimeExports() {
   static const void *const table[] = {
       reinterpret_cast<const void *>(&trc_rt_matmul_f32),
       reinterpret_cast<const void *>(&trc_rt_matmul_f64),
+      reinterpret_cast<const void *>(&trc_rt_matmul_bf16),
+      reinterpret_cast<const void *>(&trc_rt_matmul_f16),
       nullptr,
   };
   return table;

@@ -26,6 +26,17 @@ void trc_rt_matmul_f64(int64_t batch, int64_t m, int64_t n, int64_t k,
                        int32_t transA, const double *b, int64_t ldb,
                        int64_t strideB, int32_t transB, double *c, int64_t ldc,
                        int64_t strideC);
+// 16-bit float operands (bf16 or IEEE f16 bits), f32 result and accumulation.
+void trc_rt_matmul_bf16(int64_t batch, int64_t m, int64_t n, int64_t k,
+                        const uint16_t *a, int64_t lda, int64_t strideA,
+                        int32_t transA, const uint16_t *b, int64_t ldb,
+                        int64_t strideB, int32_t transB, float *c, int64_t ldc,
+                        int64_t strideC);
+void trc_rt_matmul_f16(int64_t batch, int64_t m, int64_t n, int64_t k,
+                       const uint16_t *a, int64_t lda, int64_t strideA,
+                       int32_t transA, const uint16_t *b, int64_t ldb,
+                       int64_t strideB, int32_t transB, float *c, int64_t ldc,
+                       int64_t strideC);
 }
 
 namespace trc::rt {

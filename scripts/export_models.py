@@ -5,12 +5,14 @@ computed inside the model (inputs: token ids and targets; output: scalar loss),
 at the opsets asked for, with and without dynamic axes.
 
     python3 scripts/export_models.py --out DIR [--models gpt2,bert,gptj]
-                                     [--opsets 13,17] [--folded]
+                                     [--opsets 13,17] [--folded] [--variants]
                                      [--size small|bench] [--batch B --seq T]
 
 Writes DIR/<model>_op<opset>.onnx and DIR/<model>_op<opset>_dyn.onnx (batch
 and sequence as dynamic axes named 'batch' and 'sequence'); with --folded also
-DIR/gpt2_op17_folded.onnx (constant folding on: derived initializers).
+DIR/gpt2_op17_folded.onnx (constant folding on: derived initializers); with
+--variants also DIR/gpt2_op17_logits.onnx (output: logits, same weights as
+gpt2_op17.onnx) and DIR/gpt2_op17_dropout.onnx (active dropout 0.1).
 Precondition: Debian's python3-torch (1.13) importable. Deterministic (seeded).
 """
 import argparse
@@ -82,14 +84,28 @@ class GPT2(nn.Module):
         self.ln_f = nn.LayerNorm(WIDTH)
         self.drop = nn.Dropout(dropout)
 
-    def forward(self, input_ids, targets):
+    def logits(self, input_ids):
         t = input_ids.size(1)
         pos = torch.arange(0, t, dtype=torch.long, device=input_ids.device).unsqueeze(0)
         x = self.drop(self.wte(input_ids) + self.wpe(pos))
         for block in self.blocks:
             x = block(x)
-        logits = F.linear(self.ln_f(x), self.wte.weight)  # tied
+        return F.linear(self.ln_f(x), self.wte.weight)  # tied
+
+    def forward(self, input_ids, targets):
+        logits = self.logits(input_ids)
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+
+class LogitsOnly(nn.Module):
+    """The same model without its loss: input token ids, output logits."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids):
+        return self.model.logits(input_ids)
 
 
 class BertLayer(nn.Module):
@@ -236,12 +252,15 @@ def example_inputs(batch=None, seq=None, seed=1):
     return ids, targets
 
 
-def export(model, path, opset, dynamic, folding=False):
+def export(model, path, opset, dynamic, folding=False, logits=False):
     ids, targets = example_inputs()
     axes = {"input_ids": {0: "batch", 1: "sequence"}, "targets": {0: "batch", 1: "sequence"}}
+    if logits:
+        axes = {"input_ids": axes["input_ids"], "logits": {0: "batch", 1: "sequence"}}
     torch.onnx.export(
-        model, (ids, targets), path,
-        input_names=["input_ids", "targets"], output_names=["loss"],
+        model, (ids,) if logits else (ids, targets), path,
+        input_names=["input_ids"] if logits else ["input_ids", "targets"],
+        output_names=["logits"] if logits else ["loss"],
         opset_version=opset, do_constant_folding=folding,
         training=torch.onnx.TrainingMode.TRAINING,
         dynamic_axes=axes if dynamic else None)
@@ -268,6 +287,8 @@ def main():
     parser.add_argument("--models", default="gpt2,bert,gptj")
     parser.add_argument("--opsets", default="13,17")
     parser.add_argument("--folded", action="store_true")
+    parser.add_argument("--variants", action="store_true",
+                        help="also gpt2_op17_logits.onnx and gpt2_op17_dropout.onnx")
     parser.add_argument("--size", choices=sorted(SIZES), default="small")
     parser.add_argument("--batch", type=int, default=2, help="example batch (static exports)")
     parser.add_argument("--seq", type=int, default=16, help="example sequence (static exports)")
@@ -288,6 +309,16 @@ def main():
     if args.folded:
         path = os.path.join(args.out, "gpt2_op17_folded.onnx")
         export(build("gpt2"), path, 17, False, folding=True)
+        print(path)
+    if args.variants:
+        # Same weights as gpt2_op17.onnx: output logits instead of the loss.
+        path = os.path.join(args.out, "gpt2_op17_logits.onnx")
+        export(LogitsOnly(build("gpt2")), path, 17, False, logits=True)
+        print(path)
+        # Active dropout (ratio 0.1), exported in training mode.
+        torch.manual_seed(0)
+        path = os.path.join(args.out, "gpt2_op17_dropout.onnx")
+        export(GPT2(dropout=0.1), path, 17, False)
         print(path)
 
 

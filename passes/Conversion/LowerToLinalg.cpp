@@ -400,12 +400,20 @@ struct LowerDotGeneral : OpRewritePattern<DotGeneralOp> {
                           op.getLhsContractingDims(), true, m, k, b);
     Value rhs = canonical(rw, loc, op.getRhs(), op.getRhsBatchingDims(),
                           op.getRhsContractingDims(), false, n, k2, b2);
-    auto resultType = RankedTensorType::get({b, m, n}, elem);
+    // 16-bit floats accumulate in f32 (as cuBLAS and torch do), rounded once.
+    Type accumulator = elem.isBF16() || elem.isF16() ? rw.getF32Type() : elem;
+    auto resultType = RankedTensorType::get({b, m, n}, accumulator);
     Value init = filled(rw, loc, resultType,
-                        scalar::reductionIdentity(rw, ReduceKind::Sum, elem));
+                        scalar::reductionIdentity(rw, ReduceKind::Sum, accumulator));
     auto mm = rw.create<linalg::BatchMatmulOp>(loc, TypeRange{resultType},
                                                ValueRange{lhs, rhs}, ValueRange{init});
-    rw.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), mm->getResult(0));
+    if (accumulator == elem) {
+      rw.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), mm->getResult(0));
+      return success();
+    }
+    Value wide = rw.create<ReshapeOp>(
+        loc, RankedTensorType::get(op.getType().getShape(), accumulator), mm->getResult(0));
+    rw.replaceOpWithNewOp<ConvertOp>(op, op.getType(), wide);
     return success();
   }
 };

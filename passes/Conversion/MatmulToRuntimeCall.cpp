@@ -1,6 +1,7 @@
 //===- MatmulToRuntimeCall.cpp - trc-matmul-to-runtime-call ---------------===//
 //
-// linalg.batch_matmul on memrefs -> call @trc_rt_matmul_f32/f64 (see
+// linalg.batch_matmul on memrefs -> call @trc_rt_matmul_f32/f64, or
+// bf16/f16 operands into an f32 result -> @trc_rt_matmul_bf16/f16 (see
 // Passes.td and docs/ARTIFACT.md). Pointers are passed as i64 (the same
 // register class as a pointer in the C ABIs trc targets). Matmuls whose
 // layouts BLAS cannot take (neither innermost nor row stride 1, dynamic
@@ -63,13 +64,25 @@ struct MatmulToRuntimeCall
       rewrite(module, op);
   }
 
+  /// The runtime's entry for these element types, or "" when it has none:
+  /// f32 and f64 throughout, or 16-bit float operands into an f32 result.
+  static std::string runtimeFunction(Type a, Type b, Type c) {
+    if (a != b)
+      return "";
+    if (a == c && (c.isF32() || c.isF64()))
+      return c.isF32() ? "trc_rt_matmul_f32" : "trc_rt_matmul_f64";
+    if (c.isF32() && (a.isBF16() || a.isF16()))
+      return a.isBF16() ? "trc_rt_matmul_bf16" : "trc_rt_matmul_f16";
+    return "";
+  }
+
   void rewrite(ModuleOp module, linalg::BatchMatmulOp op) {
     auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
     auto bt = cast<MemRefType>(op.getDpsInputs()[1].getType());
     auto c = cast<MemRefType>(op.getDpsInits()[0].getType());
-    Type elem = c.getElementType();
-    if (!(elem.isF32() || elem.isF64()) || a.getElementType() != elem ||
-        bt.getElementType() != elem)
+    std::string name = runtimeFunction(a.getElementType(), bt.getElementType(),
+                                       c.getElementType());
+    if (name.empty())
       return;
     auto la = layoutOf(a), lb = layoutOf(bt), lc = layoutOf(c);
     if (!la || !lb || !lc || lc->transposed)
@@ -84,8 +97,9 @@ struct MatmulToRuntimeCall
     auto i32 = [&](bool v) -> Value {
       return builder.create<arith::ConstantIntOp>(loc, builder.getI32Type(), v);
     };
-    int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
     auto pointer = [&](Value memref, int64_t offset) -> Value {
+      int64_t elemBytes =
+          cast<MemRefType>(memref.getType()).getElementType().getIntOrFloatBitWidth() / 8;
       Value base = builder.create<memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
       Value asInt = builder.create<arith::IndexCastOp>(loc, builder.getI64Type(), base);
       return offset ? builder.create<arith::AddIOp>(loc, asInt, i64(offset * elemBytes))
@@ -102,7 +116,6 @@ struct MatmulToRuntimeCall
     args.append({pointer(op.getDpsInits()[0], lc->offset), i64(lc->leading),
                  i64(lc->batchStride)});
 
-    std::string name = elem.isF32() ? "trc_rt_matmul_f32" : "trc_rt_matmul_f64";
     auto callee = module.lookupSymbol<func::FuncOp>(name);
     if (!callee) {
       OpBuilder top = OpBuilder::atBlockBegin(module.getBody());

@@ -2,7 +2,9 @@
 //
 // Builds @train_step around @main_grad (see Passes.td): calls it, computes
 // the global gradient norm, optionally clips, and applies the optimizer's
-// update (include/trc/Training/Optimizers.h) to every trainable parameter.
+// update (include/trc/Training/Optimizers.h) to every trainable parameter;
+// optionally accumulates gradients over micro-steps and unscales a loss
+// scale (mixed precision).
 // Preconditions: @main_grad as trc-autodiff writes it (loss first, then
 // gradients with `trc.grad_of`), parameters as arguments with `trc.param`.
 // The call is left for the inliner.
@@ -27,6 +29,17 @@ struct Trainable {
   unsigned argument;  // index in @main_grad's (and @train_step's) arguments
   unsigned gradient;  // result index in @main_grad
 };
+
+DictionaryAttr namedInput(OpBuilder &b, StringRef name) {
+  return b.getDictionaryAttr(b.getNamedAttr("trc.input", b.getStringAttr(name)));
+}
+
+std::optional<unsigned> findInput(func::FuncOp fn, StringRef name) {
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (auto n = fn.getArgAttrOfType<StringAttr>(i, "trc.input"); n && n.getValue() == name)
+      return i;
+  return std::nullopt;
+}
 
 struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
   using BuildTrainStepBase::BuildTrainStepBase;
@@ -55,6 +68,11 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
         return signalPassFailure();
       }
       trainables.push_back({of.str(), argumentOf[of.getValue()], r});
+    }
+    if (trainables.empty()) {
+      grad.emitError("the model has no trainable parameters (none are float parameters on "
+                     "the path to the loss, or all are frozen): nothing to train");
+      return signalPassFailure();
     }
     build(module, grad, trainables);
   }
@@ -89,6 +107,25 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
     argTypes.append({scalar, scalar});
     argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("trc.lr", b.getUnitAttr())));
     argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("trc.step", b.getUnitAttr())));
+    // Gradient accumulation: one buffer per parameter, and whether to keep it.
+    unsigned accumBase = argTypes.size();
+    if (accumulate) {
+      for (const auto &t : trainables) {
+        argTypes.push_back(grad.getArgumentTypes()[t.argument]);
+        argAttrs.push_back(b.getDictionaryAttr(
+            b.getNamedAttr("trc.state", b.getStringAttr("grad_accum:" + t.name))));
+      }
+      argTypes.push_back(scalar);
+      argAttrs.push_back(namedInput(b, "trc.keep_accum"));
+    }
+    // The factor the summed gradients are multiplied by before the update:
+    // 1 / (micro-steps * loss scale), fed by the runtime.
+    std::optional<unsigned> lossScaleArg = findInput(grad, "trc.loss_scale");
+    bool scaled = accumulate || lossScaleArg;
+    if (scaled) {
+      argTypes.push_back(scalar);
+      argAttrs.push_back(namedInput(b, "trc.grad_scale"));
+    }
 
     b.setInsertionPointAfter(grad);
     auto step = b.create<func::FuncOp>(loc, "train_step", b.getFunctionType(argTypes, {}));
@@ -97,14 +134,34 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
     b.setInsertionPointToStart(body);
     unsigned numGradArgs = grad.getNumArguments();
     auto call = b.create<func::CallOp>(loc, grad, body->getArguments().take_front(numGradArgs));
-    Value lr = body->getArgument(argTypes.size() - 2);
-    Value stepCount = body->getArgument(argTypes.size() - 1);
+    Value lr = body->getArgument(accumBase - 2);
+    Value stepCount = body->getArgument(accumBase - 1);
+    Value keepAccum = accumulate ? body->getArgument(accumBase + trainables.size()) : Value();
+    Value gradScale = scaled ? body->getArgument(argTypes.size() - 1) : Value();
+
+    // The gradients the update uses: accumulated, then scaled.
+    SmallVector<Value> grads, newAccums;
+    for (auto [k, t] : llvm::enumerate(trainables)) {
+      Value g = call.getResult(t.gradient);
+      trc::training::UpdateBuilder u(b, loc, cast<RankedTensorType>(g.getType()));
+      if (accumulate) {
+        g = u.add(body->getArgument(accumBase + k), g);
+        // select, not a multiplication by 0, so that an overflowed sum resets.
+        Value keep = u.greaterThanZero(keepAccum);
+        auto predType = RankedTensorType::get(u.type().getShape(), b.getI1Type());
+        if (u.type().getRank())
+          keep = b.create<trc::BroadcastInDimOp>(loc, predType, keep, ArrayRef<int64_t>{});
+        newAccums.push_back(u.select(keep, g, u.constant(0.0)));
+      }
+      if (gradScale)
+        g = u.mul(g, u.expand(gradScale));
+      grads.push_back(g);
+    }
 
     // Global gradient norm (before clipping), as torch's clip_grad_norm_.
     Value sumSquares = b.create<trc::ConstantOp>(
         loc, SplatElementsAttr::get(scalar, b.getF32FloatAttr(0)));
-    for (const auto &t : trainables) {
-      Value g = call.getResult(t.gradient);
+    for (Value g : grads) {
       auto type = cast<RankedTensorType>(g.getType());
       Value squares = b.create<trc::MulOp>(loc, g, g);
       Value total = b.create<trc::ReduceOp>(
@@ -122,7 +179,10 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
       clipScale = b.create<trc::MinOp>(loc, ratio, s.constant(1.0));
     }
 
-    SmallVector<Value> results{call.getResult(0), norm};
+    Value loss = call.getResult(0);
+    if (lossScaleArg)
+      loss = b.create<trc::DivOp>(loc, loss, body->getArgument(*lossScaleArg));
+    SmallVector<Value> results{loss, norm};
     SmallVector<DictionaryAttr> resultAttrs{
         b.getDictionaryAttr(b.getNamedAttr("trc.output", b.getStringAttr("loss"))),
         b.getDictionaryAttr(b.getNamedAttr("trc.output", b.getStringAttr("grad_norm")))};
@@ -130,7 +190,7 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
     double decay = weightDecay >= 0 ? weightDecay : (optimizer == "adamw" ? 0.01 : 0.0);
     for (auto [k, t] : llvm::enumerate(trainables)) {
       Value x = body->getArgument(t.argument);
-      Value g = call.getResult(t.gradient);
+      Value g = grads[k];
       auto type = cast<RankedTensorType>(x.getType());
       trc::training::UpdateBuilder u(b, loc, type);
       if (clipScale)
@@ -182,6 +242,13 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
         resultAttrs.push_back(b.getDictionaryAttr(
             b.getNamedAttr("trc.update", b.getStringAttr(slot + ":" + t.name))));
       }
+    for (auto [k, t] : llvm::enumerate(trainables)) {
+      if (!accumulate)
+        break;
+      results.push_back(newAccums[k]);
+      resultAttrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr("trc.update", b.getStringAttr("grad_accum:" + t.name))));
+    }
     b.create<func::ReturnOp>(loc, results);
     step.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
     step.setAllResultAttrs(resultAttrs);

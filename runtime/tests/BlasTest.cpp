@@ -2,11 +2,13 @@
 //
 // Every transpose combination, batched with strides (including a broadcast
 // operand of stride 0), padded leading dimensions (padding in C untouched),
-// k == 0 (C zeroed) and empty sizes, for f32 and f64, against a double-
+// k == 0 (C zeroed) and empty sizes, for f32 and f64 (and bf16/f16 operands
+// into f32), against a double-
 // precision triple loop written straight from ARTIFACT.md's definition.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Blas.h"
+#include "runtime/HalfFloat.h"
 
 #include <gtest/gtest.h>
 
@@ -92,6 +94,56 @@ template <typename T> void check(const Case &cs, double tolerance) {
   }
 }
 
+/// 16-bit operands (bf16 or f16 bits) into f32 C: against the same loop
+/// over the widened operand values.
+void check16(const Case &cs, bool bf16) {
+  using trc::rt::bf16ToFloat;
+  using trc::rt::f16ToFloat;
+  SCOPED_TRACE(::testing::Message()
+               << (bf16 ? "bf16" : "f16") << " batch=" << cs.batch << " m=" << cs.m
+               << " n=" << cs.n << " k=" << cs.k << " transA=" << cs.transA
+               << " transB=" << cs.transB << " broadcastB=" << cs.broadcastB);
+  int64_t aRows = cs.transA ? cs.k : cs.m, aCols = cs.transA ? cs.m : cs.k;
+  int64_t bRows = cs.transB ? cs.n : cs.k, bCols = cs.transB ? cs.k : cs.n;
+  int64_t lda = aCols + cs.padA, ldb = bCols + cs.padB, ldc = cs.n + cs.padC;
+  int64_t strideA = aRows * lda + 3, strideB = cs.broadcastB ? 0 : bRows * ldb + 5;
+  int64_t strideC = cs.m * ldc + 1;
+  std::mt19937 rng(unsigned(cs.m * 7 + cs.n * 3 + cs.k));
+  std::uniform_real_distribution<float> dist(-1, 1);
+  auto narrow = [&](float v) {
+    return bf16 ? trc::rt::floatToBf16(v) : trc::rt::floatToF16(v);
+  };
+  auto widen = [&](uint16_t v) { return double(bf16 ? bf16ToFloat(v) : f16ToFloat(v)); };
+  std::vector<uint16_t> a(size_t(std::max<int64_t>(1, cs.batch * strideA)));
+  std::vector<uint16_t> b(
+      size_t(std::max<int64_t>(1, cs.broadcastB ? bRows * ldb : cs.batch * strideB)));
+  for (uint16_t &v : a)
+    v = narrow(dist(rng));
+  for (uint16_t &v : b)
+    v = narrow(dist(rng));
+  std::vector<float> c(size_t(std::max<int64_t>(1, cs.batch * strideC)), 12345.0f);
+  (bf16 ? trc_rt_matmul_bf16 : trc_rt_matmul_f16)(
+      cs.batch, cs.m, cs.n, cs.k, a.data(), lda, strideA, cs.transA, b.data(), ldb, strideB,
+      cs.transB, c.data(), ldc, strideC);
+  for (int64_t bi = 0; bi < cs.batch; ++bi)
+    for (int64_t i = 0; i < cs.m; ++i)
+      for (int64_t j = 0; j < ldc; ++j) {
+        float got = c[size_t(bi * strideC + i * ldc + j)];
+        if (j >= cs.n) {
+          ASSERT_EQ(got, 12345.0f) << "padding of C was written";
+          continue;
+        }
+        double want = 0;
+        for (int64_t p = 0; p < cs.k; ++p)
+          want += widen(cs.transA ? a[size_t(bi * strideA + p * lda + i)]
+                                  : a[size_t(bi * strideA + i * lda + p)]) *
+                  widen(cs.transB ? b[size_t(bi * strideB + j * ldb + p)]
+                                  : b[size_t(bi * strideB + p * ldb + j)]);
+        ASSERT_NEAR(double(got), want, 1e-5 * (1 + std::sqrt(double(cs.k))))
+            << "at batch " << bi << " row " << i << " col " << j;
+      }
+}
+
 std::vector<Case> cases() {
   std::vector<Case> all;
   for (bool ta : {false, true})
@@ -123,6 +175,13 @@ TEST(Blas, MatmulF64MatchesNaiveLoop) {
     check<double>(cs, 1e-12);
 }
 
+TEST(Blas, MatmulBf16AndF16AccumulateInF32) {
+  for (const Case &cs : cases()) {
+    check16(cs, true);
+    check16(cs, false);
+  }
+}
+
 TEST(Blas, EmptySizesTouchNothing) {
   float a[4] = {1, 2, 3, 4}, b[4] = {1, 2, 3, 4}, c[4] = {9, 9, 9, 9};
   trc_rt_matmul_f32(0, 2, 2, 2, a, 2, 4, 0, b, 2, 4, 0, c, 2, 4);
@@ -137,5 +196,7 @@ TEST(Blas, ExportTableListsTheEntryPoints) {
   const void *const *table = trc::rt::runtimeExports();
   EXPECT_EQ(table[0], reinterpret_cast<const void *>(&trc_rt_matmul_f32));
   EXPECT_EQ(table[1], reinterpret_cast<const void *>(&trc_rt_matmul_f64));
-  EXPECT_EQ(table[2], nullptr);
+  EXPECT_EQ(table[2], reinterpret_cast<const void *>(&trc_rt_matmul_bf16));
+  EXPECT_EQ(table[3], reinterpret_cast<const void *>(&trc_rt_matmul_f16));
+  EXPECT_EQ(table[4], nullptr);
 }

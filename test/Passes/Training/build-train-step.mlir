@@ -38,3 +38,11 @@ func.func @main_grad(%w: tensor<4xf32> {trc.param = "w"}) -> (tensor<f32>, tenso
   %l = trc.constant dense<0.0> : tensor<f32>
   return %l, %w : tensor<f32>, tensor<4xf32>
 }
+
+// -----
+
+// expected-error @+1 {{the model has no trainable parameters}}
+func.func @main_grad(%x: tensor<4xf32> {trc.input = "x"}) -> tensor<f32> {
+  %l = trc.reduce sum %x dims = [0] : (tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
