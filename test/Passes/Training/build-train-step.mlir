@@ -1,6 +1,22 @@
 // trc-build-train-step: @train_step around @main_grad with the optimizer's
 // state, rate and step as arguments and every new value as a result.
 // RUN: trc-opt %s --split-input-file --trc-build-train-step="optimizer=adamw clip-norm=1.0" -verify-diagnostics | FileCheck %s
+// RUN: trc-opt %s --split-input-file --trc-build-train-step="optimizer=sgd accumulate=true" -verify-diagnostics | FileCheck %s --check-prefix=ACC
+
+// Gradient accumulation: the running sum is an input and an update, reset
+// (select, not a product with 0) when trc.keep_accum is 0; the update uses
+// (sum + gradient) * trc.grad_scale.
+// ACC-LABEL: func.func @train_step
+// ACC-SAME: %[[ACC:[^:]*]]: tensor<4xf32> {trc.state = "grad_accum:w"}, %[[KEEP:[^:]*]]: tensor<f32> {trc.input = "trc.keep_accum"}, %[[SCALE:[^:]*]]: tensor<f32> {trc.input = "trc.grad_scale"})
+// ACC-SAME: tensor<4xf32> {trc.update = "grad_accum:w"})
+// ACC: %[[G:.*]]:2 = call @main_grad
+// ACC: %[[SUM:.*]] = trc.add %[[ACC]], %[[G]]#1
+// ACC: %[[K:.*]] = trc.compare  gt, %[[KEEP]]
+// ACC: %[[KB:.*]] = trc.broadcast_in_dim %[[K]]
+// ACC: %[[NEW:.*]] = trc.select %[[KB]], %[[SUM]], %{{.*}}
+// ACC: %[[S:.*]] = trc.broadcast_in_dim %[[SCALE]]
+// ACC: trc.mul %[[SUM]], %[[S]]
+// ACC: return {{.*}}, %[[NEW]] :
 
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME: %{{.*}}: tensor<4xf32> {trc.param = "w"}
@@ -45,4 +61,23 @@ func.func @main_grad(%w: tensor<4xf32> {trc.param = "w"}) -> (tensor<f32>, tenso
 func.func @main_grad(%x: tensor<4xf32> {trc.input = "x"}) -> tensor<f32> {
   %l = trc.reduce sum %x dims = [0] : (tensor<4xf32>) -> tensor<f32>
   return %l : tensor<f32>
+}
+
+// -----
+
+// Loss scaling: @main_grad's input trc.loss_scale divides the reported loss,
+// and the gradients are multiplied by trc.grad_scale.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: %[[LS:[^:]*]]: tensor<f32> {trc.input = "trc.loss_scale"}
+// CHECK-SAME: %[[GS:[^:]*]]: tensor<f32> {trc.input = "trc.grad_scale"})
+// CHECK: %[[G:.*]]:2 = call @main_grad
+// CHECK: %[[S:.*]] = trc.broadcast_in_dim %[[GS]]
+// CHECK: trc.mul %[[G]]#1, %[[S]]
+// CHECK: %[[L:.*]] = trc.div %[[G]]#0, %[[LS]] : tensor<f32>
+// CHECK: return %[[L]]
+trc.parameter @w : tensor<4xf32> = dense<1.0> : tensor<4xf32>
+func.func @main_grad(%w: tensor<4xf32> {trc.param = "w"}, %s: tensor<f32> {trc.input = "trc.loss_scale"}) -> (tensor<f32>, tensor<4xf32> {trc.grad_of = "w"}) {
+  %p = trc.reduce sum %w dims = [0] : (tensor<4xf32>) -> tensor<f32>
+  %l = trc.mul %p, %s : tensor<f32>
+  return %l, %w : tensor<f32>, tensor<4xf32>
 }
