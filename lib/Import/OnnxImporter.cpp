@@ -562,6 +562,13 @@ bool listGraphInputs(llvm::StringRef path, std::vector<GraphInputInfo> &inputs,
   return true;
 }
 
+std::vector<TiedInitializer> findTiedInitializers(const onnx::GraphProto &graph) {
+  std::vector<TiedInitializer> tied;
+  for (auto &d : import::findDerivedInitializers(graph))
+    tied.push_back({d.name, d.source, d.transposed});
+  return tied;
+}
+
 bool parseDimSpec(llvm::StringRef spec, ImportOptions &options, std::string &error) {
   llvm::SmallVector<llvm::StringRef> items;
   spec.split(items, ',', -1, /*KeepEmpty=*/false);

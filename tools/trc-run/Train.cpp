@@ -2,6 +2,7 @@
 #include "Train.h"
 
 #include "CompileInProcess.h"
+#include "ExportOnnx.h"
 #include "RunHelpers.h"
 #include "trc/Import/OnnxImporter.h"
 
@@ -330,6 +331,9 @@ int runTraining(const TrainArgs &a) {
     }
   }
   progress.finish();
+  if (auto out = a.values.find("--export-onnx"); out != a.values.end())
+    if (Status s = exportTrainedOnnx(a.model, out->second, *session); !s)
+      return fail(s.message());
   return 0;
 }
 

@@ -9,10 +9,11 @@
 // since NumPy has no bfloat16). Any problem prints one `error: ...` line and
 // exits 1, before anything is written: the outputs are written to temporary
 // files that are renamed into place only when all of them were written.
-// `--device auto` is the CPU until the CUDA backend exists. Training flags
-// come later. MODEL may be an .onnx file when trc-run is built with the
-// compiler: it is compiled in-process (input shapes from the .npy inputs)
-// into a temporary artifact that is removed afterwards.
+// `--device auto` is the CPU until the CUDA backend exists. MODEL may be an
+// .onnx file when trc-run is built with the compiler: it is compiled
+// in-process (input shapes from the .npy inputs) into a temporary artifact
+// that is removed afterwards. Training flags (--data, --steps, ...) select
+// the training mode (Train.h); --export-onnx belongs to it alone.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Artifact.h"
@@ -25,6 +26,7 @@
 #include "Train.h"
 #ifdef TRC_RUN_WITH_COMPILER
 #include "CompileInProcess.h"
+#include "ExportOnnx.h"
 #include <map>
 #endif
 
@@ -68,7 +70,9 @@ const char *kUsage =
     "      [--optimizer adamw|adam|sgd] [--lr R] [--lr-schedule SPEC] [--momentum M]\n"
     "      [--nesterov] [--weight-decay W] [--clip-grad-norm C] [--seed S] [--shuffle]\n"
     "      [--feed NAME=inputs|targets] [--metrics FILE.jsonl]\n"
-    "      [--checkpoint-dir D --checkpoint-every K] [--resume]\n";
+    "      [--checkpoint-dir D --checkpoint-every K] [--resume]\n"
+    "      [--export-onnx OUT.onnx]  (after training: MODEL.onnx with the trained\n"
+    "                                 weights, for onnxruntime and other runtimes)\n";
 
 // Flags of the training mode (tools/trc-run/Train.h): valued, boolean, and
 // those recognised to say they are not available yet rather than "unknown".
@@ -79,7 +83,7 @@ const char *kTrainingFlags[] = {
     "--checkpoint-dir", "--checkpoint-every", "--feed",
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov"};
-const char *kNotYet[] = {"--precision", "--config", "--export-onnx"};
+const char *kNotYet[] = {"--precision", "--config"};
 
 struct Options {
   std::string model;
@@ -152,13 +156,14 @@ Status parseArgs(int argc, char **argv, Options &opt) {
     bool isTraining = false;
     for (const char *training : kTrainingFlags)
       isTraining |= flag == training;
-    if (isTraining) {
+    if (isTraining || flag == "--export-onnx") {
       if (!inlineValue) {
         if (i + 1 >= argc)
           return Status::error("option '" + flag + "' needs a value");
         value = argv[++i];
       }
-      opt.training = true;
+      // --export-onnx alone does not make a training run (checked below).
+      opt.training |= isTraining;
       if (flag == "--feed")
         opt.train.feeds.push_back(value);
       else if (!opt.train.values.emplace(flag, value).second)
@@ -207,6 +212,10 @@ Status parseArgs(int argc, char **argv, Options &opt) {
   if (opt.model.empty())
     return Status::error("no model given (usage: trc-run ARTIFACT_DIR --input "
                          "NAME=FILE.npy ... --output-dir DIR)");
+  if (!opt.training && opt.train.values.count("--export-onnx"))
+    return Status::error("option '--export-onnx' writes the weights a training run ends "
+                         "with; evaluation does not change them (train with --data, "
+                         "--batch-size, --seq-len, --steps)");
   if (opt.training) {
     if (!opt.inputs.empty() || !opt.outputDir.empty() || opt.repeat)
       return Status::error("training (--data, --steps, ...) takes no --input, "
@@ -377,6 +386,10 @@ int main(int argc, char **argv) {
 #ifdef TRC_RUN_WITH_COMPILER
       opt.train.model = opt.model;
       opt.train.device = opt.device;
+      // A bad export target fails now, not after the training run.
+      if (auto out = opt.train.values.find("--export-onnx"); out != opt.train.values.end())
+        if (Status s = trc::checkExportTarget(opt.model, out->second); !s)
+          return fail(s.message());
       return trc::runTraining(opt.train);
 #else
       return fail("training compiles the model in-process, which this runtime-only "

@@ -21,6 +21,10 @@
 #include <string>
 #include <vector>
 
+namespace onnx {
+class GraphProto;
+} // namespace onnx
+
 namespace trc {
 
 struct ImportOptions {
@@ -77,6 +81,22 @@ struct GraphInputInfo {
 /// file does not parse as an ONNX model.
 bool listGraphInputs(llvm::StringRef path, std::vector<GraphInputInfo> &inputs,
                      std::string &error);
+
+/// An initializer that the importer does not declare as a parameter but ties
+/// to one: an exporter's constant-folded copy of a weight (PyTorch's
+/// "onnx::MatMul_N" = transpose("wte.weight")) is imported as a use of that
+/// parameter, so the two train as one.
+struct TiedInitializer {
+  std::string name;      // the copy in the file
+  std::string parameter; // the initializer (parameter) it was computed from
+  bool transposed;       // name == transpose(parameter), else name == parameter
+};
+
+/// The tied initializers of `graph`, by the importer's own rule (ties are
+/// found only among initializers whose data is in the file). A writer of
+/// trained weights must write each as the same function of the trained
+/// parameter. Needs the ONNX protobuf headers (trc_onnx) to call.
+std::vector<TiedInitializer> findTiedInitializers(const onnx::GraphProto &graph);
 
 /// Loads every dialect the importer creates ops of.
 void loadImportDialects(mlir::MLIRContext &context);
