@@ -149,7 +149,7 @@ Status Session::getParam(std::string_view name, HostTensor &out) const {
   return readSlot(*slot, "parameter", out);
 }
 
-Status Session::applyUpdates() {
+Status Session::applyUpdates(const std::function<bool(std::string_view)> &which) {
   if (!ran_)
     return Status::error("no updates to apply: the program has not run");
   const Manifest &m = manifest();
@@ -158,6 +158,8 @@ Status Session::applyUpdates() {
     if (out.kind != SlotKind::Output || out.name.compare(0, kPrefix.size(), kPrefix) != 0)
       continue;
     std::string_view target = std::string_view(out.name).substr(kPrefix.size());
+    if (which && !which(target))
+      continue;
     const Slot *dst = m.find(SlotKind::Param, target);
     if (!dst)
       dst = m.find(SlotKind::Input, target);

@@ -24,6 +24,7 @@
 #include "runtime/Backend.h"
 #include "runtime/Tensor.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -42,8 +43,9 @@ public:
   Status getOutput(std::string_view name, HostTensor &out) const;
   Status setParam(std::string_view name, const HostTensor &value);
   Status getParam(std::string_view name, HostTensor &out) const;
-  /// Copies every output "update:X" over slot X (a param or an input).
-  Status applyUpdates();
+  /// Copies every output "update:X" over slot X (a param or an input);
+  /// with `which`, only those whose X it accepts.
+  Status applyUpdates(const std::function<bool(std::string_view)> &which = nullptr);
 
 private:
   Status writeSlot(const Slot &slot, const char *what, const HostTensor &value);

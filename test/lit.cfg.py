@@ -2,8 +2,8 @@
 #
 # Substitutions: trc-opt and the other tools (from the build), FileCheck and
 # not (from LLVM 22), %python (the project's venv: torch, onnx), %models (the
-# exported GPT-2/BERT/GPT-J-style models), %scripts and %testdata (test inputs
-# made at test time).
+# exported GPT-2/BERT/GPT-J-style models), %scripts and %inputs (test inputs),
+# %tinyshakespeare (../shared/data's, feature "tinyshakespeare" when present).
 import os
 
 import lit.formats
@@ -30,6 +30,12 @@ config.substitutions.append(("%python", config.trc_python))
 config.substitutions.append(("%models", config.trc_models_dir))
 config.substitutions.append(("%scripts", os.path.join(config.trc_src_root, "scripts")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+
+# The shared data sets next to the repository (../shared/data), when present.
+shakespeare = os.path.join(config.trc_src_root, "..", "shared", "data", "tinyshakespeare.txt")
+if os.path.isfile(shakespeare):
+    config.available_features.add("tinyshakespeare")
+    config.substitutions.append(("%tinyshakespeare", os.path.abspath(shakespeare)))
 
 if os.path.isdir("/usr/share/libonnx-testdata/data/node"):
     config.available_features.add("onnx-testdata")

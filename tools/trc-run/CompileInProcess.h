@@ -23,13 +23,29 @@ bool compileOnnxInProcess(const std::string &model,
                           const std::string &target, std::string &artifactDir,
                           std::string &error);
 
-/// The same for training: after the import, reverse-mode autodiff and the
-/// optimizer step (`trainStepOptions` are trc-build-train-step's, e.g.
-/// "optimizer=adamw clip-norm=1") are built and @train_step is compiled.
+/// How the training step is built from the imported forward graph.
+struct TrainingBuild {
+  std::string trainStepOptions;  // trc-build-train-step's, e.g. "optimizer=adamw"
+  std::string loss;              // "" (the model's output is the loss) or "cross_entropy"
+  int64_t ignoreIndex = -100;    // with loss = cross_entropy
+  std::string precision = "fp32"; // fp32, bf16 or fp16 (fp16 adds loss scaling)
+  std::string tokenInput;        // graph input of the token ids
+};
+
+/// What the compiler learned about the model that the trainer checks.
+struct TrainingModelInfo {
+  int64_t vocabSize = 0; // rows of the table the token ids index (0: unknown)
+};
+
+/// The same for training: after the import, the loss (optional), mixed
+/// precision (optional), reverse-mode autodiff and the optimizer step are
+/// built and @train_step is compiled. A model whose output is not a scalar
+/// loss and no `loss` is an error naming the output.
 bool compileOnnxForTraining(const std::string &model,
                             const std::map<std::string, std::vector<int64_t>> &inputShapes,
-                            const std::string &trainStepOptions, const std::string &target,
-                            std::string &artifactDir, std::string &error);
+                            const TrainingBuild &build, const std::string &target,
+                            std::string &artifactDir, TrainingModelInfo &info,
+                            std::string &error);
 
 } // namespace trc
 

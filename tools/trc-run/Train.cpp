@@ -3,6 +3,7 @@
 
 #include "CompileInProcess.h"
 #include "ExportOnnx.h"
+#include "runtime/LossScaler.h"
 #include "RunHelpers.h"
 #include "trc/Import/OnnxImporter.h"
 
@@ -18,6 +19,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 using namespace trc::rt;
@@ -48,10 +50,12 @@ bool parseFloat(const std::string &text, double &out) {
 /// The validated settings of a run.
 struct Run {
   int64_t batch = 0, seq = 0, steps = 0, seed = 0, checkpointEvery = 0;
+  int64_t gradAccum = 1; // micro-steps per optimizer step
+  double initialLossScale = 65536.0; // fp16
   std::string data, metrics, checkpointDir, optimizer = "adamw";
   std::string inputsName, targetsName;
   LrSchedule schedule;
-  std::string trainStepOptions;
+  TrainingBuild build;
 };
 
 std::string valueOr(const TrainArgs &a, const std::string &flag, const std::string &d) {
@@ -108,7 +112,41 @@ int configure(const TrainArgs &a, Run &run) {
   }
   if (a.nesterov)
     options += " nesterov=true";
-  run.trainStepOptions = options;
+  if (a.values.count("--grad-accum")) {
+    if (!parseInt(a.values.at("--grad-accum"), 1, run.gradAccum))
+      return fail("option '--grad-accum' expects a positive integer");
+    if (run.batch % run.gradAccum != 0)
+      return fail("--grad-accum " + std::to_string(run.gradAccum) +
+                  " does not divide --batch-size " + std::to_string(run.batch) +
+                  " (each micro-step takes batch-size / grad-accum rows)");
+    if (run.gradAccum > 1)
+      options += " accumulate=true";
+  }
+  run.build.trainStepOptions = options;
+  run.build.loss = valueOr(a, "--loss", "");
+  if (a.values.count("--loss") && run.build.loss != "cross_entropy")
+    return fail("option '--loss' expects cross_entropy, got '" + run.build.loss + "'");
+  if (a.values.count("--ignore-index")) {
+    if (run.build.loss.empty())
+      return fail("--ignore-index needs --loss cross_entropy");
+    char *end = nullptr;
+    const std::string &text = a.values.at("--ignore-index");
+    run.build.ignoreIndex = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0')
+      return fail("option '--ignore-index' expects an integer, got '" + text + "'");
+  }
+  run.build.precision = valueOr(a, "--precision", "fp32");
+  if (run.build.precision != "fp32" && run.build.precision != "bf16" &&
+      run.build.precision != "fp16")
+    return fail("option '--precision' expects fp32, bf16 or fp16, got '" +
+                run.build.precision + "'");
+  if (a.values.count("--loss-scale")) {
+    if (run.build.precision != "fp16")
+      return fail("--loss-scale is the initial loss scale of --precision fp16");
+    if (!parseFloat(a.values.at("--loss-scale"), run.initialLossScale) ||
+        run.initialLossScale < 1)
+      return fail("option '--loss-scale' expects a number >= 1");
+  }
   return 0;
 }
 
@@ -134,6 +172,13 @@ int chooseFeeds(const TrainArgs &a, Run &run) {
     else
       return fail("--feed expects NAME=inputs or NAME=targets, got '" + feed + "'");
   }
+  if (!run.build.loss.empty()) {
+    // The appended loss brings its own targets input (trc-append-loss).
+    if (!run.targetsName.empty())
+      return fail("--feed " + run.targetsName +
+                  "=targets: with --loss the targets are the loss's own input");
+    run.targetsName = "loss.targets";
+  }
   for (const auto &in : inputs) {
     if (!in.isInteger || in.name == run.inputsName || in.name == run.targetsName)
       continue;
@@ -143,8 +188,9 @@ int chooseFeeds(const TrainArgs &a, Run &run) {
       run.targetsName = in.name;
   }
   if (run.inputsName.empty() || run.targetsName.empty())
-    return fail(a.model + ": needs two integer graph inputs (token ids and targets); name "
-                          "them with --feed NAME=inputs --feed NAME=targets");
+    return fail(a.model + ": needs two integer graph inputs (token ids and targets; name "
+                          "them with --feed NAME=inputs --feed NAME=targets), or one (token "
+                          "ids) and --loss cross_entropy when the model outputs logits");
   return 0;
 }
 
@@ -158,6 +204,9 @@ std::vector<const Slot *> stateSlots(const Manifest &m) {
   }
   return out;
 }
+
+/// Gradient-accumulation buffers: updated on every micro-step.
+bool isAccumulator(std::string_view name) { return name.rfind("grad_accum:", 0) == 0; }
 
 /// Reads a param or state slot's current value.
 Status readState(Session &session, const Slot &slot, HostTensor &out) {
@@ -175,7 +224,13 @@ Status writeState(Session &session, const Slot &slot, const HostTensor &value) {
 std::map<std::string, std::string> runConfig(const Run &run) {
   return {{"batch_size", std::to_string(run.batch)},
           {"seq_len", std::to_string(run.seq)},
-          {"optimizer", run.trainStepOptions},
+          {"optimizer", run.build.trainStepOptions},
+          {"loss", run.build.loss.empty() ? "model"
+                                          : run.build.loss + " ignore_index=" +
+                                                std::to_string(run.build.ignoreIndex)},
+          {"precision", run.build.precision},
+          {"grad_accum", std::to_string(run.gradAccum)},
+          {"initial_loss_scale", std::to_string(run.initialLossScale)},
           {"lr_schedule", run.schedule.spec()},
           {"seed", std::to_string(run.seed)}};
 }
@@ -197,25 +252,41 @@ int runTraining(const TrainArgs &a) {
   dataOptions.seqLen = run.seq;
   dataOptions.shuffle = a.shuffle;
   dataOptions.seed = static_cast<uint64_t>(run.seed);
+  // Opened once before compiling so that a bad data file fails fast, and
+  // again below with the model's vocabulary as the bound on token ids.
   std::unique_ptr<DataLoader> data;
   if (Status s = DataLoader::open(run.data, dataOptions, data); !s)
     return fail(s.message());
 
+  // Each micro-step takes batch / grad-accum rows of the step's batch.
+  int64_t microRows = run.batch / run.gradAccum;
   std::string artifactDir, error;
-  std::map<std::string, std::vector<int64_t>> shapes{{run.inputsName, {run.batch, run.seq}},
-                                                     {run.targetsName, {run.batch, run.seq}}};
-  if (!compileOnnxForTraining(a.model, shapes, run.trainStepOptions, backend->target(),
-                              artifactDir, error)) {
+  std::map<std::string, std::vector<int64_t>> shapes{{run.inputsName, {microRows, run.seq}}};
+  if (run.build.loss.empty())
+    shapes[run.targetsName] = {microRows, run.seq};
+  run.build.tokenInput = run.inputsName;
+  TrainingModelInfo info;
+  if (!compileOnnxForTraining(a.model, shapes, run.build, backend->target(), artifactDir,
+                              info, error)) {
     std::fputs(error.c_str(), stderr);
     return 1;
   }
   RemoveTemporaryArtifact removeTemporary{artifactDir};
+  if (info.vocabSize > 0) {
+    dataOptions.vocabSize = info.vocabSize;
+    if (Status s = DataLoader::open(run.data, dataOptions, data); !s)
+      return fail(s.message());
+  }
 
   std::unique_ptr<Artifact> artifact;
   std::unique_ptr<Session> session;
   if (Status s = openSession(artifactDir, *backend, artifact, session); !s)
     return fail(s.message());
   const Manifest &manifest = artifact->manifest();
+  auto hasInput = [&](const char *name) {
+    return manifest.find(SlotKind::Input, name) != nullptr;
+  };
+  bool lossScaling = hasInput("trc.loss_scale");
 
   // Optimizer state starts at zero; a resumed run loads it all back.
   auto slots = stateSlots(manifest);
@@ -227,6 +298,8 @@ int runTraining(const TrainArgs &a) {
       if (Status s = session->setInput(slot->name, zeros); !s)
         return fail(s.message());
     }
+  LossScaler scaler;
+  scaler.scale = run.initialLossScale;
   int64_t firstStep = 0;
   if (a.resume) {
     std::string folder;
@@ -238,16 +311,30 @@ int runTraining(const TrainArgs &a) {
       return fail(s.message());
     if (Status s = checkCheckpointConfig(folder, state, runConfig(run)); !s)
       return fail(s.message());
-    for (const Slot *slot : slots) {
-      const NamedTensor *found = nullptr;
+    auto find = [&](const std::string &name) -> const NamedTensor * {
       for (const auto &t : tensors)
-        if (t.name == slot->name)
-          found = &t;
+        if (t.name == name)
+          return &t;
+      return nullptr;
+    };
+    for (const Slot *slot : slots) {
+      const NamedTensor *found = find(slot->name);
       if (!found)
         return fail(folder + ": the checkpoint has no tensor '" + percentEncode(slot->name) +
                     "'");
       if (Status s = writeState(*session, *slot, found->tensor); !s)
         return fail(folder + ": " + s.message());
+    }
+    if (lossScaling) {
+      const NamedTensor *scale = find(LossScaler::kScaleTensor);
+      const NamedTensor *good = find(LossScaler::kGoodStepsTensor);
+      if (!scale || !good || scale->tensor.dtype != DType::F64 ||
+          good->tensor.dtype != DType::I64 || scale->tensor.numElements() != 1 ||
+          good->tensor.numElements() != 1)
+        return fail(folder + ": the checkpoint has no valid loss-scaler state ('" +
+                    LossScaler::kScaleTensor + "', '" + LossScaler::kGoodStepsTensor + "')");
+      scaler.scale = *static_cast<const double *>(scale->tensor.data());
+      scaler.goodSteps = *static_cast<const int64_t *>(good->tensor.data());
     }
     if (Status s = data->restore(state.data); !s)
       return fail(s.message());
@@ -261,13 +348,16 @@ int runTraining(const TrainArgs &a) {
     if (!s)
       return fail(s.message());
   }
-  HostTensor inputs, targets, lr, stepCount, loss, norm;
-  if (Status s = inputs.allocate(DType::I64, {run.batch, run.seq}); !s)
-    return fail(s.message());
-  if (Status s = targets.allocate(DType::I64, {run.batch, run.seq}); !s)
-    return fail(s.message());
-  (void)lr.allocate(DType::F32, {});
-  (void)stepCount.allocate(DType::F32, {});
+  HostTensor inputs, targets, microInputs, microTargets, lr, stepCount, loss, norm;
+  HostTensor keepAccum, gradScale, lossScale;
+  for (auto [tensor, rows] : {std::pair{&inputs, run.batch}, std::pair{&targets, run.batch},
+                              std::pair{&microInputs, microRows},
+                              std::pair{&microTargets, microRows}})
+    if (Status s = tensor->allocate(DType::I64, {rows, run.seq}); !s)
+      return fail(s.message());
+  for (HostTensor *scalar : {&lr, &stepCount, &keepAccum, &gradScale, &lossScale})
+    (void)scalar->allocate(DType::F32, {});
+  auto setScalar = [&](HostTensor &t, double v) { *static_cast<float *>(t.data()) = float(v); };
   ProgressBar progress(run.steps, firstStep);
 
   for (int64_t step = firstStep; step < run.steps; ++step) {
@@ -277,35 +367,69 @@ int runTraining(const TrainArgs &a) {
         !s)
       return fail(s.message());
     double rate = run.schedule.at(step);
-    *static_cast<float *>(lr.data()) = static_cast<float>(rate);
-    *static_cast<float *>(stepCount.data()) = static_cast<float>(step + 1);
-    for (auto [name, value] : {std::pair<std::string, HostTensor *>{run.inputsName, &inputs},
-                               {run.targetsName, &targets},
-                               {"trc.lr", &lr},
-                               {"trc.step", &stepCount}})
-      if (Status s = session->setInput(name, *value); !s)
+    setScalar(lr, rate);
+    setScalar(stepCount, double(step + 1));
+    setScalar(lossScale, scaler.scale);
+    setScalar(gradScale, 1.0 / (double(run.gradAccum) * (lossScaling ? scaler.scale : 1.0)));
+    double lossSum = 0, gradNorm = 0;
+    bool applied = true;
+    for (int64_t micro = 0; micro < run.gradAccum; ++micro) {
+      bool last = micro + 1 == run.gradAccum;
+      size_t rowBytes = size_t(run.seq) * sizeof(int64_t), offset = size_t(micro * microRows);
+      std::memcpy(microInputs.data(), static_cast<int64_t *>(inputs.data()) + offset * run.seq,
+                  rowBytes * size_t(microRows));
+      std::memcpy(microTargets.data(),
+                  static_cast<int64_t *>(targets.data()) + offset * run.seq,
+                  rowBytes * size_t(microRows));
+      setScalar(keepAccum, last ? 0.0 : 1.0);
+      std::vector<std::pair<std::string, HostTensor *>> feeds{
+          {run.inputsName, &microInputs}, {run.targetsName, &microTargets},
+          {"trc.lr", &lr}, {"trc.step", &stepCount}};
+      if (run.gradAccum > 1)
+        feeds.push_back({"trc.keep_accum", &keepAccum});
+      if (run.gradAccum > 1 || lossScaling)
+        feeds.push_back({"trc.grad_scale", &gradScale});
+      if (lossScaling)
+        feeds.push_back({"trc.loss_scale", &lossScale});
+      for (auto &[name, value] : feeds)
+        if (Status s = session->setInput(name, *value); !s)
+          return fail(s.message());
+      if (Status s = session->run(); !s)
         return fail(s.message());
-    if (Status s = session->run(); !s)
-      return fail(s.message());
-    if (Status s = session->applyUpdates(); !s)
-      return fail(s.message());
-    if (Status s = session->getOutput("loss", loss); !s)
-      return fail(s.message());
-    if (Status s = session->getOutput("grad_norm", norm); !s)
-      return fail(s.message());
+      if (Status s = session->getOutput("loss", loss); !s)
+        return fail(s.message());
+      lossSum += *static_cast<float *>(loss.data());
+      if (!last) { // only the running gradient sum moves
+        if (Status s = session->applyUpdates(isAccumulator); !s)
+          return fail(s.message());
+        continue;
+      }
+      if (Status s = session->getOutput("grad_norm", norm); !s)
+        return fail(s.message());
+      gradNorm = *static_cast<float *>(norm.data());
+      // An overflowed f16 step is skipped (its sums still reset).
+      applied = !lossScaling || scaler.update(gradNorm);
+      Status s = applied ? session->applyUpdates() : session->applyUpdates(isAccumulator);
+      if (!s)
+        return fail(s.message());
+    }
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                           start)
                     .count();
-    double lossValue = *static_cast<float *>(loss.data());
+    double lossValue = lossSum / double(run.gradAccum);
     double tokensPerSecond = double(run.batch * run.seq) / (ms / 1000.0);
     if (metrics) {
       StepMetrics m;
       m.step = step + 1;
-      m.loss = MetricValue(*static_cast<float *>(loss.data()));
+      m.loss = MetricValue(lossValue);
       m.learningRate = MetricValue(rate);
-      m.gradNorm = MetricValue(*static_cast<float *>(norm.data()));
+      m.gradNorm = MetricValue(gradNorm);
       m.tokensPerSecond = MetricValue(tokensPerSecond);
       m.stepTimeMs = MetricValue(ms);
+      if (lossScaling) {
+        m.extra.push_back({"loss_scale", MetricValue(scaler.scale)});
+        m.extra.push_back({"skipped", MetricValue(applied ? 0.0 : 1.0)});
+      }
       if (Status s = metrics->write(m); !s)
         return fail(s.message());
     }
@@ -319,6 +443,12 @@ int runTraining(const TrainArgs &a) {
         if (Status s = readState(*session, *slots[i], values[i]); !s)
           return fail(s.message());
         views.push_back({slots[i]->name, values[i].dtype, values[i].shape, values[i].data()});
+      }
+      double scale = scaler.scale;
+      int64_t good = scaler.goodSteps;
+      if (lossScaling) {
+        views.push_back({LossScaler::kScaleTensor, DType::F64, {1}, &scale});
+        views.push_back({LossScaler::kGoodStepsTensor, DType::I64, {1}, &good});
       }
       CheckpointState state;
       state.step = step + 1;

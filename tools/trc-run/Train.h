@@ -5,13 +5,19 @@
 //       [--momentum M] [--nesterov] [--weight-decay W] [--clip-grad-norm C]
 //       [--seed S] [--shuffle] [--feed NAME=inputs|targets]
 //       [--metrics FILE.jsonl] [--checkpoint-dir D --checkpoint-every K]
-//       [--resume] [--device cpu|auto]
+//       [--resume] [--device cpu|auto] [--loss cross_entropy [--ignore-index I]]
+//       [--precision fp32|bf16|fp16 [--loss-scale S]] [--grad-accum K]
+//       [--export-onnx OUT.onnx]
 //
-// Compiles the model's training step in-process (autodiff, optimizer),
-// then runs N steps on llm.c-style batches of the data file, logging one
-// metrics line per step and checkpointing parameters, optimizer state, the
-// data position and the step atomically. --resume continues from the latest
-// checkpoint exactly (same batches, same state).
+// Compiles the model's training step in-process (optional loss for logits
+// models, mixed precision, autodiff, optimizer), then runs N steps on
+// llm.c-style batches of the data file, logging one metrics line per step
+// and checkpointing parameters, optimizer state, the data position and the
+// step atomically. --resume continues from the latest checkpoint exactly
+// (same batches, same state). With --grad-accum K each step runs K
+// micro-steps of B/K rows and applies one update; with fp16 a step whose
+// gradients overflow is skipped and the loss scale backs off (LossScaler.h).
+// Token ids are checked against the rows of the embedding they index.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRC_TOOLS_TRC_RUN_TRAIN_H

@@ -70,6 +70,8 @@ const char *kUsage =
     "      [--optimizer adamw|adam|sgd] [--lr R] [--lr-schedule SPEC] [--momentum M]\n"
     "      [--nesterov] [--weight-decay W] [--clip-grad-norm C] [--seed S] [--shuffle]\n"
     "      [--feed NAME=inputs|targets] [--metrics FILE.jsonl]\n"
+    "      [--loss cross_entropy [--ignore-index I]]  (for models that output logits)\n"
+    "      [--precision fp32|bf16|fp16 [--loss-scale S]] [--grad-accum K]\n"
     "      [--checkpoint-dir D --checkpoint-every K] [--resume]\n"
     "      [--export-onnx OUT.onnx]  (after training: MODEL.onnx with the trained\n"
     "                                 weights, for onnxruntime and other runtimes)\n";
@@ -80,10 +82,11 @@ const char *kTrainingFlags[] = {
     "--data",       "--batch-size",     "--seq-len",          "--steps",
     "--optimizer",  "--lr",             "--seed",             "--metrics",
     "--lr-schedule", "--momentum",      "--weight-decay",     "--clip-grad-norm",
-    "--checkpoint-dir", "--checkpoint-every", "--feed",
+    "--checkpoint-dir", "--checkpoint-every", "--feed", "--loss", "--ignore-index",
+    "--precision", "--grad-accum", "--loss-scale",
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov"};
-const char *kNotYet[] = {"--precision", "--config"};
+const char *kNotYet[] = {"--config"};
 
 struct Options {
   std::string model;
