@@ -323,4 +323,26 @@ def MixedPrecision : Pass<"trc-mixed-precision", "mlir::ModuleOp"> {
   let dependentDialects = ["trc::TrcDialect"];
 }
 
+def LowerDropout : Pass<"trc-lower-dropout", "mlir::ModuleOp"> {
+  let summary = "turns trc.dropout into a mask keyed by the step";
+  let description = [{
+    Before trc-autodiff (which then differentiates the mask's select and
+    scale like any other op, so the backward pass applies the forward's
+    mask): every `trc.dropout %x ratio = p seed = s` in @main becomes
+
+    ```mlir
+    %u = trc.random_uniform %key stream = <s * 2^20 + k> : ... -> tensor<...xf32>
+    %keep = trc.compare ge, %u, p
+    %y = trc.select %keep, %x * (1 / (1 - p)), 0
+    ```
+
+    where k numbers the dropouts in order (so no two share a mask) and %key
+    is a new input `trc.input = "trc.rng_key"` (tensor<i64>) that the runtime
+    sets from the run's seed and the step, making each step's masks
+    different and a resumed run's masks the same. Without dropouts @main is
+    unchanged.
+  }];
+  let dependentDialects = ["trc::TrcDialect"];
+}
+
 #endif // TRC_PASSES_TD

@@ -75,6 +75,25 @@ def Trc_IotaOp : Trc_Op<"iota", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Trc_RandomUniformOp : Trc_Op<"random_uniform", [Pure]> {
+  let summary = "counter-based uniform numbers in [0, 1) from a key";
+  let description = [{
+    Element i (row-major linear index) is a pure function of (key, stream,
+    i): the SplitMix64 finalizer of key ^ stream * 0x9E3779B97F4A7C15 plus
+    i * 0xBF58476D1CE4E5B9, whose top 24 bits scaled by 2^-24 give the value.
+    The same key and stream give the same numbers on every backend and on
+    every call, so a backward pass recomputes a forward mask exactly; the
+    runtime feeds a new key each step (trc-lower-dropout).
+
+    ```mlir
+    %u = trc.random_uniform %key stream = 3 : (tensor<i64>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins 0DTensorOf<[I64]>:$key, I64Attr:$stream);
+  let results = (outs StaticShapeTensorOf<[Trc_Float]>:$result);
+  let assemblyFormat = "$key `stream` `=` $stream attr-dict `:` functional-type(operands, results)";
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
@@ -437,7 +456,8 @@ def Trc_CrossEntropyOp : Trc_Op<"cross_entropy", [Pure]> {
 def Trc_DropoutOp : Trc_Op<"dropout", [SameOperandsAndResultType]> {
   let summary = "zeroes elements with probability `ratio` and scales the rest";
   let description = [{
-    Random in training; its mask comes from the step's RNG state and `seed`.
+    Random in training: trc-lower-dropout turns it into a trc.random_uniform
+    mask keyed by the step (input trc.rng_key) and `seed`, before autodiff.
     The importer drops it when the ratio is 0 or the model is in inference mode.
   }];
   let arguments = (ins Trc_FloatTensor:$operand, F64Attr:$ratio, I64Attr:$seed);

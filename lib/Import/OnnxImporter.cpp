@@ -353,6 +353,13 @@ bool GraphImporter::checkAgainstOnnx(const onnx::NodeProto &node) {
 
 bool GraphImporter::importNodes(const std::vector<int> &order) {
   const auto &registry = HandlerRegistry::get();
+  // Names something reads: an output nothing reads may stay unbound (e.g.
+  // the mask of an active Dropout, which PyTorch's exports name but ignore).
+  std::set<std::string> read;
+  for (const auto &n : graph_.node())
+    read.insert(n.input().begin(), n.input().end());
+  for (const auto &out : graph_.output())
+    read.insert(out.name());
   for (int index : order) {
     const auto &node = graph_.node(index);
     ImportContext ctx(builder_, state_, node, nodeOpset(node));
@@ -364,7 +371,8 @@ bool GraphImporter::importNodes(const std::vector<int> &order) {
       return flushErrors();
     }
     for (int i = 0; i < node.output_size(); ++i)
-      if (!node.output(i).empty() && !state_.values.count(node.output(i)))
+      if (!node.output(i).empty() && !state_.values.count(node.output(i)) &&
+          read.count(node.output(i)))
         return error(describeNode(node) + ": output #" + std::to_string(i) + " ('" +
                      node.output(i) + "') is not supported by the importer");
     if (!checkAgainstOnnx(node))

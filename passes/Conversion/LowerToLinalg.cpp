@@ -126,6 +126,56 @@ struct LowerIota : OpRewritePattern<IotaOp> {
   }
 };
 
+/// trc.random_uniform: the hash of TrcOps.td on the row-major linear index.
+struct LowerRandomUniform : OpRewritePattern<RandomUniformOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RandomUniformOp op, PatternRewriter &rw) const override {
+    RankedTensorType type = op.getType();
+    int64_t stream = op.getStream();
+    auto scalarKey = AffineMap::get(type.getRank(), 0, {}, rw.getContext());
+    rw.replaceOp(op, generic(rw, op.getLoc(), type, op.getKey(), scalarKey,
+                             [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                               auto i64 = [&](uint64_t v) -> Value {
+                                 return b.create<arith::ConstantIntOp>(
+                                     loc, b.getI64Type(), static_cast<int64_t>(v));
+                               };
+                               Value linear = i64(0);
+                               for (int64_t d = 0; d < type.getRank(); ++d) {
+                                 Value i = b.create<arith::IndexCastOp>(
+                                     loc, b.getI64Type(), b.create<linalg::IndexOp>(loc, d));
+                                 linear = b.create<arith::AddIOp>(
+                                     loc, b.create<arith::MulIOp>(
+                                              loc, linear, i64(type.getDimSize(d))),
+                                     i);
+                               }
+                               Value x = b.create<arith::XOrIOp>(
+                                   loc, args[0],
+                                   i64(uint64_t(stream) * 0x9E3779B97F4A7C15ull));
+                               x = b.create<arith::AddIOp>(
+                                   loc, x,
+                                   b.create<arith::MulIOp>(loc, linear,
+                                                           i64(0xBF58476D1CE4E5B9ull)));
+                               auto mix = [&](unsigned shift, uint64_t multiplier) {
+                                 x = b.create<arith::XOrIOp>(
+                                     loc, x, b.create<arith::ShRUIOp>(loc, x, i64(shift)));
+                                 if (multiplier)
+                                   x = b.create<arith::MulIOp>(loc, x, i64(multiplier));
+                               };
+                               mix(30, 0xBF58476D1CE4E5B9ull);
+                               mix(27, 0x94D049BB133111EBull);
+                               mix(31, 0);
+                               Value top = b.create<arith::ShRUIOp>(loc, x, i64(40));
+                               Value f = b.create<arith::UIToFPOp>(loc, b.getF32Type(), top);
+                               f = b.create<arith::MulFOp>(
+                                   loc, f,
+                                   b.create<arith::ConstantOp>(
+                                       loc, b.getF32FloatAttr(1.0f / 16777216.0f)));
+                               return scalar::convert(b, loc, f, type.getElementType());
+                             }));
+    return success();
+  }
+};
+
 struct LowerBroadcast : OpRewritePattern<BroadcastInDimOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(BroadcastInDimOp op, PatternRewriter &rw) const override {
@@ -448,7 +498,7 @@ struct LowerToLinalg : trc::impl::LowerToLinalgBase<LowerToLinalg> {
       return signalPassFailure();
 
     RewritePatternSet patterns(ctx);
-    patterns.add<LowerEmptyResult, LowerElementwise, LowerConstant, LowerIota,
+    patterns.add<LowerEmptyResult, LowerElementwise, LowerConstant, LowerIota, LowerRandomUniform,
                  LowerBroadcast, LowerReverse, LowerTranspose, LowerReshape, LowerSlice,
                  LowerConcatenate, LowerPad, LowerGather, LowerScatterAdd, LowerReduce,
                  LowerDotGeneral>(ctx);

@@ -25,7 +25,7 @@ std::string trainingPipeline(const TrainingBuild &build) {
   std::string p;
   if (build.loss == "cross_entropy")
     p += "trc-append-loss{ignore-index=" + std::to_string(build.ignoreIndex) + "}, ";
-  p += "trc-parameters-to-arguments, ";
+  p += "trc-parameters-to-arguments, trc-lower-dropout, ";
   if (build.precision == "bf16")
     p += "trc-mixed-precision{type=bf16}, ";
   else if (build.precision == "fp16")

@@ -205,6 +205,17 @@ std::vector<const Slot *> stateSlots(const Manifest &m) {
   return out;
 }
 
+/// The dropout masks' key of a micro-step: SplitMix64 of (seed, counter).
+uint64_t dropoutKey(uint64_t seed, uint64_t counter) {
+  auto mix = [](uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+  };
+  return mix(mix(seed) ^ counter);
+}
+
 /// Gradient-accumulation buffers: updated on every micro-step.
 bool isAccumulator(std::string_view name) { return name.rfind("grad_accum:", 0) == 0; }
 
@@ -287,6 +298,7 @@ int runTraining(const TrainArgs &a) {
     return manifest.find(SlotKind::Input, name) != nullptr;
   };
   bool lossScaling = hasInput("trc.loss_scale");
+  bool dropout = hasInput("trc.rng_key");
 
   // Optimizer state starts at zero; a resumed run loads it all back.
   auto slots = stateSlots(manifest);
@@ -349,7 +361,8 @@ int runTraining(const TrainArgs &a) {
       return fail(s.message());
   }
   HostTensor inputs, targets, microInputs, microTargets, lr, stepCount, loss, norm;
-  HostTensor keepAccum, gradScale, lossScale;
+  HostTensor keepAccum, gradScale, lossScale, rngKey;
+  (void)rngKey.allocate(DType::I64, {});
   for (auto [tensor, rows] : {std::pair{&inputs, run.batch}, std::pair{&targets, run.batch},
                               std::pair{&microInputs, microRows},
                               std::pair{&microTargets, microRows}})
@@ -391,6 +404,11 @@ int runTraining(const TrainArgs &a) {
         feeds.push_back({"trc.grad_scale", &gradScale});
       if (lossScaling)
         feeds.push_back({"trc.loss_scale", &lossScale});
+      if (dropout) { // a pure function of (seed, micro-step): resumes exactly
+        *static_cast<int64_t *>(rngKey.data()) =
+            static_cast<int64_t>(dropoutKey(uint64_t(run.seed), uint64_t(step * run.gradAccum + micro)));
+        feeds.push_back({"trc.rng_key", &rngKey});
+      }
       for (auto &[name, value] : feeds)
         if (Status s = session->setInput(name, *value); !s)
           return fail(s.message());

@@ -85,10 +85,11 @@ LogicalResult importDropout(ImportContext &ctx) {
       training = (*t)[0] != 0;
     }
   }
-  if (ctx.wantsOutput(1)) {
-    // The mask: all true when dropout is inactive.
-    if (training && ratio > 0)
-      return ctx.fail("the mask output of an active Dropout is not supported");
+  // The mask: all true when dropout is inactive. An active dropout's mask is
+  // made later (trc-lower-dropout) and is not bound here: PyTorch's training
+  // exports name it but never read it; a node that reads it is reported as
+  // reading an undefined value.
+  if (ctx.wantsOutput(1) && !(training && ratio > 0)) {
     auto maskType = RankedTensorType::get(typeOf(x).getShape(), ctx.builder().getI1Type());
     if (failed(ctx.setOutput(1, ctx.splat(maskType, 1))))
       return failure();
