@@ -196,6 +196,22 @@ func.func @cross_entropy_none_shape(%l: tensor<4x10xf32>, %y: tensor<4xi64>) -> 
 
 // -----
 
+func.func @random_uniform_key(%k: tensor<2xi64>) -> tensor<4xf32> {
+  // expected-error @+1 {{operand #0 must be 0D tensor of 64-bit signless integer values}}
+  %0 = trc.random_uniform %k stream = 0 : (tensor<2xi64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @random_uniform_integer(%k: tensor<i64>) -> tensor<4xi32> {
+  // expected-error @+1 {{result #0 must be statically shaped tensor of}}
+  %0 = trc.random_uniform %k stream = 0 : (tensor<i64>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
 func.func @dropout_ratio(%a: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{ratio 1.000000e+00 is not in [0, 1)}}
   %0 = trc.dropout %a ratio = 1.0 seed = 0 : tensor<4xf32>

@@ -102,6 +102,13 @@ func.func @structure(%x: tensor<2x3x4xf32>, %ids: tensor<5xi64>) -> tensor<2x5x4
   return %gat : tensor<2x5x4xf32>
 }
 
+// CHECK-LABEL: func.func @random_uniform
+func.func @random_uniform(%key: tensor<i64>) -> tensor<4x8xbf16> {
+  // CHECK: trc.random_uniform %{{.*}} stream = 3 : (tensor<i64>) -> tensor<4x8xbf16>
+  %0 = trc.random_uniform %key stream = 3 : (tensor<i64>) -> tensor<4x8xbf16>
+  return %0 : tensor<4x8xbf16>
+}
+
 // CHECK-LABEL: func.func @composites
 func.func @composites(%x: tensor<2x3x8xf32>, %g: tensor<8xf32>, %labels: tensor<2x8xi64>) -> tensor<f32> {
   // CHECK: trc.softmax %{{.*}} axis = 2
