@@ -58,4 +58,16 @@ Status SingleProcessCommunicator::recv(void *, size_t, DType, int peer) {
                        " in a world of size 1");
 }
 
+Status SingleProcessCommunicator::split(int color, int,
+                                        std::unique_ptr<Communicator> &out) {
+  if (color < kNoGroup)
+    return Status::error("split: color " + std::to_string(color) +
+                         " is negative (kNoGroup is -1)");
+  if (color == kNoGroup)
+    out.reset();
+  else
+    out = std::make_unique<SingleProcessCommunicator>();
+  return Status::success();
+}
+
 } // namespace trc::rt
