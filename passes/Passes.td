@@ -345,4 +345,98 @@ def LowerDropout : Pass<"trc-lower-dropout", "mlir::ModuleOp"> {
   let dependentDialects = ["trc::TrcDialect"];
 }
 
+def FuseOps : Pass<"trc-fuse", "mlir::func::FuncOp"> {
+  let summary = "groups trc ops into kernels (trc.fusion), cost-driven";
+  let description = [{
+    Groups the ops of each function into trc.fusion regions, each one kernel
+    that reads its operands from device memory once and writes only the
+    values used outside it (passes/Fusion: FusionPlanner.cpp decides,
+    FusionCostModel.cpp counts bytes). Run it on the whole training step,
+    after trc-autodiff and trc-build-train-step (autodiff does not
+    differentiate through regions) and before lowering; trc-unfuse undoes it
+    for lowerings that do not take fused regions.
+
+    Patterns, in order:
+    * matmul epilogues (`matmul_epilogue`): a dot_general with what cuBLASLt
+      applies to its result: a constant scale (`alpha`), a bias add (a vector
+      broadcast along the rows), a residual add (`accumulate`: beta = 1, C =
+      the residual) and GELU (composite or any decomposed spelling, found by
+      evaluation), giving `epilogue` = none, bias, gelu or bias_gelu; with
+      `gelu_aux` the pre-activation is written too (the backward pass reads
+      it);
+    * producer-consumer chains of elementwise ops (`elementwise`), including
+      broadcast_in_dim, iota, compare, select and convert;
+    * reductions with their elementwise prologue and epilogue
+      (`reduction`): reduce, softmax, log_softmax, layer_norm and
+      cross_entropy or their decomposed forms; every op of the group works on
+      one shape S or on S without the reduced dimensions D, every reduction
+      reduces D;
+    * siblings: groups of one domain that read the same large input share
+      one pass over it (e.g. cross_entropy's loss and its gradient, the bias
+      and scale gradients of a layer norm).
+    Merges are taken best bytes saved first and never create a cycle
+    between groups. Broadcasts, iotas and splat constants are copied into
+    every group that reads them. A chain of cheap elementwise producers is
+    recomputed in a consumer group (and disappears when no one else reads
+    it) only when the bytes saved exceed its arithmetic times
+    `bytes-per-flop`.
+
+    ```mlir
+    %s = trc.reduce max %x dims = [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+    %b = trc.broadcast_in_dim %s, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+    %d = trc.sub %x, %b : tensor<4x8xf32>
+    // becomes
+    %d = trc.fusion reduction (%a = %x : tensor<4x8xf32>) -> (tensor<4x8xf32>) {
+      %0 = trc.reduce max %a dims = [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+      %1 = trc.broadcast_in_dim %0, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+      %2 = trc.sub %a, %1 : tensor<4x8xf32>
+      trc.yield %2 : tensor<4x8xf32>
+    }
+    ```
+    The function records its kernels and bytes before fusion in
+    `trc.unfused_cost = array<i64: kernels, bytes>`.
+  }];
+  let options = [
+    Option<"bytesPerFlop", "bytes-per-flop", "double", "0.05",
+           "device memory bytes one flop of recomputation is worth">,
+    Option<"siblings", "siblings", "bool", "true",
+           "fuse groups that read the same large input">,
+    Option<"matmulEpilogues", "matmul-epilogues", "bool", "true",
+           "give matrix products their cuBLASLt epilogue">,
+    Option<"duplicate", "duplicate", "bool", "true",
+           "recompute cheap producers in consumer groups when it saves bytes">,
+    Option<"maxDuplicateOps", "max-duplicate-ops", "unsigned", "8",
+           "longest producer chain one duplication copies">,
+  ];
+  let dependentDialects = ["trc::TrcDialect"];
+}
+
+def Unfuse : Pass<"trc-unfuse", "mlir::func::FuncOp"> {
+  let summary = "inlines every trc.fusion back into its block";
+  let description = [{
+    The inverse of trc-fuse, for lowerings that take core trc ops only
+    (trc-lower-to-linalg): each fusion's body is cloned in its place. Copies
+    of broadcasts and constants several fusions made stay separate (cse
+    merges them). Removes `trc.unfused_cost`.
+  }];
+}
+
+def PrintFusionSummary : Pass<"trc-print-fusion-summary", "mlir::ModuleOp"> {
+  let summary = "prints kernels and device memory bytes before and after trc-fuse";
+  let description = [{
+    Per function and in total: the number of kernels (every op but
+    constants, get_parameter, reshape and calls is one; a trc.fusion is one)
+    and the bytes they read and write in device memory (each operand read
+    and each result written once; splat constants are immediates), before
+    fusion (as trc-fuse recorded it) and now, and the fusions by kind. The
+    IR is unchanged.
+
+    ```
+    fusion summary (kernels, device memory bytes: before -> after fusion)
+    @main: kernels 5 -> 1, bytes 640 -> 192 (30.0%), fusions 1 elementwise, 0 reduction, 0 matmul_epilogue
+    total: kernels 5 -> 1, bytes 640 -> 192 (30.0%), fusions 1 elementwise, 0 reduction, 0 matmul_epilogue
+    ```
+  }];
+}
+
 #endif // TRC_PASSES_TD

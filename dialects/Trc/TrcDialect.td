@@ -3,4 +3,5 @@
 #define TRC_DIALECT_TD
 include "TrcBase.td"
 include "TrcOps.td"
+include "TrcFusion.td"
 #endif
