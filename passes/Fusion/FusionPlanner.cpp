@@ -725,7 +725,11 @@ private:
           continue;
         Traffic t = traffic(viewOf({g}));
         for (Value in : t.inputs) {
-          if (Operation *def = in.getDefiningOp())
+          // The producer, through the reshapes a merge would copy.
+          Value source = in;
+          while (auto reshape = source.getDefiningOp<ReshapeOp>())
+            source = reshape.getOperand();
+          if (Operation *def = source.getDefiningOp())
             if (int p = ownerOf(def); p >= 0)
               consider(p, g);
           readers[in].push_back(g);
