@@ -31,7 +31,11 @@ public:
   void run(int64_t n, const std::function<void(int64_t)> &fn) {
     std::lock_guard<std::mutex> serial(callers_);
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      // A worker that woke late for the previous job may still be inside
+      // drain(): resetting the counters under it would let it run a task of
+      // this job twice (or count one that never ran), so wait it out.
+      std::unique_lock<std::mutex> lock(mutex_);
+      done_.wait(lock, [&] { return active_ == 0; });
       job_ = &fn;
       total_ = n;
       next_ = 0;
@@ -41,7 +45,7 @@ public:
     wake_.notify_all();
     drain();
     std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return pending_ == 0; });
+    done_.wait(lock, [&] { return pending_ == 0 && active_ == 0; });
     job_ = nullptr;
   }
 
@@ -68,8 +72,12 @@ private:
         if (stopping_)
           return;
         seen = generation_;
+        ++active_;
       }
       drain();
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--active_ == 0)
+        done_.notify_all();
     }
   }
 
@@ -80,6 +88,7 @@ private:
   std::atomic<int64_t> next_{0}, pending_{0};
   int64_t total_ = 0;
   uint64_t generation_ = 0;
+  int active_ = 0; // workers inside drain() (guarded by mutex_)
   bool stopping_ = false;
 };
 
