@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/DataLoader.h"
+#include "runtime/SplitMix64.h"
 
 #include <cstring>
 
@@ -17,13 +18,6 @@ namespace {
 
 // Largest B*T accepted (the runtime's element cap).
 constexpr int64_t kMaxBatchTokens = int64_t(1) << 40;
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 int32_t readI32(const unsigned char *p) {
   int32_t v;

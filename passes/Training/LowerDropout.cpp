@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
+#include "trc/Training/Optimizers.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -46,18 +47,15 @@ struct LowerDropout : trc::impl::LowerDropoutBase<LowerDropout> {
       Location loc = op.getLoc();
       auto type = cast<RankedTensorType>(op.getType());
       double ratio = op.getRatio().convertToDouble();
-      auto splat = [&](RankedTensorType t, double v) -> Value {
-        return b.create<ConstantOp>(
-            loc, SplatElementsAttr::get(t, b.getFloatAttr(t.getElementType(), v)));
-      };
       auto uniformType = RankedTensorType::get(type.getShape(), b.getF32Type());
+      training::UpdateBuilder x(b, loc, type), uniform(b, loc, uniformType);
       int64_t stream = (op.getSeed() << 20) + static_cast<int64_t>(k);
       Value u = b.create<RandomUniformOp>(loc, uniformType, key, stream);
       Value keep = b.create<CompareOp>(
           loc, RankedTensorType::get(type.getShape(), b.getI1Type()), CompareDirection::GE,
-          u, splat(uniformType, ratio));
-      Value scaled = b.create<MulOp>(loc, op.getOperand(), splat(type, 1.0 / (1.0 - ratio)));
-      Value result = b.create<SelectOp>(loc, keep, scaled, splat(type, 0.0));
+          u, uniform.constant(ratio));
+      Value scaled = x.mul(op.getOperand(), x.constant(1.0 / (1.0 - ratio)));
+      Value result = x.select(keep, scaled, x.constant(0.0));
       op.replaceAllUsesWith(result);
       op.erase();
     }

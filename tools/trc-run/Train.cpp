@@ -15,6 +15,7 @@
 #include "runtime/Metrics.h"
 #include "runtime/Names.h"
 #include "runtime/Session.h"
+#include "runtime/SplitMix64.h"
 
 #include <chrono>
 #include <cmath>
@@ -207,13 +208,7 @@ std::vector<const Slot *> stateSlots(const Manifest &m) {
 
 /// The dropout masks' key of a micro-step: SplitMix64 of (seed, counter).
 uint64_t dropoutKey(uint64_t seed, uint64_t counter) {
-  auto mix = [](uint64_t x) {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-  };
-  return mix(mix(seed) ^ counter);
+  return splitmix64(splitmix64(seed) ^ counter);
 }
 
 /// Gradient-accumulation buffers: updated on every micro-step.
@@ -388,12 +383,13 @@ int runTraining(const TrainArgs &a) {
     bool applied = true;
     for (int64_t micro = 0; micro < run.gradAccum; ++micro) {
       bool last = micro + 1 == run.gradAccum;
-      size_t rowBytes = size_t(run.seq) * sizeof(int64_t), offset = size_t(micro * microRows);
-      std::memcpy(microInputs.data(), static_cast<int64_t *>(inputs.data()) + offset * run.seq,
-                  rowBytes * size_t(microRows));
-      std::memcpy(microTargets.data(),
-                  static_cast<int64_t *>(targets.data()) + offset * run.seq,
-                  rowBytes * size_t(microRows));
+      auto takeRows = [&](HostTensor &part, const HostTensor &full) {
+        size_t first = size_t(micro * microRows * run.seq), count = size_t(microRows * run.seq);
+        std::memcpy(part.data(), static_cast<const int64_t *>(full.data()) + first,
+                    count * sizeof(int64_t));
+      };
+      takeRows(microInputs, inputs);
+      takeRows(microTargets, targets);
       setScalar(keepAccum, last ? 0.0 : 1.0);
       std::vector<std::pair<std::string, HostTensor *>> feeds{
           {run.inputsName, &microInputs}, {run.targetsName, &microTargets},
