@@ -1,0 +1,306 @@
+//===- ParallelConfigTest.cpp - trc-run --config's parser -------------------===//
+//
+// parseParallelConfig (tools/trc-run/ParallelConfig.h): every key, the stage
+// and shard degree derived from them, contradictions, divisibility against
+// the world size, unknown keys, type errors, inline JSON vs files vs "auto",
+// and describe().
+//
+//===----------------------------------------------------------------------===//
+#include "ParallelConfig.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+using trc::ParallelConfig;
+using trc::parseParallelConfig;
+
+namespace {
+
+class ParallelConfigTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "trc-parallel-config-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir = pattern;
+  }
+  void TearDown() override {
+    for (const std::string &f : files)
+      std::remove(f.c_str());
+    rmdir(dir.c_str());
+  }
+
+  std::string writeFile(const std::string &name, const std::string &text) {
+    std::string path = dir + "/" + name;
+    std::ofstream(path) << text;
+    files.push_back(path);
+    return path;
+  }
+
+  // The configuration of a spec that must parse.
+  static ParallelConfig ok(const std::string &spec, int world) {
+    ParallelConfig c;
+    trc::rt::Status s = parseParallelConfig(spec, world, c);
+    EXPECT_TRUE(s.ok()) << spec << " (world " << world << "): " << s.message();
+    return c;
+  }
+  // The message of a spec that must fail.
+  static std::string error(const std::string &spec, int world) {
+    ParallelConfig c;
+    trc::rt::Status s = parseParallelConfig(spec, world, c);
+    EXPECT_FALSE(s.ok()) << spec << " (world " << world << ") parsed: " << c.describe();
+    EXPECT_EQ(s.message().rfind("--config: ", 0), 0u) << s.message();
+    return s.message();
+  }
+  std::string dir;
+  std::vector<std::string> files;
+};
+
+#define EXPECT_HAS(haystack, needle)                                                     \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos)                       \
+      << "'" << (haystack) << "' lacks '" << (needle) << "'"
+
+TEST_F(ParallelConfigTest, AutoIsPlainDataParallelism) {
+  for (int world : {1, 8}) {
+    ParallelConfig c = ok("auto", world);
+    EXPECT_TRUE(c.ddp);
+    EXPECT_EQ(c.zeroStage, 0);
+    EXPECT_EQ(c.shardDegree, 1);
+    EXPECT_EQ(c.replicas(), world);
+    EXPECT_EQ(c.bucketCapMb, 25.0);
+    EXPECT_EQ(c.communicator, "auto");
+  }
+}
+
+TEST_F(ParallelConfigTest, EmptyObjectIsTheDefaults) {
+  ParallelConfig c = ok("{}", 4);
+  EXPECT_EQ(c.describe(), "ddp zero=0 shard_degree=1 replicas=4 bucket_cap_mb=25 communicator=auto");
+  EXPECT_EQ(ok("  \n{ }", 4).describe(), c.describe());
+}
+
+TEST_F(ParallelConfigTest, EmptySpecAndBadWorldSize) {
+  EXPECT_HAS(error("", 1), "empty");
+  EXPECT_HAS(error("  \t", 1), "empty");
+  EXPECT_HAS(error("{}", 0), "world size must be at least 1, got 0");
+}
+
+TEST_F(ParallelConfigTest, Ddp) {
+  EXPECT_TRUE(ok(R"({"ddp": true})", 4).ddp);
+  EXPECT_FALSE(ok(R"({"ddp": false})", 1).ddp);
+  // More than one rank and nothing sharded: the ranks would diverge.
+  std::string m = error(R"({"ddp": false})", 4);
+  EXPECT_HAS(m, "'ddp'");
+  EXPECT_HAS(m, "different models");
+  EXPECT_HAS(error(R"({"ddp": false, "hybrid_shard_degree": 1})", 4), "different models");
+  // Sharding over the whole world is one model.
+  ParallelConfig c = ok(R"({"ddp": false, "zero_stage": 3})", 4);
+  EXPECT_EQ(c.shardDegree, 4);
+  EXPECT_EQ(c.describe(), "no_ddp zero=3 shard_degree=4 replicas=1 bucket_cap_mb=25 communicator=auto");
+  // Replica groups of a hybrid shard would diverge too.
+  m = error(R"({"ddp": false, "hybrid_shard_degree": 2})", 4);
+  EXPECT_HAS(m, "'ddp': false");
+  EXPECT_HAS(m, "'hybrid_shard_degree': 2");
+}
+
+TEST_F(ParallelConfigTest, ShardOptimizerState) {
+  ParallelConfig c = ok(R"({"shard_optimizer_state": true})", 8);
+  EXPECT_EQ(c.zeroStage, 1);
+  EXPECT_EQ(c.shardDegree, 8);
+  EXPECT_EQ(c.replicas(), 1);
+  c = ok(R"({"shard_optimizer_state": false})", 8);
+  EXPECT_EQ(c.zeroStage, 0);
+  EXPECT_EQ(c.shardDegree, 1);
+  // At least stage 1: a sharding degree raises it to 3.
+  c = ok(R"({"shard_optimizer_state": true, "sharded_data_parallel_degree": 4})", 8);
+  EXPECT_EQ(c.zeroStage, 3);
+  EXPECT_EQ(c.shardDegree, 4);
+  c = ok(R"({"shard_optimizer_state": true, "zero_stage": 2})", 8);
+  EXPECT_EQ(c.zeroStage, 2);
+}
+
+TEST_F(ParallelConfigTest, ShardedDataParallelDegree) {
+  ParallelConfig c = ok(R"({"sharded_data_parallel_degree": 8})", 8);
+  EXPECT_EQ(c.zeroStage, 3);
+  EXPECT_EQ(c.shardDegree, 8);
+  EXPECT_EQ(c.replicas(), 1);
+  c = ok(R"({"sharded_data_parallel_degree": 2})", 8);
+  EXPECT_EQ(c.zeroStage, 3);
+  EXPECT_EQ(c.shardDegree, 2);
+  EXPECT_EQ(c.replicas(), 4);
+  c = ok(R"({"sharded_data_parallel_degree": 2, "zero_stage": 3})", 8);
+  EXPECT_EQ(c.shardDegree, 2);
+  // 1 shards nothing (SageMaker's default).
+  c = ok(R"({"sharded_data_parallel_degree": 1})", 8);
+  EXPECT_EQ(c.zeroStage, 0);
+  EXPECT_EQ(c.shardDegree, 1);
+}
+
+TEST_F(ParallelConfigTest, HybridShardDegree) {
+  ParallelConfig c = ok(R"({"hybrid_shard_degree": 2})", 8);
+  EXPECT_EQ(c.zeroStage, 3);
+  EXPECT_EQ(c.shardDegree, 2);
+  EXPECT_EQ(c.replicas(), 4);
+  for (int stage : {1, 2}) {
+    c = ok(R"({"hybrid_shard_degree": 4, "zero_stage": )" + std::to_string(stage) + "}", 8);
+    EXPECT_EQ(c.zeroStage, stage);
+    EXPECT_EQ(c.shardDegree, 4);
+  }
+  c = ok(R"({"hybrid_shard_degree": 8})", 8);
+  EXPECT_EQ(c.replicas(), 1);
+  c = ok(R"({"hybrid_shard_degree": 1, "zero_stage": 0})", 8);
+  EXPECT_EQ(c.shardDegree, 1);
+  // The same degree under both names is fine.
+  c = ok(R"({"hybrid_shard_degree": 4, "sharded_data_parallel_degree": 4})", 8);
+  EXPECT_EQ(c.zeroStage, 3);
+  EXPECT_EQ(c.shardDegree, 4);
+}
+
+TEST_F(ParallelConfigTest, ZeroStage) {
+  for (int stage = 0; stage <= 3; ++stage) {
+    ParallelConfig c = ok(R"({"zero_stage": )" + std::to_string(stage) + "}", 4);
+    EXPECT_EQ(c.zeroStage, stage);
+    EXPECT_EQ(c.shardDegree, stage == 0 ? 1 : 4);
+  }
+  EXPECT_HAS(error(R"({"zero_stage": 4})", 4), "key 'zero_stage': expected 0, 1, 2 or 3, got 4");
+  EXPECT_HAS(error(R"({"zero_stage": -1})", 4), "got -1");
+  // One rank: stage 3 shards over that rank.
+  EXPECT_EQ(ok(R"({"zero_stage": 3})", 1).shardDegree, 1);
+}
+
+TEST_F(ParallelConfigTest, Divisibility) {
+  for (const char *key : {"sharded_data_parallel_degree", "hybrid_shard_degree"}) {
+    std::string k = std::string("\"") + key + "\": ";
+    EXPECT_HAS(error("{" + k + "3}", 8), std::string("key '") + key + "': 3 does not divide the world size 8");
+    EXPECT_HAS(error("{" + k + "16}", 8), "16 does not divide the world size 8");
+    EXPECT_HAS(error("{" + k + "0}", 8), "expected an integer >= 1, got 0");
+    EXPECT_HAS(error("{" + k + "-2}", 8), "expected an integer >= 1, got -2");
+    EXPECT_EQ(ok("{" + k + "3}", 6).replicas(), 2);
+  }
+}
+
+TEST_F(ParallelConfigTest, Contradictions) {
+  std::string m = error(R"({"shard_optimizer_state": true, "zero_stage": 0})", 4);
+  EXPECT_HAS(m, "contradictory keys 'shard_optimizer_state': true and 'zero_stage': 0");
+  for (int stage : {1, 2, 3}) {
+    m = error(R"({"shard_optimizer_state": false, "zero_stage": )" + std::to_string(stage) + "}", 4);
+    EXPECT_HAS(m, "'shard_optimizer_state': false and 'zero_stage': " + std::to_string(stage));
+  }
+  for (int stage : {0, 1, 2}) {
+    m = error(R"({"sharded_data_parallel_degree": 2, "zero_stage": )" + std::to_string(stage) + "}", 4);
+    EXPECT_HAS(m, "'sharded_data_parallel_degree': 2 and 'zero_stage': " + std::to_string(stage));
+  }
+  m = error(R"({"hybrid_shard_degree": 2, "zero_stage": 0})", 4);
+  EXPECT_HAS(m, "'hybrid_shard_degree': 2 and 'zero_stage': 0");
+  m = error(R"({"hybrid_shard_degree": 2, "sharded_data_parallel_degree": 4})", 8);
+  EXPECT_HAS(m, "'sharded_data_parallel_degree': 4 and 'hybrid_shard_degree': 2");
+  // A degree > 1 without zero_stage means stage 3, which shards the optimizer state.
+  m = error(R"({"shard_optimizer_state": false, "hybrid_shard_degree": 2})", 4);
+  EXPECT_HAS(m, "'shard_optimizer_state': false and 'hybrid_shard_degree': 2");
+  m = error(R"({"shard_optimizer_state": false, "sharded_data_parallel_degree": 4})", 4);
+  EXPECT_HAS(m, "'shard_optimizer_state': false and 'sharded_data_parallel_degree': 4");
+  // Degree 1 shards nothing: no contradiction with stage 0.
+  EXPECT_EQ(ok(R"({"sharded_data_parallel_degree": 1, "zero_stage": 0})", 4).zeroStage, 0);
+  EXPECT_EQ(ok(R"({"shard_optimizer_state": false, "hybrid_shard_degree": 1})", 4).zeroStage, 0);
+}
+
+TEST_F(ParallelConfigTest, BucketCapMb) {
+  EXPECT_EQ(ok(R"({"bucket_cap_mb": 50})", 2).bucketCapMb, 50.0);
+  EXPECT_EQ(ok(R"({"bucket_cap_mb": 2.5})", 2).bucketCapMb, 2.5);
+  EXPECT_EQ(ok(R"({"bucket_cap_mb": 1e-3})", 2).bucketCapMb, 1e-3);
+  EXPECT_HAS(error(R"({"bucket_cap_mb": 0})", 2), "key 'bucket_cap_mb': expected a number > 0");
+  EXPECT_HAS(error(R"({"bucket_cap_mb": -1})", 2), "got -1");
+  EXPECT_HAS(error(R"({"bucket_cap_mb": 1e300})", 2), "<= 1048576, got 1e+300");
+  EXPECT_HAS(error(R"({"bucket_cap_mb": 1e400})", 2), "key 'bucket_cap_mb': 1e400 is out of range");
+}
+
+TEST_F(ParallelConfigTest, Communicator) {
+  for (const char *name : {"auto", "mpi", "nccl"})
+    EXPECT_EQ(ok(std::string(R"({"communicator": ")") + name + "\"}", 4).communicator, name);
+  EXPECT_EQ(ok(R"({"communicator": "single"})", 1).communicator, "single");
+  EXPECT_HAS(error(R"({"communicator": "single"})", 2), "key 'communicator': 'single' is for one rank");
+  EXPECT_HAS(error(R"({"communicator": "gloo"})", 2),
+             "key 'communicator': expected auto, mpi, nccl or single, got 'gloo'");
+}
+
+TEST_F(ParallelConfigTest, UnknownKeys) {
+  EXPECT_EQ(error(R"({"ddp": true, "foo": 1})", 2),
+            "--config: unknown key 'foo' (known: ddp, shard_optimizer_state, "
+            "sharded_data_parallel_degree, hybrid_shard_degree, zero_stage, bucket_cap_mb, "
+            "communicator)");
+  // Keys are case-sensitive; odd bytes are escaped in the message.
+  EXPECT_HAS(error(R"({"DDP": true})", 2), "unknown key 'DDP'");
+  EXPECT_HAS(error(R"({"a\nb": true})", 2), "unknown key 'a\\x0ab'");
+  std::string path = writeFile("unknown.json", R"({"tensor_parallel_degree": 2})");
+  EXPECT_HAS(error(path, 2), "--config: " + path + ": unknown key 'tensor_parallel_degree'");
+}
+
+TEST_F(ParallelConfigTest, TypeErrors) {
+  EXPECT_HAS(error(R"({"ddp": 1})", 2), "key 'ddp': expected a boolean, got a number");
+  EXPECT_HAS(error(R"({"shard_optimizer_state": "true"})", 2),
+             "key 'shard_optimizer_state': expected a boolean, got a string");
+  EXPECT_HAS(error(R"({"sharded_data_parallel_degree": "2"})", 2),
+             "key 'sharded_data_parallel_degree': expected an integer, got a string");
+  EXPECT_HAS(error(R"({"hybrid_shard_degree": 2.5})", 2),
+             "key 'hybrid_shard_degree': expected an integer, got 2.5");
+  EXPECT_HAS(error(R"({"zero_stage": null})", 2), "key 'zero_stage': expected an integer, got null");
+  EXPECT_HAS(error(R"({"zero_stage": 99999999999999999999})", 2),
+             "expected an integer, got 99999999999999999999");
+  EXPECT_HAS(error(R"({"bucket_cap_mb": "25"})", 2),
+             "key 'bucket_cap_mb': expected a number, got a string");
+  EXPECT_HAS(error(R"({"communicator": ["mpi"]})", 2),
+             "key 'communicator': expected a string, got an array");
+}
+
+TEST_F(ParallelConfigTest, JsonSyntaxAndTopLevel) {
+  EXPECT_HAS(error(R"({"ddp": })", 2), "--config: invalid JSON: ");
+  EXPECT_HAS(error(R"({"ddp": true,})", 2), "--config: invalid JSON: ");
+  EXPECT_HAS(error(R"({"ddp": true, "ddp": false})", 2), "--config: invalid JSON: ");
+  std::string path = writeFile("bad.json", "{\"ddp\" true}");
+  EXPECT_HAS(error(path, 2), "--config: " + path + ": invalid JSON: expected ':'");
+  path = writeFile("array.json", "[1]");
+  EXPECT_EQ(error(path, 2), "--config: " + path + ": expected a JSON object at the top level, got an array");
+  path = writeFile("string.json", "\"auto\"");
+  EXPECT_HAS(error(path, 2), "got a string");
+}
+
+TEST_F(ParallelConfigTest, FileAndInline) {
+  std::string json = R"({"hybrid_shard_degree": 2, "zero_stage": 2, "bucket_cap_mb": 10,
+                         "communicator": "mpi"})";
+  std::string path = writeFile("hybrid.json", json);
+  EXPECT_EQ(ok(path, 8).describe(), ok(json, 8).describe());
+  EXPECT_EQ(ok(path, 8).describe(),
+            "ddp zero=2 shard_degree=2 replicas=4 bucket_cap_mb=10 communicator=mpi");
+  // Errors about a file name it.
+  std::string missing = dir + "/missing.json";
+  std::string m = error(missing, 2);
+  EXPECT_HAS(m, "--config: " + missing + ": cannot open");
+  EXPECT_HAS(error(dir, 2), "--config: " + dir + ": is not a regular file");
+  path = writeFile("divides.json", R"({"sharded_data_parallel_degree": 3})");
+  EXPECT_HAS(error(path, 8), "--config: " + path + ": key 'sharded_data_parallel_degree'");
+}
+
+TEST_F(ParallelConfigTest, OutputUntouchedOnError) {
+  ParallelConfig c;
+  c.communicator = "mpi";
+  c.zeroStage = 2;
+  EXPECT_FALSE(parseParallelConfig(R"({"zero_stage": 3, "foo": 1})", 4, c).ok());
+  EXPECT_EQ(c.communicator, "mpi");
+  EXPECT_EQ(c.zeroStage, 2);
+}
+
+TEST_F(ParallelConfigTest, Describe) {
+  EXPECT_EQ(ok(R"({"sharded_data_parallel_degree": 2})", 4).describe(),
+            "ddp zero=3 shard_degree=2 replicas=2 bucket_cap_mb=25 communicator=auto");
+  EXPECT_EQ(ok(R"({"shard_optimizer_state": true, "bucket_cap_mb": 2.5, "communicator": "nccl"})", 8)
+                .describe(),
+            "ddp zero=1 shard_degree=8 replicas=1 bucket_cap_mb=2.5 communicator=nccl");
+  EXPECT_EQ(ok("auto", 1).describe(),
+            "ddp zero=0 shard_degree=1 replicas=1 bucket_cap_mb=25 communicator=auto");
+}
+
+} // namespace
