@@ -136,6 +136,21 @@ def MatmulToRuntimeCall : Pass<"trc-matmul-to-runtime-call", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
+def CollectivesToRuntimeCall
+    : Pass<"trc-collectives-to-runtime-call", "mlir::ModuleOp"> {
+  let summary = "lowers trc collectives to calls of the runtime's communicators";
+  let description = [{
+    Replaces trc.all_reduce, trc.reduce_scatter, trc.all_gather,
+    trc.broadcast_from and trc.shard_slice on tensors by a call to
+    `trc_rt_all_reduce` (etc., docs/ARTIFACT.md "Collectives") reading a
+    read-only buffer of the operand and writing a fresh buffer that becomes
+    the result. Runs before bufferization.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::bufferization::BufferizationDialect"];
+}
+
 def CopiesToLinalg : Pass<"trc-copies-to-linalg", "mlir::ModuleOp"> {
   let summary = "rewrites memref.copy into linalg.copy";
   let description = [{
@@ -215,6 +230,36 @@ def Autodiff : Pass<"trc-autodiff", "mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["trc::TrcDialect"];
+}
+
+def DataParallel : Pass<"trc-data-parallel", "mlir::ModuleOp"> {
+  let summary = "averages @main_grad's loss and gradients over the ranks (DDP, ZeRO 1-3)";
+  let description = [{
+    Inserts the collectives of data parallelism into @main_grad, before
+    trc-build-train-step: gradients averaged in buckets of at most
+    `bucket-mb` MiB, each right after its last gradient is computed; the
+    loss averaged over the world. `zero-stage` 1 leaves each rank its shard
+    of every gradient (optimizer state sharding), 2 reduce-scatters them
+    (gradient sharding), 3 also takes trainable parameters as shards and
+    all-gathers them before each use (FSDP). Shards span `shard-degree`
+    consecutive ranks; `hybrid` adds an all-reduce over the replica groups
+    (shard within groups, replicate across). Shards are 1-D, zero-padded
+    (include/trc/Training/Sharding.h) and marked `trc.shard_degree` /
+    `trc.shard_of`; trc-build-train-step keeps optimizer state in the same
+    shape.
+  }];
+  let options = [
+    Option<"zeroStage", "zero-stage", "int64_t", "0",
+           "0: replicate everything; 1: shard optimizer state; 2: + gradients; "
+           "3: + parameters">,
+    Option<"shardDegree", "shard-degree", "int64_t", "1",
+           "ranks a sharded tensor is split over (zero-stage >= 1)">,
+    Option<"bucketMb", "bucket-mb", "double", "25.0",
+           "largest gradient bucket, MiB">,
+    Option<"hybrid", "hybrid", "bool", "false",
+           "also average over the replica groups (shard-degree < world size)">,
+  ];
+  let dependentDialects = ["trc::TrcDialect", "mlir::func::FuncDialect"];
 }
 
 def BuildTrainStep : Pass<"trc-build-train-step", "mlir::ModuleOp"> {
@@ -437,6 +482,93 @@ def PrintFusionSummary : Pass<"trc-print-fusion-summary", "mlir::ModuleOp"> {
     total: kernels 5 -> 1, bytes 640 -> 192 (30.0%), fusions 1 elementwise, 0 reduction, 0 matmul_epilogue
     ```
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// CUDA backend (lib/Pipelines/CudaPipeline.cpp)
+//===----------------------------------------------------------------------===//
+
+def LinalgToGpu : Pass<"trc-linalg-to-gpu", "mlir::func::FuncOp"> {
+  let summary = "turns every linalg op on buffers into one gpu.launch";
+  let description = [{
+    The kernel generator of the CUDA backend. Each linalg op on memrefs
+    with static shapes becomes a `gpu.launch` (outlined later by
+    gpu-kernel-outlining into `gpu.module @trc_kernels`, kernel
+    `<function>_k<N>_<op>`): its parallel iteration space is linearized
+    and tiled over blocks of up to 256 threads (`block_id.x * T +
+    thread_id.x`, guarded when T does not divide it), each thread
+    computes one point (delinearized with constant divisions) and runs the
+    op's reduction dimensions as a sequential loop whose accumulators stay
+    in registers (`scf.for` with `iter_args`), reading the output once and
+    writing it once. Elementwise ops whose innermost dimension is a
+    multiple of 4 and contiguous in every operand move 4 elements per thread
+    with 16-byte vector loads and stores (`vector.load`/`vector.store`).
+    Constants read in a kernel (`memref.get_global` and views of it) are
+    sunk into it, so they live in the cubin.
+
+    `memref.reshape` with a static result becomes `memref.reinterpret_cast`
+    (no shape buffer is read). Afterwards the function may only do pointer
+    arithmetic, launches and calls of `trc_rt_*` entries on the host: any
+    other op that touches memory (a load, store, copy, allocation, a
+    constant read by a library call...) is an error naming it, since the
+    host cannot read device memory.
+
+    ```mlir
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%a : memref<1000xf32>) outs(%b : memref<1000xf32>) {...}
+    // becomes
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, ...) threads(%tx, %ty, %tz)
+        in (%sx = %c256, ...) module(@trc_kernels) function(@main_k0_generic) {
+      %i = (%bx * 256 + %tx), if %i < 1000: load %a[%i], body, store %b[%i]
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
+def MatmulToCublasLt : Pass<"trc-matmul-to-cublaslt", "mlir::ModuleOp"> {
+  let summary = "retargets the matrix-product runtime calls to cuBLASLt";
+  let description = [{
+    Renames the calls trc-matmul-to-runtime-call made, `trc_rt_matmul_<t>`
+    (t = f32, f64, bf16, f16), to the CUDA runtime's
+    `trc_rt_cublaslt_matmul_<t>`: the same arguments (docs/ARTIFACT.md),
+    with device pointers, run on the runtime's stream in launch order.
+
+    ```mlir
+    func.call @trc_rt_matmul_f32(%b, %m, %n, %k, ...)
+    // becomes
+    func.call @trc_rt_cublaslt_matmul_f32(%b, %m, %n, %k, ...)
+    ```
+  }];
+}
+
+def GpuLaunchToRuntimeCall : Pass<"trc-gpu-launch-to-runtime-call", "mlir::ModuleOp"> {
+  let summary = "turns gpu.launch_func into calls of trc_rt_cuda_launch";
+  let description = [{
+    Runs after gpu-to-llvm (kernel operands are LLVM values: bare pointers
+    and scalars). Each `gpu.launch_func @trc_kernels::@k` becomes a call
+
+        trc_rt_cuda_launch(i32 kernel, i64 gridX, gridY, gridZ,
+                           i64 blockX, blockY, blockZ, i32 sharedBytes,
+                           ptr params, i32 numParams)
+
+    where `params` points to an array of pointers to each operand's value
+    (cuLaunchKernel's kernelParams) and `kernel` is the kernel's index in
+    the module attribute `trc.cuda_kernels` (the names, in the order of
+    their first launch), which the artifact's kernel table repeats. The
+    artifact's program thus never calls the CUDA driver itself.
+
+    ```mlir
+    gpu.launch_func @trc_kernels::@main_k0_generic blocks in (%c4, %c1, %c1)
+        threads in (%c256, %c1, %c1) : i64 args(%p : !llvm.ptr)
+    // becomes
+    llvm.call @trc_rt_cuda_launch(%c0_i32, %c4, %c1, %c1, %c256, %c1, %c1,
+                                  %c0_i32, %params, %c1_i32)
+    ```
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
 #endif // TRC_PASSES_TD

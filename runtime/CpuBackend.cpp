@@ -6,6 +6,7 @@
 #include "runtime/CpuBackend.h"
 
 #include "runtime/Blas.h"
+#include "runtime/Collectives.h"
 #include "runtime/Tensor.h"
 
 #include <cstdlib>
@@ -17,6 +18,7 @@ CpuBackend::CpuBackend() {
   // Referencing the table keeps Blas.o (and with it every trc_rt_* symbol the
   // program may call) in executables that link the static runtime library.
   (void)runtimeExports();
+  (void)collectiveExports();
   // Programs run their loop nests on OpenMP threads between matmuls that
   // run on the runtime's own pool. OpenMP workers by default spin 200 ms
   // after each region, stealing the pool's cores; with 0 they sleep at once

@@ -131,6 +131,7 @@ private:
                          const char *record, std::string &file, uint64_t &bytes,
                          uint64_t &hash);
   Status parseSlot(const std::vector<std::string_view> &f);
+  Status parseShard(const std::vector<std::string_view> &f);
   Status once(const char *record) {
     auto [it, inserted] = seen.emplace(record, line);
     if (!inserted)
@@ -243,6 +244,8 @@ Status Parser::parseRecord(const std::vector<std::string_view> &f) {
   }
   if (kw == "slot")
     return parseSlot(f);
+  if (kw == "shard")
+    return parseShard(f);
   if (kw == "target") {
     if (Status s = once("target"); !s)
       return s;
@@ -393,6 +396,47 @@ Status Parser::parseSlot(const std::vector<std::string_view> &f) {
   return Status::success();
 }
 
+// shard <slot index> <degree> <rank> <d0> ... <dN-1>: the slot (declared
+// above) holds one rank's 1-D shard of a tensor of that full shape.
+Status Parser::parseShard(const std::vector<std::string_view> &f) {
+  uint64_t index = 0, degree = 0, rank = 0;
+  if (f.size() < 4 || !parseUnsigned(f[1], index) || !parseUnsigned(f[2], degree) ||
+      !parseUnsigned(f[3], rank))
+    return fail("shard: expected slot index, degree, rank and dims");
+  if (degree < 1 || degree > (uint64_t(1) << 20))
+    return fail("shard degree: " + quote(f[2]) + " is not a number of ranks");
+  if (rank > uint64_t(kMaxRank) || f.size() - 4 != rank)
+    return fail("shard dims: rank " + std::string(f[3]) + " needs that many dims, got " +
+                std::to_string(f.size() - 4));
+  Slot *slot = nullptr;
+  for (Slot &s : m.slots)
+    if (s.index == int64_t(index))
+      slot = &s;
+  if (!slot)
+    return fail("shard: no slot " + std::string(f[1]) + " declared before this record");
+  if (slot->shardDegree)
+    return fail("shard: slot " + std::string(f[1]) + " is already sharded");
+  std::vector<int64_t> full;
+  for (size_t i = 4; i < f.size(); ++i) {
+    uint64_t d = 0;
+    if (!parseUnsigned(f[i], d) || d > uint64_t(kMaxElements))
+      return fail("shard dim: " + quote(f[i]) + " is not a dimension");
+    full.push_back(int64_t(d));
+  }
+  int64_t fullElements = 0;
+  if (!elementCount(full, fullElements))
+    return fail("shard shape: " + formatShape(full) + " has more than 2^40 elements");
+  int64_t chunk = (fullElements + int64_t(degree) - 1) / int64_t(degree);
+  if (slot->shape.size() != 1 || slot->numElements != chunk)
+    return fail("shard: slot " + std::string(f[1]) + " " + formatShape(slot->shape) +
+                " is not a 1/" + std::string(f[2]) + " shard of " + formatShape(full) +
+                " (expected [" + std::to_string(chunk) + "])");
+  slot->shardDegree = int64_t(degree);
+  slot->fullShape = std::move(full);
+  slot->fullElements = fullElements;
+  return Status::success();
+}
+
 Status Parser::finish() {
   if (!sawHeader)
     return fail("expected 'trc-artifact 1' as the first record, the manifest "
@@ -415,10 +459,10 @@ Status Parser::finish() {
     if (slot.kind != SlotKind::Param)
       continue;
     if (slot.offset > m.weightsBytes ||
-        slot.byteSize > m.weightsBytes - slot.offset) {
+        slot.weightBytes() > m.weightsBytes - slot.offset) {
       line = slot.line;
       return fail("slot offset: param '" + percentEncode(slot.name) + "' (" +
-                  std::to_string(slot.byteSize) + " bytes at offset " +
+                  std::to_string(slot.weightBytes()) + " bytes at offset " +
                   std::to_string(slot.offset) + ") lies past the end of " +
                   m.weightsFile + " (" + std::to_string(m.weightsBytes) +
                   " bytes)");

@@ -10,7 +10,8 @@
 //     per kind (inputs, outputs, params);
 //   * rank <= 64, dims >= 0, each tensor at most 2^40 elements;
 //   * a param's offset is a multiple of 64 and its bytes lie inside weights;
-//   * file names are plain names inside the artifact folder.
+//   * file names are plain names inside the artifact folder;
+//   * a `shard` record follows its slot, whose shape is [ceil(full/degree)].
 // Preconditions: none; any byte string may be passed.
 //
 //===----------------------------------------------------------------------===//
@@ -41,6 +42,16 @@ struct Slot {
   uint64_t offset = 0;    // params only: byte offset in weights.bin
   bool trainable = false; // params only
   int line = 0;           // where it was declared (for messages)
+  // A `shard` record: the slot holds one rank's 1-D shard (ceil(full /
+  // degree) elements, zero-padded) of a tensor of `fullShape`; a sharded
+  // param's weights hold the full tensor. 0 when not sharded.
+  int64_t shardDegree = 0;
+  std::vector<int64_t> fullShape;
+  int64_t fullElements = 0;
+  // Bytes of the slot's data in weights.bin (the full tensor when sharded).
+  uint64_t weightBytes() const {
+    return shardDegree ? uint64_t(fullElements) * dtypeSize(dtype) : byteSize;
+  }
 };
 
 struct Manifest {

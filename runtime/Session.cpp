@@ -5,6 +5,10 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Session.h"
 
+#include "runtime/Collectives.h"
+
+#include <algorithm>
+
 #include "runtime/Names.h"
 
 namespace trc::rt {
@@ -28,7 +32,7 @@ std::string nameList(const Manifest &m, SlotKind kind) {
 } // namespace
 
 Status Session::create(const Artifact &artifact, Backend &backend,
-                       std::unique_ptr<Session> &out) {
+                       std::unique_ptr<Session> &out, int64_t shardIndex) {
   std::unique_ptr<Session> s(new Session(artifact, backend));
   const Manifest &m = artifact.manifest();
   if (Status st = s->arena_.allocate(backend, size_t(m.arenaBytes)); !st)
@@ -45,13 +49,23 @@ Status Session::create(const Artifact &artifact, Backend &backend,
     if (slot.kind == SlotKind::Param) {
       // The manifest parser checked offset + bytes <= weights size, and the
       // artifact checked the file has that size.
-      if (slot.offset + slot.byteSize > artifact.weightsSize())
+      if (slot.offset + slot.weightBytes() > artifact.weightsSize())
         return Status::error("param '" + percentEncode(slot.name) +
                              "' lies past the end of the weights");
-      if (slot.byteSize)
-        if (Status st = backend.copyToDevice(
-                buf.get(), artifact.weights() + slot.offset,
-                size_t(slot.byteSize));
+      // A sharded param takes its chunk of the full tensor; the padding
+      // past the end stays zero (allocate zero-fills).
+      uint64_t first = 0, bytes = slot.byteSize;
+      if (slot.shardDegree) {
+        if (shardIndex < 0 || shardIndex >= slot.shardDegree)
+          return Status::error("param '" + percentEncode(slot.name) + "' is sharded over " +
+                               std::to_string(slot.shardDegree) + " ranks; rank " +
+                               std::to_string(shardIndex) + " of its group has no shard");
+        first = std::min(uint64_t(shardIndex) * slot.byteSize, slot.weightBytes());
+        bytes = std::min(slot.byteSize, slot.weightBytes() - first);
+      }
+      if (bytes)
+        if (Status st = backend.copyToDevice(buf.get(), artifact.weights() + slot.offset + first,
+                                             size_t(bytes));
             !st)
           return st.withPrefix("param '" + percentEncode(slot.name) + "': ");
     }
@@ -105,6 +119,9 @@ Status Session::run() {
   if (Status st = backend_.run(artifact_.entry(), slotPointers_.data(),
                                m.arenaBytes ? arena_.get() : nullptr);
       !st)
+    return st;
+  // A collective inside the program failed (lost peer, wrong group size).
+  if (Status st = takeCollectiveError(); !st)
     return st;
   ran_ = true;
   return Status::success();

@@ -34,8 +34,10 @@ namespace trc::rt {
 
 class Session {
 public:
+  /// `shardIndex`: this process's rank in the group its sharded params
+  /// (manifest `shard` records) are split over; it loads that chunk.
   static Status create(const Artifact &artifact, Backend &backend,
-                       std::unique_ptr<Session> &out);
+                       std::unique_ptr<Session> &out, int64_t shardIndex = 0);
 
   const Manifest &manifest() const { return artifact_.manifest(); }
   Status setInput(std::string_view name, const HostTensor &value);

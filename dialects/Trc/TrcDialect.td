@@ -4,4 +4,5 @@
 include "TrcBase.td"
 include "TrcOps.td"
 include "TrcFusion.td"
+include "TrcCollectives.td"
 #endif

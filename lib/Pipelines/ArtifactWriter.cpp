@@ -99,6 +99,12 @@ bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error
     if (slot.kind == ArtifactSlot::Kind::Param)
       os << " " << offsets[i] << " " << (slot.trainable ? "trainable" : "frozen");
     os << "\n";
+    if (slot.shardDegree) {
+      os << "shard " << i << " " << slot.shardDegree << " " << slot.fullShape.size();
+      for (int64_t d : slot.fullShape)
+        os << " " << d;
+      os << "\n";
+    }
   }
   os << "end\n";
 

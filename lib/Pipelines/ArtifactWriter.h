@@ -24,7 +24,11 @@ struct ArtifactSlot {
   std::string name;
   mlir::RankedTensorType type;
   bool trainable = false;
-  llvm::ArrayRef<char> initialBytes; // params only
+  llvm::ArrayRef<char> initialBytes; // params only (the full tensor when sharded)
+  // A 1-D shard of a tensor of `fullShape` over `shardDegree` ranks (a
+  // manifest `shard` record); 0 when not sharded.
+  int64_t shardDegree = 0;
+  llvm::SmallVector<int64_t> fullShape;
 };
 
 struct ArtifactContents {

@@ -202,6 +202,14 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
       slot.kind = ArtifactSlot::Kind::Input;
       slot.name = inputName(main, i);
     }
+    // Shards (trc-data-parallel) carry the full tensor's shape.
+    if (auto degree = main.getArgAttrOfType<IntegerAttr>(i, "trc.shard_degree")) {
+      auto full = main.getArgAttrOfType<DenseI64ArrayAttr>(i, "trc.shard_of");
+      if (!full)
+        return fail("argument " + llvm::Twine(i) + " is a shard without trc.shard_of");
+      slot.shardDegree = degree.getInt();
+      slot.fullShape.assign(full.asArrayRef().begin(), full.asArrayRef().end());
+    }
     contents.slots.push_back(slot);
   }
   for (unsigned i = 0; i < main.getNumResults(); ++i) {

@@ -17,7 +17,8 @@ namespace trc {
 
 static const char *kCpuLowering =
     // trc -> linalg on tensors
-    "trc-decompose-composites, canonicalize, func.func(trc-lower-to-linalg), "
+    "trc-decompose-composites, trc-collectives-to-runtime-call, canonicalize, "
+    "func.func(trc-lower-to-linalg), "
     "canonicalize, cse, linalg-fuse-elementwise-ops, "
     // tensors -> buffers, results written into caller-provided outputs
     "one-shot-bufferize{bufferize-function-boundaries "

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
 #include "trc/Training/Optimizers.h"
+#include "trc/Training/Sharding.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -28,6 +29,16 @@ struct Trainable {
   std::string name;
   unsigned argument;  // index in @main_grad's (and @train_step's) arguments
   unsigned gradient;  // result index in @main_grad
+  // Sharded (trc-data-parallel, ZeRO): the gradient is this rank's 1-D shard
+  // over `shards` ranks of a parameter of type `full`; 0 when replicated.
+  int64_t shards = 0;
+  RankedTensorType full;
+  /// The type of the gradient, the optimizer state and the accumulators.
+  Type stateType(func::FuncOp grad) const { return grad.getResultTypes()[gradient]; }
+  /// Whether the step's parameter argument is full while its gradient is a shard.
+  bool gathersParam(func::FuncOp grad) const {
+    return shards && grad.getArgumentTypes()[argument] != stateType(grad);
+  }
 };
 
 DictionaryAttr namedInput(OpBuilder &b, StringRef name) {
@@ -67,7 +78,20 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
         grad.emitError("result ") << r << " of @main_grad is not the gradient of a parameter";
         return signalPassFailure();
       }
-      trainables.push_back({of.str(), argumentOf[of.getValue()], r});
+      Trainable t{of.str(), argumentOf[of.getValue()], r};
+      if (auto degree = grad.getResultAttrOfType<IntegerAttr>(r, trc::training::kShardDegreeAttr)) {
+        auto shape = grad.getResultAttrOfType<DenseI64ArrayAttr>(r, trc::training::kShardOfAttr);
+        if (!shape) {
+          grad.emitError("result ") << r << " of @main_grad is a shard without "
+                                    << trc::training::kShardOfAttr;
+          return signalPassFailure();
+        }
+        t.shards = degree.getInt();
+        t.full = RankedTensorType::get(
+            shape.asArrayRef(),
+            cast<RankedTensorType>(grad.getResultTypes()[r]).getElementType());
+      }
+      trainables.push_back(t);
     }
     if (trainables.empty()) {
       grad.emitError("the model has no trainable parameters (none are float parameters on "
@@ -98,11 +122,19 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
     for (unsigned i = 0; i < grad.getNumArguments(); ++i)
       argAttrs.push_back(grad.getArgAttrDict(i) ? grad.getArgAttrDict(i)
                                                 : b.getDictionaryAttr({}));
+    // State and accumulators have the gradient's type (a shard under ZeRO).
+    auto stateAttrs = [&](const Trainable &t, const std::string &name) {
+      NamedAttrList attrs;
+      attrs.set("trc.state", b.getStringAttr(name));
+      if (t.shards)
+        for (const NamedAttribute &a : trc::training::shardAttributes(b, t.full, t.shards))
+          attrs.set(a.getName(), a.getValue());
+      return attrs.getDictionary(ctx);
+    };
     for (const auto &slot : slots)
       for (const auto &t : trainables) {
-        argTypes.push_back(grad.getArgumentTypes()[t.argument]);
-        argAttrs.push_back(b.getDictionaryAttr(
-            b.getNamedAttr("trc.state", b.getStringAttr(slot + ":" + t.name))));
+        argTypes.push_back(t.stateType(grad));
+        argAttrs.push_back(stateAttrs(t, slot + ":" + t.name));
       }
     argTypes.append({scalar, scalar});
     argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("trc.lr", b.getUnitAttr())));
@@ -111,9 +143,8 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
     unsigned accumBase = argTypes.size();
     if (accumulate) {
       for (const auto &t : trainables) {
-        argTypes.push_back(grad.getArgumentTypes()[t.argument]);
-        argAttrs.push_back(b.getDictionaryAttr(
-            b.getNamedAttr("trc.state", b.getStringAttr("grad_accum:" + t.name))));
+        argTypes.push_back(t.stateType(grad));
+        argAttrs.push_back(stateAttrs(t, "grad_accum:" + t.name));
       }
       argTypes.push_back(scalar);
       argAttrs.push_back(namedInput(b, "trc.keep_accum"));
@@ -161,7 +192,9 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
     // Global gradient norm (before clipping), as torch's clip_grad_norm_.
     Value sumSquares = b.create<trc::ConstantOp>(
         loc, SplatElementsAttr::get(scalar, b.getF32FloatAttr(0)));
-    for (Value g : grads) {
+    // Squares of sharded gradients are summed over the shard group.
+    Value shardedSquares;
+    for (auto [g, t] : llvm::zip(grads, trainables)) {
       auto type = cast<RankedTensorType>(g.getType());
       Value squares = b.create<trc::MulOp>(loc, g, g);
       Value total = b.create<trc::ReduceOp>(
@@ -169,8 +202,18 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
           squares, llvm::to_vector(llvm::seq<int64_t>(0, type.getRank())));
       if (type.getElementType() != b.getF32Type())
         total = b.create<trc::ConvertOp>(loc, scalar, total);
+      if (t.shards) {
+        shardedSquares = shardedSquares ? b.create<trc::AddOp>(loc, shardedSquares, total)
+                                        : total;
+        continue;
+      }
       sumSquares = b.create<trc::AddOp>(loc, sumSquares, total);
     }
+    if (shardedSquares)
+      sumSquares = b.create<trc::AddOp>(
+          loc, sumSquares,
+          b.create<trc::AllReduceOp>(loc, shardedSquares, trc::CollectiveReduction::Sum,
+                                     trc::CollectiveGroup::Shard));
     Value norm = b.create<trc::SqrtOp>(loc, sumSquares);
     Value clipScale;
     if (clipNorm > 0) {
@@ -190,12 +233,17 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
     double decay = weightDecay >= 0 ? weightDecay : (optimizer == "adamw" ? 0.01 : 0.0);
     for (auto [k, t] : llvm::enumerate(trainables)) {
       Value x = body->getArgument(t.argument);
+      // ZeRO 1 and 2: this rank updates its shard of a full parameter.
+      bool gathers = t.gathersParam(grad);
+      auto fullType = t.shards ? t.full : cast<RankedTensorType>(x.getType());
+      if (gathers)
+        x = trc::training::localShard(b, loc, x, t.shards);
       Value g = grads[k];
       auto type = cast<RankedTensorType>(x.getType());
       trc::training::UpdateBuilder u(b, loc, type);
       if (clipScale)
         g = u.mul(g, u.expand(clipScale));
-      double paramDecay = (!decayOneDimensional && type.getRank() <= 1) ? 0.0 : decay;
+      double paramDecay = (!decayOneDimensional && fullType.getRank() <= 1) ? 0.0 : decay;
       auto stateArg = [&](unsigned slot) {
         return body->getArgument(numGradArgs + slot * trainables.size() + k);
       };
@@ -227,7 +275,9 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
         (optimizer == "adamw" ? o.decoupledDecay : o.weightDecay) = paramDecay;
         up = trc::training::adam(u, x, g, stateArg(0), stateArg(1), lr, stepCount, o);
       }
-      newParams.push_back(up.param);
+      newParams.push_back(gathers ? trc::training::gatherFull(b, loc, up.param, t.shards,
+                                                              fullType)
+                                  : up.param);
       for (unsigned s = 0; s < up.state.size(); ++s)
         newStates[s * trainables.size() + k] = up.state[s];
     }

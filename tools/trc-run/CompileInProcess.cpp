@@ -30,7 +30,10 @@ std::string trainingPipeline(const TrainingBuild &build) {
     p += "trc-mixed-precision{type=bf16}, ";
   else if (build.precision == "fp16")
     p += "trc-mixed-precision{type=f16 loss-scale=true}, ";
-  return p + "trc-autodiff, trc-build-train-step{" + build.trainStepOptions + "}";
+  p += "trc-autodiff, ";
+  if (!build.dataParallelOptions.empty())
+    p += "trc-data-parallel{" + build.dataParallelOptions + "}, ";
+  return p + "trc-build-train-step{" + build.trainStepOptions + "}";
 }
 
 /// The rows of the table that token input `name` indexes (an embedding

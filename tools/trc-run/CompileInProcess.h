@@ -30,6 +30,7 @@ struct TrainingBuild {
   int64_t ignoreIndex = -100;    // with loss = cross_entropy
   std::string precision = "fp32"; // fp32, bf16 or fp16 (fp16 adds loss scaling)
   std::string tokenInput;        // graph input of the token ids
+  std::string dataParallelOptions; // trc-data-parallel's options; "" = one process
 };
 
 /// What the compiler learned about the model that the trainer checks.

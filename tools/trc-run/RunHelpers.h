@@ -31,10 +31,11 @@ struct RemoveTemporaryArtifact {
 /// Loads the artifact at `dir` for `backend` and creates its session.
 inline rt::Status openSession(const std::string &dir, rt::Backend &backend,
                               std::unique_ptr<rt::Artifact> &artifact,
-                              std::unique_ptr<rt::Session> &session) {
+                              std::unique_ptr<rt::Session> &session,
+                              int64_t shardIndex = 0) {
   if (rt::Status s = rt::Artifact::load(dir, backend.target(), artifact); !s)
     return s;
-  return rt::Session::create(*artifact, backend, session);
+  return rt::Session::create(*artifact, backend, session, shardIndex);
 }
 
 } // namespace trc

@@ -2,6 +2,7 @@
 #include "Train.h"
 
 #include "CompileInProcess.h"
+#include "Distributed.h"
 #include "ExportOnnx.h"
 #include "runtime/LossScaler.h"
 #include "RunHelpers.h"
@@ -21,6 +22,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 
 using namespace trc::rt;
@@ -214,19 +216,6 @@ uint64_t dropoutKey(uint64_t seed, uint64_t counter) {
 /// Gradient-accumulation buffers: updated on every micro-step.
 bool isAccumulator(std::string_view name) { return name.rfind("grad_accum:", 0) == 0; }
 
-/// Reads a param or state slot's current value.
-Status readState(Session &session, const Slot &slot, HostTensor &out) {
-  if (slot.kind == SlotKind::Param)
-    return session.getParam(slot.name, out);
-  return session.getOutput("update:" + slot.name, out);
-}
-
-Status writeState(Session &session, const Slot &slot, const HostTensor &value) {
-  if (slot.kind == SlotKind::Param)
-    return session.setParam(slot.name, value);
-  return session.setInput(slot.name, value);
-}
-
 std::map<std::string, std::string> runConfig(const Run &run) {
   return {{"batch_size", std::to_string(run.batch)},
           {"seq_len", std::to_string(run.seq)},
@@ -247,6 +236,18 @@ int runTraining(const TrainArgs &a) {
   Run run;
   if (int rc = configure(a, run))
     return rc;
+  // Ranks, groups and the data-parallel plan (one process: world size 1).
+  std::unique_ptr<DistributedRun> dist;
+  if (Status s = DistributedRun::create(valueOr(a, "--config", ""), dist); !s)
+    return fail(s.message());
+  const int64_t ranks = dist->size();
+  if (run.batch % (ranks * run.gradAccum) != 0)
+    return fail("--batch-size " + std::to_string(run.batch) + " is the global batch: it must be "
+                "a multiple of the world size (" + std::to_string(ranks) + ") times --grad-accum (" +
+                std::to_string(run.gradAccum) + ")");
+  if (dist->dataParallel())
+    run.build.dataParallelOptions = dist->passOptions();
+  const bool root = dist->isRoot();
   std::unique_ptr<Backend> backend;
   if (Status s = createBackend(a.device, backend); !s)
     return fail(s.message());
@@ -264,8 +265,10 @@ int runTraining(const TrainArgs &a) {
   if (Status s = DataLoader::open(run.data, dataOptions, data); !s)
     return fail(s.message());
 
-  // Each micro-step takes batch / grad-accum rows of the step's batch.
-  int64_t microRows = run.batch / run.gradAccum;
+  // Rank r takes rows [r*B/R, (r+1)*B/R) of each global batch; each
+  // micro-step takes 1/grad-accum of those.
+  int64_t rankRows = run.batch / ranks;
+  int64_t microRows = rankRows / run.gradAccum;
   std::string artifactDir, error;
   std::map<std::string, std::vector<int64_t>> shapes{{run.inputsName, {microRows, run.seq}}};
   if (run.build.loss.empty())
@@ -286,7 +289,9 @@ int runTraining(const TrainArgs &a) {
 
   std::unique_ptr<Artifact> artifact;
   std::unique_ptr<Session> session;
-  if (Status s = openSession(artifactDir, *backend, artifact, session); !s)
+  if (Status s = openSession(artifactDir, *backend, artifact, session, dist->shardIndex()); !s)
+    return fail(s.message());
+  if (Status s = dist->broadcastParameters(*session); !s)
     return fail(s.message());
   const Manifest &manifest = artifact->manifest();
   auto hasInput = [&](const char *name) {
@@ -329,7 +334,7 @@ int runTraining(const TrainArgs &a) {
       if (!found)
         return fail(folder + ": the checkpoint has no tensor '" + percentEncode(slot->name) +
                     "'");
-      if (Status s = writeState(*session, *slot, found->tensor); !s)
+      if (Status s = dist->writeFull(*session, *slot, found->tensor); !s)
         return fail(folder + ": " + s.message());
     }
     if (lossScaling) {
@@ -349,7 +354,7 @@ int runTraining(const TrainArgs &a) {
   }
 
   std::unique_ptr<MetricsWriter> metrics;
-  if (!run.metrics.empty()) {
+  if (!run.metrics.empty() && root) {
     Status s = a.resume ? MetricsWriter::resume(run.metrics, firstStep, metrics)
                         : MetricsWriter::create(run.metrics, metrics);
     if (!s)
@@ -384,7 +389,8 @@ int runTraining(const TrainArgs &a) {
     for (int64_t micro = 0; micro < run.gradAccum; ++micro) {
       bool last = micro + 1 == run.gradAccum;
       auto takeRows = [&](HostTensor &part, const HostTensor &full) {
-        size_t first = size_t(micro * microRows * run.seq), count = size_t(microRows * run.seq);
+        size_t first = size_t((dist->rank() * rankRows + micro * microRows) * run.seq),
+               count = size_t(microRows * run.seq);
         std::memcpy(part.data(), static_cast<const int64_t *>(full.data()) + first,
                     count * sizeof(int64_t));
       };
@@ -447,14 +453,15 @@ int runTraining(const TrainArgs &a) {
       if (Status s = metrics->write(m); !s)
         return fail(s.message());
     }
-    progress.update(step + 1, lossValue, tokensPerSecond);
+    if (root)
+      progress.update(step + 1, lossValue, tokensPerSecond);
 
     bool last = step + 1 == run.steps;
     if (run.checkpointEvery && ((step + 1) % run.checkpointEvery == 0 || last)) {
       std::vector<HostTensor> values(slots.size());
       std::vector<SafetensorsView> views;
       for (size_t i = 0; i < slots.size(); ++i) {
-        if (Status s = readState(*session, *slots[i], values[i]); !s)
+        if (Status s = dist->readFull(*session, *slots[i], values[i]); !s)
           return fail(s.message());
         views.push_back({slots[i]->name, values[i].dtype, values[i].shape, values[i].data()});
       }
@@ -469,15 +476,33 @@ int runTraining(const TrainArgs &a) {
       state.data = data->state();
       state.seed = static_cast<uint64_t>(run.seed);
       state.config = runConfig(run);
-      progress.clear();
-      if (Status s = saveCheckpoint(run.checkpointDir, state, views); !s)
-        return fail(s.message());
+      if (root) { // only rank 0 writes; every rank can resume from it
+        progress.clear();
+        if (Status s = saveCheckpoint(run.checkpointDir, state, views); !s)
+          return fail(s.message());
+      }
     }
   }
-  progress.finish();
-  if (auto out = a.values.find("--export-onnx"); out != a.values.end())
-    if (Status s = exportTrainedOnnx(a.model, out->second, *session); !s)
-      return fail(s.message());
+  if (root)
+    progress.finish();
+  if (auto out = a.values.find("--export-onnx"); out != a.values.end()) {
+    // Every rank helps gather sharded parameters; rank 0 writes.
+    std::map<std::string, HostTensor> trained;
+    TrainedWeights weights;
+    for (const Slot *slot : manifest.slotsOfKind(SlotKind::Param))
+      if (slot->trainable) {
+        if (Status s = dist->readFull(*session, *slot, trained[slot->name]); !s)
+          return fail(s.message());
+        weights.names.push_back(slot->name);
+      }
+    weights.read = [&](const std::string &name, HostTensor &value) {
+      value = std::move(trained.at(name));
+      return Status::success();
+    };
+    if (root)
+      if (Status s = exportTrainedOnnx(a.model, out->second, weights); !s)
+        return fail(s.message());
+  }
   return 0;
 }
 

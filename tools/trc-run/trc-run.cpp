@@ -73,6 +73,9 @@ const char *kUsage =
     "      [--loss cross_entropy [--ignore-index I]]  (for models that output logits)\n"
     "      [--precision fp32|bf16|fp16 [--loss-scale S]] [--grad-accum K]\n"
     "      [--checkpoint-dir D --checkpoint-every K] [--resume]\n"
+    "      [--config JSON|FILE.json|auto]  (parallelism: ddp, zero_stage,\n"
+    "                      shard_optimizer_state, sharded_data_parallel_degree,\n"
+    "                      hybrid_shard_degree, bucket_cap_mb; launch with mpirun)\n"
     "      [--export-onnx OUT.onnx]  (after training: MODEL.onnx with the trained\n"
     "                                 weights, for onnxruntime and other runtimes)\n";
 
@@ -83,10 +86,9 @@ const char *kTrainingFlags[] = {
     "--optimizer",  "--lr",             "--seed",             "--metrics",
     "--lr-schedule", "--momentum",      "--weight-decay",     "--clip-grad-norm",
     "--checkpoint-dir", "--checkpoint-every", "--feed", "--loss", "--ignore-index",
-    "--precision", "--grad-accum", "--loss-scale",
+    "--precision", "--grad-accum", "--loss-scale", "--config",
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov"};
-const char *kNotYet[] = {"--config"};
 
 struct Options {
   std::string model;
@@ -142,9 +144,6 @@ Status parseArgs(int argc, char **argv, Options &opt) {
       value = arg.substr(eq + 1);
       inlineValue = true;
     }
-    for (const char *notYet : kNotYet)
-      if (flag == notYet)
-        return Status::error("option '" + flag + "' is not implemented yet");
     bool isSwitch = false;
     for (const char *sw : kTrainingSwitches)
       isSwitch |= flag == sw;

@@ -1,0 +1,53 @@
+//===- TrcCollectives.cpp - verifiers of the collective ops ---------------===//
+//
+// Shape rules of dialects/Trc/TrcCollectives.td: reduce_scatter and
+// shard_slice split a 1-D operand into `shards` equal chunks, all_gather
+// joins `shards` of them; element types never change.
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Dialect/Trc.h"
+
+using namespace mlir;
+using namespace trc;
+
+namespace {
+/// `whole` is 1-D and `shards` chunks of the 1-D `chunk`, same element type.
+LogicalResult verifyChunks(Operation *op, Type wholeType, Type chunkType, int64_t shards,
+                           StringRef wholeName, StringRef chunkName) {
+  auto whole = cast<RankedTensorType>(wholeType);
+  auto chunk = cast<RankedTensorType>(chunkType);
+  if (shards < 1)
+    return op->emitOpError("shards must be at least 1, got ") << shards;
+  if (whole.getRank() != 1 || chunk.getRank() != 1)
+    return op->emitOpError("expects 1-D ") << wholeName << " and " << chunkName;
+  if (whole.getElementType() != chunk.getElementType())
+    return op->emitOpError("changes the element type from ")
+           << whole.getElementType() << " to " << chunk.getElementType();
+  if (whole.getDimSize(0) != chunk.getDimSize(0) * shards)
+    return op->emitOpError() << wholeName << " has " << whole.getDimSize(0)
+                             << " elements, expected " << shards << " x "
+                             << chunk.getDimSize(0) << " (" << chunkName << ")";
+  return success();
+}
+} // namespace
+
+LogicalResult ReduceScatterOp::verify() {
+  return verifyChunks(*this, getOperand().getType(), getResult().getType(), getShards(),
+                      "operand", "result");
+}
+
+LogicalResult AllGatherOp::verify() {
+  return verifyChunks(*this, getResult().getType(), getOperand().getType(), getShards(),
+                      "result", "operand");
+}
+
+LogicalResult ShardSliceOp::verify() {
+  return verifyChunks(*this, getOperand().getType(), getResult().getType(), getShards(),
+                      "operand", "result");
+}
+
+LogicalResult BroadcastFromOp::verify() {
+  if (getRoot() < 0)
+    return emitOpError("root must be a rank (>= 0), got ") << getRoot();
+  return success();
+}

@@ -1,0 +1,138 @@
+//===- CollectivesToRuntimeCall.cpp - trc-collectives-to-runtime-call -----===//
+//
+// Each trc collective (dialects/Trc/TrcCollectives.td) on tensors becomes a
+// call to the runtime's entry (docs/ARTIFACT.md, "Collectives") between a
+// read-only view of its operand and a fresh buffer for its result:
+//
+//   %in = bufferization.to_buffer %x read_only
+//   %out = memref.alloc()
+//   call @trc_rt_all_reduce(group, dtype, reduction, count, ptr(%in), ptr(%out))
+//   %r = bufferization.to_tensor %out restrict writable
+//
+// so one-shot bufferization and the memory plan treat the result like any
+// other temporary. Codes come from runtime/CollectiveAbi.h; pointers are i64
+// as in trc-matmul-to-runtime-call.
+// Preconditions: runs on trc IR before bufferization (identity layouts).
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Dialect/Trc.h"
+#include "trc/Passes.h"
+
+#include "runtime/CollectiveAbi.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/IR/Builders.h"
+
+namespace trc {
+#define GEN_PASS_DEF_COLLECTIVESTORUNTIMECALL
+#include "Passes.h.inc"
+} // namespace trc
+
+using namespace mlir;
+
+namespace {
+
+std::optional<int64_t> dtypeCode(Type t) {
+  if (t.isF32()) return trc::abi::kF32;
+  if (t.isF64()) return trc::abi::kF64;
+  if (t.isF16()) return trc::abi::kF16;
+  if (t.isBF16()) return trc::abi::kBF16;
+  if (t.isInteger(1)) return trc::abi::kI1;
+  if (t.isInteger(8)) return trc::abi::kI8;
+  if (t.isInteger(16)) return trc::abi::kI16;
+  if (t.isInteger(32)) return trc::abi::kI32;
+  if (t.isInteger(64)) return trc::abi::kI64;
+  return std::nullopt;
+}
+
+int64_t reductionCode(trc::CollectiveReduction r) {
+  switch (r) {
+  case trc::CollectiveReduction::Sum: return trc::abi::kReduceSum;
+  case trc::CollectiveReduction::Avg: return trc::abi::kReduceAvg;
+  case trc::CollectiveReduction::Max: return trc::abi::kReduceMax;
+  case trc::CollectiveReduction::Min: return trc::abi::kReduceMin;
+  }
+  return trc::abi::kReduceSum;
+}
+
+struct CollectivesToRuntimeCall
+    : trc::impl::CollectivesToRuntimeCallBase<CollectivesToRuntimeCall> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<Operation *> collectives;
+    module.walk([&](Operation *op) {
+      if (isa<trc::AllReduceOp, trc::ReduceScatterOp, trc::AllGatherOp, trc::BroadcastFromOp,
+              trc::ShardSliceOp>(op))
+        collectives.push_back(op);
+    });
+    for (Operation *op : collectives)
+      if (failed(rewrite(module, op)))
+        return signalPassFailure();
+  }
+
+  LogicalResult rewrite(ModuleOp module, Operation *op) {
+    auto inType = cast<RankedTensorType>(op->getOperand(0).getType());
+    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    std::optional<int64_t> dtype = dtypeCode(inType.getElementType());
+    if (!dtype)
+      return op->emitOpError("has an element type the runtime's collectives do not take: ")
+             << inType.getElementType();
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    auto i64 = [&](int64_t v) -> Value {
+      return b.create<arith::ConstantIntOp>(loc, b.getI64Type(), v);
+    };
+    auto pointer = [&](Value memref) -> Value {
+      Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
+      return b.create<arith::IndexCastOp>(loc, b.getI64Type(), base);
+    };
+    auto inMemref = MemRefType::get(inType.getShape(), inType.getElementType());
+    auto outMemref = MemRefType::get(outType.getShape(), outType.getElementType());
+    auto in = b.create<bufferization::ToBufferOp>(loc, inMemref, op->getOperand(0));
+    in.setReadOnly(true);
+    Value out = b.create<memref::AllocOp>(loc, outMemref);
+
+    std::string name;
+    SmallVector<Value> args;
+    auto group = [&](trc::CollectiveGroup g) { return i64(static_cast<int64_t>(g)); };
+    if (auto ar = dyn_cast<trc::AllReduceOp>(op)) {
+      name = "trc_rt_all_reduce";
+      args = {group(ar.getGroup()), i64(*dtype), i64(reductionCode(ar.getReduction())),
+              i64(inType.getNumElements())};
+    } else if (auto rs = dyn_cast<trc::ReduceScatterOp>(op)) {
+      name = "trc_rt_reduce_scatter";
+      args = {group(rs.getGroup()), i64(*dtype), i64(reductionCode(rs.getReduction())),
+              i64(rs.getShards()), i64(outType.getNumElements())};
+    } else if (auto ag = dyn_cast<trc::AllGatherOp>(op)) {
+      name = "trc_rt_all_gather";
+      args = {group(ag.getGroup()), i64(*dtype), i64(ag.getShards()),
+              i64(inType.getNumElements())};
+    } else if (auto bc = dyn_cast<trc::BroadcastFromOp>(op)) {
+      name = "trc_rt_broadcast";
+      args = {group(bc.getGroup()), i64(*dtype), i64(bc.getRoot()),
+              i64(inType.getNumElements())};
+    } else {
+      auto ss = cast<trc::ShardSliceOp>(op);
+      name = "trc_rt_shard_slice";
+      args = {group(ss.getGroup()), i64(*dtype), i64(ss.getShards()),
+              i64(outType.getNumElements())};
+    }
+    args.append({pointer(in), pointer(out)});
+
+    auto callee = module.lookupSymbol<func::FuncOp>(name);
+    if (!callee) {
+      OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+      callee = top.create<func::FuncOp>(loc, name,
+                                        top.getFunctionType(ValueRange(args).getTypes(), {}));
+      callee.setPrivate();
+    }
+    b.create<func::CallOp>(loc, callee, args);
+    auto result = b.create<bufferization::ToTensorOp>(loc, outType, out);
+    result.setRestrict(true);
+    result.setWritable(true);
+    op->getResult(0).replaceAllUsesWith(result.getResult());
+    op->erase();
+    return success();
+  }
+};
+} // namespace

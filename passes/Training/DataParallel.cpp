@@ -1,0 +1,243 @@
+//===- DataParallel.cpp - trc-data-parallel ---------------------------------===//
+//
+// Makes @main_grad data parallel (see Passes.td): every rank computes the
+// loss and gradients of its rows of the global batch; this pass averages
+// them over the ranks with collectives the runtime's communicators carry out.
+//   * Gradients are reduced in buckets of at most bucket-mb MiB, grouped in
+//     the order the backward pass produces them, each bucket placed right
+//     after its last gradient is computed (so on a GPU it overlaps the rest
+//     of the backward pass).
+//   * zero-stage 0: all-reduce (average) over the world; gradients keep
+//     their shapes.
+//   * zero-stage 1: all-reduce, then each rank keeps its shard of every
+//     gradient (trc.shard_slice) for the sharded optimizer update.
+//   * zero-stage 2 and 3: reduce-scatter over the shard group (the bucket
+//     laid out rank-major, so each rank receives its shard of every
+//     gradient), then, with `hybrid`, an all-reduce over the replica group.
+//   * zero-stage 3 also shards the trainable parameters: @main_grad takes
+//     this rank's shard, and each use all-gathers the full tensor right
+//     before it (so it is freed after its use and the backward pass
+//     gathers again).
+//   * The loss is averaged over the world.
+// Shards follow include/trc/Training/Sharding.h and are marked with its
+// attributes, which trc-build-train-step and the artifact's manifest read.
+// Preconditions: @main_grad as trc-autodiff writes it (loss first, then
+// gradients with `trc.grad_of`), before trc-build-train-step.
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Passes.h"
+#include "trc/Training/Sharding.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace trc {
+#define GEN_PASS_DEF_DATAPARALLEL
+#include "Passes.h.inc"
+} // namespace trc
+
+using namespace mlir;
+using namespace trc::training;
+
+namespace {
+
+struct Gradient {
+  unsigned result;      // index in @main_grad's results
+  int64_t ready;        // position of its defining op in the body (-1: an argument)
+  Operation *producer;  // null for an argument
+  RankedTensorType type;
+};
+
+struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
+  using DataParallelBase::DataParallelBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto grad = module.lookupSymbol<func::FuncOp>("main_grad");
+    if (!grad) {
+      module.emitError("trc-data-parallel needs @main_grad (run trc-autodiff first)");
+      return signalPassFailure();
+    }
+    if (zeroStage < 0 || zeroStage > 3) {
+      module.emitError("trc-data-parallel: zero-stage must be 0, 1, 2 or 3, got ") << zeroStage;
+      return signalPassFailure();
+    }
+    if (shardDegree < 1) {
+      module.emitError("trc-data-parallel: shard-degree must be at least 1, got ")
+          << shardDegree;
+      return signalPassFailure();
+    }
+    if (!(bucketMb > 0)) {
+      module.emitError("trc-data-parallel: bucket-mb must be positive, got ") << bucketMb;
+      return signalPassFailure();
+    }
+    Block &body = grad.front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    DenseMap<Operation *, int64_t> position;
+    for (auto [i, op] : llvm::enumerate(body.getOperations()))
+      position[&op] = static_cast<int64_t>(i);
+
+    SmallVector<Gradient> gradients;
+    for (unsigned r = 1; r < grad.getNumResults(); ++r) {
+      if (!grad.getResultAttr(r, "trc.grad_of"))
+        continue;
+      Value g = ret.getOperand(r);
+      Operation *producer = g.getDefiningOp();
+      gradients.push_back({r, producer ? position[producer] : -1, producer,
+                           cast<RankedTensorType>(g.getType())});
+    }
+    llvm::stable_sort(gradients, [](const Gradient &a, const Gradient &b) {
+      return a.ready < b.ready;
+    });
+    for (const auto &bucket : buckets(gradients))
+      reduceBucket(grad, ret, bucket);
+
+    OpBuilder b(ret);
+    Value loss = ret.getOperand(0);
+    ret.setOperand(0, b.create<trc::AllReduceOp>(ret.getLoc(), loss,
+                                                 trc::CollectiveReduction::Avg,
+                                                 trc::CollectiveGroup::World));
+    if (zeroStage == 3)
+      shardParameters(grad);
+    grad.setType(FunctionType::get(grad.getContext(), body.getArgumentTypes(),
+                                   ret.getOperandTypes()));
+  }
+
+  int64_t shards() const { return zeroStage == 0 ? 1 : shardDegree; }
+
+  /// Consecutive gradients (in the order they are ready) of one element
+  /// type, at most bucket-mb MiB each (a larger gradient is a bucket alone).
+  SmallVector<SmallVector<Gradient>> buckets(ArrayRef<Gradient> gradients) const {
+    double capBytes = bucketMb * 1024.0 * 1024.0;
+    SmallVector<SmallVector<Gradient>> out;
+    llvm::MapVector<Type, std::pair<SmallVector<Gradient>, double>> open;
+    for (const Gradient &g : gradients) {
+      Type element = g.type.getElementType();
+      double bytes = double(shards() * shardElements(g.type.getNumElements(), shards())) *
+                     element.getIntOrFloatBitWidth() / 8.0;
+      auto &[members, size] = open[element];
+      if (!members.empty() && size + bytes > capBytes) {
+        out.push_back(std::move(members));
+        members.clear();
+        size = 0;
+      }
+      members.push_back(g);
+      size += bytes;
+    }
+    for (auto &[element, entry] : open)
+      if (!entry.first.empty())
+        out.push_back(std::move(entry.first));
+    // Issue order: by the last gradient each bucket waits for.
+    llvm::stable_sort(out, [](const auto &a, const auto &b) {
+      return a.back().ready < b.back().ready;
+    });
+    return out;
+  }
+
+  void reduceBucket(func::FuncOp grad, func::ReturnOp ret, ArrayRef<Gradient> bucket) {
+    Block &body = grad.front();
+    const Gradient &last = bucket.back();
+    OpBuilder b(grad.getContext());
+    if (last.producer)
+      b.setInsertionPointAfter(last.producer);
+    else
+      b.setInsertionPointToStart(&body);
+    Location loc = last.producer ? last.producer->getLoc() : grad.getLoc();
+    Type element = last.type.getElementType();
+    int64_t g = shards();
+
+    if (zeroStage <= 1) {
+      // One flat vector of the bucket, averaged over every rank.
+      SmallVector<Value> flats;
+      int64_t total = 0;
+      for (const Gradient &gr : bucket) {
+        int64_t n = gr.type.getNumElements();
+        flats.push_back(reshapeTo(b, loc, ret.getOperand(gr.result),
+                                  RankedTensorType::get({n}, element)));
+        total += n;
+      }
+      Value flat = concatenate(b, loc, flats, RankedTensorType::get({total}, element), 0);
+      Value reduced = b.create<trc::AllReduceOp>(loc, flat, trc::CollectiveReduction::Avg,
+                                                 trc::CollectiveGroup::World);
+      int64_t offset = 0;
+      for (const Gradient &gr : bucket) {
+        int64_t n = gr.type.getNumElements();
+        Value part = slice1d(b, loc, reduced, offset, n);
+        offset += n;
+        Value out = zeroStage == 0 ? reshapeTo(b, loc, part, gr.type)
+                                   : localShard(b, loc, part, g);
+        setResult(grad, ret, gr, out);
+      }
+      return;
+    }
+    // Rank-major layout: row i of [g, sum c] holds rank i's shard of each.
+    SmallVector<Value> rows;
+    int64_t columns = 0;
+    for (const Gradient &gr : bucket) {
+      int64_t c = shardElements(gr.type.getNumElements(), g);
+      Value padded = flattenPadded(b, loc, ret.getOperand(gr.result), g);
+      rows.push_back(reshapeTo(b, loc, padded, RankedTensorType::get({g, c}, element)));
+      columns += c;
+    }
+    Value matrix = concatenate(b, loc, rows, RankedTensorType::get({g, columns}, element), 1);
+    Value flat = reshapeTo(b, loc, matrix, RankedTensorType::get({g * columns}, element));
+    Value mine = b.create<trc::ReduceScatterOp>(loc, RankedTensorType::get({columns}, element),
+                                                flat, trc::CollectiveReduction::Avg,
+                                                trc::CollectiveGroup::Shard, g);
+    if (hybrid)
+      mine = b.create<trc::AllReduceOp>(loc, mine, trc::CollectiveReduction::Avg,
+                                        trc::CollectiveGroup::Replica);
+    int64_t offset = 0;
+    for (const Gradient &gr : bucket) {
+      int64_t c = shardElements(gr.type.getNumElements(), g);
+      setResult(grad, ret, gr, slice1d(b, loc, mine, offset, c));
+      offset += c;
+    }
+  }
+
+  static Value concatenate(OpBuilder &b, Location loc, ArrayRef<Value> parts,
+                           RankedTensorType type, int64_t dim) {
+    if (parts.size() == 1)
+      return parts.front();
+    return b.create<trc::ConcatenateOp>(loc, type, parts, dim);
+  }
+
+  void setResult(func::FuncOp grad, func::ReturnOp ret, const Gradient &gr, Value value) {
+    ret.setOperand(gr.result, value);
+    if (zeroStage == 0)
+      return;
+    Builder b(grad.getContext());
+    for (const NamedAttribute &attr : shardAttributes(b, gr.type, shards()))
+      grad.setResultAttr(gr.result, attr.getName(), attr.getValue());
+  }
+
+  /// ZeRO-3: trainable parameters arrive as shards and are gathered at
+  /// each use.
+  void shardParameters(func::FuncOp grad) {
+    llvm::StringSet<> trainable;
+    for (unsigned r = 1; r < grad.getNumResults(); ++r)
+      if (auto of = grad.getResultAttrOfType<StringAttr>(r, "trc.grad_of"))
+        trainable.insert(of.getValue());
+    int64_t g = shards();
+    Builder attrs(grad.getContext());
+    for (unsigned i = 0; i < grad.getNumArguments(); ++i) {
+      auto name = grad.getArgAttrOfType<StringAttr>(i, "trc.param");
+      if (!name || !trainable.contains(name.getValue()))
+        continue;
+      BlockArgument arg = grad.getArgument(i);
+      auto full = cast<RankedTensorType>(arg.getType());
+      SmallVector<OpOperand *> uses;
+      for (OpOperand &use : arg.getUses())
+        uses.push_back(&use);
+      arg.setType(shardType(full, g));
+      for (OpOperand *use : uses) {
+        OpBuilder b(use->getOwner());
+        use->set(gatherFull(b, use->getOwner()->getLoc(), arg, g, full));
+      }
+      for (const NamedAttribute &attr : shardAttributes(attrs, full, g))
+        grad.setArgAttr(i, attr.getName(), attr.getValue());
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,128 @@
+//===- Distributed.cpp - trc-run's ranks (see Distributed.h) -----------------===//
+#include "Distributed.h"
+
+#include "runtime/Collectives.h"
+#include "runtime/LaunchEnvironment.h"
+#include "runtime/Names.h"
+
+#include <cstring>
+
+using namespace trc::rt;
+
+namespace trc {
+
+namespace {
+
+/// Reads a slot as the session holds it: a param, or an optimizer-state
+/// input whose latest value is the step's "update:" output.
+Status readSlot(Session &session, const Slot &slot, HostTensor &out) {
+  if (slot.kind == SlotKind::Param)
+    return session.getParam(slot.name, out);
+  return session.getOutput("update:" + slot.name, out);
+}
+
+Status writeSlot(Session &session, const Slot &slot, const HostTensor &value) {
+  if (slot.kind == SlotKind::Param)
+    return session.setParam(slot.name, value);
+  return session.setInput(slot.name, value);
+}
+
+} // namespace
+
+DistributedRun::~DistributedRun() { setCollectiveGroups(nullptr, nullptr, nullptr); }
+
+Status DistributedRun::create(const std::string &configSpec,
+                              std::unique_ptr<DistributedRun> &out) {
+  LaunchEnvironment env;
+  if (Status s = readLaunchEnvironment(env); !s)
+    return s;
+  std::unique_ptr<DistributedRun> run(new DistributedRun);
+  int worldSize = env.size > 0 ? env.size : 1;
+  if (Status s = parseParallelConfig(configSpec.empty() ? "{}" : configSpec, worldSize,
+                                     run->config_);
+      !s)
+    return s;
+  if (Status s = createCommunicator(run->config_.communicator, run->world_); !s)
+    return s.withPrefix("--config communicator: ");
+  if (run->world_->size() != worldSize && env.size > 0)
+    return Status::error("the launcher says " + std::to_string(worldSize) +
+                         " ranks, the communicator has " +
+                         std::to_string(run->world_->size()));
+  int g = run->config_.shardDegree, r = run->world_->rank();
+  if (Status s = run->world_->split(r / g, r, run->shard_); !s)
+    return s.withPrefix("shard groups: ");
+  if (Status s = run->world_->split(r % g, r, run->replica_); !s)
+    return s.withPrefix("replica groups: ");
+  run->dataParallel_ = run->world_->size() > 1 || !configSpec.empty();
+  setCollectiveGroups(run->world_.get(), run->shard_.get(), run->replica_.get());
+  out = std::move(run);
+  return Status::success();
+}
+
+std::string DistributedRun::passOptions() const {
+  std::string o = "zero-stage=" + std::to_string(config_.zeroStage) +
+                  " shard-degree=" + std::to_string(config_.shardDegree) +
+                  " bucket-mb=" + std::to_string(config_.bucketCapMb);
+  if (config_.zeroStage >= 2 && config_.replicas() > 1)
+    o += " hybrid=true";
+  return o;
+}
+
+Status DistributedRun::broadcastParameters(Session &session) {
+  for (const Slot &slot : session.manifest().slots) {
+    if (slot.kind != SlotKind::Param)
+      continue;
+    HostTensor value;
+    if (Status s = session.getParam(slot.name, value); !s)
+      return s;
+    // A shard's owners in the other copies are its replica group.
+    Communicator &group = slot.shardDegree ? *replica_ : *world_;
+    if (group.size() == 1)
+      continue;
+    if (Status s = group.broadcast(value.data(), value.byteSize(), DType::U8, 0); !s)
+      return s.withPrefix("broadcasting parameter '" + percentEncode(slot.name) + "': ");
+    if (Status s = session.setParam(slot.name, value); !s)
+      return s;
+  }
+  return Status::success();
+}
+
+Status DistributedRun::readFull(Session &session, const Slot &slot, HostTensor &out) {
+  if (!slot.shardDegree)
+    return readSlot(session, slot, out);
+  HostTensor mine, gathered;
+  if (Status s = readSlot(session, slot, mine); !s)
+    return s;
+  if (slot.shardDegree != shard_->size())
+    return Status::error("slot '" + percentEncode(slot.name) + "' is sharded over " +
+                         std::to_string(slot.shardDegree) + " ranks, the shard group has " +
+                         std::to_string(shard_->size()));
+  if (Status s = gathered.allocate(slot.dtype, {slot.numElements * slot.shardDegree}); !s)
+    return s;
+  if (Status s = shard_->allGather(mine.data(), gathered.data(), mine.byteSize(), DType::U8);
+      !s)
+    return s.withPrefix("gathering '" + percentEncode(slot.name) + "': ");
+  if (Status s = out.allocate(slot.dtype, slot.fullShape); !s)
+    return s;
+  std::memcpy(out.data(), gathered.data(), out.byteSize()); // drops the padding
+  return Status::success();
+}
+
+Status DistributedRun::writeFull(Session &session, const Slot &slot, const HostTensor &full) {
+  if (!slot.shardDegree)
+    return writeSlot(session, slot, full);
+  if (full.numElements() != slot.fullElements || full.dtype != slot.dtype)
+    return Status::error("'" + percentEncode(slot.name) + "' expects " +
+                         std::to_string(slot.fullElements) + " elements of " +
+                         dtypeName(slot.dtype));
+  HostTensor mine;
+  if (Status s = mine.allocate(slot.dtype, slot.shape); !s)
+    return s;
+  size_t first = std::min(size_t(shardIndex()) * mine.byteSize(), full.byteSize());
+  size_t bytes = std::min(mine.byteSize(), full.byteSize() - first);
+  if (bytes)
+    std::memcpy(mine.data(), static_cast<const char *>(full.data()) + first, bytes);
+  return writeSlot(session, slot, mine);
+}
+
+} // namespace trc

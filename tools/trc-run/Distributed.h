@@ -1,0 +1,70 @@
+//===- Distributed.h - trc-run's ranks: groups, shards, checkpoints -*- C++ -*-===//
+//
+// What a multi-process training run adds around the compiled step:
+//   * the world communicator (createCommunicator: MPI when launched by
+//     mpirun/srun with several ranks, else this process alone) and the shard
+//     and replica groups (ParallelConfig: consecutive blocks of shardDegree
+//     ranks share the shards of one copy; the ranks at the same position in
+//     each block form a replica group), registered for the program's
+//     collectives (runtime/Collectives.h);
+//   * the trc-data-parallel options the training step is compiled with;
+//   * each rank's rows of the global batch: rank r of R takes rows
+//     [r*B/R, (r+1)*B/R), so the loss curve does not depend on R;
+//   * full tensors from and to the slots: a sharded slot (manifest `shard`)
+//     is gathered over the shard group to its full shape, and a full tensor
+//     is cut to this rank's chunk, so checkpoints always hold full tensors
+//     and resume on any world size and sharding;
+//   * rank 0's initial parameters broadcast to every rank.
+// Preconditions: every rank makes the same calls in the same order (they
+// are collective); one DistributedRun per process.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_TOOLS_TRC_RUN_DISTRIBUTED_H
+#define TRC_TOOLS_TRC_RUN_DISTRIBUTED_H
+
+#include "ParallelConfig.h"
+
+#include "runtime/Communicator.h"
+#include "runtime/Session.h"
+
+#include <memory>
+#include <string>
+
+namespace trc {
+
+class DistributedRun {
+public:
+  /// Reads the launch environment and `configSpec` (--config; "" = the
+  /// default: data parallel when there are several ranks) and connects.
+  static rt::Status create(const std::string &configSpec, std::unique_ptr<DistributedRun> &out);
+  ~DistributedRun();
+
+  int rank() const { return world_->rank(); }
+  int size() const { return world_->size(); }
+  bool isRoot() const { return rank() == 0; }
+  const ParallelConfig &config() const { return config_; }
+  /// This rank's index in its shard group (the chunk it holds).
+  int shardIndex() const { return shard_->rank(); }
+  /// Whether the step is compiled data parallel (several ranks or --config).
+  bool dataParallel() const { return dataParallel_; }
+  /// trc-data-parallel's pass options, e.g. "zero-stage=2 shard-degree=4 ...".
+  std::string passOptions() const;
+
+  /// Rank 0's parameters (and its shards' owners') copied to every rank.
+  rt::Status broadcastParameters(rt::Session &session);
+  /// A param or optimizer-state slot's value with its full shape (collective).
+  rt::Status readFull(rt::Session &session, const rt::Slot &slot, rt::HostTensor &out);
+  /// Stores this rank's part of a full value into the slot.
+  rt::Status writeFull(rt::Session &session, const rt::Slot &slot, const rt::HostTensor &full);
+  /// Every rank arrives before any leaves.
+  rt::Status barrier() { return world_->barrier(); }
+
+private:
+  ParallelConfig config_;
+  bool dataParallel_ = false;
+  std::unique_ptr<rt::Communicator> world_, shard_, replica_;
+};
+
+} // namespace trc
+
+#endif
