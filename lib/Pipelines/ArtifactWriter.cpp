@@ -87,6 +87,8 @@ bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error
      << "entry trc_entry\n"
      << "arena " << contents.arenaBytes << "\n"
      << "weights weights.bin " << weights.size() << " " << rt::toHex16(rt::fnv1a64(weights.data(), weights.size())) << "\n";
+  for (const std::string &record : contents.records)
+    os << record << "\n";
   for (size_t i = 0; i < contents.slots.size(); ++i) {
     const auto &slot = contents.slots[i];
     const char *kind = slot.kind == ArtifactSlot::Kind::Input    ? "input"

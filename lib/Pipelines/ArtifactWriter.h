@@ -35,6 +35,9 @@ struct ArtifactContents {
   std::string target;
   int64_t arenaBytes = 0;
   std::vector<ArtifactSlot> slots; // in slot order
+  // Target-specific records (target cuda: cubin, ptx, kernel), written
+  // after `weights`; their files are written into the stage by the caller.
+  std::vector<std::string> records;
 };
 
 /// Creates a staging folder for `outPath` (its program.so is written by the

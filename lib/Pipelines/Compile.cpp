@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ArtifactWriter.h"
+#include "CudaArtifact.h"
 #include "ObjectEmitter.h"
 #include "trc/Dialect/Trc.h"
 #include "trc/Passes.h"
@@ -171,9 +172,11 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     log << "error: " << outPath << ": " << message << "\n";
     return failure();
   };
-  if (options.target != "cpu")
-    return fail("target '" + options.target +
-                "' is not available in this build (the CUDA backend is not written yet)");
+  bool cuda = options.target == "cuda";
+  if (options.target != "cpu" && !cuda)
+    return fail("unknown target '" + options.target + "' (expected cpu or cuda)");
+  if (cuda && llvm::StringRef(outPath).ends_with(".trc"))
+    return fail("a single-file (.trc) artifact cannot hold CUDA kernels yet: write a folder");
 
   PassManager prepare(module.getContext());
   prepare.addPass(createParametersToArguments());
@@ -235,9 +238,16 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   for (auto p : module.getOps<ParameterOp>())
     params.push_back(p);
   PassManager lower(module.getContext());
-  buildCpuLoweringPipeline(lower);
+  if (cuda)
+    buildCudaLoweringPipeline(lower);
+  else
+    buildCpuLoweringPipeline(lower);
   if (failed(lower.run(module)))
-    return fail("lowering to the CPU backend failed");
+    return fail(cuda ? "lowering to the CUDA backend failed"
+                     : "lowering to the CPU backend failed");
+  // CUDA: the kernels' PTX -> cubins next to the program, kernel table.
+  if (cuda && failed(emitCudaKernels(module, stage, contents.records, error)))
+    return fail(error);
   auto arena = module->getAttrOfType<IntegerAttr>("trc.arena_bytes");
   auto bound = module->getAttrOfType<IntegerAttr>("trc.arena_lower_bound_bytes");
   auto noReuse = module->getAttrOfType<IntegerAttr>("trc.arena_no_reuse_bytes");

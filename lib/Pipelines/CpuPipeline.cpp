@@ -51,6 +51,10 @@ void registerTrcPipelines() {
       "trc-cpu-lowering",
       "trc IR (parameters as arguments) to the LLVM dialect for the CPU backend",
       buildCpuLoweringPipeline);
+  PassPipelineRegistration<>(
+      "trc-cuda-lowering",
+      "trc IR (parameters as arguments) to host LLVM and PTX kernels for the CUDA backend",
+      buildCudaLoweringPipeline);
 }
 
 } // namespace trc

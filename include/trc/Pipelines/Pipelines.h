@@ -17,7 +17,7 @@
 namespace trc {
 
 struct CompileOptions {
-  std::string target = "cpu"; // cpu (cuda: a later backend)
+  std::string target = "cpu"; // cpu or cuda
   std::string cpu = "native"; // LLVM CPU name, or "native" for the host
   int optLevel = 2; // LLVM -O3 compiles ~10x slower (full unrolling) for no gain here
   /// The function compiled into the artifact (e.g. train_step); the others
@@ -34,7 +34,14 @@ bool parseCompileOptions(llvm::StringRef text, CompileOptions &options,
 /// plan memory, BLAS calls, loops, LLVM.
 void buildCpuLoweringPipeline(mlir::OpPassManager &pm);
 
-/// Registers `--trc-cpu-lowering` (the pipeline above) with trc-opt.
+/// trc IR whose @main takes parameters as arguments -> host LLVM dialect
+/// (launches via trc_rt_cuda_launch, matrix products via cuBLASLt) plus
+/// gpu.binary @trc_kernels holding the kernels' PTX for sm_80 and sm_90
+/// (lib/Pipelines/CudaPipeline.cpp; docs/ARTIFACT.md "Target cuda").
+void buildCudaLoweringPipeline(mlir::OpPassManager &pm);
+
+/// Registers `--trc-cpu-lowering` and `--trc-cuda-lowering` (the pipelines
+/// above) with trc-opt.
 void registerTrcPipelines();
 
 /// Compiles an imported module into an artifact folder at `outPath`

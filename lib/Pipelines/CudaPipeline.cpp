@@ -1,0 +1,77 @@
+//===- CudaPipeline.cpp - trc IR to host LLVM plus CUDA kernels -------------===//
+//
+// The pass sequence of the CUDA backend, as text so that `trc-opt
+// --trc-cuda-lowering` and this function are one definition. Up to the
+// memory plan it is the CPU pipeline's (fused regions are first inlined back
+// by trc-unfuse and re-fused at the linalg level); then matrix products go
+// to cuBLASLt, every other linalg op becomes one kernel (trc-linalg-to-gpu),
+// the kernels are outlined into gpu.module @trc_kernels and compiled by
+// MLIR's NVVM target (LLVM's NVPTX backend, libdevice) to PTX for each chip
+// of kCudaChips, and the host function becomes LLVM calling
+// trc_rt_cuda_launch and trc_rt_cublaslt_matmul_*. ptxas (CudaArtifact.cpp)
+// turns the PTX into cubins. Precondition: the upstream passes named here
+// are registered (trc-opt and trc-run register all).
+//
+//===----------------------------------------------------------------------===//
+#include "CudaArtifact.h"
+#include "trc/Passes.h"
+#include "trc/Pipelines/Pipelines.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FileSystem.h"
+
+using namespace mlir;
+
+namespace trc {
+
+const char *const kCudaChips[] = {"sm_80", "sm_90"};
+
+std::string cudaToolkitPath() {
+#ifdef TRC_CUDA_TOOLKIT_DIR
+  if (llvm::sys::fs::is_directory(TRC_CUDA_TOOLKIT_DIR))
+    return TRC_CUDA_TOOLKIT_DIR;
+#endif
+  return ""; // MLIR then looks at CUDA_ROOT, CUDA_HOME, CUDA_PATH and PATH
+}
+
+namespace {
+std::string cudaLoweringPipeline() {
+  std::string text =
+      // fused regions back to core ops; trc -> linalg on tensors, re-fused
+      "func.func(trc-unfuse), "
+      "trc-decompose-composites, canonicalize, func.func(trc-lower-to-linalg), "
+      "canonicalize, cse, linalg-fuse-elementwise-ops, "
+      // tensors -> buffers in caller-provided outputs and one arena
+      "one-shot-bufferize{bufferize-function-boundaries "
+      "function-boundary-type-conversion=identity-layout-map}, "
+      "buffer-results-to-out-params{modify-public-functions hoist-static-allocs}, canonicalize, "
+      "trc-plan-memory, "
+      // matrix products to cuBLASLt, everything else one kernel per op
+      "trc-matmul-to-runtime-call, trc-matmul-to-cublaslt, trc-copies-to-linalg, "
+      "func.func(trc-linalg-to-gpu), gpu-kernel-outlining, canonicalize, symbol-dce, ";
+  // kernels -> NVVM -> PTX per chip (the NVPTX backend, libdevice linked)
+  for (const char *chip : kCudaChips)
+    text += std::string("nvvm-attach-target{module=trc_kernels O=3 chip=") + chip + "}, ";
+  text += "gpu.module(convert-scf-to-cf, "
+          "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}, canonicalize, cse, "
+          "reconcile-unrealized-casts), ";
+  text += "gpu-module-to-binary{format=isa";
+  if (std::string toolkit = cudaToolkitPath(); !toolkit.empty())
+    text += " toolkit=" + toolkit;
+  text += "}, ";
+  // the host: pointer arithmetic, launches and library calls -> LLVM
+  text += "expand-strided-metadata, lower-affine, finalize-memref-to-llvm, "
+          "convert-arith-to-llvm, convert-index-to-llvm, "
+          "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, convert-cf-to-llvm, "
+          "gpu-to-llvm{use-bare-pointers-for-kernels=1}, trc-gpu-launch-to-runtime-call, "
+          "reconcile-unrealized-casts";
+  return text;
+}
+} // namespace
+
+void buildCudaLoweringPipeline(OpPassManager &pm) {
+  if (failed(parsePassPipeline(cudaLoweringPipeline(), pm, llvm::errs())))
+    llvm::report_fatal_error("trc: the built-in CUDA pipeline does not parse");
+}
+
+} // namespace trc
