@@ -27,6 +27,10 @@ for var in ("HOME", "TMPDIR"):
         config.environment[var] = os.environ[var]
 
 config.substitutions.append(("%python", config.trc_python))
+# Multi-process tests (OpenMPI from Debian).
+import shutil as _shutil
+if _shutil.which("mpirun"):
+    config.available_features.add("mpirun")
 config.substitutions.append(("%models", config.trc_models_dir))
 config.substitutions.append(("%scripts", os.path.join(config.trc_src_root, "scripts")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))

@@ -47,7 +47,8 @@ LogicalResult ShardSliceOp::verify() {
 }
 
 LogicalResult BroadcastFromOp::verify() {
-  if (getRoot() < 0)
-    return emitOpError("root must be a rank (>= 0), got ") << getRoot();
+  // I64Attr reads back unsigned; a negative root shows as a huge value.
+  if (static_cast<int64_t>(getRoot()) < 0)
+    return emitOpError("root must be a rank (>= 0), got ") << static_cast<int64_t>(getRoot());
   return success();
 }

@@ -9,15 +9,19 @@
 //     of the backward pass).
 //   * zero-stage 0: all-reduce (average) over the world; gradients keep
 //     their shapes.
-//   * zero-stage 1: all-reduce, then each rank keeps its shard of every
-//     gradient (trc.shard_slice) for the sharded optimizer update.
-//   * zero-stage 2 and 3: reduce-scatter over the shard group (the bucket
-//     laid out rank-major, so each rank receives its shard of every
+//   * zero-stage 1, 2 and 3: reduce-scatter over the shard group (the
+//     bucket laid out rank-major, so each rank receives its shard of every
 //     gradient), then, with `hybrid`, an all-reduce over the replica group.
+//     Stages 1 and 2 compile alike: inside one compiled step a full gradient
+//     only ever exists until its bucket is reduced, so keeping the shard
+//     (ZeRO-2) costs nothing over ZeRO-1's full reduction and halves its
+//     traffic (reduce-scatter + all-gather = one all-reduce).
 //   * zero-stage 3 also shards the trainable parameters: @main_grad takes
 //     this rank's shard, and each use all-gathers the full tensor right
 //     before it (so it is freed after its use and the backward pass
-//     gathers again).
+//     gathers again). Layout ops between a parameter and its users (the
+//     importer transposes weight matrices once at entry) are cloned per
+//     use, so a matrix is not gathered once and kept for the whole step.
 //   * The loss is averaged over the world.
 // Shards follow include/trc/Training/Sharding.h and are marked with its
 // attributes, which trc-build-train-step and the artifact's manifest read.
@@ -30,6 +34,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace trc {
@@ -60,16 +65,18 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
       return signalPassFailure();
     }
     if (zeroStage < 0 || zeroStage > 3) {
-      module.emitError("trc-data-parallel: zero-stage must be 0, 1, 2 or 3, got ") << zeroStage;
+      module.emitError("trc-data-parallel: zero-stage must be 0, 1, 2 or 3, got ")
+          << static_cast<long long>(zeroStage);
       return signalPassFailure();
     }
     if (shardDegree < 1) {
       module.emitError("trc-data-parallel: shard-degree must be at least 1, got ")
-          << shardDegree;
+          << static_cast<long long>(shardDegree);
       return signalPassFailure();
     }
     if (!(bucketMb > 0)) {
-      module.emitError("trc-data-parallel: bucket-mb must be positive, got ") << bucketMb;
+      module.emitError("trc-data-parallel: bucket-mb must be positive, got ")
+          << static_cast<double>(bucketMb);
       return signalPassFailure();
     }
     Block &body = grad.front();
@@ -147,7 +154,7 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
     Type element = last.type.getElementType();
     int64_t g = shards();
 
-    if (zeroStage <= 1) {
+    if (zeroStage == 0) {
       // One flat vector of the bucket, averaged over every rank.
       SmallVector<Value> flats;
       int64_t total = 0;
@@ -165,9 +172,7 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
         int64_t n = gr.type.getNumElements();
         Value part = slice1d(b, loc, reduced, offset, n);
         offset += n;
-        Value out = zeroStage == 0 ? reshapeTo(b, loc, part, gr.type)
-                                   : localShard(b, loc, part, g);
-        setResult(grad, ret, gr, out);
+        setResult(grad, ret, gr, reshapeTo(b, loc, part, gr.type));
       }
       return;
     }
@@ -212,6 +217,35 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
       grad.setResultAttr(gr.result, attr.getName(), attr.getValue());
   }
 
+  /// A use of a parameter past layout-only ops (the chain from it).
+  struct FinalUse {
+    OpOperand *operand;
+    SmallVector<Operation *> chain;
+  };
+
+  static bool isLayoutOp(Operation *op) {
+    return isa<trc::TransposeOp, trc::ReshapeOp, trc::ConvertOp>(op) &&
+           op->getNumOperands() == 1;
+  }
+
+  /// The uses of `v` past layout ops (depth-first, each op once in
+  /// `layoutOps`, in the order they are reached).
+  static void collectFinalUses(Value v, SmallVector<Operation *> &chain,
+                               SmallVector<FinalUse> &out, SmallVector<Operation *> &layoutOps) {
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (isLayoutOp(user)) {
+        if (!llvm::is_contained(layoutOps, user))
+          layoutOps.push_back(user);
+        chain.push_back(user);
+        collectFinalUses(user->getResult(0), chain, out, layoutOps);
+        chain.pop_back();
+        continue;
+      }
+      out.push_back({&use, chain});
+    }
+  }
+
   /// ZeRO-3: trainable parameters arrive as shards and are gathered at
   /// each use.
   void shardParameters(func::FuncOp grad) {
@@ -227,14 +261,25 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
         continue;
       BlockArgument arg = grad.getArgument(i);
       auto full = cast<RankedTensorType>(arg.getType());
-      SmallVector<OpOperand *> uses;
-      for (OpOperand &use : arg.getUses())
-        uses.push_back(&use);
+      SmallVector<FinalUse> uses;
+      SmallVector<Operation *> chain, layoutOps;
+      collectFinalUses(arg, chain, uses, layoutOps);
       arg.setType(shardType(full, g));
-      for (OpOperand *use : uses) {
-        OpBuilder b(use->getOwner());
-        use->set(gatherFull(b, use->getOwner()->getLoc(), arg, g, full));
+      for (FinalUse &use : uses) {
+        Operation *consumer = use.operand->getOwner();
+        OpBuilder b(consumer);
+        Value v = gatherFull(b, consumer->getLoc(), arg, g, full);
+        for (Operation *layout : use.chain) {
+          IRMapping map;
+          map.map(layout->getOperand(0), v);
+          v = b.clone(*layout, map)->getResult(0);
+        }
+        use.operand->set(v);
       }
+      // The original chains are dead now (users first).
+      for (Operation *op : llvm::reverse(layoutOps))
+        if (op->use_empty())
+          op->erase();
       for (const NamedAttribute &attr : shardAttributes(attrs, full, g))
         grad.setArgAttr(i, attr.getName(), attr.getValue());
     }

@@ -251,6 +251,13 @@ int runTraining(const TrainArgs &a) {
   std::unique_ptr<Backend> backend;
   if (Status s = createBackend(a.device, backend); !s)
     return fail(s.message());
+  // NCCL moves device memory; the CPU backend's tensors are host memory.
+  if (dist->config().communicator == "nccl" && std::string(backend->target()) != "cuda")
+    return fail("--config communicator: nccl needs a CUDA device (this run uses " +
+                std::string(backend->target()) + "); use mpi for CPU ranks");
+  if (root && dist->dataParallel())
+    std::fprintf(stderr, "trc-run: %d rank%s, %s\n", dist->size(), dist->size() == 1 ? "" : "s",
+                 dist->config().describe().c_str());
   if (int rc = chooseFeeds(a, run))
     return rc;
 

@@ -81,3 +81,31 @@ func.func @main_grad(%w: tensor<4xf32> {trc.param = "w"}, %s: tensor<f32> {trc.i
   %l = trc.mul %p, %s : tensor<f32>
   return %l, %w : tensor<f32>, tensor<4xf32>
 }
+
+// -----
+
+// Sharded gradients (trc-data-parallel zero-stage 1/2): optimizer state has
+// the gradient's shard type and is marked; this rank updates its shard of
+// the full parameter (shard_slice), the squared norm of the shards is
+// summed over the shard group, and the new parameter is all-gathered back
+// to its full shape (padding dropped). One-dimensional parameters keep no
+// weight decay although their shards and the full tensor are both 1-D.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: %[[W:[^:]*]]: tensor<2x3xf32> {trc.param = "w"}
+// CHECK-SAME: tensor<2xf32> {trc.shard_degree = 4 : i64, trc.shard_of = array<i64: 2, 3>, trc.state = "adam.m:w"}
+// CHECK-SAME: -> (tensor<f32> {trc.output = "loss"}, tensor<f32> {trc.output = "grad_norm"}, tensor<2x3xf32> {trc.update = "w"}, tensor<2xf32> {trc.update = "adam.m:w"}, tensor<2xf32> {trc.update = "adam.v:w"})
+// CHECK: %[[G:.*]]:2 = call @main_grad
+// CHECK: %[[SQ:.*]] = trc.reduce sum
+// CHECK: trc.all_reduce %[[SQ]] sum group = shard : tensor<f32>
+// CHECK: %[[FLAT:.*]] = trc.reshape %[[W]] : (tensor<2x3xf32>) -> tensor<6xf32>
+// CHECK: %[[PAD:.*]] = trc.pad %[[FLAT]]
+// CHECK: trc.shard_slice %[[PAD]] group = shard shards = 4 : (tensor<8xf32>) -> tensor<2xf32>
+// CHECK: %[[ALL:.*]] = trc.all_gather %{{.*}} group = shard shards = 4 : (tensor<2xf32>) -> tensor<8xf32>
+// CHECK: %[[CUT:.*]] = trc.slice %[[ALL]]{{\[}}[0] : [6] : [1]] : (tensor<8xf32>) -> tensor<6xf32>
+// CHECK: %[[NEW:.*]] = trc.reshape %[[CUT]] : (tensor<6xf32>) -> tensor<2x3xf32>
+// CHECK: return %{{.*}}, %{{.*}}, %[[NEW]],
+trc.parameter @w : tensor<2x3xf32> = dense<1.0> : tensor<2x3xf32>
+func.func @main_grad(%w: tensor<2x3xf32> {trc.param = "w"}, %g: tensor<2xf32> {trc.input = "g"}) -> (tensor<f32>, tensor<2xf32> {trc.grad_of = "w", trc.shard_degree = 4 : i64, trc.shard_of = array<i64: 2, 3>}) {
+  %l = trc.reduce sum %w dims = [0, 1] : (tensor<2x3xf32>) -> tensor<f32>
+  return %l, %g : tensor<f32>, tensor<2xf32>
+}

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Data-parallel training checks of trc-run under mpirun, for
+test/Training/data-parallel.test.
+
+  check_data_parallel.py TRC_RUN MODEL.onnx DATA WORKDIR
+
+With the same global batch (4 rows of 16 tokens, AdamW, 20 steps):
+  * 2 and 4 ranks under DDP, ZeRO-1, ZeRO-2, ZeRO-3, and (4 ranks) hybrid
+    sharding (ZeRO-3 within pairs, replicated across them) give the 1-rank
+    run's per-step losses within 1e-5 relative;
+  * a checkpoint written at step 10 by 4 ranks under hybrid ZeRO-3 resumes
+    on 2 ranks (ZeRO-1) and on 1 rank and continues the 1-rank curve;
+  * a global batch that does not split over the ranks is refused;
+  * killing rank 1 mid-training ends the job within 60 s with an error
+    naming rank 1.
+Prints what it compared; exits 1 with the reason when a check fails.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+TOLERANCE = 1e-5
+
+
+def fail(message):
+    print("FAIL:", message)
+    sys.exit(1)
+
+
+def mpirun(ranks):
+    if ranks == 1:
+        return []
+    return ["mpirun", "--oversubscribe", "-np", str(ranks)]
+
+
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+
+
+def train(args, ranks, name, steps, config=None, extra=()):
+    metrics = os.path.join(args.work, name + ".jsonl")
+    command = mpirun(ranks) + [args.trc_run, args.model, "--data", args.data,
+                               "--batch-size", "4", "--seq-len", "16", "--steps", str(steps),
+                               "--metrics", metrics, *extra]
+    if config is not None:
+        command += ["--config", json.dumps(config)]
+    done = subprocess.run(command, env=ENV, capture_output=True, text=True)
+    if done.returncode != 0:
+        fail(f"{name}: exit {done.returncode}\n{done.stdout}\n{done.stderr}")
+    with open(metrics) as f:
+        return [json.loads(line)["loss"] for line in f if line.strip()]
+
+
+def compare(name, reference, losses):
+    if len(losses) != len(reference):
+        fail(f"{name}: {len(losses)} steps against {len(reference)}")
+    worst = max(abs(a - b) / abs(b) for a, b in zip(losses, reference))
+    print(f"{name}: {len(losses)} steps, largest relative difference {worst:.2e}")
+    if worst > TOLERANCE:
+        fail(f"{name}: the losses differ from the 1-rank run by {worst:.2e} > {TOLERANCE}")
+
+
+def killed_rank(args):
+    """Kills rank 1 once training runs; the job must end soon, naming it."""
+    metrics = os.path.join(args.work, "killed.jsonl")
+    command = mpirun(2) + [args.trc_run, args.model, "--data", args.data, "--batch-size", "4",
+                           "--seq-len", "16", "--steps", "100000", "--metrics", metrics]
+    job = subprocess.Popen(command, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if os.path.exists(metrics) and sum(1 for _ in open(metrics)) >= 2:
+            break
+        time.sleep(0.5)
+    else:
+        job.kill()
+        fail("killed rank: training never started")
+    victim = None
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read().split(b"\0")
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except OSError:
+            continue
+        if b"OMPI_COMM_WORLD_RANK=1" in environ and args.trc_run.encode() in cmdline:
+            victim = int(pid)
+    if victim is None:
+        job.kill()
+        fail("killed rank: no process of rank 1 found")
+    os.kill(victim, signal.SIGKILL)
+    killed = time.time()
+    try:
+        output, _ = job.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        fail("killed rank: the other rank still runs 60 s after rank 1 was killed")
+    took = time.time() - killed
+    print(f"killed rank: rank 1 killed, job exited {job.returncode} after {took:.1f} s")
+    if job.returncode == 0:
+        fail("killed rank: the job reported success")
+    if "error: rank 1" not in output:
+        fail("killed rank: no error naming rank 1 in:\n" + output)
+
+
+class Args:
+    pass
+
+
+def main():
+    if len(sys.argv) != 5:
+        fail(__doc__)
+    args = Args()
+    args.trc_run, args.model, args.data, args.work = sys.argv[1:]
+    if shutil.which("mpirun") is None:
+        print("SKIPPED: mpirun is not installed")
+        return
+    os.makedirs(args.work, exist_ok=True)
+    reference = train(args, 1, "one-rank", 20)
+    for ranks in (2, 4):
+        modes = [("ddp", {}), ("zero1", {"shard_optimizer_state": True}),
+                 ("zero2", {"zero_stage": 2}), ("zero3", {"sharded_data_parallel_degree": ranks})]
+        for name, config in modes:
+            compare(f"{ranks} ranks {name}", reference,
+                    train(args, ranks, f"{ranks}-{name}", 20, config))
+    compare("4 ranks hybrid (ZeRO-3 in pairs)", reference,
+            train(args, 4, "4-hybrid", 20, {"hybrid_shard_degree": 2}))
+
+    # Resharded resume: 4 ranks (hybrid ZeRO-3) write step 10; 2 ranks
+    # (ZeRO-1) and 1 rank continue to step 20 from copies of it.
+    checkpoint = os.path.join(args.work, "ckpt-4")
+    train(args, 4, "resume-first", 10, {"hybrid_shard_degree": 2},
+          ["--checkpoint-dir", checkpoint, "--checkpoint-every", "10"])
+    for ranks, config in ((2, {"zero_stage": 1}), (1, None)):
+        copy = os.path.join(args.work, f"ckpt-4-to-{ranks}")
+        shutil.copytree(checkpoint, copy)
+        shutil.copy(os.path.join(args.work, "resume-first.jsonl"),
+                    os.path.join(args.work, f"resumed-{ranks}.jsonl"))
+        losses = train(args, ranks, f"resumed-{ranks}", 20, config,
+                       ["--checkpoint-dir", copy, "--resume"])
+        compare(f"4-rank checkpoint resumed on {ranks}", reference, losses)
+    # The global batch must split evenly over the ranks.
+    done = subprocess.run(mpirun(2) + [args.trc_run, args.model, "--data", args.data,
+                                       "--batch-size", "3", "--seq-len", "16", "--steps", "1"],
+                          env=ENV, capture_output=True, text=True)
+    expected = "error: --batch-size 3 is the global batch: it must be a multiple of the world size (2)"
+    if done.returncode == 0 or expected not in done.stderr:
+        fail("uneven batch: expected an error, got:\n" + done.stdout + done.stderr)
+    print("uneven batch: refused")
+    killed_rank(args)
+
+
+if __name__ == "__main__":
+    main()
