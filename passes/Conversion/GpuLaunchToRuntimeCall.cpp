@@ -48,6 +48,7 @@ struct GpuLaunchToRuntimeCall
       callee = LLVM::LLVMFuncOp::create(top, module.getLoc(), kLaunchEntry, type);
     }
 
+    llvm::DenseMap<Operation *, Operation *> lastAlloca; // per function
     for (gpu::LaunchFuncOp launch : launches) {
       Location loc = launch.getLoc();
       auto fn = launch->getParentOfType<LLVM::LLVMFuncOp>();
@@ -66,9 +67,12 @@ struct GpuLaunchToRuntimeCall
       if (inserted)
         names.push_back(StringAttr::get(ctx, kernel));
 
-      // Parameter storage lives in the entry block (static allocas).
+      // Parameter storage lives in the entry block (static allocas), after
+      // the previous launches'.
       ValueRange operands = launch.getKernelOperands();
       OpBuilder entry = OpBuilder::atBlockBegin(&fn.getBody().front());
+      if (Operation *last = lastAlloca.lookup(fn))
+        entry.setInsertionPointAfter(last);
       Value one = LLVM::ConstantOp::create(entry, loc, i64, 1);
       Value count = LLVM::ConstantOp::create(entry, 
           loc, i64, std::max<int64_t>(1, static_cast<int64_t>(operands.size())));
@@ -76,6 +80,7 @@ struct GpuLaunchToRuntimeCall
       SmallVector<Value> slots;
       for (Value operand : operands)
         slots.push_back(LLVM::AllocaOp::create(entry, loc, ptr, operand.getType(), one));
+      lastAlloca[fn] = slots.empty() ? params.getDefiningOp() : slots.back().getDefiningOp();
 
       OpBuilder b(launch);
       for (auto [i, operand] : llvm::enumerate(operands)) {
@@ -91,11 +96,12 @@ struct GpuLaunchToRuntimeCall
           return LLVM::ZExtOp::create(b, loc, i64, v);
         return UnrealizedConversionCastOp::create(b, loc, i64, v).getResult(0);
       };
+      Value kernelIndex = LLVM::ConstantOp::create(b, loc, i32, it->second);
       Value shared = launch.getDynamicSharedMemorySize();
       if (!shared)
         shared = LLVM::ConstantOp::create(b, loc, i32, 0);
       SmallVector<Value> args{
-          LLVM::ConstantOp::create(b, loc, i32, it->second),
+          kernelIndex,
           asI64(launch.getGridSizeX()),  asI64(launch.getGridSizeY()),
           asI64(launch.getGridSizeZ()),  asI64(launch.getBlockSizeX()),
           asI64(launch.getBlockSizeY()), asI64(launch.getBlockSizeZ()),

@@ -14,6 +14,7 @@
 #include "trc/Passes.h"
 
 #include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -64,6 +65,33 @@ bool isSinkable(Operation *op) {
          isGlobalView(op->getResult(0));
 }
 
+/// Whether the buffer behind `memref` starts 16-byte aligned: function
+/// arguments (slots, the arena) are 64-byte aligned, views of the arena
+/// start at the plan's 64-byte multiples; a constant global only if it
+/// says so.
+bool isAligned(Value memref) {
+  for (Operation *def = memref.getDefiningOp(); def;) {
+    if (auto get = dyn_cast<memref::GetGlobalOp>(def)) {
+      auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+          get, get.getNameAttr());
+      return global && global.getAlignment() && *global.getAlignment() >= 16;
+    }
+    if (auto view = dyn_cast<memref::ViewOp>(def)) {
+      APInt shift;
+      if (!matchPattern(view.getByteShift(), m_ConstantInt(&shift)) ||
+          shift.getSExtValue() % 16 != 0)
+        return false;
+      def = view.getSource().getDefiningOp();
+      continue;
+    }
+    auto like = dyn_cast<ViewLikeOpInterface>(def);
+    if (!like)
+      return false; // not a buffer this pass knows the alignment of
+    def = like.getViewSource().getDefiningOp();
+  }
+  return true; // a function argument
+}
+
 /// Static strides and offset of a memref, or failure.
 LogicalResult staticLayout(MemRefType type, SmallVectorImpl<int64_t> &strides,
                            int64_t &offset) {
@@ -76,7 +104,11 @@ LogicalResult staticLayout(MemRefType type, SmallVectorImpl<int64_t> &strides,
 /// Emits the kernel of one generic op on buffers.
 class KernelEmitter {
 public:
-  KernelEmitter(linalg::GenericOp op, OpBuilder &b) : op(op), b(b), loc(op.getLoc()) {}
+  /// `fills[i]`, when set, is the value the i-th output was filled with
+  /// just before the op (a reduction's identity): the kernel starts from it
+  /// instead of reading the output.
+  KernelEmitter(linalg::GenericOp op, OpBuilder &b, SmallVector<Value> fills = {})
+      : op(op), b(b), loc(op.getLoc()), fills(std::move(fills)) {}
 
   /// Builds the gpu.launch before `op` (which the caller erases).
   LogicalResult emit(StringRef kernelName);
@@ -101,6 +133,7 @@ private:
   Location loc;
   SmallVector<int64_t> ranges;
   SmallVector<unsigned> parallel, reduction;
+  SmallVector<Value> fills;
 };
 
 bool KernelEmitter::canVectorize() {
@@ -125,6 +158,8 @@ bool KernelEmitter::canVectorize() {
     if (map.getResult(last) != b.getAffineDimExpr(inner))
       return false;
     auto type = cast<MemRefType>(operand.get().getType());
+    if (!isAligned(operand.get()))
+      return false;
     Type element = type.getElementType();
     if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() < 8 ||
         element.getIntOrFloatBitWidth() > 32)
@@ -249,8 +284,8 @@ void KernelEmitter::emitReduction(SmallVector<Value> ivs) {
   for (unsigned d : reduction)
     ivs[d] = zero; // the outputs do not depend on them
   SmallVector<Value> accumulators;
-  for (OpOperand &init : op.getDpsInitsMutable())
-    accumulators.push_back(load(init, ivs));
+  for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable()))
+    accumulators.push_back(i < fills.size() && fills[i] ? fills[i] : load(init, ivs));
 
   std::function<SmallVector<Value>(unsigned, ValueRange)> loop =
       [&](unsigned level, ValueRange carried) -> SmallVector<Value> {
@@ -365,6 +400,166 @@ void reshapesToCasts(func::FuncOp func) {
   }
 }
 
+/// The bytes a memref value may touch: a root (a function argument, or
+/// anything not understood) and a byte range in it. Views of the arena at
+/// constant offsets get their exact range; other views conservatively
+/// their source's.
+struct Extent {
+  Value root;
+  int64_t begin = 0, end = std::numeric_limits<int64_t>::max();
+  bool overlaps(const Extent &o) const {
+    return root == o.root && begin < o.end && o.begin < end;
+  }
+};
+
+Extent extentOf(Value memref) {
+  Operation *def = memref.getDefiningOp();
+  if (auto view = dyn_cast_or_null<memref::ViewOp>(def)) {
+    Extent source = extentOf(view.getSource());
+    auto type = cast<MemRefType>(view.getType());
+    APInt offset;
+    if (type.hasStaticShape() && type.getElementType().isIntOrFloat() &&
+        matchPattern(view.getByteShift(), m_ConstantInt(&offset))) {
+      source.begin += offset.getSExtValue();
+      source.end = source.begin + type.getNumElements() *
+                                      llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+    }
+    return source;
+  }
+  if (auto like = dyn_cast_or_null<ViewLikeOpInterface>(def))
+    return extentOf(like.getViewSource());
+  return Extent{memref};
+}
+
+/// A host loop nest (a bufferized scatter_add, say) as a kernel. When its
+/// innermost loop is provably parallel — every store is in it, and every
+/// access to a stored buffer indexes its last dimension with that loop's
+/// induction variable and nothing else reaches those bytes — each thread
+/// runs the outer loops for one iteration of it (deterministic: each
+/// element is updated in the host order); otherwise one thread runs it all.
+class LoopNestEmitter {
+public:
+  LoopNestEmitter(scf::ForOp outer, OpBuilder &b) : outer(outer), b(b), loc(outer.getLoc()) {}
+
+  /// Builds the launch before the nest (which the caller erases); sets
+  /// `parallel` to whether the innermost loop was spread over threads.
+  LogicalResult emit(StringRef kernelName, bool &parallel);
+
+private:
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  scf::ForOp parallelInnermost();
+
+  scf::ForOp outer;
+  OpBuilder &b;
+  Location loc;
+};
+
+scf::ForOp LoopNestEmitter::parallelInnermost() {
+  scf::ForOp inner = outer;
+  while (true) {
+    SmallVector<scf::ForOp> nested(inner.getBody()->getOps<scf::ForOp>());
+    if (nested.size() != 1)
+      break;
+    inner = nested.front();
+  }
+  if (inner.getNumResults() != 0 || inner.getBody()->getOps<scf::ForOp>().begin() !=
+                                        inner.getBody()->getOps<scf::ForOp>().end())
+    return {};
+  if (!getConstantIntValue(inner.getLowerBound()) ||
+      !getConstantIntValue(inner.getUpperBound()) || !getConstantIntValue(inner.getStep()))
+    return {};
+  Value iv = inner.getInductionVar();
+  SmallVector<Value> written;
+  SmallVector<std::pair<Value, Operation *>> accesses;
+  bool understood = true;
+  outer.walk([&](Operation *op) {
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      if (!inner->isProperAncestor(op))
+        understood = false; // a store the threads would all repeat
+      written.push_back(store.getMemRef());
+      accesses.push_back({store.getMemRef(), op});
+    } else if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      accesses.push_back({load.getMemRef(), op});
+    } else if (!isa<scf::ForOp, scf::YieldOp>(op) && !isMemoryEffectFree(op)) {
+      understood = false;
+    }
+  });
+  if (!understood)
+    return {};
+  auto lastIndexIsIv = [&](Operation *op) {
+    ValueRange indices = isa<memref::StoreOp>(op) ? cast<memref::StoreOp>(op).getIndices()
+                                                   : cast<memref::LoadOp>(op).getIndices();
+    if (indices.empty() || indices.back() != iv)
+      return false;
+    return llvm::none_of(indices.drop_back(), [&](Value v) { return v == iv; });
+  };
+  for (Value w : written) {
+    Extent extent = extentOf(w);
+    for (auto [memref, op] : accesses) {
+      if (memref == w) {
+        if (!lastIndexIsIv(op))
+          return {};
+      } else if (extentOf(memref).overlaps(extent)) {
+        return {};
+      }
+    }
+  }
+  return inner;
+}
+
+LogicalResult LoopNestEmitter::emit(StringRef kernelName, bool &parallel) {
+  scf::ForOp inner = parallelInnermost();
+  parallel = static_cast<bool>(inner);
+  int64_t trips = 1, lb = 0, step = 1;
+  if (inner) {
+    lb = *getConstantIntValue(inner.getLowerBound());
+    step = *getConstantIntValue(inner.getStep());
+    trips = std::max<int64_t>(
+        0, llvm::divideCeil(*getConstantIntValue(inner.getUpperBound()) - lb, step));
+    if (trips == 0)
+      return success(); // nothing to do; the caller erases the nest
+  }
+  int64_t threads = inner ? std::min<int64_t>(kMaxThreads, llvm::alignTo(trips, kWarp)) : 1;
+  int64_t blocks = llvm::divideCeil(trips, threads);
+  MLIRContext *ctx = outer.getContext();
+  Value one = index(1);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, index(blocks), one, one, index(threads), one, one, nullptr, nullptr,
+      ValueRange{}, TypeRange{}, TypeRange{}, nullptr, nullptr, nullptr,
+      FlatSymbolRefAttr::get(ctx, kKernelModule), FlatSymbolRefAttr::get(ctx, kernelName));
+  Block &body = launch.getBody().front();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(&body);
+  auto terminator = gpu::TerminatorOp::create(b, loc);
+  b.setInsertionPoint(terminator);
+  Value iv;
+  if (inner) {
+    Value item = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, index(threads)),
+        launch.getThreadIds().x);
+    iv = arith::AddIOp::create(b, loc, index(lb), arith::MulIOp::create(b, loc, item, index(step)));
+    if (blocks * threads != trips) {
+      Value inRange =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, item, index(trips));
+      auto guardIf = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+      b.setInsertionPoint(guardIf.thenBlock()->getTerminator());
+    }
+  }
+  IRMapping mapping;
+  b.clone(*outer, mapping);
+  if (inner) {
+    // The innermost loop's body, straight-line at this thread's iteration.
+    auto loop = cast<scf::ForOp>(mapping.lookup(inner.getOperation()));
+    loop.getInductionVar().replaceAllUsesWith(iv);
+    Block *loopBody = loop.getBody();
+    loopBody->getTerminator()->erase();
+    loop->getBlock()->getOperations().splice(Block::iterator(loop),
+                                             loopBody->getOperations());
+    loop.erase();
+  }
+  return sinkOperationsIntoLaunchOp(launch, isSinkable);
+}
+
 struct LinalgToGpu : trc::impl::LinalgToGpuBase<LinalgToGpu> {
   /// The kernels made here are later translated to LLVM IR by MLIR's NVVM
   /// target (gpu-module-to-binary), which needs these translations in the
@@ -384,16 +579,28 @@ struct LinalgToGpu : trc::impl::LinalgToGpuBase<LinalgToGpu> {
       return;
     reshapesToCasts(func);
 
-    SmallVector<linalg::LinalgOp> ops;
-    func.walk([&](linalg::LinalgOp op) {
-      if (!op->getParentOfType<gpu::LaunchOp>())
-        ops.push_back(op);
-    });
+    // Kernels are numbered in program order: linalg ops and host loop
+    // nests (what trc-lower-to-linalg writes as scf.for: scatter_add).
+    SmallVector<Operation *> work;
+    for (Operation &op : func.getBody().front())
+      if (isa<linalg::LinalgOp, scf::ForOp>(op))
+        work.push_back(&op);
     IRRewriter rewriter(&getContext());
+    llvm::SmallPtrSet<Operation *, 8> gone; // fills folded into reductions
+    for (Operation *op : work)
+      if (auto named = dyn_cast<linalg::LinalgOp>(op); named && !gone.contains(op))
+        if (SmallVector<Value> fills = foldFills(rewriter, named, gone); !fills.empty())
+          folded[op] = std::move(fills);
     int counter = 0;
-    for (linalg::LinalgOp named : ops) {
-      if (failed(lower(rewriter, named, counter)))
+    for (Operation *op : work) {
+      if (gone.contains(op))
+        continue; // a fill folded into the reduction after it
+      if (auto named = dyn_cast<linalg::LinalgOp>(op)) {
+        if (failed(lower(rewriter, named, counter)))
+          return signalPassFailure();
+      } else if (failed(lowerLoopNest(rewriter, cast<scf::ForOp>(op), counter))) {
         return signalPassFailure();
+      }
     }
 
     // Host code left behind: drop what is dead, then everything else must
@@ -420,10 +627,11 @@ struct LinalgToGpu : trc::impl::LinalgToGpuBase<LinalgToGpu> {
           return WalkResult::advance();
         return complain("calls @" + call.getCallee() + " on the host");
       }
-      if (isa<memref::GetGlobalOp>(op))
-        return complain("reads constant @" +
-                        cast<memref::GetGlobalOp>(op).getName() +
-                        " on the host (outside a kernel)");
+      if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
+        Operation *user = *global->user_begin();
+        return complain("reads constant @" + global.getName() + " on the host (for '" +
+                        user->getName().getStringRef() + "')");
+      }
       if (isa<memref::AllocOp, memref::AllocaOp>(op))
         return complain("allocates on the host (the memory plan places every buffer)");
       if (!isMemoryEffectFree(op))
@@ -432,6 +640,64 @@ struct LinalgToGpu : trc::impl::LinalgToGpuBase<LinalgToGpu> {
     });
     if (failedCheck)
       signalPassFailure();
+  }
+
+  llvm::DenseMap<Operation *, SmallVector<Value>> folded; // reduction -> fill values
+
+  LogicalResult lowerLoopNest(IRRewriter &rewriter, scf::ForOp nest, int &counter) {
+    WalkResult nested = nest.walk([&](Operation *op) {
+      if (isa<linalg::LinalgOp, gpu::LaunchOp, func::CallOp>(op)) {
+        op->emitError("the CUDA backend cannot run this op inside a host loop");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (nested.wasInterrupted())
+      return failure();
+    std::string kernel =
+        (getOperation().getSymName() + "_k" + Twine(counter++) + "_loop").str();
+    rewriter.setInsertionPoint(nest);
+    LoopNestEmitter emitter(nest, rewriter);
+    bool parallel = false;
+    if (failed(emitter.emit(kernel, parallel)))
+      return nest->emitError("cannot build the kernel's launch");
+    if (!parallel)
+      nest->emitRemark("this loop nest runs on one GPU thread (its iterations could "
+                       "not be shown independent)");
+    rewriter.eraseOp(nest);
+    return success();
+  }
+
+  /// A reduction whose outputs were just filled with a constant (its
+  /// identity: -inf for max, 0 for sums) starts from that value: the fill
+  /// kernel disappears when nothing else reads the filled buffer in between.
+  SmallVector<Value> foldFills(IRRewriter &rewriter, linalg::LinalgOp op,
+                               llvm::SmallPtrSetImpl<Operation *> &erased) {
+    SmallVector<Value> fills;
+    if (llvm::all_of(op.getIteratorTypesArray(), linalg::isParallelIterator))
+      return fills;
+    bool any = false;
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      fills.push_back(Value());
+      // The fill is an earlier op of the same block with only pointer
+      // arithmetic (no kernels or calls) between it and the reduction.
+      for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+        auto fill = dyn_cast<linalg::FillOp>(prev);
+        if (fill && fill.getDpsInits()[0] == init.get() &&
+            matchPattern(fill.getDpsInputs()[0], m_Constant())) {
+          OpBuilder::InsertionGuard guard(rewriter);
+          rewriter.setInsertionPoint(op);
+          fills.back() = rewriter.clone(*fill.getDpsInputs()[0].getDefiningOp())->getResult(0);
+          erased.insert(fill);
+          rewriter.eraseOp(fill);
+          any = true;
+          break;
+        }
+        if (!isMemoryEffectFree(prev))
+          break;
+      }
+    }
+    return any ? fills : SmallVector<Value>();
   }
 
   LogicalResult lower(IRRewriter &rewriter, linalg::LinalgOp named, int &counter) {
@@ -447,6 +713,7 @@ struct LinalgToGpu : trc::impl::LinalgToGpuBase<LinalgToGpu> {
                << type;
     }
     std::string opName = named->getName().stripDialect().str();
+    SmallVector<Value> fills = folded.lookup(named.getOperation());
     rewriter.setInsertionPoint(named);
     linalg::GenericOp generic = dyn_cast<linalg::GenericOp>(named.getOperation());
     if (!generic) {
@@ -475,7 +742,7 @@ struct LinalgToGpu : trc::impl::LinalgToGpuBase<LinalgToGpu> {
     }
     std::string name = (getOperation().getSymName() + "_k" + Twine(counter++) + "_" +
                         opName).str();
-    KernelEmitter emitter(generic, rewriter);
+    KernelEmitter emitter(generic, rewriter, std::move(fills));
     if (failed(emitter.emit(name)))
       return generic->emitError("cannot build the kernel's launch");
     rewriter.eraseOp(generic);

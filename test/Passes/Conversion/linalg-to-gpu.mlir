@@ -1,0 +1,231 @@
+// trc-linalg-to-gpu: each linalg op on buffers becomes one gpu.launch in
+// @trc_kernels; host loop nests become kernels too; what would still touch
+// memory on the host is an error.
+// RUN: trc-opt %s --split-input-file --trc-linalg-to-gpu --verify-diagnostics | FileCheck %s
+
+// An elementwise op whose innermost dimension is a multiple of 4 and
+// contiguous: 4 points per thread (8x64 / 4 = 128 threads, one block), 16-byte
+// vector loads and stores; the row operand is read once for the 4 lanes.
+// CHECK-LABEL: func.func @elementwise
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[ONE:[a-z0-9_]+]], {{.*}}) threads({{.*}}) in (%{{.*}} = %[[T:[a-z0-9_]+]], {{.*}}) module(@trc_kernels) function(@elementwise_k0_generic)
+// CHECK: %[[ITEM:[0-9]+]] = arith.addi
+// CHECK: %[[COL:[0-9]+]] = arith.remui %[[ITEM]], %c16
+// CHECK: %[[ROW:[0-9]+]] = arith.divui %[[ITEM]], %c16
+// CHECK: %[[FIRST:[0-9]+]] = arith.muli %[[COL]], %c4
+// CHECK: vector.load %arg0[%[[ROW]], %[[FIRST]]] {alignment = 16 : i64} : memref<8x64xf32>, vector<4xf32>
+// CHECK: memref.load %arg1[%[[ROW]]] : memref<8xf32>
+// CHECK-COUNT-4: math.exp
+// CHECK: vector.store %{{.*}}, %arg2[%[[ROW]], %[[FIRST]]] {alignment = 16 : i64}
+// CHECK: gpu.terminator
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @elementwise(%a: memref<8x64xf32>, %b: memref<8xf32>, %c: memref<8x64xf32>) {
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : memref<8x64xf32>, memref<8xf32>) outs(%c : memref<8x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.subf %x, %y : f32
+    %e = math.exp %s : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// A reduction over a middle dimension: one thread per output point (30 of
+// a warp, guarded), the reduced dimension a loop whose accumulator is an
+// iter_arg; the output is read once and written once.
+// CHECK-LABEL: func.func @reduce
+// CHECK: gpu.launch {{.*}} function(@reduce_k0_reduce)
+// CHECK: %[[IN:[0-9]+]] = arith.cmpi ult, %{{.*}}, %c30
+// CHECK: scf.if %[[IN]]
+// CHECK: %[[INIT:[0-9]+]] = memref.load %arg1
+// CHECK: %[[SUM:[0-9]+]] = scf.for %[[K:[a-z0-9]+]] = %c0 to %c10 step %c1{{.*}} iter_args(%[[ACC:[a-z0-9]+]] = %[[INIT]]) -> (f32)
+// CHECK: %[[X:[0-9]+]] = memref.load %arg0[%{{[0-9]+}}, %[[K]], %{{[0-9]+}}]
+// CHECK: %[[M:[0-9]+]] = arith.maximumf %[[X]], %[[ACC]]
+// CHECK: scf.yield %[[M]]
+// CHECK: memref.store %[[SUM]], %arg1
+func.func @reduce(%a: memref<6x10x5xf32>, %c: memref<6x5xf32>) {
+  linalg.reduce ins(%a : memref<6x10x5xf32>) outs(%c : memref<6x5xf32>) dimensions = [1]
+    (%x: f32, %acc: f32) {
+      %m = arith.maximumf %x, %acc : f32
+      linalg.yield %m : f32
+    }
+  return
+}
+
+// -----
+
+// A reduction right after a constant fill of its output starts from the
+// constant: one kernel, the output never read. With a kernel reading the
+// filled buffer in between, the fill stays.
+// CHECK-LABEL: func.func @fill_then_reduce
+// CHECK-NOT: linalg.fill
+// CHECK: function(@fill_then_reduce_k0_reduce)
+// CHECK: %[[NEG:[a-z0-9_]+]] = arith.constant 0xFF800000 : f32
+// CHECK-NOT: memref.load %arg1
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[NEG]])
+// CHECK: function(@fill_then_reduce_k1_fill)
+// CHECK: function(@fill_then_reduce_k2_copy)
+// CHECK: function(@fill_then_reduce_k3_reduce)
+// CHECK: memref.load %arg1
+// CHECK: scf.for
+func.func @fill_then_reduce(%a: memref<4x8xf32>, %c: memref<4xf32>, %d: memref<4xf32>) {
+  %neg = arith.constant 0xFF800000 : f32
+  linalg.fill ins(%neg : f32) outs(%c : memref<4xf32>)
+  linalg.reduce ins(%a : memref<4x8xf32>) outs(%c : memref<4xf32>) dimensions = [1]
+    (%x: f32, %acc: f32) {
+      %m = arith.maximumf %x, %acc : f32
+      linalg.yield %m : f32
+    }
+  linalg.fill ins(%neg : f32) outs(%c : memref<4xf32>)
+  linalg.copy ins(%c : memref<4xf32>) outs(%d : memref<4xf32>)
+  linalg.reduce ins(%a : memref<4x8xf32>) outs(%c : memref<4xf32>) dimensions = [1]
+    (%x: f32, %acc: f32) {
+      %m = arith.maximumf %x, %acc : f32
+      linalg.yield %m : f32
+    }
+  return
+}
+
+// -----
+
+// Named ops are generalized first: a transpose (innermost not a multiple of
+// 4: one point per thread) and a fill (its scalar operand used as is); the
+// kernels are numbered in program order.
+// CHECK-LABEL: func.func @named
+// CHECK: function(@named_k0_transpose)
+// CHECK: %[[V:[0-9]+]] = memref.load %arg0[%[[I:[0-9]+]], %[[J:[0-9]+]]] : memref<3x5xf32>
+// CHECK: memref.store %[[V]], %arg1[%[[J]], %[[I]]] : memref<5x3xf32>
+// CHECK: function(@named_k1_fill)
+// CHECK: %[[ZERO:[a-z0-9_]+]] = arith.constant 0.0
+// CHECK: memref.store %[[ZERO]], %arg0
+func.func @named(%a: memref<3x5xf32>, %c: memref<5x3xf32>) {
+  linalg.transpose ins(%a : memref<3x5xf32>) outs(%c : memref<5x3xf32>) permutation = [1, 0]
+  %cst = arith.constant 0.0 : f32
+  linalg.fill ins(%cst : f32) outs(%a : memref<3x5xf32>)
+  return
+}
+
+// -----
+
+// A constant global read by a kernel is recreated inside it (the host's copy
+// is not device memory); without a 16-byte alignment it is not read with
+// vector loads.
+// CHECK-LABEL: func.func @constant
+// CHECK-NOT: memref.get_global
+// CHECK: gpu.launch
+// CHECK: %[[T:[0-9]+]] = memref.get_global @table
+// CHECK-NOT: vector.load
+// CHECK: memref.load %[[T]]
+memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
+func.func @constant(%c: memref<4xf32>) {
+  %t = memref.get_global @table : memref<4xf32>
+  linalg.copy ins(%t : memref<4xf32>) outs(%c : memref<4xf32>)
+  return
+}
+
+// -----
+
+// A bufferized scatter_add: every store is in the innermost loop and indexes
+// the last dimension with its induction variable, so each thread takes one
+// column (3 of a warp) and runs the outer loops in order (deterministic).
+// CHECK-LABEL: func.func @scatter
+// CHECK: gpu.launch {{.*}} function(@scatter_k0_loop)
+// CHECK: %[[COL:[0-9]+]] = arith.addi %c0{{.*}}, %{{[0-9]+}} : index
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK-NOT: scf.for
+// CHECK: memref.load %arg2[%{{.*}}, %{{.*}}, %[[COL]]]
+// CHECK: memref.store %{{.*}}, %arg0[%{{[0-9]+}}, %[[COL]]]
+func.func @scatter(%t: memref<5x3xf32>, %i: memref<2x2xi64>, %u: memref<2x2x3xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  scf.for %a = %c0 to %c2 step %c1 {
+    scf.for %b = %c0 to %c2 step %c1 {
+      scf.for %k = %c0 to %c3 step %c1 {
+        %0 = memref.load %i[%a, %b] : memref<2x2xi64>
+        %1 = arith.index_cast %0 : i64 to index
+        %2 = memref.load %u[%a, %b, %k] : memref<2x2x3xf32>
+        %3 = memref.load %t[%1, %k] : memref<5x3xf32>
+        %4 = arith.addf %3, %2 : f32
+        memref.store %4, %t[%1, %k] : memref<5x3xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A loop nest whose iterations may touch the same element (the store's last
+// index is not the innermost induction variable) runs on one thread.
+// CHECK-LABEL: func.func @serial
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{.*}}) threads({{.*}}) in (%{{.*}} = %c1{{.*}}, {{.*}}) module(@trc_kernels) function(@serial_k0_loop)
+func.func @serial(%t: memref<4xf32>, %i: memref<8xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  // expected-remark @below {{this loop nest runs on one GPU thread}}
+  scf.for %k = %c0 to %c8 step %c1 {
+    %j = memref.load %i[%k] : memref<8xindex>
+    %x = memref.load %t[%j] : memref<4xf32>
+    %y = arith.addf %x, %x : f32
+    memref.store %y, %t[%j] : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+// A static memref.reshape becomes a reinterpret_cast: no shape buffer is
+// read on the host.
+// CHECK-LABEL: func.func @reshape
+// CHECK-NOT: memref.reshape
+// CHECK: memref.reinterpret_cast %arg0 to offset: [0], sizes: [2, 6], strides: [6, 1]
+func.func @reshape(%a: memref<3x4xf32>, %shape: memref<2xi64>, %c: memref<2x6xf32>) {
+  %r = memref.reshape %a(%shape) : (memref<3x4xf32>, memref<2xi64>) -> memref<2x6xf32>
+  linalg.copy ins(%r : memref<2x6xf32>) outs(%c : memref<2x6xf32>)
+  return
+}
+
+// -----
+
+// Errors: what would still run on the host.
+func.func @host_alloc(%c: memref<4xf32>) {
+  // expected-error @below {{'memref.alloc' allocates on the host}}
+  %t = memref.alloc() : memref<4xf32>
+  linalg.copy ins(%t : memref<4xf32>) outs(%c : memref<4xf32>)
+  return
+}
+
+// -----
+
+func.func private @helper(memref<4xf32>)
+func.func @host_call(%c: memref<4xf32>) {
+  // expected-error @below {{'func.call' calls @helper on the host}}
+  func.call @helper(%c) : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+memref.global "private" constant @weights : memref<4xf32> = dense<1.0>
+func.func private @trc_rt_use(memref<4xf32>)
+func.func @host_constant() {
+  // expected-error @below {{reads constant @weights on the host (for 'func.call')}}
+  %w = memref.get_global @weights : memref<4xf32>
+  func.call @trc_rt_use(%w) : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @dynamic(%a: memref<?xf32>, %c: memref<?xf32>) {
+  // expected-error @below {{the CUDA backend needs static shapes, strides and offsets}}
+  linalg.copy ins(%a : memref<?xf32>) outs(%c : memref<?xf32>)
+  return
+}
