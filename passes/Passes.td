@@ -504,7 +504,16 @@ def LinalgToGpu : Pass<"trc-linalg-to-gpu", "mlir::func::FuncOp"> {
     multiple of 4 and contiguous in every operand move 4 elements per thread
     with 16-byte vector loads and stores (`vector.load`/`vector.store`).
     Constants read in a kernel (`memref.get_global` and views of it) are
-    sunk into it, so they live in the cubin.
+    sunk into it, so they live in the cubin. A constant `linalg.fill` of a
+    reduction's output right before it becomes the reduction's starting
+    value (no fill kernel).
+
+    Host `scf.for` nests (trc-lower-to-linalg's scatter_add) become kernels
+    too: when every store is in the innermost loop and every access to a
+    stored buffer indexes its last dimension with that loop's induction
+    variable (and no other accessed buffer overlaps it), each thread runs
+    the outer loops for one iteration of the innermost (deterministic);
+    otherwise the nest runs on one thread, with a remark.
 
     `memref.reshape` with a static result becomes `memref.reinterpret_cast`
     (no shape buffer is read). Afterwards the function may only do pointer
