@@ -5,7 +5,11 @@
 #include "runtime/LaunchEnvironment.h"
 #include "runtime/Names.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 using namespace trc::rt;
 
@@ -123,6 +127,52 @@ Status DistributedRun::writeFull(Session &session, const Slot &slot, const HostT
   if (bytes)
     std::memcpy(mine.data(), static_cast<const char *>(full.data()) + first, bytes);
   return writeSlot(session, slot, mine);
+}
+
+Status DistributedRun::shareArtifact(bool compiled, std::string &artifactDir,
+                                     int64_t &vocabSize) {
+  int64_t header[2] = {compiled ? 1 : 0, vocabSize};
+  if (Status s = world_->broadcast(header, 2, DType::I64, 0); !s)
+    return s.withPrefix("sharing the compiled step: ");
+  if (!header[0])
+    return Status::error(isRoot() ? "the model did not compile"
+                                  : "rank 0 could not compile the model (see its error)");
+  vocabSize = header[1];
+  std::string dir;
+  if (!isRoot()) {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "trc-run-rank-XXXXXX").string();
+    if (!mkdtemp(pattern.data()))
+      return Status::error("cannot create a temporary folder for the compiled step");
+    dir = pattern + "/artifact";
+    std::error_code ec;
+    std::filesystem::create_directory(dir, ec);
+    if (ec)
+      return Status::error("cannot create " + dir + ": " + ec.message());
+    artifactDir = dir;
+  }
+  for (const char *member : {"manifest.trc", "program.so", "weights.bin"}) {
+    std::string path = artifactDir + "/" + member, bytes;
+    if (isRoot()) {
+      std::ifstream in(path, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+      if (!in.good() && !in.eof())
+        return Status::error("cannot read " + path);
+    }
+    int64_t size = int64_t(bytes.size());
+    if (Status s = world_->broadcast(&size, 1, DType::I64, 0); !s)
+      return s.withPrefix("sharing the compiled step: ");
+    bytes.resize(size_t(size));
+    if (Status s = world_->broadcast(bytes.data(), bytes.size(), DType::U8, 0); !s)
+      return s.withPrefix("sharing the compiled step: ");
+    if (!isRoot()) {
+      std::ofstream out(path, std::ios::binary);
+      out.write(bytes.data(), std::streamsize(bytes.size()));
+      if (!out)
+        return Status::error("cannot write " + path);
+    }
+  }
+  return Status::success();
 }
 
 } // namespace trc

@@ -14,7 +14,8 @@
 //     is gathered over the shard group to its full shape, and a full tensor
 //     is cut to this rank's chunk, so checkpoints always hold full tensors
 //     and resume on any world size and sharding;
-//   * rank 0's initial parameters broadcast to every rank.
+//   * rank 0's initial parameters broadcast to every rank;
+//   * the compiled step shared: rank 0 compiles, the others receive it.
 // Preconditions: every rank makes the same calls in the same order (they
 // are collective); one DistributedRun per process.
 //
@@ -58,6 +59,11 @@ public:
   rt::Status writeFull(rt::Session &session, const rt::Slot &slot, const rt::HostTensor &full);
   /// Every rank arrives before any leaves.
   rt::Status barrier() { return world_->barrier(); }
+  /// Rank 0 compiles the step once (`compiled`: whether it succeeded, then
+  /// into `artifactDir`); every other rank receives the artifact's files
+  /// into a temporary folder of its own (set into `artifactDir`) and the
+  /// vocabulary size, instead of compiling the same thing again.
+  rt::Status shareArtifact(bool compiled, std::string &artifactDir, int64_t &vocabSize);
 
 private:
   ParallelConfig config_;

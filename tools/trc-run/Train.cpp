@@ -282,12 +282,20 @@ int runTraining(const TrainArgs &a) {
     shapes[run.targetsName] = {microRows, run.seq};
   run.build.tokenInput = run.inputsName;
   TrainingModelInfo info;
-  if (!compileOnnxForTraining(a.model, shapes, run.build, backend->target(), artifactDir,
-                              info, error)) {
-    std::fputs(error.c_str(), stderr);
-    return 1;
-  }
+  // Rank 0 compiles; the other ranks receive the same artifact.
+  bool compiled = !root || compileOnnxForTraining(a.model, shapes, run.build, backend->target(),
+                                                  artifactDir, info, error);
   RemoveTemporaryArtifact removeTemporary{artifactDir};
+  if (!compiled)
+    std::fputs(error.c_str(), stderr);
+  if (ranks > 1) {
+    Status shared = dist->shareArtifact(compiled, artifactDir, info.vocabSize);
+    removeTemporary.artifactDir = artifactDir;
+    if (!shared)
+      return compiled ? fail(shared.message()) : 1;
+  }
+  if (!compiled)
+    return 1;
   if (info.vocabSize > 0) {
     dataOptions.vocabSize = info.vocabSize;
     if (Status s = DataLoader::open(run.data, dataOptions, data); !s)
