@@ -350,3 +350,39 @@ TEST(Names, PercentDecodingAndEncoding) {
   EXPECT_EQ(outputFileName("logits"), "logits.npy");
   EXPECT_EQ(outputFileName("a/b%c d"), "a%2Fb%25c d.npy");
 }
+
+// `shard` records: a slot holding one rank's 1-D chunk of a larger tensor.
+TEST(Manifest, ParsesShardRecords) {
+  // W: 6 elements over 4 ranks -> chunks of 2; its weights hold all 6.
+  std::string text = std::string(kHeader) +
+                     "slot 0 param W f32 1 2 0 trainable\n"
+                     "shard 0 4 2 2 3\n"
+                     "slot 1 input adam.m:W f32 1 2\n"
+                     "shard 1 4 2 2 3\n"
+                     "end\n";
+  Manifest m;
+  Status s = parseManifest(text, m);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(m.slots[0].shardDegree, 4);
+  EXPECT_EQ(m.slots[0].fullShape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(m.slots[0].fullElements, 6);
+  EXPECT_EQ(m.slots[0].byteSize, 8u);
+  EXPECT_EQ(m.slots[0].weightBytes(), 24u); // the full tensor
+  EXPECT_EQ(m.slots[1].shardDegree, 4);
+  EXPECT_EQ(m.slots[1].weightBytes(), 24u);
+}
+
+TEST(Manifest, RejectsBadShardRecords) {
+  std::string head = std::string(kHeader) + "slot 0 param W f32 1 2 0 trainable\n";
+  EXPECT_MANIFEST_ERROR(head + "shard 0 4 2 2 5\nend\n",
+                        "is not a 1/4 shard of [2, 5] (expected [3])");
+  EXPECT_MANIFEST_ERROR(head + "shard 1 4 2 2 3\nend\n", "no slot 1 declared before");
+  EXPECT_MANIFEST_ERROR(head + "shard 0 0 2 2 3\nend\n", "shard degree");
+  EXPECT_MANIFEST_ERROR(head + "shard 0 4 2 2\nend\n", "needs that many dims");
+  EXPECT_MANIFEST_ERROR(head + "shard 0 4 2 2 3\nshard 0 4 2 2 3\nend\n", "already sharded");
+  EXPECT_MANIFEST_ERROR(head + "shard 0 4\nend\n", "expected slot index, degree, rank");
+  // The full tensor must lie inside the weights (128 bytes here).
+  EXPECT_MANIFEST_ERROR(std::string(kHeader) + "slot 0 param W f32 1 9 64 trainable\n"
+                                               "shard 0 4 1 36\nend\n",
+                        "lies past the end of weights.bin");
+}

@@ -137,3 +137,37 @@ TEST_F(SessionTest, OutputsNeedARunAndAKnownName) {
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "unknown output 'x' (the artifact's outputs: 'y', 's')");
 }
+
+// A sharded param (manifest `shard` record) loads this rank's chunk of the
+// full tensor in weights.bin; chunks past the end are zero padding.
+TEST(SessionShards, EachRankLoadsItsChunk) {
+  TempDir dir;
+  writeTestArtifact(dir.path());
+  std::string manifest = readFile(dir.file("manifest.trc"));
+  std::string from = "slot 1 param W f32 2 3 2 0 trainable\n";
+  size_t at = manifest.find(from);
+  ASSERT_NE(at, std::string::npos);
+  manifest.replace(at, from.size(), "slot 1 param W f32 1 2 0 trainable\nshard 1 4 2 3 2\n");
+  writeFile(dir.file("manifest.trc"), manifest);
+  std::unique_ptr<Artifact> artifact;
+  Status s = Artifact::load(dir.path(), "cpu", artifact);
+  ASSERT_TRUE(s) << s.message();
+  CpuBackend cpu;
+  const float expected[4][2] = {{1, 2}, {3, 4}, {5, 6}, {0, 0}};
+  for (int rank = 0; rank < 4; ++rank) {
+    std::unique_ptr<Session> session;
+    s = Session::create(*artifact, cpu, session, rank);
+    ASSERT_TRUE(s) << s.message();
+    HostTensor w;
+    ASSERT_TRUE(session->getParam("W", w));
+    EXPECT_EQ(w.shape, (std::vector<int64_t>{2}));
+    EXPECT_FLOAT_EQ(w.as<float>()[0], expected[rank][0]) << rank;
+    EXPECT_FLOAT_EQ(w.as<float>()[1], expected[rank][1]) << rank;
+  }
+  std::unique_ptr<Session> session;
+  s = Session::create(*artifact, cpu, session, 4);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("sharded over 4 ranks; rank 4 of its group has no shard"),
+            std::string::npos)
+      << s.message();
+}
