@@ -31,6 +31,18 @@ Status writeSlot(Session &session, const Slot &slot, const HostTensor &value) {
   return session.setInput(slot.name, value);
 }
 
+/// Shard groups are consecutive blocks of `degree` ranks; replica groups
+/// take the ranks at the same position in each block.
+Status splitGroups(Communicator &world, int degree, std::unique_ptr<Communicator> &shard,
+                   std::unique_ptr<Communicator> &replica) {
+  int r = world.rank();
+  if (Status s = world.split(r / degree, r, shard); !s)
+    return s.withPrefix("shard groups: ");
+  if (Status s = world.split(r % degree, r, replica); !s)
+    return s.withPrefix("replica groups: ");
+  return Status::success();
+}
+
 } // namespace
 
 DistributedRun::~DistributedRun() { setCollectiveGroups(nullptr, nullptr, nullptr); }
@@ -46,19 +58,35 @@ Status DistributedRun::create(const std::string &configSpec,
                                      run->config_);
       !s)
     return s;
-  if (Status s = createCommunicator(run->config_.communicator, run->world_); !s)
+  // Host-side exchanges (parameters, checkpoints, the artifact) use host
+  // memory: with NCCL (device memory) they go over MPI, the program's
+  // collectives over NCCL.
+  bool nccl = run->config_.communicator == "nccl";
+  if (Status s = createCommunicator(nccl ? "auto" : run->config_.communicator, run->world_);
+      !s)
     return s.withPrefix("--config communicator: ");
   if (run->world_->size() != worldSize && env.size > 0)
     return Status::error("the launcher says " + std::to_string(worldSize) +
                          " ranks, the communicator has " +
                          std::to_string(run->world_->size()));
-  int g = run->config_.shardDegree, r = run->world_->rank();
-  if (Status s = run->world_->split(r / g, r, run->shard_); !s)
-    return s.withPrefix("shard groups: ");
-  if (Status s = run->world_->split(r % g, r, run->replica_); !s)
-    return s.withPrefix("replica groups: ");
+  if (Status s = splitGroups(*run->world_, run->config_.shardDegree, run->shard_,
+                             run->replica_);
+      !s)
+    return s;
+  if (nccl) {
+    if (Status s = createCommunicator("nccl", run->deviceWorld_); !s)
+      return s.withPrefix("--config communicator: ");
+    if (Status s = splitGroups(*run->deviceWorld_, run->config_.shardDegree,
+                               run->deviceShard_, run->deviceReplica_);
+        !s)
+      return s;
+  }
   run->dataParallel_ = run->world_->size() > 1 || !configSpec.empty();
-  setCollectiveGroups(run->world_.get(), run->shard_.get(), run->replica_.get());
+  if (nccl)
+    setCollectiveGroups(run->deviceWorld_.get(), run->deviceShard_.get(),
+                        run->deviceReplica_.get());
+  else
+    setCollectiveGroups(run->world_.get(), run->shard_.get(), run->replica_.get());
   out = std::move(run);
   return Status::success();
 }

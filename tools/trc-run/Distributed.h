@@ -2,7 +2,9 @@
 //
 // What a multi-process training run adds around the compiled step:
 //   * the world communicator (createCommunicator: MPI when launched by
-//     mpirun/srun with several ranks, else this process alone) and the shard
+//     mpirun/srun with several ranks, else this process alone; with
+//     `communicator: nccl` the program's collectives run on NCCL and the
+//     host-side exchanges below stay on MPI) and the shard
 //     and replica groups (ParallelConfig: consecutive blocks of shardDegree
 //     ranks share the shards of one copy; the ranks at the same position in
 //     each block form a replica group), registered for the program's
@@ -68,7 +70,10 @@ public:
 private:
   ParallelConfig config_;
   bool dataParallel_ = false;
+  // Host memory (MPI, or this process alone).
   std::unique_ptr<rt::Communicator> world_, shard_, replica_;
+  // The program's collectives when they run on NCCL (device memory).
+  std::unique_ptr<rt::Communicator> deviceWorld_, deviceShard_, deviceReplica_;
 };
 
 } // namespace trc
