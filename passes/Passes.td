@@ -537,6 +537,32 @@ def LinalgToGpu : Pass<"trc-linalg-to-gpu", "mlir::func::FuncOp"> {
                            "mlir::vector::VectorDialect"];
 }
 
+def ForwardFills : Pass<"trc-forward-fills", "mlir::func::FuncOp"> {
+  let summary = "turns copies out of a constant-filled temporary into fills";
+  let description = [{
+    Bufferization materializes a splat that several ops start from (the
+    zeros of every reduction and matrix product, CSE'd into one tensor) as
+    one filled temporary copied into each user's buffer. When a temporary
+    (a `memref.view` of the arena) is filled with a constant, the copies
+    out of it (`memref.copy`, `linalg.copy`) that come before any other use
+    become fills of their destinations, and the temporary's fill is erased
+    or, when the temporary is used otherwise afterwards, moved right before
+    that use. No buffer is read, and the fills can fold into the matrix
+    product (trc-matmul-to-runtime-call) or reduction (trc-linalg-to-gpu)
+    right after them. Sound after trc-plan-memory: no other buffer overlaps
+    a temporary while it is live.
+
+    ```mlir
+    linalg.fill ins(%zero : f32) outs(%tmp : memref<8xf32>)
+    linalg.copy ins(%tmp : memref<8xf32>) outs(%a : memref<8xf32>)
+    linalg.copy ins(%tmp : memref<8xf32>) outs(%b : memref<8xf32>)
+    // becomes
+    linalg.fill ins(%zero : f32) outs(%a : memref<8xf32>)
+    linalg.fill ins(%zero : f32) outs(%b : memref<8xf32>)
+    ```
+  }];
+}
+
 def MatmulToCublasLt : Pass<"trc-matmul-to-cublaslt", "mlir::ModuleOp"> {
   let summary = "retargets the matrix-product runtime calls to cuBLASLt";
   let description = [{

@@ -45,7 +45,7 @@ std::string cudaLoweringPipeline() {
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map}, "
       "buffer-results-to-out-params{modify-public-functions hoist-static-allocs}, canonicalize, "
-      "trc-plan-memory, "
+      "trc-plan-memory, func.func(trc-forward-fills), "
       // matrix products to cuBLASLt, everything else one kernel per op
       "trc-matmul-to-runtime-call, trc-matmul-to-cublaslt, trc-copies-to-linalg, "
       "func.func(trc-linalg-to-gpu), gpu-kernel-outlining, canonicalize, symbol-dce, ";
