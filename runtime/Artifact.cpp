@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Artifact.h"
 #include "runtime/Bundle.h"
+#include "runtime/CudaProgram.h"
 #include "runtime/FileOps.h"
 
 #include <cstdlib>
@@ -96,6 +97,8 @@ Status hashFile(const std::string &path, int fd, size_t size, uint64_t &hash) {
 } // namespace
 
 Artifact::~Artifact() {
+  if (cudaProgram_)
+    unregisterCudaProgram(entry_, cudaProgram_->id);
   if (dlHandle_)
     ::dlclose(dlHandle_);
   if (weights_)
@@ -116,7 +119,7 @@ Status Artifact::loadBundle(const std::string &bundle, const std::string &target
   std::string dir = buffer.data();
   Status s = unpackBundle(bundle, dir);
   if (s)
-    s = load(dir, target, out);
+    s = loadFolder(dir, target, bundle, out);
   for (const char *member : {"manifest.trc", "program.so", "weights.bin"})
     ::unlink((dir + "/" + member).c_str());
   ::rmdir(dir.c_str());
@@ -131,6 +134,11 @@ Status Artifact::load(const std::string &dir, const std::string &target,
   if (isBundlePath(dir) && ::stat(dir.c_str(), &bundleStat) == 0 &&
       S_ISREG(bundleStat.st_mode))
     return loadBundle(dir, target, out);
+  return loadFolder(dir, target, "", out);
+}
+
+Status Artifact::loadFolder(const std::string &dir, const std::string &target,
+                            const std::string &bundle, std::unique_ptr<Artifact> &out) {
   std::unique_ptr<Artifact> a(new Artifact());
   a->dir_ = dir;
 
@@ -194,6 +202,49 @@ Status Artifact::load(const std::string &dir, const std::string &target,
       return s;
   }
 
+  // Target cuda: the kernel files, read whole and checked before use.
+  std::shared_ptr<CudaProgram> cuda;
+  if (m.target == "cuda") {
+    if (!bundle.empty() && !m.kernelFiles.empty())
+      return Status::error(bundle + ": a single-file artifact cannot hold kernel files "
+                                    "(compile target cuda to a folder)");
+    cuda = std::make_shared<CudaProgram>();
+    cuda->id = newCudaProgramId();
+    cuda->origin = bundle.empty() ? dir : bundle;
+    cuda->kernels = m.kernels;
+    cuda->numSlots = m.slots.size();
+    for (const KernelFile &k : m.kernelFiles) {
+      std::string path = joinPath(dir, k.file);
+      FileHandle file;
+      size_t size = 0;
+      if (Status s = openRegular(path, file, size); !s)
+        return s;
+      if (Status s = checkSize(path, size, k.bytes); !s)
+        return s;
+      CudaImage image;
+      image.ptx = k.ptx;
+      image.chip = k.chip;
+      image.major = k.major;
+      image.minor = k.minor;
+      image.file = path;
+      image.bytes.resize(size);
+      size_t done = 0;
+      while (done < size) {
+        ssize_t n = ::pread(file.fd, &image.bytes[done], size - done, off_t(done));
+        if (n < 0 && errno == EINTR)
+          continue;
+        if (n <= 0)
+          return Status::error(path + ": " +
+                               (n < 0 ? std::string("read error: ") + std::strerror(errno)
+                                      : std::string("the file shrank while being read")));
+        done += size_t(n);
+      }
+      if (Status s = checkHash(path, fnv1a64(image.bytes.data(), size), k.hash); !s)
+        return s;
+      cuda->images.push_back(std::move(image));
+    }
+  }
+
   // Load the program. A path with a '/' makes dlopen take it as a file, never
   // a library search.
   std::string loadPath = programPath;
@@ -212,6 +263,10 @@ Status Artifact::load(const std::string &dir, const std::string &target,
     return Status::error(programPath + ": the program has no entry symbol '" +
                          m.entry + "'");
   a->entry_ = reinterpret_cast<EntryFn>(sym);
+  if (cuda) {
+    registerCudaProgram(a->entry_, cuda);
+    a->cudaProgram_ = std::move(cuda);
+  }
   out = std::move(a);
   return Status::success();
 }

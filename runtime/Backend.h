@@ -3,10 +3,10 @@
 // A Backend owns device memory and runs a loaded program's entry on it:
 // allocate/deallocate 64-byte-aligned device buffers, copy host<->device,
 // run `trc_entry(slots, arena)` with device pointers. The CPU backend's device
-// memory is host memory; a CUDA backend (later) loads the driver at run time.
-// DeviceBuffer is the RAII owner of one allocation.
-// createBackend() maps a --device name to a backend: "cpu", and "auto"
-// (which is the CPU until the CUDA backend exists).
+// memory is host memory (CpuBackend.h); the CUDA backend (CudaBackend.h)
+// loads the driver at run time. DeviceBuffer is the RAII owner of one
+// allocation. createBackend() maps a --device name to a backend: "cpu",
+// "cuda", and "auto" (cuda when a CUDA device is present, else cpu).
 // Preconditions: a backend outlives every DeviceBuffer it allocated.
 //
 //===----------------------------------------------------------------------===//
@@ -87,8 +87,11 @@ private:
   size_t size_ = 0;
 };
 
-// "cpu" or "auto" -> the CPU backend; "cuda" -> an error until the CUDA
-// backend exists; anything else -> an error naming the accepted values.
+// "cpu" -> the CPU backend; "cuda" -> the CUDA backend, or an error saying
+// what is missing ("--device cuda: the CUDA driver libcuda.so.1 is not
+// installed (...)", "--device cuda: no CUDA device (...)"); "auto" -> the
+// CUDA backend when the driver loads and sees a device, else the CPU
+// backend; anything else -> an error naming the accepted values.
 Status createBackend(const std::string &device, std::unique_ptr<Backend> &out);
 
 } // namespace trc::rt

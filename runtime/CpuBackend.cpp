@@ -7,6 +7,7 @@
 
 #include "runtime/Blas.h"
 #include "runtime/Collectives.h"
+#include "runtime/CudaBackend.h"
 #include "runtime/Tensor.h"
 
 #include <cstdlib>
@@ -72,13 +73,18 @@ Status CpuBackend::run(EntryFn entry, void **slots, void *arena) {
 }
 
 Status createBackend(const std::string &device, std::unique_ptr<Backend> &out) {
+  std::string why;
+  if (device == "cuda" || (device == "auto" && cudaDevicePresent(why))) {
+    std::unique_ptr<CudaBackend> cuda;
+    if (Status s = CudaBackend::create(cuda); !s)
+      return s.withPrefix("--device " + device + ": ");
+    out = std::move(cuda);
+    return Status::success();
+  }
   if (device == "cpu" || device == "auto") {
     out = std::make_unique<CpuBackend>();
     return Status::success();
   }
-  if (device == "cuda")
-    return Status::error("--device cuda: the CUDA backend is not available in "
-                         "this build yet (use --device cpu)");
   return Status::error("unknown device '" + device +
                        "' (expected cpu, cuda or auto)");
 }

@@ -8,6 +8,7 @@
 #include "runtime/Manifest.h"
 
 #include "runtime/Checksum.h"
+#include "runtime/CudaProgram.h"
 #include "runtime/Names.h"
 
 #include <algorithm>
@@ -107,6 +108,20 @@ bool isIdentifier(std::string_view name) {
   return true;
 }
 
+// A kernel symbol as PTX spells it: [A-Za-z_$][A-Za-z0-9_$]*.
+bool isKernelSymbol(std::string_view name) {
+  if (name.empty() || name.size() > 255)
+    return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || c == '$';
+    bool digit = c >= '0' && c <= '9';
+    if (!alpha && !(digit && i > 0))
+      return false;
+  }
+  return true;
+}
+
 bool isTargetName(std::string_view name) {
   if (name.empty() || name.size() > 64)
     return false;
@@ -132,6 +147,8 @@ private:
                          uint64_t &hash);
   Status parseSlot(const std::vector<std::string_view> &f);
   Status parseShard(const std::vector<std::string_view> &f);
+  Status parseKernelFile(const std::vector<std::string_view> &f, bool ptx);
+  Status parseKernel(const std::vector<std::string_view> &f);
   Status once(const char *record) {
     auto [it, inserted] = seen.emplace(record, line);
     if (!inserted)
@@ -148,6 +165,9 @@ private:
   std::map<std::string, int> seen; // record keyword -> line
   std::map<int64_t, int> indexLines; // slot index -> line
   std::map<std::pair<int, std::string>, int> nameLines; // (kind, name) -> line
+  std::map<std::pair<bool, std::string>, int> chipLines; // (ptx, chip) -> line
+  std::map<int64_t, std::pair<int, std::string>> kernelLines; // index -> (line, name)
+  std::map<std::string, int> kernelNameLines; // name -> line
 };
 
 Status Parser::parse(std::string_view text) {
@@ -246,6 +266,10 @@ Status Parser::parseRecord(const std::vector<std::string_view> &f) {
     return parseSlot(f);
   if (kw == "shard")
     return parseShard(f);
+  if (kw == "cubin" || kw == "ptx")
+    return parseKernelFile(f, kw == "ptx");
+  if (kw == "kernel")
+    return parseKernel(f);
   if (kw == "target") {
     if (Status s = once("target"); !s)
       return s;
@@ -437,6 +461,57 @@ Status Parser::parseShard(const std::vector<std::string_view> &f) {
   return Status::success();
 }
 
+// cubin|ptx <chip> <file> <bytes> <fnv1a64-hex> (target cuda).
+Status Parser::parseKernelFile(const std::vector<std::string_view> &f, bool ptx) {
+  std::string r = ptx ? "ptx" : "cubin";
+  if (f.size() != 5)
+    return fail(r + ": expected 4 fields (chip, file, bytes, fnv1a64 hash), got " +
+                std::to_string(f.size() - 1));
+  KernelFile k;
+  k.ptx = ptx;
+  k.line = line;
+  if (!parseCudaChip(f[1], k.major, k.minor))
+    return fail(r + " chip: " + quote(f[1]) +
+                " is not a chip name (sm_<major><minor>, e.g. sm_90)");
+  k.chip = std::string(f[1]);
+  auto [it, inserted] = chipLines.emplace(std::make_pair(ptx, k.chip), line);
+  if (!inserted)
+    return fail(r + " chip: duplicate " + r + " for " + k.chip + " (first at line " +
+                std::to_string(it->second) + ")");
+  std::vector<std::string_view> fileFields(f.begin() + 1, f.end());
+  if (Status s = parseFileRecord(fileFields, r.c_str(), k.file, k.bytes, k.hash); !s)
+    return s;
+  m.kernelFiles.push_back(std::move(k));
+  return Status::success();
+}
+
+// kernel <index> <name> (target cuda).
+Status Parser::parseKernel(const std::vector<std::string_view> &f) {
+  if (f.size() != 3)
+    return fail("kernel: expected 2 fields (index, name), got " +
+                std::to_string(f.size() - 1));
+  uint64_t index = 0;
+  if (!parseUnsigned(f[1], index) || index > (uint64_t(1) << 31))
+    return fail("kernel index: " + quote(f[1]) +
+                " is not a kernel index (a non-negative integer)");
+  std::string name, problem;
+  if (!percentDecode(f[2], name, problem))
+    return fail("kernel name: " + quote(f[2]) + ": " + problem);
+  if (!isKernelSymbol(name))
+    return fail("kernel name: " + quote(f[2]) +
+                " is not a kernel symbol ([A-Za-z_$][A-Za-z0-9_$]*)");
+  auto [byIndex, newIndex] =
+      kernelLines.emplace(int64_t(index), std::make_pair(line, name));
+  if (!newIndex)
+    return fail("kernel index: duplicate kernel index " + std::to_string(index) +
+                " (first at line " + std::to_string(byIndex->second.first) + ")");
+  auto [byName, newName] = kernelNameLines.emplace(name, line);
+  if (!newName)
+    return fail("kernel name: duplicate kernel '" + percentEncode(name) +
+                "' (first at line " + std::to_string(byName->second) + ")");
+  return Status::success();
+}
+
 Status Parser::finish() {
   if (!sawHeader)
     return fail("expected 'trc-artifact 1' as the first record, the manifest "
@@ -446,6 +521,47 @@ Status Parser::finish() {
   for (const char *record : {"target", "program", "entry", "arena", "weights"})
     if (!seen.count(record))
       return fail(std::string("missing '") + record + "' record");
+
+  // Kernel records: only for target cuda, files and table together, file
+  // names distinct, the table numbered without gaps.
+  if (m.target != "cuda" && (!m.kernelFiles.empty() || !kernelLines.empty())) {
+    line = !m.kernelFiles.empty() ? m.kernelFiles.front().line
+                                  : kernelLines.begin()->second.first;
+    return fail(std::string(!m.kernelFiles.empty() ? (m.kernelFiles.front().ptx ? "ptx" : "cubin")
+                                                   : "kernel") +
+                ": kernel records belong to target cuda, not " + m.target);
+  }
+  if (!kernelLines.empty() && m.kernelFiles.empty()) {
+    line = kernelLines.begin()->second.first;
+    return fail("kernel: the manifest has kernels but no cubin or ptx record to load "
+                "them from");
+  }
+  if (kernelLines.empty() && !m.kernelFiles.empty()) {
+    line = m.kernelFiles.front().line;
+    return fail(std::string(m.kernelFiles.front().ptx ? "ptx" : "cubin") +
+                ": kernel files but no kernel records (an artifact without kernels "
+                "has neither)");
+  }
+  std::map<std::string, int> fileLines{{m.programFile, 0}, {m.weightsFile, 0}};
+  for (const KernelFile &k : m.kernelFiles) {
+    auto [it, inserted] = fileLines.emplace(k.file, k.line);
+    if (!inserted) {
+      line = k.line;
+      return fail(std::string(k.ptx ? "ptx" : "cubin") + " file: " + k.file +
+                  " is already " +
+                  (it->second ? "named at line " + std::to_string(it->second)
+                              : std::string("the program or weights file")));
+    }
+  }
+  for (const auto &[index, where] : kernelLines) {
+    if (index != int64_t(m.kernels.size())) {
+      line = where.first;
+      return fail("kernel index: no kernel " + std::to_string(m.kernels.size()) +
+                  " (kernels must be numbered 0.." + std::to_string(kernelLines.size() - 1) +
+                  " without gaps)");
+    }
+    m.kernels.push_back(where.second);
+  }
 
   std::sort(m.slots.begin(), m.slots.end(),
             [](const Slot &a, const Slot &b) { return a.index < b.index; });

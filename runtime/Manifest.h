@@ -12,6 +12,11 @@
 //   * a param's offset is a multiple of 64 and its bytes lie inside weights;
 //   * file names are plain names inside the artifact folder;
 //   * a `shard` record follows its slot, whose shape is [ceil(full/degree)].
+//   * target cuda only: `cubin`/`ptx` records (chip sm_<major><minor>, one
+//     of each kind per chip, plain file names distinct from each other and
+//     from program/weights) and `kernel` records (indices 0..K-1 without gaps
+//     or duplicates, names that are PTX symbols, unique); kernels need kernel
+//     files and kernel files need kernels. Other targets have none of them.
 // Preconditions: none; any byte string may be passed.
 //
 //===----------------------------------------------------------------------===//
@@ -54,6 +59,17 @@ struct Slot {
   }
 };
 
+// A `cubin` or `ptx` record (target cuda).
+struct KernelFile {
+  bool ptx = false;
+  std::string chip; // "sm_90"
+  int major = 0, minor = 0;
+  std::string file;
+  uint64_t bytes = 0;
+  uint64_t hash = 0;
+  int line = 0;
+};
+
 struct Manifest {
   int version = 0;
   std::string target;
@@ -66,6 +82,10 @@ struct Manifest {
   uint64_t weightsBytes = 0;
   uint64_t weightsHash = 0;
   std::vector<Slot> slots; // sorted by index; slots[i].index == i
+  // Target cuda: the kernel files in manifest order, and the kernel table
+  // (decoded names; kernels[i] is kernel i).
+  std::vector<KernelFile> kernelFiles;
+  std::vector<std::string> kernels;
 
   // The slot of that kind and (decoded) name, or null.
   const Slot *find(SlotKind kind, std::string_view name) const;
