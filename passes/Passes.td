@@ -579,6 +579,30 @@ def MatmulToCublasLt : Pass<"trc-matmul-to-cublaslt", "mlir::ModuleOp"> {
   }];
 }
 
+def GpuLaunchToLoops : Pass<"trc-gpu-launch-to-loops", "mlir::func::FuncOp"> {
+  let summary = "runs each gpu.launch as sequential host loops (tests kernels on the CPU)";
+  let description = [{
+    Replaces every `gpu.launch` by `scf.for` loops over its blocks and then
+    its threads, the body cloned inside with the block and thread ids bound
+    to the loop variables. Exact for kernels whose threads do not
+    communicate (no barriers, shuffles or shared memory: all that
+    trc-linalg-to-gpu makes); anything else is an error. With it the CPU
+    backend runs the CUDA backend's kernels, so that their indexing,
+    vector accesses, reductions and loop nests are checked against
+    onnxruntime and the CPU's own lowering without a GPU
+    (`--trc-compile="target=cpu emulate=cuda"`).
+
+    ```mlir
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, ...) threads(%tx, %ty, %tz)
+        in (%sx = %c256, ...) { ...; gpu.terminator }
+    // becomes
+    scf.for %bz = %c0 to %c1 step %c1 { scf.for %by ... { scf.for %bx = %c0 to %c4 ... {
+      scf.for %tz ... { scf.for %ty ... { scf.for %tx = %c0 to %c256 ... { ... } } } } } }
+    ```
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+}
+
 def GpuLaunchToRuntimeCall : Pass<"trc-gpu-launch-to-runtime-call", "mlir::ModuleOp"> {
   let summary = "turns gpu.launch_func into calls of trc_rt_cuda_launch";
   let description = [{

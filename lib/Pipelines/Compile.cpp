@@ -41,9 +41,12 @@ bool parseCompileOptions(llvm::StringRef text, CompileOptions &options,
       options.optLevel = value[0] - '0';
     } else if (key == "entry" && !value.empty()) {
       options.entry = value.str();
+    } else if (key == "emulate" && value == "cuda") {
+      options.emulateCuda = true;
     } else {
       error = "--trc-compile: unknown or bad option '" + item.str() +
-              "' (expected target=cpu|cuda, cpu=NAME, opt=0..3, entry=FUNCTION)";
+              "' (expected target=cpu|cuda, cpu=NAME, opt=0..3, entry=FUNCTION, "
+              "emulate=cuda)";
       return false;
     }
   }
@@ -175,6 +178,8 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   bool cuda = options.target == "cuda";
   if (options.target != "cpu" && !cuda)
     return fail("unknown target '" + options.target + "' (expected cpu or cuda)");
+  if (cuda && options.emulateCuda)
+    return fail("emulate=cuda runs the CUDA kernels on the CPU: it needs target=cpu");
   if (cuda && llvm::StringRef(outPath).ends_with(".trc"))
     return fail("a single-file (.trc) artifact cannot hold CUDA kernels yet: write a folder");
 
@@ -240,6 +245,8 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   PassManager lower(module.getContext());
   if (cuda)
     buildCudaLoweringPipeline(lower);
+  else if (options.emulateCuda)
+    buildCudaEmulationPipeline(lower);
   else
     buildCpuLoweringPipeline(lower);
   if (failed(lower.run(module)))

@@ -35,20 +35,28 @@ std::string cudaToolkitPath() {
 }
 
 namespace {
+/// trc -> kernels as gpu.launch ops in @main; matrix products call the
+/// runtime (cuBLASLt, or the CPU's BLAS entries when `cublasLt` is false).
+std::string kernelsPipeline(bool cublasLt) {
+  return std::string(
+             // fused regions back to core ops; trc -> linalg on tensors, re-fused
+             "func.func(trc-unfuse), "
+             "trc-decompose-composites, canonicalize, func.func(trc-lower-to-linalg), "
+             "canonicalize, cse, linalg-fuse-elementwise-ops, "
+             // tensors -> buffers in caller-provided outputs and one arena
+             "one-shot-bufferize{bufferize-function-boundaries "
+             "function-boundary-type-conversion=identity-layout-map}, "
+             "buffer-results-to-out-params{modify-public-functions hoist-static-allocs}, "
+             "canonicalize, trc-plan-memory, func.func(trc-forward-fills), "
+             // matrix products to the library, everything else one kernel per op
+             "trc-matmul-to-runtime-call, ") +
+         (cublasLt ? "trc-matmul-to-cublaslt, " : "") +
+         "trc-copies-to-linalg, func.func(trc-linalg-to-gpu), ";
+}
+
 std::string cudaLoweringPipeline() {
-  std::string text =
-      // fused regions back to core ops; trc -> linalg on tensors, re-fused
-      "func.func(trc-unfuse), "
-      "trc-decompose-composites, canonicalize, func.func(trc-lower-to-linalg), "
-      "canonicalize, cse, linalg-fuse-elementwise-ops, "
-      // tensors -> buffers in caller-provided outputs and one arena
-      "one-shot-bufferize{bufferize-function-boundaries "
-      "function-boundary-type-conversion=identity-layout-map}, "
-      "buffer-results-to-out-params{modify-public-functions hoist-static-allocs}, canonicalize, "
-      "trc-plan-memory, func.func(trc-forward-fills), "
-      // matrix products to cuBLASLt, everything else one kernel per op
-      "trc-matmul-to-runtime-call, trc-matmul-to-cublaslt, trc-copies-to-linalg, "
-      "func.func(trc-linalg-to-gpu), gpu-kernel-outlining, canonicalize, symbol-dce, ";
+  std::string text = kernelsPipeline(/*cublasLt=*/true) +
+                     "gpu-kernel-outlining, canonicalize, symbol-dce, ";
   // kernels -> NVVM -> PTX per chip (the NVPTX backend, libdevice linked)
   for (const char *chip : kCudaChips)
     text += std::string("nvvm-attach-target{module=trc_kernels O=3 chip=") + chip + "}, ";
@@ -67,11 +75,29 @@ std::string cudaLoweringPipeline() {
           "reconcile-unrealized-casts";
   return text;
 }
+
+/// The same kernels run as host loops, compiled like the CPU backend's
+/// loops (sequentially, libm for math), with the CPU's BLAS.
+std::string cudaEmulationPipeline() {
+  return kernelsPipeline(/*cublasLt=*/false) +
+         "func.func(trc-gpu-launch-to-loops), canonicalize, "
+         "expand-strided-metadata, lower-affine, convert-math-to-funcs, "
+         "convert-scf-to-cf, convert-vector-to-llvm, finalize-memref-to-llvm, "
+         "convert-math-to-llvm, convert-math-to-libm, convert-arith-to-llvm, "
+         "convert-index-to-llvm, finalize-memref-to-llvm, "
+         "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, convert-cf-to-llvm, "
+         "reconcile-unrealized-casts";
+}
 } // namespace
 
 void buildCudaLoweringPipeline(OpPassManager &pm) {
   if (failed(parsePassPipeline(cudaLoweringPipeline(), pm, llvm::errs())))
     llvm::report_fatal_error("trc: the built-in CUDA pipeline does not parse");
+}
+
+void buildCudaEmulationPipeline(OpPassManager &pm) {
+  if (failed(parsePassPipeline(cudaEmulationPipeline(), pm, llvm::errs())))
+    llvm::report_fatal_error("trc: the built-in CUDA emulation pipeline does not parse");
 }
 
 } // namespace trc

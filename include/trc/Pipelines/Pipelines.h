@@ -23,6 +23,8 @@ struct CompileOptions {
   /// The function compiled into the artifact (e.g. train_step); the others
   /// are dropped after calls into them are inlined.
   std::string entry = "main";
+  /// target=cpu only: run the CUDA backend's kernels as host loops.
+  bool emulateCuda = false;
 };
 
 /// Parses "target=cpu cpu=native opt=3" (spaces or commas between keys).
@@ -39,6 +41,12 @@ void buildCpuLoweringPipeline(mlir::OpPassManager &pm);
 /// gpu.binary @trc_kernels holding the kernels' PTX for sm_80 and sm_90
 /// (lib/Pipelines/CudaPipeline.cpp; docs/ARTIFACT.md "Target cuda").
 void buildCudaLoweringPipeline(mlir::OpPassManager &pm);
+
+/// The CUDA pipeline's kernels run on the CPU: the same IR up to
+/// trc-linalg-to-gpu, then every launch as host loops
+/// (trc-gpu-launch-to-loops) and the CPU's BLAS, to LLVM. For testing the
+/// kernel generator without a GPU (`--trc-compile="target=cpu emulate=cuda"`).
+void buildCudaEmulationPipeline(mlir::OpPassManager &pm);
 
 /// Registers `--trc-cpu-lowering` and `--trc-cuda-lowering` (the pipelines
 /// above) with trc-opt.
