@@ -6,7 +6,6 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
@@ -59,31 +58,58 @@ bool fileRecord(llvm::StringRef kind, llvm::StringRef chip, llvm::StringRef dir,
   return true;
 }
 
-/// Runs ptxas on `ptx` for `chip`; on failure `error` holds its diagnostics.
-bool runPtxas(const std::string &ptxas, llvm::StringRef chip, const std::string &ptx,
-              const std::string &cubin, std::string &error) {
-  llvm::SmallString<128> log;
-  if (auto ec = llvm::sys::fs::createTemporaryFile("trc-ptxas", "log", log)) {
-    error = "cannot create a temporary file for ptxas: " + ec.message();
+/// One ptxas run (PTX -> cubin for a chip), started without waiting so that
+/// the chips assemble in parallel.
+class PtxasJob {
+public:
+  PtxasJob(std::string chip, std::string ptx, std::string cubin)
+      : chip(std::move(chip)), ptx(std::move(ptx)), cubin(std::move(cubin)) {}
+  ~PtxasJob() {
+    if (!log.empty())
+      llvm::sys::fs::remove(log);
+  }
+
+  bool start(const std::string &ptxas, std::string &error) {
+    this->ptxas = ptxas;
+    if (auto ec = llvm::sys::fs::createTemporaryFile("trc-ptxas", "log", log)) {
+      error = "cannot create a temporary file for ptxas: " + ec.message();
+      return false;
+    }
+    arch = "-arch=" + chip;
+    llvm::SmallVector<llvm::StringRef> args{ptxas, arch, "-O3", "-o", cubin, ptx};
+    std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
+                                                  llvm::StringRef(log)};
+    std::string message;
+    process = llvm::sys::ExecuteNoWait(ptxas, args, std::nullopt, redirects, 0, &message);
+    if (!process.Pid) {
+      error = "cannot run " + ptxas + ": " + message;
+      return false;
+    }
+    return true;
+  }
+
+  /// Waits for it; on failure `error` holds ptxas's diagnostics.
+  bool finish(std::string &error) {
+    std::string message;
+    llvm::sys::ProcessInfo done = llvm::sys::Wait(process, std::nullopt, &message);
+    if (done.ReturnCode == 0)
+      return true;
+    std::string output;
+    if (auto text = llvm::MemoryBuffer::getFile(log))
+      output = (*text)->getBuffer().take_front(2000).rtrim().str();
+    error = "ptxas (" + ptxas + " " + arch + ") failed with exit status " +
+            std::to_string(done.ReturnCode) + (message.empty() ? "" : " (" + message + ")") +
+            (output.empty() ? "" : ":\n" + output);
     return false;
   }
-  llvm::FileRemover removeLog(log);
-  std::string arch = ("-arch=" + chip).str();
-  llvm::SmallVector<llvm::StringRef> args{ptxas, arch, "-O3", "-o", cubin, ptx};
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
-                                                llvm::StringRef(log)};
-  std::string message;
-  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0, &message);
-  if (rc == 0)
-    return true;
-  std::string output;
-  if (auto text = llvm::MemoryBuffer::getFile(log))
-    output = (*text)->getBuffer().take_front(2000).rtrim().str();
-  error = "ptxas (" + ptxas + " " + arch + ") failed with exit status " + std::to_string(rc) +
-          (message.empty() ? "" : " (" + message + ")") +
-          (output.empty() ? "" : ":\n" + output);
-  return false;
-}
+
+  std::string chip, ptx, cubin;
+
+private:
+  std::string ptxas, arch;
+  llvm::SmallString<128> log;
+  llvm::sys::ProcessInfo process;
+};
 
 } // namespace
 
@@ -108,22 +134,46 @@ LogicalResult emitCudaKernels(ModuleOp module, llvm::StringRef dir,
               " and on PATH): install the CUDA toolkit or put its bin folder on PATH";
       return failure();
     }
+    std::vector<std::unique_ptr<PtxasJob>> jobs;
+    bool ok = true;
     for (Attribute attr : binary.getObjects()) {
       auto object = cast<gpu::ObjectAttr>(attr);
       auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
       if (!target || object.getFormat() != gpu::CompilationTarget::Assembly) {
         error = "gpu.binary @trc_kernels holds an object that is not NVVM PTX";
-        return failure();
+        ok = false;
+        break;
       }
       std::string chip = target.getChip().str();
-      std::string ptx = "kernels." + chip + ".ptx", cubin = "kernels." + chip + ".cubin";
-      std::string ptxPath = (dir + "/" + ptx).str(), cubinPath = (dir + "/" + cubin).str();
+      auto job = std::make_unique<PtxasJob>(chip, "kernels." + chip + ".ptx",
+                                            "kernels." + chip + ".cubin");
+      std::string ptxPath = (dir + "/" + job->ptx).str();
+      job->ptx = ptxPath;
+      job->cubin = (dir + "/" + job->cubin).str();
       if (!writeFile(ptxPath, object.getObject().getValue(), error) ||
-          !runPtxas(ptxas, chip, ptxPath, cubinPath, error) ||
-          !fileRecord("cubin", chip, dir, cubin, records, error) ||
-          !fileRecord("ptx", chip, dir, ptx, records, error))
-        return failure();
+          !job->start(ptxas, error)) {
+        ok = false;
+        break;
+      }
+      jobs.push_back(std::move(job));
     }
+    // Every started ptxas is waited for, even after a failure.
+    for (auto &job : jobs) {
+      std::string jobError;
+      if (!job->finish(jobError) && ok) {
+        error = jobError;
+        ok = false;
+      }
+    }
+    for (auto &job : jobs) {
+      if (!ok)
+        break;
+      std::string chip = job->chip;
+      ok = fileRecord("cubin", chip, dir, "kernels." + chip + ".cubin", records, error) &&
+           fileRecord("ptx", chip, dir, "kernels." + chip + ".ptx", records, error);
+    }
+    if (!ok)
+      return failure();
     binary.erase();
   }
   for (auto [i, name] : llvm::enumerate(table.getAsValueRange<StringAttr>()))
