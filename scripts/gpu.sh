@@ -115,6 +115,9 @@ probe=$(TRC_REQUIRE_GPU=1 "$TESTS" --gtest_filter=CudaTest.DescribesTheDevice 2>
   die "no usable GPU: $(grep -m1 -o 'TRC_REQUIRE_GPU=1 but .*' <<<"$probe" || tail -8 <<<"$probe")"
 DEVICE=$(grep -m1 '^\[ CUDA     \]' <<<"$probe" | sed 's/^\[ CUDA     \] //')
 note "device: $DEVICE"
+# The tests' CPU stand-in for the driver (runtime/tests/FakeCuda.h) must never
+# be what is measured here.
+[[ "$DEVICE" != *fake* ]] || die "the driver found is the tests' fake libcuda.so.1 (LD_LIBRARY_PATH=$LD_LIBRARY_PATH)"
 set +e
 TRC_REQUIRE_GPU=1 "$TESTS" >"$BUILD/gpu-tests.log" 2>&1
 status=$?

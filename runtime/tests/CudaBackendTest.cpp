@@ -4,7 +4,10 @@
 // the build machine) each test is skipped with the reason ("no CUDA device:
 // the CUDA driver libcuda.so.1 is not installed (...)"); with
 // TRC_REQUIRE_GPU=1 in the environment (scripts/gpu.sh) a missing GPU fails
-// them instead, so a GPU machine can never pass by skipping.
+// them instead, so a GPU machine can never pass by skipping. CI also runs
+// them against a CPU stand-in for the driver and cuBLASLt (FakeCuda.h; the
+// ctest trc-runtime-tests-fake-cuda), which checks the backend's host side,
+// not the GPU's results.
 //
 // Covered: device memory (sizes, alignment, zero fill, host <-> device and
 // device <-> device copies); the hand-written PTX kernels of

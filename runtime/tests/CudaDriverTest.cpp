@@ -49,6 +49,9 @@ TEST(CudaDriver, EverySymbolIsInTheToolkitsDriverStub) {
   ASSERT_FALSE(check);
   EXPECT_EQ(check.message().rfind("cuInit: ", 0), 0u) << check.message();
   EXPECT_TRUE(cudaCheck(api, "cuInit", cudaabi::kSuccess));
+  // Unloaded again: a loaded library with the soname libcuda.so.1 is what a
+  // later dlopen("libcuda.so.1") would return, stub or not.
+  ::dlclose(api.library);
 #endif
 }
 
