@@ -675,6 +675,43 @@ TEST_F(CudaTest, GraphReplayMatchesPlainRuns) {
   EXPECT_EQ(fromPlain, replayed);
 }
 
+TEST_F(CudaTest, AStepThatCannotBeCapturedRunsPlainly) {
+  // The step copies from the host itself: a capture cannot hold that (the
+  // copy waits for the stream, which a capture forbids), so the second run's
+  // capture fails, graphs turn off and every run is plain and right.
+  ScopedEnvironment env;
+  env.unset("TRC_CUDA_GRAPHS");
+  ASSERT_TRUE(CudaBackend::create(backend));
+  RegisteredProgram reg(&programEntryA, ptxProgram(3));
+  const uint32_t n = 256;
+  std::vector<float> x = randomFloats(n, 31);
+  std::vector<float> y(n);
+  DeviceBuffer dx = upload(x), dy, dz;
+  ASSERT_TRUE(dy.allocate(*backend, n * 4));
+  ASSERT_TRUE(dz.allocate(*backend, n * 4));
+  float step = 0;
+  gStep = [&](void **slots, void *) {
+    for (uint32_t i = 0; i < n; ++i)
+      y[i] = step + float(i);
+    (void)backend->copyToDevice(slots[1], y.data(), n * 4);
+    launchAxpy(slots[0], slots[1], slots[2], 2.0f, n);
+  };
+  void *slots[3] = {dx.get(), dy.get(), dz.get()};
+  for (int run = 0; run < 3; ++run) {
+    step = float(run * 1000);
+    Status s = backend->run(&programEntryA, slots, nullptr);
+    ASSERT_TRUE(s) << "run " << run << ": " << s.message();
+    std::vector<float> z = download<float>(dz, n);
+    for (uint32_t i = 0; i < n; ++i)
+      ASSERT_EQ(z[i], std::fma(2.0f, x[i], step + float(i))) << "run " << run << ", " << i;
+  }
+  EXPECT_FALSE(backend->graphsEnabled());
+  EXPECT_NE(backend->graphNote().find("the step could not be captured"), std::string::npos)
+      << backend->graphNote();
+  EXPECT_EQ(backend->graphCaptures(), 0u);
+  EXPECT_EQ(backend->graphReplays(), 0u);
+}
+
 TEST_F(CudaTest, BadGraphSwitchIsAnError) {
   ScopedEnvironment env;
   env.set("TRC_CUDA_GRAPHS", "yes");

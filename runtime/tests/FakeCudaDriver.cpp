@@ -18,7 +18,9 @@
 // the test kernels trc_test_axpy / trc_test_bias (TestCudaArtifact.h),
 // which run on the CPU over grid x block threads. Launches check the block
 // size (at most 1024 threads). Streams run work at once, or record it while
-// captured (thread-local capture); graphs replay the recording. Calls that
+// captured (thread-local capture); graphs replay the recording; a
+// synchronization or a host copy during a capture invalidates it, and
+// cuStreamEndCapture then fails, as CUDA's do. Calls that
 // need cuInit before it return CUDA_ERROR_NOT_INITIALIZED.
 //
 //===----------------------------------------------------------------------===//
@@ -56,6 +58,7 @@ struct Module {
 };
 struct Stream {
   std::vector<std::function<void()>> *capture = nullptr;
+  bool invalidated = false; // an illegal call during the capture
 };
 struct Graph {
   std::vector<std::function<void()>> work;
@@ -299,8 +302,10 @@ static int copy(void *dst, const void *src, size_t bytes, bool dstDevice, bool s
   if (!async || (s && s->capture && (!dstDevice || !srcDevice))) {
     // Host memory in a capture would be read at replay time, which the
     // runtime never wants; a synchronous copy during a capture is illegal.
-    if (s && s->capture)
+    if (s && s->capture) {
+      s->invalidated = true;
       return kStreamCaptureUnsupported;
+    }
     std::memmove(dst, src, bytes);
     return abi::kSuccess;
   }
@@ -381,8 +386,10 @@ int cuStreamSynchronize(void *stream) {
   if (int rc = ready())
     return rc;
   auto *s = static_cast<Stream *>(stream);
-  if (s && s->capture)
+  if (s && s->capture) {
+    s->invalidated = true;
     return kStreamCaptureUnsupported;
+  }
   std::lock_guard<std::mutex> lock(gMutex);
   return gSticky;
 }
@@ -489,10 +496,12 @@ int cuStreamEndCapture(void *stream, void **graph) {
   auto *s = static_cast<Stream *>(stream);
   if (!s || !s->capture)
     return kInvalidValue;
-  *graph = new Graph{std::move(*s->capture)};
+  bool invalidated = s->invalidated;
+  *graph = invalidated ? nullptr : new Graph{std::move(*s->capture)};
   delete s->capture;
   s->capture = nullptr;
-  return abi::kSuccess;
+  s->invalidated = false;
+  return invalidated ? abi::kErrorStreamCaptureInvalidated : abi::kSuccess;
 }
 int cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags) {
   if (!graph || flags)
