@@ -586,6 +586,7 @@ struct LinalgToGpu : trc::impl::LinalgToGpuBase<LinalgToGpu> {
       if (isa<linalg::LinalgOp, scf::ForOp>(op))
         work.push_back(&op);
     IRRewriter rewriter(&getContext());
+    folded.clear();
     llvm::SmallPtrSet<Operation *, 8> gone; // fills folded into reductions
     for (Operation *op : work)
       if (auto named = dyn_cast<linalg::LinalgOp>(op); named && !gone.contains(op))
@@ -638,11 +639,14 @@ struct LinalgToGpu : trc::impl::LinalgToGpuBase<LinalgToGpu> {
         return complain("would run on the host");
       return WalkResult::advance();
     });
+    folded.clear();
     if (failedCheck)
       signalPassFailure();
   }
 
-  llvm::DenseMap<Operation *, SmallVector<Value>> folded; // reduction -> fill values
+  // For the function being converted: reduction -> the values its outputs
+  // start from (folded fills).
+  llvm::DenseMap<Operation *, SmallVector<Value>> folded;
 
   LogicalResult lowerLoopNest(IRRewriter &rewriter, scf::ForOp nest, int &counter) {
     WalkResult nested = nest.walk([&](Operation *op) {
@@ -679,6 +683,8 @@ struct LinalgToGpu : trc::impl::LinalgToGpuBase<LinalgToGpu> {
     bool any = false;
     for (OpOperand &init : op.getDpsInitsMutable()) {
       fills.push_back(Value());
+      if (llvm::is_contained(op.getDpsInputs(), init.get()))
+        continue; // the op reads the filled buffer as an input too
       // The fill is an earlier op of the same block with only pointer
       // arithmetic (no kernels or calls) between it and the reduction.
       for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
