@@ -23,6 +23,7 @@ static_assert(int(DType::F32) == trc::abi::kF32 && int(DType::F64) == trc::abi::
 
 struct Registry {
   Communicator *groups[trc::abi::kNumGroups] = {nullptr, nullptr, nullptr};
+  Backend *backend = nullptr; // copies between the program's buffers
   std::mutex mutex;
   std::string error; // the first failure, until taken
 };
@@ -87,9 +88,21 @@ ReduceOp reduceOpOf(int64_t code) {
 
 void *address(int64_t p) { return reinterpret_cast<void *>(static_cast<intptr_t>(p)); }
 
+/// A copy between two of the program's buffers (device memory on a GPU).
+void copyBytes(void *dst, const void *src, size_t bytes) {
+  if (!bytes || dst == src)
+    return;
+  if (Backend *backend = registry().backend) {
+    if (Status s = backend->copyOnDevice(dst, src, bytes); !s)
+      record("copy between device buffers: " + s.message());
+    return;
+  }
+  std::memcpy(dst, src, bytes);
+}
+
 void copy(int64_t dtype, int64_t count, int64_t send, int64_t recv) {
-  if (count > 0 && send != recv)
-    std::memcpy(address(recv), address(send), size_t(count) * dtypeSize(DType(dtype)));
+  if (count > 0)
+    copyBytes(address(recv), address(send), size_t(count) * dtypeSize(DType(dtype)));
 }
 
 } // namespace
@@ -152,9 +165,8 @@ extern "C" void trc_rt_shard_slice(int64_t group, int64_t dtype, int64_t shards,
     return;
   int64_t rank = comm ? comm->rank() : 0;
   size_t bytes = size_t(recvCount) * dtypeSize(DType(dtype));
-  if (bytes)
-    std::memcpy(address(recv), static_cast<const char *>(address(send)) + size_t(rank) * bytes,
-                bytes);
+  copyBytes(address(recv), static_cast<const char *>(address(send)) + size_t(rank) * bytes,
+            bytes);
 }
 
 namespace trc::rt {
@@ -165,6 +177,8 @@ void setCollectiveGroups(Communicator *world, Communicator *shard, Communicator 
   r.groups[trc::abi::kGroupShard] = shard;
   r.groups[trc::abi::kGroupReplica] = replica;
 }
+
+void setCollectiveBackend(Backend *backend) { registry().backend = backend; }
 
 Status takeCollectiveError() {
   std::lock_guard<std::mutex> lock(registry().mutex);

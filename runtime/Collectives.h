@@ -20,6 +20,7 @@
 #ifndef TRC_RUNTIME_COLLECTIVES_H
 #define TRC_RUNTIME_COLLECTIVES_H
 
+#include "runtime/Backend.h"
 #include "runtime/Communicator.h"
 
 #include <cstdint>
@@ -41,6 +42,10 @@ namespace trc::rt {
 
 /// The communicators of CollectiveAbi.h's groups (null: this process alone).
 void setCollectiveGroups(Communicator *world, Communicator *shard, Communicator *replica);
+
+/// The backend whose buffers the programs pass (their local copies go
+/// through it: device memory on a GPU); null: host memory.
+void setCollectiveBackend(Backend *backend);
 
 /// The first collective failure since the last call (then cleared).
 Status takeCollectiveError();

@@ -11,6 +11,7 @@
 #include "runtime/Artifact.h"
 #include "runtime/Backend.h"
 #include "runtime/Checkpoint.h"
+#include "runtime/Collectives.h"
 #include "runtime/DataLoader.h"
 #include "runtime/LrSchedule.h"
 #include "runtime/Metrics.h"
@@ -251,6 +252,10 @@ int runTraining(const TrainArgs &a) {
   std::unique_ptr<Backend> backend;
   if (Status s = createBackend(a.device, backend); !s)
     return fail(s.message());
+  setCollectiveBackend(backend.get());
+  struct ForgetBackend { // before the backend goes
+    ~ForgetBackend() { setCollectiveBackend(nullptr); }
+  } forgetBackend;
   // NCCL moves device memory; the CPU backend's tensors are host memory.
   if (dist->config().communicator == "nccl" && std::string(backend->target()) != "cuda")
     return fail("--config communicator: nccl needs a CUDA device (this run uses " +

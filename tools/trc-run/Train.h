@@ -5,7 +5,7 @@
 //       [--momentum M] [--nesterov] [--weight-decay W] [--clip-grad-norm C]
 //       [--seed S] [--shuffle] [--feed NAME=inputs|targets]
 //       [--metrics FILE.jsonl] [--checkpoint-dir D --checkpoint-every K]
-//       [--resume] [--device cpu|auto] [--loss cross_entropy [--ignore-index I]]
+//       [--resume] [--device cpu|cuda|auto] [--loss cross_entropy [--ignore-index I]]
 //       [--precision fp32|bf16|fp16 [--loss-scale S]] [--grad-accum K]
 //       [--export-onnx OUT.onnx]
 //

@@ -1,7 +1,7 @@
 //===- trc-run.cpp - run a compiled trc artifact ----------------------------===//
 //
 // Evaluation mode:
-//   trc-run ARTIFACT_DIR [--device cpu|auto] --input NAME=FILE.npy ...
+//   trc-run ARTIFACT_DIR [--device cpu|cuda|auto] --input NAME=FILE.npy ...
 //           --output-dir DIR
 // loads the artifact, binds every input from a .npy file, runs the program
 // once and writes DIR/<output name>.npy for every output ('/' and '%' in a
@@ -9,7 +9,8 @@
 // since NumPy has no bfloat16). Any problem prints one `error: ...` line and
 // exits 1, before anything is written: the outputs are written to temporary
 // files that are renamed into place only when all of them were written.
-// `--device auto` is the CPU until the CUDA backend exists. MODEL may be an
+// `--device auto` runs an artifact on its target (cpu or cuda) and compiles
+// an .onnx model for the GPU when one is present, else the CPU. MODEL may be an
 // .onnx file when trc-run is built with the compiler: it is compiled
 // in-process (input shapes from the .npy inputs) into a temporary artifact
 // that is removed afterwards. Training flags (--data, --steps, ...) select
@@ -18,6 +19,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Artifact.h"
 #include "runtime/Backend.h"
+#include "runtime/FileOps.h"
+#include "runtime/Manifest.h"
 #include "runtime/Names.h"
 #include "runtime/Npy.h"
 #include "runtime/Session.h"
@@ -50,14 +53,15 @@ using namespace trc::rt;
 namespace {
 
 const char *kUsage =
-    "usage: trc-run ARTIFACT_DIR [--device cpu|auto] --input NAME=FILE.npy ...\n"
+    "usage: trc-run ARTIFACT_DIR [--device cpu|cuda|auto] --input NAME=FILE.npy ...\n"
     "               --output-dir DIR\n"
     "\n"
     "Runs a compiled trc artifact (a folder written by\n"
     "`trc-opt MODEL --trc-compile=\"target=cpu\" -o ARTIFACT_DIR`) once and\n"
     "writes DIR/<output>.npy for each of its outputs.\n"
     "\n"
-    "  --device D          cpu, or auto (the CPU in this build)\n"
+    "  --device D          cpu, cuda, or auto (default: an artifact's own target;\n"
+    "                      for an .onnx model the GPU when present, else the CPU)\n"
     "  --input NAME=FILE   bind input NAME to a NumPy .npy file (dtype and\n"
     "                      shape must match the artifact exactly)\n"
     "  --output-dir DIR    where the outputs are written (created if needed)\n"
@@ -258,9 +262,26 @@ void widenBf16(const HostTensor &in, HostTensor &out) {
   }
 }
 
+/// The device an artifact runs on under --device auto: its manifest's
+/// target (bundles hold CPU artifacts only); "auto" for an .onnx model.
+std::string deviceForArtifact(const std::string &path) {
+  if (endsWith(path, ".trc"))
+    return "cpu";
+  std::string text;
+  Manifest manifest;
+  if (!readSmallFile(path + "/manifest.trc", kMaxManifestBytes, text) ||
+      !parseManifest(text, manifest))
+    return "auto"; // loading reports the problem
+  return manifest.target;
+}
+
 int runEvaluation(const Options &opt) {
   std::unique_ptr<Backend> backend;
-  if (Status s = createBackend(opt.device, backend); !s)
+  // --device auto runs an artifact on the device it was compiled for.
+  std::string device = opt.device;
+  if (device == "auto" && !endsWith(opt.model, ".onnx"))
+    device = deviceForArtifact(opt.model);
+  if (Status s = createBackend(device, backend); !s)
     return fail(s.message());
 
   std::string artifactDir = opt.model;
