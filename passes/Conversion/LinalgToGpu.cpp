@@ -101,6 +101,90 @@ LogicalResult staticLayout(MemRefType type, SmallVectorImpl<int64_t> &strides,
   return success();
 }
 
+/// A launch of `items` work items over blocks of up to kMaxThreads threads
+/// (x only) in @trc_kernels; `b` is left inside the body where
+/// `item` = block_id.x * threads + thread_id.x, guarded against the items
+/// past the end. The caller sinks constants once the body is complete.
+struct LaunchFrame {
+  gpu::LaunchOp launch;
+  Value item;
+};
+
+LaunchFrame buildLaunch(OpBuilder &b, Location loc, int64_t items, StringRef kernelName,
+                        int64_t maxThreads = kMaxThreads) {
+  auto index = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(b, loc, v); };
+  int64_t threads = std::min<int64_t>(maxThreads, llvm::alignTo(items, kWarp));
+  int64_t blocks = llvm::divideCeil(items, threads);
+  MLIRContext *ctx = b.getContext();
+  Value one = index(1);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, index(blocks), one, one, index(threads), one, one,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/ValueRange{}, /*workgroupAttributions=*/TypeRange{},
+      /*privateAttributions=*/TypeRange{}, /*clusterSizeX=*/nullptr,
+      /*clusterSizeY=*/nullptr, /*clusterSizeZ=*/nullptr,
+      FlatSymbolRefAttr::get(ctx, kKernelModule), FlatSymbolRefAttr::get(ctx, kernelName));
+  Block &body = launch.getBody().front();
+  b.setInsertionPointToEnd(&body);
+  auto terminator = gpu::TerminatorOp::create(b, loc);
+  b.setInsertionPoint(terminator);
+  Value item = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, index(threads)),
+      launch.getThreadIds().x);
+  if (blocks * threads != items) {
+    Value inRange =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, item, index(items));
+    auto guardIf = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+    b.setInsertionPoint(guardIf.thenBlock()->getTerminator());
+  }
+  return {launch, item};
+}
+
+/// `item` as indices of `extents` (row-major: the last varies fastest, so
+/// the threads of a warp touch consecutive elements).
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value item,
+                               ArrayRef<int64_t> extents) {
+  SmallVector<Value> ivs(extents.size());
+  Value rest = item;
+  for (int k = static_cast<int>(extents.size()) - 1; k >= 0; --k) {
+    if (k == 0) {
+      ivs[k] = rest;
+      break;
+    }
+    Value extent = arith::ConstantIndexOp::create(b, loc, extents[k]);
+    ivs[k] = arith::RemUIOp::create(b, loc, rest, extent);
+    rest = arith::DivUIOp::create(b, loc, rest, extent);
+  }
+  return ivs;
+}
+
+/// Clones `op`'s body with its block arguments bound to `args` (null for
+/// unused ones) and linalg.index to `ivs`; returns the yielded values.
+SmallVector<Value> cloneBody(OpBuilder &b, linalg::GenericOp op, ArrayRef<Value> args,
+                             ArrayRef<Value> ivs) {
+  IRMapping mapping;
+  Block &body = op.getRegion().front();
+  for (auto [arg, value] : llvm::zip(body.getArguments(), args))
+    if (value)
+      mapping.map(arg, value);
+  for (Operation &inner : body.without_terminator()) {
+    if (auto idx = dyn_cast<linalg::IndexOp>(inner)) {
+      mapping.map(idx.getResult(), ivs[idx.getDim()]);
+      continue;
+    }
+    Operation *copy = b.clone(inner, mapping);
+    // linalg.index nested in a region of the body.
+    copy->walk([&](linalg::IndexOp nested) {
+      nested.replaceAllUsesWith(ivs[nested.getDim()]);
+      nested.erase();
+    });
+  }
+  SmallVector<Value> results;
+  for (Value v : body.getTerminator()->getOperands())
+    results.push_back(mapping.lookupOrDefault(v));
+  return results;
+}
+
 /// Emits the kernel of one generic op on buffers.
 class KernelEmitter {
 public:
@@ -116,9 +200,9 @@ public:
 private:
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   bool canVectorize();
-  /// Clones the body with its block arguments bound to `args` (null for
-  /// unused ones) and linalg.index to `ivs`; returns the yielded values.
-  SmallVector<Value> cloneBody(ArrayRef<Value> args, ArrayRef<Value> ivs);
+  SmallVector<Value> cloneBody(ArrayRef<Value> args, ArrayRef<Value> ivs) {
+    return ::cloneBody(b, op, args, ivs);
+  }
   Value load(OpOperand &operand, ArrayRef<Value> ivs);
   void store(Value value, OpOperand &operand, ArrayRef<Value> ivs);
   void emitPoint(ArrayRef<Value> ivs);
@@ -177,30 +261,6 @@ bool KernelEmitter::canVectorize() {
         return false;
   }
   return true;
-}
-
-SmallVector<Value> KernelEmitter::cloneBody(ArrayRef<Value> args, ArrayRef<Value> ivs) {
-  IRMapping mapping;
-  Block &body = op.getRegion().front();
-  for (auto [arg, value] : llvm::zip(body.getArguments(), args))
-    if (value)
-      mapping.map(arg, value);
-  for (Operation &inner : body.without_terminator()) {
-    if (auto idx = dyn_cast<linalg::IndexOp>(inner)) {
-      mapping.map(idx.getResult(), ivs[idx.getDim()]);
-      continue;
-    }
-    Operation *copy = b.clone(inner, mapping);
-    // linalg.index nested in a region of the body.
-    copy->walk([&](linalg::IndexOp nested) {
-      nested.replaceAllUsesWith(ivs[nested.getDim()]);
-      nested.erase();
-    });
-  }
-  SmallVector<Value> results;
-  for (Value v : body.getTerminator()->getOperands())
-    results.push_back(mapping.lookupOrDefault(v));
-  return results;
 }
 
 Value KernelEmitter::load(OpOperand &operand, ArrayRef<Value> ivs) {
@@ -325,50 +385,20 @@ LogicalResult KernelEmitter::emit(StringRef kernelName) {
   bool vectorize = canVectorize();
   int64_t lanes = vectorize ? kLanes : 1;
   int64_t items = points / lanes;
-  int64_t threads = std::min<int64_t>(kMaxThreads, llvm::alignTo(items, kWarp));
-  int64_t blocks = llvm::divideCeil(items, threads);
 
-  MLIRContext *ctx = op.getContext();
-  Value one = index(1);
-  auto launch = gpu::LaunchOp::create(b, 
-      loc, index(blocks), one, one, index(threads), one, one,
-      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-      /*asyncDependencies=*/ValueRange{}, /*workgroupAttributions=*/TypeRange{},
-      /*privateAttributions=*/TypeRange{}, /*clusterSizeX=*/nullptr,
-      /*clusterSizeY=*/nullptr, /*clusterSizeZ=*/nullptr,
-      FlatSymbolRefAttr::get(ctx, kKernelModule), FlatSymbolRefAttr::get(ctx, kernelName));
-  Block &body = launch.getBody().front();
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(&body);
-  auto terminator = gpu::TerminatorOp::create(b, loc);
-  b.setInsertionPoint(terminator);
-
-  Value item = arith::AddIOp::create(b, 
-      loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, index(threads)),
-      launch.getThreadIds().x);
-  if (blocks * threads != items) {
-    Value inRange =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, item, index(items));
-    auto guardIf = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
-    b.setInsertionPoint(guardIf.thenBlock()->getTerminator());
-  }
-  // Delinearize: the innermost parallel dimension varies fastest, so the
-  // threads of a warp touch consecutive elements.
+  LaunchFrame frame = buildLaunch(b, loc, items, kernelName);
+  SmallVector<int64_t> extents;
+  for (unsigned d : parallel)
+    extents.push_back(ranges[d]);
+  if (!extents.empty())
+    extents.back() /= lanes;
+  SmallVector<Value> parallelIvs = delinearize(b, loc, frame.item, extents);
   SmallVector<Value> ivs(ranges.size(), Value());
-  Value rest = item;
-  for (int k = static_cast<int>(parallel.size()) - 1; k >= 0; --k) {
-    unsigned dim = parallel[k];
-    bool innermost = k + 1 == static_cast<int>(parallel.size());
-    int64_t extent = ranges[dim] / (innermost ? lanes : 1);
-    Value iv = rest;
-    if (k > 0) {
-      iv = arith::RemUIOp::create(b, loc, rest, index(extent));
-      rest = arith::DivUIOp::create(b, loc, rest, index(extent));
-    }
-    if (innermost && lanes > 1)
-      iv = arith::MulIOp::create(b, loc, iv, index(lanes));
-    ivs[dim] = iv;
-  }
+  for (auto [k, dim] : llvm::enumerate(parallel))
+    ivs[dim] = parallelIvs[k];
+  if (lanes > 1)
+    ivs[parallel.back()] = arith::MulIOp::create(b, loc, ivs[parallel.back()], index(lanes));
   if (!reduction.empty())
     emitReduction(ivs);
   else if (vectorize)
@@ -377,7 +407,7 @@ LogicalResult KernelEmitter::emit(StringRef kernelName) {
     emitPoint(ivs);
 
   // Constants and constant globals (and views of them) move into the kernel.
-  return sinkOperationsIntoLaunchOp(launch, isSinkable);
+  return sinkOperationsIntoLaunchOp(frame.launch, isSinkable);
 }
 
 /// `memref.reshape` with a static result and a constant shape operand ->
@@ -519,32 +549,12 @@ LogicalResult LoopNestEmitter::emit(StringRef kernelName, bool &parallel) {
     if (trips == 0)
       return success(); // nothing to do; the caller erases the nest
   }
-  int64_t threads = inner ? std::min<int64_t>(kMaxThreads, llvm::alignTo(trips, kWarp)) : 1;
-  int64_t blocks = llvm::divideCeil(trips, threads);
-  MLIRContext *ctx = outer.getContext();
-  Value one = index(1);
-  auto launch = gpu::LaunchOp::create(
-      b, loc, index(blocks), one, one, index(threads), one, one, nullptr, nullptr,
-      ValueRange{}, TypeRange{}, TypeRange{}, nullptr, nullptr, nullptr,
-      FlatSymbolRefAttr::get(ctx, kKernelModule), FlatSymbolRefAttr::get(ctx, kernelName));
-  Block &body = launch.getBody().front();
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(&body);
-  auto terminator = gpu::TerminatorOp::create(b, loc);
-  b.setInsertionPoint(terminator);
+  LaunchFrame frame = buildLaunch(b, loc, trips, kernelName, inner ? kMaxThreads : 1);
   Value iv;
-  if (inner) {
-    Value item = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, index(threads)),
-        launch.getThreadIds().x);
-    iv = arith::AddIOp::create(b, loc, index(lb), arith::MulIOp::create(b, loc, item, index(step)));
-    if (blocks * threads != trips) {
-      Value inRange =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, item, index(trips));
-      auto guardIf = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
-      b.setInsertionPoint(guardIf.thenBlock()->getTerminator());
-    }
-  }
+  if (inner)
+    iv = arith::AddIOp::create(b, loc, index(lb),
+                               arith::MulIOp::create(b, loc, frame.item, index(step)));
   IRMapping mapping;
   b.clone(*outer, mapping);
   if (inner) {
@@ -557,7 +567,7 @@ LogicalResult LoopNestEmitter::emit(StringRef kernelName, bool &parallel) {
                                              loopBody->getOperations());
     loop.erase();
   }
-  return sinkOperationsIntoLaunchOp(launch, isSinkable);
+  return sinkOperationsIntoLaunchOp(frame.launch, isSinkable);
 }
 
 struct LinalgToGpu : trc::impl::LinalgToGpuBase<LinalgToGpu> {

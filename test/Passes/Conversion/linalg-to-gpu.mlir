@@ -132,8 +132,8 @@ func.func @constant(%c: memref<4xf32>) {
 // column (3 of a warp) and runs the outer loops in order (deterministic).
 // CHECK-LABEL: func.func @scatter
 // CHECK: gpu.launch {{.*}} function(@scatter_k0_loop)
-// CHECK: %[[COL:[0-9]+]] = arith.addi %c0{{.*}}, %{{[0-9]+}} : index
 // CHECK: scf.if
+// CHECK: %[[COL:[0-9]+]] = arith.addi %c0{{.*}}, %{{[0-9]+}} : index
 // CHECK: scf.for
 // CHECK: scf.for
 // CHECK-NOT: scf.for
