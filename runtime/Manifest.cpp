@@ -11,7 +11,10 @@
 #include "runtime/CudaProgram.h"
 #include "runtime/Names.h"
 
+#include "runtime/HalfFloat.h"
+
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace trc::rt {
@@ -147,6 +150,7 @@ private:
                          uint64_t &hash);
   Status parseSlot(const std::vector<std::string_view> &f);
   Status parseShard(const std::vector<std::string_view> &f);
+  Status parseInit(const std::vector<std::string_view> &f);
   Status parseKernelFile(const std::vector<std::string_view> &f, bool ptx);
   Status parseKernel(const std::vector<std::string_view> &f);
   Status once(const char *record) {
@@ -266,6 +270,8 @@ Status Parser::parseRecord(const std::vector<std::string_view> &f) {
     return parseSlot(f);
   if (kw == "shard")
     return parseShard(f);
+  if (kw == "init")
+    return parseInit(f);
   if (kw == "cubin" || kw == "ptx")
     return parseKernelFile(f, kw == "ptx");
   if (kw == "kernel")
@@ -367,7 +373,7 @@ Status Parser::parseSlot(const std::vector<std::string_view> &f) {
   if (have != rank + tail) {
     std::string expected = std::to_string(rank) + " dims";
     if (tail)
-      expected += ", then offset and trainable|frozen";
+      expected += ", then offset (or -) and trainable|frozen";
     return fail("slot dims: rank " + std::to_string(rank) + " needs " +
                 std::to_string(rank + tail) + " fields after the rank (" +
                 expected + "), got " + std::to_string(have));
@@ -391,9 +397,12 @@ Status Parser::parseSlot(const std::vector<std::string_view> &f) {
   if (slot.kind == SlotKind::Param) {
     std::string_view offField = f[6 + rank];
     std::string_view useField = f[7 + rank];
-    if (!parseUnsigned(offField, slot.offset))
+    if (offField == "-")
+      slot.initialized = true; // an `init` record must follow
+    else if (!parseUnsigned(offField, slot.offset))
       return fail("slot offset: " + quote(offField) +
-                  " is not a non-negative decimal integer");
+                  " is not a non-negative decimal integer (or '-' for a param "
+                  "made by an init record)");
     if (slot.offset % 64 != 0)
       return fail("slot offset: " + std::string(offField) +
                   " is not a multiple of 64");
@@ -458,6 +467,102 @@ Status Parser::parseShard(const std::vector<std::string_view> &f) {
   slot->shardDegree = int64_t(degree);
   slot->fullShape = std::move(full);
   slot->fullElements = fullElements;
+  return Status::success();
+}
+
+// init <slot index> constant <value>
+// init <slot index> normal <mean> <std> <seed>
+// init <slot index> uniform <low> <high> <seed>
+// The param slot (declared above, offset '-') is made from this recipe.
+Status Parser::parseInit(const std::vector<std::string_view> &f) {
+  if (f.size() < 3)
+    return fail("init: expected a slot index, a kind (constant, normal or uniform) "
+                "and its fields");
+  uint64_t index = 0;
+  if (!parseUnsigned(f[1], index) || index > (uint64_t(1) << 31))
+    return fail("init slot: " + quote(f[1]) + " is not a slot index");
+  Slot *slot = nullptr;
+  for (Slot &s : m.slots)
+    if (s.index == int64_t(index))
+      slot = &s;
+  if (!slot)
+    return fail("init: no slot " + std::string(f[1]) + " declared before this record");
+  std::string label = "init: slot " + std::string(f[1]);
+  if (slot->kind != SlotKind::Param)
+    return fail(label + " is an " + slotKindName(slot->kind) +
+                "; only params have initializers");
+  if (slot->initLine)
+    return fail(label + " already has an initializer (line " +
+                std::to_string(slot->initLine) + ")");
+  if (!slot->initialized)
+    return fail(label + ": param '" + percentEncode(slot->name) +
+                "' has its value in weights.bin (offset " + std::to_string(slot->offset) +
+                "); a param made by an init record has offset '-'");
+  if (!isInitializable(slot->dtype))
+    return fail(label + ": param '" + percentEncode(slot->name) + "' is " +
+                dtypeName(slot->dtype) + "; initializers make f32, f64, f16 and bf16 params");
+
+  Initializer init;
+  const char *names[2];
+  size_t numbers = 0;
+  if (f[2] == "constant") {
+    init.kind = InitKind::Constant;
+    numbers = 1;
+    names[0] = "value";
+  } else if (f[2] == "normal") {
+    init.kind = InitKind::Normal;
+    numbers = 2;
+    names[0] = "mean";
+    names[1] = "std";
+  } else if (f[2] == "uniform") {
+    init.kind = InitKind::Uniform;
+    numbers = 2;
+    names[0] = "low";
+    names[1] = "high";
+  } else {
+    return fail("init kind: unknown kind " + quote(f[2]) +
+                " (expected constant, normal or uniform)");
+  }
+  size_t fields = 2 + numbers + (numbers == 2 ? 1 : 0);
+  if (f.size() - 1 != fields)
+    return fail("init " + std::string(f[2]) + ": expected " + std::to_string(fields) +
+                " fields (slot, kind, " +
+                (numbers == 1 ? std::string("value") :
+                 std::string(names[0]) + ", " + names[1] + ", seed") +
+                "), got " + std::to_string(f.size() - 1));
+  double values[2] = {0, 0};
+  for (size_t i = 0; i < numbers; ++i) {
+    std::string_view field = f[3 + i];
+    if (!parseInitNumber(field, values[i]))
+      return fail("init " + std::string(names[i]) + ": " + quote(field) +
+                  " is not a finite decimal number");
+    // The values must exist in the param's dtype.
+    bool representable = true;
+    if (slot->dtype == DType::F32 || slot->dtype == DType::F16 || slot->dtype == DType::BF16) {
+      float narrow = float(values[i]);
+      representable = std::isfinite(narrow);
+      if (slot->dtype == DType::F16)
+        representable = representable && (floatToF16(narrow) & 0x7c00u) != 0x7c00u;
+    }
+    if (i == 0 || init.kind == InitKind::Uniform)
+      if (!representable)
+        return fail("init " + std::string(names[i]) + ": " + std::string(field) +
+                    " is out of range for " + dtypeName(slot->dtype));
+  }
+  init.a = values[0];
+  init.b = values[1];
+  if (init.kind == InitKind::Normal && init.b < 0)
+    return fail("init std: " + std::string(f[4]) + " is negative");
+  if (init.kind == InitKind::Uniform && init.a > init.b)
+    return fail("init uniform: low " + std::string(f[3]) + " is above high " +
+                std::string(f[4]));
+  if (init.kind == InitKind::Uniform && !std::isfinite(init.b - init.a))
+    return fail("init uniform: the range from " + std::string(f[3]) + " to " +
+                std::string(f[4]) + " overflows");
+  if (numbers == 2 && !parseUnsigned(f[5], init.seed))
+    return fail("init seed: " + quote(f[5]) + " is not a 64-bit unsigned decimal integer");
+  slot->init = init;
+  slot->initLine = line;
   return Status::success();
 }
 
@@ -574,6 +679,11 @@ Status Parser::finish() {
   for (const Slot &slot : m.slots) {
     if (slot.kind != SlotKind::Param)
       continue;
+    if (slot.initialized && !slot.initLine) {
+      line = slot.line;
+      return fail("slot offset: param '" + percentEncode(slot.name) +
+                  "' has offset '-' but no init record");
+    }
     if (slot.offset > m.weightsBytes ||
         slot.weightBytes() > m.weightsBytes - slot.offset) {
       line = slot.line;

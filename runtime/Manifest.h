@@ -12,6 +12,10 @@
 //   * a param's offset is a multiple of 64 and its bytes lie inside weights;
 //   * file names are plain names inside the artifact folder;
 //   * a `shard` record follows its slot, whose shape is [ceil(full/degree)].
+//   * a param's offset is '-' exactly when an `init` record (after the slot;
+//     one per slot; floating dtypes only; finite decimal numbers, std >= 0,
+//     low <= high, constants and means and bounds finite in the dtype)
+//     gives its value instead of weights.bin.
 //   * target cuda only: `cubin`/`ptx` records (chip sm_<major><minor>, one
 //     of each kind per chip, plain file names distinct from each other and
 //     from program/weights) and `kernel` records (indices 0..K-1 without gaps
@@ -24,6 +28,7 @@
 #define TRC_RUNTIME_MANIFEST_H
 
 #include "runtime/DType.h"
+#include "runtime/Initializer.h"
 #include "runtime/Status.h"
 
 #include <cstdint>
@@ -45,6 +50,11 @@ struct Slot {
   int64_t numElements = 0;
   uint64_t byteSize = 0;
   uint64_t offset = 0;    // params only: byte offset in weights.bin
+  // Params only: offset '-' and an `init` record: the value is made from
+  // `init` (element i of the full tensor, docs/ARTIFACT.md), not read.
+  bool initialized = false;
+  Initializer init;
+  int initLine = 0; // the `init` record's line (0: none yet)
   bool trainable = false; // params only
   int line = 0;           // where it was declared (for messages)
   // A `shard` record: the slot holds one rank's 1-D shard (ceil(full /
@@ -53,8 +63,13 @@ struct Slot {
   int64_t shardDegree = 0;
   std::vector<int64_t> fullShape;
   int64_t fullElements = 0;
-  // Bytes of the slot's data in weights.bin (the full tensor when sharded).
+  // Elements of the tensor whose values the slot holds (all or a shard).
+  int64_t tensorElements() const { return shardDegree ? fullElements : numElements; }
+  // Bytes of the slot's data in weights.bin (the full tensor when sharded;
+  // none when initialized).
   uint64_t weightBytes() const {
+    if (initialized)
+      return 0;
     return shardDegree ? uint64_t(fullElements) * dtypeSize(dtype) : byteSize;
   }
 };

@@ -6,10 +6,11 @@
 #include "runtime/Session.h"
 
 #include "runtime/Collectives.h"
+#include "runtime/Initializer.h"
+#include "runtime/Names.h"
+#include "runtime/ThreadPool.h"
 
 #include <algorithm>
-
-#include "runtime/Names.h"
 
 namespace trc::rt {
 
@@ -29,6 +30,31 @@ std::string nameList(const Manifest &m, SlotKind kind) {
   }
   return list.empty() ? "none" : list;
 }
+
+// Makes elements [first, first + count) of an initialized param's full
+// tensor (its `init` record) and copies them to `dst` on the device, a
+// chunk at a time through one host buffer of at most 4 Mi elements (so a
+// huge tensor never needs a second full copy on the host); each chunk is
+// filled by the thread pool, the values do not depend on how.
+Status fillInitialized(Backend &backend, const Slot &slot, void *dst, uint64_t first,
+                       uint64_t count) {
+  constexpr uint64_t kChunk = uint64_t(1) << 22, kPiece = uint64_t(1) << 15;
+  size_t elementSize = dtypeSize(slot.dtype);
+  std::vector<unsigned char> host(size_t(std::min(count, kChunk)) * elementSize);
+  for (uint64_t done = 0; done < count; done += kChunk) {
+    uint64_t n = std::min(kChunk, count - done);
+    parallelFor(int64_t((n + kPiece - 1) / kPiece), [&](int64_t piece) {
+      uint64_t begin = uint64_t(piece) * kPiece, end = std::min(n, begin + kPiece);
+      fillInitializer(slot.init, slot.dtype, first + done + begin, end - begin,
+                      host.data() + begin * elementSize);
+    });
+    if (Status st = backend.copyToDevice(static_cast<unsigned char *>(dst) + done * elementSize,
+                                         host.data(), size_t(n * elementSize));
+        !st)
+      return st;
+  }
+  return Status::success();
+}
 } // namespace
 
 Status Session::create(const Artifact &artifact, Backend &backend,
@@ -46,7 +72,23 @@ Status Session::create(const Artifact &artifact, Backend &backend,
       return st.withPrefix(std::string(slotKindName(slot.kind)) + " '" +
                            percentEncode(slot.name) + "': ");
     s->slotPointers_[size_t(slot.index)] = buf.get();
-    if (slot.kind == SlotKind::Param) {
+    if (slot.kind == SlotKind::Param && slot.initialized) {
+      // Made from its init record: this process's elements of the full
+      // tensor (a shard's chunk [shardIndex*c, (shardIndex+1)*c), the
+      // padding past the end left zero), the same values on every rank.
+      uint64_t first = 0, count = uint64_t(slot.numElements);
+      if (slot.shardDegree) {
+        if (shardIndex < 0 || shardIndex >= slot.shardDegree)
+          return Status::error("param '" + percentEncode(slot.name) + "' is sharded over " +
+                               std::to_string(slot.shardDegree) + " ranks; rank " +
+                               std::to_string(shardIndex) + " of its group has no shard");
+        first = std::min(uint64_t(shardIndex) * uint64_t(slot.numElements),
+                         uint64_t(slot.fullElements));
+        count = std::min(uint64_t(slot.numElements), uint64_t(slot.fullElements) - first);
+      }
+      if (Status st = fillInitialized(backend, slot, buf.get(), first, count); !st)
+        return st.withPrefix("param '" + percentEncode(slot.name) + "': ");
+    } else if (slot.kind == SlotKind::Param) {
       // The manifest parser checked offset + bytes <= weights size, and the
       // artifact checked the file has that size.
       if (slot.offset + slot.weightBytes() > artifact.weightsSize())

@@ -1,7 +1,9 @@
 //===- Session.h - one loaded artifact bound to a backend -------------------===//
 //
 // Session::create allocates, once, the arena and one device buffer per slot
-// and copies every param's bytes from the weights. setInput() binds an input
+// and copies every param's bytes from the weights, or, for a param with an
+// `init` record, makes its values (Initializer.h) on the host a chunk at a
+// time and copies them over. setInput() binds an input
 // by name: the name must exist and dtype and shape must match exactly
 // ("input 'x' expects f32 [2, 3], got f32 [3, 2]"). run() refuses to start
 // while an input was never bound ("missing input 'x' (expects f32 [2, 3])"),

@@ -69,8 +69,8 @@ bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error
   std::vector<char> weights;
   std::vector<int64_t> offsets;
   for (const auto &slot : contents.slots) {
-    if (slot.kind != ArtifactSlot::Kind::Param) {
-      offsets.push_back(-1);
+    if (slot.kind != ArtifactSlot::Kind::Param || slot.init) {
+      offsets.push_back(-1); // no bytes: an input, an output, or an `init` record
       continue;
     }
     weights.resize((weights.size() + kWeightAlignment - 1) / kWeightAlignment *
@@ -98,8 +98,14 @@ bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error
        << manifestDType(slot.type.getElementType()) << " " << slot.type.getRank();
     for (int64_t d : slot.type.getShape())
       os << " " << d;
-    if (slot.kind == ArtifactSlot::Kind::Param)
-      os << " " << offsets[i] << " " << (slot.trainable ? "trainable" : "frozen");
+    if (slot.kind == ArtifactSlot::Kind::Param) {
+      os << " ";
+      if (slot.init)
+        os << "-";
+      else
+        os << offsets[i];
+      os << " " << (slot.trainable ? "trainable" : "frozen");
+    }
     os << "\n";
     if (slot.shardDegree) {
       os << "shard " << i << " " << slot.shardDegree << " " << slot.fullShape.size();
@@ -107,6 +113,8 @@ bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error
         os << " " << d;
       os << "\n";
     }
+    if (slot.init)
+      os << "init " << i << " " << rt::formatInitializer(*slot.init) << "\n";
   }
   os << "end\n";
 

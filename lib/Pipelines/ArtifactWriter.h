@@ -9,10 +9,13 @@
 #ifndef TRC_LIB_PIPELINES_ARTIFACTWRITER_H
 #define TRC_LIB_PIPELINES_ARTIFACTWRITER_H
 
+#include "runtime/Initializer.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +28,8 @@ struct ArtifactSlot {
   mlir::RankedTensorType type;
   bool trainable = false;
   llvm::ArrayRef<char> initialBytes; // params only (the full tensor when sharded)
+  // weights=init: the param's `init` record instead of bytes in weights.bin.
+  std::optional<rt::Initializer> init;
   // A 1-D shard of a tensor of `fullShape` over `shardDegree` ranks (a
   // manifest `shard` record); 0 when not sharded.
   int64_t shardDegree = 0;

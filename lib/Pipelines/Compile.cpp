@@ -18,6 +18,8 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Transforms/Passes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "runtime/Initializer.h"
+
 #include "llvm/Support/Format.h"
 #include <algorithm>
 
@@ -43,10 +45,23 @@ bool parseCompileOptions(llvm::StringRef text, CompileOptions &options,
       options.entry = value.str();
     } else if (key == "emulate" && value == "cuda") {
       options.emulateCuda = true;
+    } else if (key == "weights") {
+      if (value != "values" && value != "init") {
+        error = "--trc-compile: bad value '" + value.str() +
+                "' for option 'weights' (expected weights=values or weights=init)";
+        return false;
+      }
+      options.weights = value.str();
+    } else if (key == "seed") {
+      if (value.empty() || value.getAsInteger(10, options.seed)) {
+        error = "--trc-compile: bad value '" + value.str() +
+                "' for option 'seed' (expected a decimal integer from 0 to 2^64-1)";
+        return false;
+      }
     } else {
       error = "--trc-compile: unknown or bad option '" + item.str() +
               "' (expected target=cpu|cuda, cpu=NAME, opt=0..3, entry=FUNCTION, "
-              "emulate=cuda)";
+              "emulate=cuda, weights=values|init, seed=N)";
       return false;
     }
   }
@@ -206,6 +221,24 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
       slot.name = name.str();
       slot.trainable = param.isTrainable();
       slot.initialBytes = initialBytes(param.getInitialValueAttr(), expanded[i]);
+      // weights=init: a trainable parameter becomes the recipe its values
+      // follow (docs/ARTIFACT.md); its bytes stay out of weights.bin.
+      if (options.weights == "init" && slot.trainable) {
+        rt::DType dtype;
+        rt::Initializer init;
+        auto elementType = param.getInitialValueAttr().getShapedType().getElementType();
+        int64_t count = param.getInitialValueAttr().getShapedType().getNumElements();
+        if (rt::parseDType(manifestDType(elementType), dtype) && rt::isInitializable(dtype) &&
+            slot.initialBytes.size() == size_t(count) * rt::dtypeSize(dtype) &&
+            rt::deriveInitializer(dtype, slot.initialBytes.data(), uint64_t(count),
+                                  rt::parameterSeed(options.seed, slot.name), init)) {
+          slot.init = init;
+          slot.initialBytes = {};
+        } else {
+          log << "note: " << outPath << ": parameter '" << slot.name
+              << "' keeps its values in weights.bin (no initializer describes them)\n";
+        }
+      }
     } else {
       slot.kind = ArtifactSlot::Kind::Input;
       slot.name = inputName(main, i);

@@ -25,9 +25,17 @@ struct CompileOptions {
   std::string entry = "main";
   /// target=cpu only: run the CUDA backend's kernels as host loops.
   bool emulateCuda = false;
+  /// "values": weights.bin holds every parameter's initial value. "init":
+  /// each trainable parameter is written as an `init` record (constant,
+  /// normal or uniform, derived from its value; docs/ARTIFACT.md) and made
+  /// by the runtime; frozen ones keep their values.
+  std::string weights = "values";
+  /// weights=init: parameter p's seed is splitmix64(seed ^ fnv1a64(p)).
+  uint64_t seed = 0;
 };
 
-/// Parses "target=cpu cpu=native opt=3" (spaces or commas between keys).
+/// Parses "target=cpu cpu=native opt=3 weights=init seed=7" (spaces or
+/// commas between keys).
 bool parseCompileOptions(llvm::StringRef text, CompileOptions &options,
                          std::string &error);
 
