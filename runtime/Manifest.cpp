@@ -373,7 +373,7 @@ Status Parser::parseSlot(const std::vector<std::string_view> &f) {
   if (have != rank + tail) {
     std::string expected = std::to_string(rank) + " dims";
     if (tail)
-      expected += ", then offset (or -) and trainable|frozen";
+      expected += ", then offset and trainable|frozen";
     return fail("slot dims: rank " + std::to_string(rank) + " needs " +
                 std::to_string(rank + tail) + " fields after the rank (" +
                 expected + "), got " + std::to_string(have));

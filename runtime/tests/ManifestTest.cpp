@@ -386,3 +386,79 @@ TEST(Manifest, RejectsBadShardRecords) {
                                                "shard 0 4 1 36\nend\n",
                         "lies past the end of weights.bin");
 }
+
+// `init` records: a param (offset '-') made from a recipe, not weights.bin.
+TEST(Manifest, ParsesInitRecords) {
+  std::string text = std::string(kHeader) +
+                     "slot 0 param W f32 2 3 2 - trainable\n"
+                     "init 0 normal -0.5 0.02 18446744073709551615\n"
+                     "slot 1 param b bf16 1 2 - trainable\n"
+                     "init 1 constant 1\n"
+                     "slot 2 param S f16 1 3 - trainable\n"
+                     "shard 2 2 1 5\n"
+                     "init 2 uniform -1e-3 2.5E+1 7\n"
+                     "slot 3 param mask f32 1 4 0 frozen\n"
+                     "end\n";
+  Manifest m;
+  Status s = parseManifest(text, m);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_TRUE(m.slots[0].initialized);
+  EXPECT_EQ(m.slots[0].init.kind, InitKind::Normal);
+  EXPECT_EQ(m.slots[0].init.a, -0.5);
+  EXPECT_EQ(m.slots[0].init.b, 0.02);
+  EXPECT_EQ(m.slots[0].init.seed, ~uint64_t(0));
+  EXPECT_EQ(m.slots[0].initLine, 8);
+  EXPECT_EQ(m.slots[0].weightBytes(), 0u);
+  EXPECT_EQ(m.slots[1].init.kind, InitKind::Constant);
+  EXPECT_EQ(m.slots[1].init.a, 1.0);
+  EXPECT_EQ(m.slots[2].init.kind, InitKind::Uniform);
+  EXPECT_EQ(m.slots[2].init.a, -1e-3);
+  EXPECT_EQ(m.slots[2].init.b, 25.0);
+  EXPECT_EQ(m.slots[2].init.seed, 7u);
+  EXPECT_EQ(m.slots[2].tensorElements(), 5);
+  EXPECT_FALSE(m.slots[3].initialized);
+  EXPECT_EQ(m.slots[3].weightBytes(), 16u);
+}
+
+TEST(Manifest, RejectsBadInitRecords) {
+  std::string head = std::string(kHeader) + "slot 0 param W f32 2 3 2 - trainable\n";
+  auto bad = [&](const std::string &records) { return head + records + "end\n"; };
+  EXPECT_MANIFEST_ERROR(bad("init 0 normal 0 0.02 1\ninit 0 constant 1\n"),
+                        "line 9: init: slot 0 already has an initializer (line 8)");
+  EXPECT_MANIFEST_ERROR(bad("init 1 constant 1\n"), "line 8: init: no slot 1 declared before");
+  EXPECT_MANIFEST_ERROR(bad(""), "line 7: slot offset: param 'W' has offset '-' but no init record");
+  EXPECT_MANIFEST_ERROR(bad("init 0 gaussian 0 1 1\n"),
+                        "line 8: init kind: unknown kind 'gaussian' (expected constant, normal or uniform)");
+  EXPECT_MANIFEST_ERROR(bad("init 0 normal 0 1\n"),
+                        "line 8: init normal: expected 5 fields (slot, kind, mean, std, seed), got 4");
+  EXPECT_MANIFEST_ERROR(bad("init 0 constant 1 2\n"),
+                        "line 8: init constant: expected 3 fields (slot, kind, value), got 4");
+  EXPECT_MANIFEST_ERROR(bad("init 0\n"), "line 8: init: expected a slot index, a kind");
+  EXPECT_MANIFEST_ERROR(bad("init x constant 1\n"), "line 8: init slot: 'x' is not a slot index");
+  EXPECT_MANIFEST_ERROR(bad("init 0 normal 0 nan 1\n"), "line 8: init std: 'nan' is not a finite decimal number");
+  EXPECT_MANIFEST_ERROR(bad("init 0 normal 0x1 1 1\n"), "line 8: init mean: '0x1' is not a finite decimal number");
+  EXPECT_MANIFEST_ERROR(bad("init 0 constant inf\n"), "line 8: init value: 'inf' is not a finite decimal number");
+  EXPECT_MANIFEST_ERROR(bad("init 0 normal 0 -1 1\n"), "line 8: init std: -1 is negative");
+  EXPECT_MANIFEST_ERROR(bad("init 0 uniform 1 -1 1\n"), "line 8: init uniform: low 1 is above high -1");
+  EXPECT_MANIFEST_ERROR(bad("init 0 uniform -1e308 1e308 1\n"), "out of range for f32");
+  EXPECT_MANIFEST_ERROR(bad("init 0 constant 1e39\n"), "line 8: init value: 1e39 is out of range for f32");
+  EXPECT_MANIFEST_ERROR(bad("init 0 normal 0 1 -1\n"),
+                        "line 8: init seed: '-1' is not a 64-bit unsigned decimal integer");
+  EXPECT_MANIFEST_ERROR(bad("init 0 normal 0 1 18446744073709551616\n"), "line 8: init seed");
+  // Only params made by their record, and only floating ones.
+  EXPECT_MANIFEST_ERROR(std::string(kHeader) + "slot 0 param W f32 1 2 0 trainable\n"
+                                               "init 0 constant 1\nend\n",
+                        "line 8: init: slot 0: param 'W' has its value in weights.bin (offset 0); "
+                        "a param made by an init record has offset '-'");
+  EXPECT_MANIFEST_ERROR(std::string(kHeader) + "slot 0 input x f32 1 2\ninit 0 constant 1\nend\n",
+                        "line 8: init: slot 0 is an input; only params have initializers");
+  EXPECT_MANIFEST_ERROR(std::string(kHeader) + "slot 0 param n i64 1 2 - trainable\n"
+                                               "init 0 constant 1\nend\n",
+                        "line 8: init: slot 0: param 'n' is i64; initializers make f32, f64, f16 "
+                        "and bf16 params");
+  EXPECT_MANIFEST_ERROR(std::string(kHeader) + "slot 0 param h f16 1 2 - trainable\n"
+                                               "init 0 constant 70000\nend\n",
+                        "line 8: init value: 70000 is out of range for f16");
+  EXPECT_MANIFEST_ERROR(std::string(kHeader) + "slot 0 param W f32 1 2 x trainable\nend\n",
+                        "line 7: slot offset: 'x' is not a non-negative decimal integer (or '-'");
+}
