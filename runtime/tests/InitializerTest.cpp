@@ -3,7 +3,7 @@
 // Element i is a pure function of the record and i: the same bits however
 // the tensor is cut into chunks or shards, fixed golden values, and bit for
 // bit what an independent Python implementation of docs/ARTIFACT.md
-// computes (init_reference.py; skipped without the project's Python).
+// computes (scripts/init_reference.py; skipped without the project's Python).
 // Statistics of large tensors; constants exact in every dtype; the
 // portable log and cosine against libm; manifest numbers; the compiler's
 // derivation of a recipe from values; Session making initialized params
@@ -102,7 +102,7 @@ TEST(Initializer, SameValuesForAnyChunking) {
 
 TEST(Initializer, GoldenValues) {
   // Fixed by the format: a change here changes every initialized artifact.
-  // (Computed by init_reference.py, which follows docs/ARTIFACT.md.)
+  // (Computed by scripts/init_reference.py, which follows docs/ARTIFACT.md.)
   const uint64_t normal[4] = {0x3fd08c682b9a18cfULL, 0x3fd00284b91e6ca4ULL, 0x3fcb3de47c96f35eULL,
                               0x3fd0d09501405464ULL};
   const uint64_t uniform[4] = {0xbf9b92822e8d94e4ULL, 0xbfbcf5fa96cd24f9ULL, 0x3fc8118709ed0c58ULL,

@@ -121,8 +121,13 @@ bool compile(const std::string &model,
   }
   CompileOptions compile;
   compile.target = target;
-  if (training)
+  if (training) {
     compile.entry = "train_step";
+    if (training->initWeights) {
+      compile.weights = "init";
+      compile.seed = training->initSeed;
+    }
+  }
   std::string log;
   llvm::raw_string_ostream logStream(log);
   std::string out = (dir + "/artifact").str();

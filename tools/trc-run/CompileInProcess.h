@@ -31,6 +31,8 @@ struct TrainingBuild {
   std::string precision = "fp32"; // fp32, bf16 or fp16 (fp16 adds loss scaling)
   std::string tokenInput;        // graph input of the token ids
   std::string dataParallelOptions; // trc-data-parallel's options; "" = one process
+  bool initWeights = false;      // weights=init: trainable params from their recipes
+  uint64_t initSeed = 0;         // weights=init's seed=
 };
 
 /// What the compiler learned about the model that the trainer checks.

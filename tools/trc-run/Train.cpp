@@ -127,6 +127,8 @@ int configure(const TrainArgs &a, Run &run) {
       options += " accumulate=true";
   }
   run.build.trainStepOptions = options;
+  run.build.initWeights = a.initWeights;
+  run.build.initSeed = uint64_t(run.seed);
   run.build.loss = valueOr(a, "--loss", "");
   if (a.values.count("--loss") && run.build.loss != "cross_entropy")
     return fail("option '--loss' expects cross_entropy, got '" + run.build.loss + "'");

@@ -7,7 +7,7 @@
 //       [--metrics FILE.jsonl] [--checkpoint-dir D --checkpoint-every K]
 //       [--resume] [--device cpu|cuda|auto] [--loss cross_entropy [--ignore-index I]]
 //       [--precision fp32|bf16|fp16 [--loss-scale S]] [--grad-accum K]
-//       [--export-onnx OUT.onnx]
+//       [--export-onnx OUT.onnx] [--init-weights]
 //
 // Compiles the model's training step in-process (optional loss for logits
 // models, mixed precision, autodiff, optimizer), then runs N steps on
@@ -18,6 +18,9 @@
 // micro-steps of B/K rows and applies one update; with fp16 a step whose
 // gradients overflow is skipped and the loss scale backs off (LossScaler.h).
 // Token ids are checked against the rows of the embedding they index.
+// --init-weights compiles with weights=init (seed --seed): each trainable
+// parameter starts from fresh values of the recipe its exported values
+// follow instead of those values (docs/ARTIFACT.md).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRC_TOOLS_TRC_RUN_TRAIN_H
@@ -34,6 +37,7 @@ struct TrainArgs {
   std::map<std::string, std::string> values;   // --flag value
   std::vector<std::string> feeds;              // --feed NAME=inputs|targets
   bool shuffle = false, resume = false, nesterov = false;
+  bool initWeights = false; // --init-weights: fresh parameters (weights=init)
 };
 
 /// Runs training; prints `error: ...` and returns 1 on any problem.

@@ -77,6 +77,9 @@ const char *kUsage =
     "      [--loss cross_entropy [--ignore-index I]]  (for models that output logits)\n"
     "      [--precision fp32|bf16|fp16 [--loss-scale S]] [--grad-accum K]\n"
     "      [--checkpoint-dir D --checkpoint-every K] [--resume]\n"
+    "      [--init-weights]  (start from fresh values drawn like the model's own:\n"
+    "                         each trainable weight's constant, normal or uniform\n"
+    "                         recipe, seeded by --seed; see docs/ARTIFACT.md)\n"
     "      [--config JSON|FILE.json|auto]  (parallelism: ddp, zero_stage,\n"
     "                      shard_optimizer_state, sharded_data_parallel_degree,\n"
     "                      hybrid_shard_degree, bucket_cap_mb; launch with mpirun)\n"
@@ -92,7 +95,7 @@ const char *kTrainingFlags[] = {
     "--checkpoint-dir", "--checkpoint-every", "--feed", "--loss", "--ignore-index",
     "--precision", "--grad-accum", "--loss-scale", "--config",
 };
-const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov"};
+const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights"};
 
 struct Options {
   std::string model;
@@ -155,8 +158,10 @@ Status parseArgs(int argc, char **argv, Options &opt) {
       if (inlineValue)
         return Status::error("option '" + flag + "' takes no value");
       opt.training = true;
-      (flag == "--shuffle" ? opt.train.shuffle
-                           : flag == "--resume" ? opt.train.resume : opt.train.nesterov) = true;
+      (flag == "--shuffle"        ? opt.train.shuffle
+       : flag == "--resume"       ? opt.train.resume
+       : flag == "--init-weights" ? opt.train.initWeights
+                                  : opt.train.nesterov) = true;
       continue;
     }
     bool isTraining = false;
