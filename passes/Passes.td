@@ -500,7 +500,14 @@ def LinalgToGpu : Pass<"trc-linalg-to-gpu", "mlir::func::FuncOp"> {
     computes one point (delinearized with constant divisions) and runs the
     op's reduction dimensions as a sequential loop whose accumulators stay
     in registers (`scf.for` with `iter_args`), reading the output once and
-    writing it once. Elementwise ops whose innermost dimension is a
+    writing it once. A reduction over trailing dimensions and the ops after
+    it on the same rows (elementwise over the same space, reductions over
+    the same dimensions, ops over the rows: a layer norm, a softmax) form
+    one row kernel, a thread per row: reductions and row results stay in
+    registers, elementwise results are recomputed where they are read and
+    stored only when read after the group (every buffer the group writes
+    is accessed row-locally inside it, and nothing it reads overlaps one it
+    writes). Elementwise ops whose innermost dimension is a
     multiple of 4 and contiguous in every operand move 4 elements per thread
     with 16-byte vector loads and stores (`vector.load`/`vector.store`).
     Constants read in a kernel (`memref.get_global` and views of it) are
@@ -588,8 +595,8 @@ def GpuLaunchToLoops : Pass<"trc-gpu-launch-to-loops", "mlir::func::FuncOp"> {
     communicate (no barriers, shuffles or shared memory: all that
     trc-linalg-to-gpu makes); anything else is an error. With it the CPU
     backend runs the CUDA backend's kernels, so that their indexing,
-    vector accesses, reductions and loop nests are checked against
-    onnxruntime and the CPU's own lowering without a GPU
+    vector accesses, reductions, row kernels and loop nests are checked
+    against onnxruntime and the CPU's own lowering without a GPU
     (`--trc-compile="target=cpu emulate=cuda"`).
 
     ```mlir

@@ -77,10 +77,13 @@ std::string cudaLoweringPipeline() {
 }
 
 /// The same kernels run as host loops, compiled like the CPU backend's
-/// loops (sequentially, libm for math), with the CPU's BLAS.
+/// loops (sequentially), with the CPU's BLAS and the CPU's math (its
+/// polynomial approximations, not libdevice's): a step then computes
+/// exactly what the CPU backend computes, so a comparison isolates the
+/// kernels' indexing, fusion and reduction order.
 std::string cudaEmulationPipeline() {
   return kernelsPipeline(/*cublasLt=*/false) +
-         "func.func(trc-gpu-launch-to-loops), canonicalize, "
+         "func.func(trc-gpu-launch-to-loops), canonicalize, trc-approximate-math, "
          "expand-strided-metadata, lower-affine, convert-math-to-funcs, "
          "convert-scf-to-cf, convert-vector-to-llvm, finalize-memref-to-llvm, "
          "convert-math-to-llvm, convert-math-to-libm, convert-arith-to-llvm, "

@@ -570,6 +570,317 @@ LogicalResult LoopNestEmitter::emit(StringRef kernelName, bool &parallel) {
   return sinkOperationsIntoLaunchOp(frame.launch, isSinkable);
 }
 
+
+//===----------------------------------------------------------------------===//
+// Row kernels: a reduction and the ops after it on the same rows, fused
+//===----------------------------------------------------------------------===//
+
+/// A reduction over the trailing dimensions of a space S (k row dimensions,
+/// then m reduced ones) and the ops after it on the same rows form one
+/// kernel, one thread per row (layer norm, softmax: what trc-fuse's
+/// reduction fusions group). What an op of the group writes is never read
+/// back from memory inside it: reductions and row ops (over S[:k]) leave a
+/// scalar per row in a register, elementwise ops over S are recomputed
+/// wherever they are read (inside a reduction's loop, or in the final loop
+/// that stores them), and only results read after the group are stored, at
+/// the end of the thread. So every buffer the group writes must be
+/// accessed inside it only row-locally (the identity map over S, or the
+/// row prefix), and no other buffer it reads may overlap one it writes.
+enum class RowRole { None, Full, Reduction, Row };
+
+struct RowGroup {
+  SmallVector<int64_t> space; // S
+  unsigned rows = 0;          // k
+  SmallVector<linalg::GenericOp> ops;
+  SmallVector<RowRole> roles;
+  // source[i][j]: the group op whose result op i's operand j reads, or -1
+  // for the buffer's contents before the group.
+  SmallVector<SmallVector<int>> source;
+  SmallVector<bool> stores; // op i's result is read after the group
+};
+
+AffineMap rowPrefixMap(unsigned dims, unsigned rows, MLIRContext *ctx) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d = 0; d < rows; ++d)
+    exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(dims, 0, exprs, ctx);
+}
+
+RowRole roleIn(linalg::GenericOp op, ArrayRef<int64_t> space, unsigned rows) {
+  if (op.getNumDpsInits() != 1 || !op.hasPureBufferSemantics())
+    return RowRole::None;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  bool allParallel = llvm::all_of(iterators, linalg::isParallelIterator);
+  if (ArrayRef(ranges) == space) {
+    if (allParallel)
+      return out.isIdentity() ? RowRole::Full : RowRole::None;
+    for (auto [d, it] : llvm::enumerate(iterators))
+      if (linalg::isParallelIterator(it) != (d < rows))
+        return RowRole::None;
+    return out == rowPrefixMap(space.size(), rows, op.getContext()) ? RowRole::Reduction
+                                                                     : RowRole::None;
+  }
+  if (ArrayRef(ranges) == space.take_front(rows) && allParallel && out.isIdentity())
+    return RowRole::Row;
+  return RowRole::None;
+}
+
+/// The group starting at `ops[first]` (a reduction over trailing
+/// dimensions), extended over the next ops while they qualify; `between`
+/// says whether the host code between two ops may be crossed (pure).
+RowGroup formRowGroup(ArrayRef<linalg::GenericOp> ops, size_t first) {
+  RowGroup g;
+  linalg::GenericOp head = ops[first];
+  SmallVector<utils::IteratorType> iterators = head.getIteratorTypesArray();
+  unsigned rows = 0;
+  while (rows < iterators.size() && linalg::isParallelIterator(iterators[rows]))
+    ++rows;
+  if (rows == iterators.size())
+    return g;
+  g.space = head.getStaticLoopRanges();
+  g.rows = rows;
+  if (roleIn(head, g.space, rows) != RowRole::Reduction)
+    return g;
+  MLIRContext *ctx = head.getContext();
+  unsigned dims = g.space.size();
+  AffineMap full = AffineMap::getMultiDimIdentityMap(dims, ctx);
+  AffineMap prefix = rowPrefixMap(dims, rows, ctx);
+  AffineMap rowIdentity = AffineMap::getMultiDimIdentityMap(rows, ctx);
+
+  llvm::DenseMap<Value, int> writer;  // buffer -> latest group op writing it
+  SmallVector<std::tuple<Value, AffineMap, RowRole>> externalReads;
+  // Whether `role` reading `buffer` (written by a `kind` op) with `map` is
+  // row-local.
+  auto rowLocal = [&](RowRole reader, RowRole kind, AffineMap map) {
+    if (kind == RowRole::Full)
+      return reader != RowRole::Row && map == full;
+    return reader == RowRole::Row ? map == rowIdentity : map == prefix;
+  };
+  for (size_t i = first; i < ops.size(); ++i) {
+    linalg::GenericOp op = ops[i];
+    if (i > first) {
+      // Only pointer arithmetic between the group's ops on the host.
+      for (Operation *o = ops[i - 1]->getNextNode(); o && o != op; o = o->getNextNode())
+        if (!isMemoryEffectFree(o))
+          return g;
+      if (op->getBlock() != ops[i - 1]->getBlock() || !ops[i - 1]->isBeforeInBlock(op))
+        return g;
+    }
+    RowRole role = roleIn(op, g.space, rows);
+    if (role == RowRole::None)
+      return g;
+    SmallVector<int> sources;
+    SmallVector<std::tuple<Value, AffineMap, RowRole>> reads;
+    bool ok = true;
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value buffer = operand.get();
+      if (!isa<MemRefType>(buffer.getType())) {
+        sources.push_back(-1);
+        continue;
+      }
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      if (auto it = writer.find(buffer); it != writer.end()) {
+        ok &= rowLocal(role, g.roles[it->second], map);
+        sources.push_back(it->second);
+        continue;
+      }
+      for (auto &[written, index] : writer)
+        ok &= !extentOf(written).overlaps(extentOf(buffer));
+      reads.push_back({buffer, map, role});
+      sources.push_back(-1);
+    }
+    Value result = op.getDpsInits()[0];
+    RowRole kind = role == RowRole::Full ? RowRole::Full : RowRole::Row;
+    if (auto it = writer.find(result);
+        it != writer.end() && (g.roles[it->second] == RowRole::Full) != (kind == RowRole::Full))
+      ok = false;
+    for (auto &[read, map, reader] : llvm::concat<std::tuple<Value, AffineMap, RowRole>>(
+             externalReads, reads))
+      if (extentOf(read).overlaps(extentOf(result)))
+        ok &= read == result && rowLocal(reader, kind, map);
+    if (!ok)
+      return g;
+    g.ops.push_back(op);
+    g.roles.push_back(role);
+    g.source.push_back(std::move(sources));
+    llvm::append_range(externalReads, reads);
+    writer[result] = static_cast<int>(g.ops.size()) - 1;
+  }
+  return g;
+}
+
+/// Marks which results of `g` are read after it: the last version of a
+/// buffer the caller sees (not an arena temporary) or that an op after the
+/// group uses.
+void markStores(RowGroup &g) {
+  g.stores.assign(g.ops.size(), false);
+  Operation *last = g.ops.back();
+  Block *block = last->getBlock();
+  llvm::DenseMap<Value, int> lastWriter;
+  for (auto [i, op] : llvm::enumerate(g.ops))
+    lastWriter[op.getDpsInits()[0]] = static_cast<int>(i);
+  llvm::SmallPtrSet<Operation *, 8> members;
+  for (linalg::GenericOp op : g.ops)
+    members.insert(op);
+  for (auto &[buffer, i] : lastWriter) {
+    bool read = !buffer.getDefiningOp<memref::ViewOp>();
+    SmallVector<Value> worklist{buffer};
+    while (!worklist.empty() && !read) {
+      Value v = worklist.pop_back_val();
+      for (Operation *user : v.getUsers()) {
+        if (isa<ViewLikeOpInterface>(user)) {
+          llvm::append_range(worklist, user->getResults());
+          continue;
+        }
+        Operation *top = block->findAncestorOpInBlock(*user);
+        if (!top || (!members.contains(top) && last->isBeforeInBlock(top)))
+          read = true;
+      }
+    }
+    g.stores[i] = read;
+  }
+}
+
+class RowGroupEmitter {
+public:
+  RowGroupEmitter(RowGroup &g, OpBuilder &b,
+                  const llvm::DenseMap<Operation *, SmallVector<Value>> &fills)
+      : g(g), b(b), loc(g.ops.front().getLoc()), fills(fills) {}
+
+  LogicalResult emit(StringRef kernelName) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(g.ops.back()); // every operand is defined by then
+    ArrayRef<int64_t> rowExtents = ArrayRef(g.space).take_front(g.rows);
+    int64_t items = 1;
+    for (int64_t e : rowExtents)
+      items *= e;
+    LaunchFrame frame = buildLaunch(b, loc, items, kernelName);
+    rowIvs = delinearize(b, loc, frame.item, rowExtents);
+    for (auto [i, op] : llvm::enumerate(g.ops)) {
+      if (g.roles[i] == RowRole::Reduction)
+        rowValues[i] = reduce(i);
+      else if (g.roles[i] == RowRole::Row)
+        rowValues[i] = rowOp(i);
+    }
+    // The elementwise results read after the group, in one pass over S.
+    SmallVector<int> fullStores;
+    for (auto [i, role] : llvm::enumerate(g.roles))
+      if (role == RowRole::Full && g.stores[i])
+        fullStores.push_back(static_cast<int>(i));
+    if (!fullStores.empty())
+      overReduced({}, [&](ArrayRef<Value> ivs, ValueRange) {
+        Memo memo;
+        SmallVector<Value> values;
+        for (int i : fullStores)
+          values.push_back(full(i, memo, ivs));
+        for (auto [i, value] : llvm::zip(fullStores, values))
+          memref::StoreOp::create(b, loc, value, g.ops[i].getDpsInits()[0], ivs);
+        return SmallVector<Value>();
+      });
+    for (auto [i, role] : llvm::enumerate(g.roles))
+      if (role != RowRole::Full && g.stores[i])
+        memref::StoreOp::create(b, loc, rowValues[i], g.ops[i].getDpsInits()[0], rowIvs);
+    return sinkOperationsIntoLaunchOp(frame.launch, isSinkable);
+  }
+
+private:
+  using Memo = llvm::DenseMap<int, Value>;
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+
+  /// Nested scf.for over the reduced dimensions carrying `init`; `body`
+  /// gets the full indices and the carried values and returns the next.
+  SmallVector<Value>
+  overReduced(ValueRange init,
+              llvm::function_ref<SmallVector<Value>(ArrayRef<Value>, ValueRange)> body) {
+    SmallVector<Value> ivs(rowIvs);
+    std::function<SmallVector<Value>(unsigned, ValueRange)> nest =
+        [&](unsigned dim, ValueRange carried) -> SmallVector<Value> {
+      auto loop = scf::ForOp::create(b, loc, index(0), index(g.space[dim]), index(1), carried);
+      OpBuilder::InsertionGuard guard(b);
+      Block *loopBody = loop.getBody();
+      if (!loopBody->empty() && loopBody->back().hasTrait<OpTrait::IsTerminator>())
+        loopBody->back().erase(); // the builder's yield (no carried values)
+      b.setInsertionPointToStart(loopBody);
+      ivs.push_back(loop.getInductionVar());
+      SmallVector<Value> next = dim + 1 < g.space.size()
+                                    ? nest(dim + 1, loop.getRegionIterArgs())
+                                    : body(ivs, loop.getRegionIterArgs());
+      ivs.pop_back();
+      scf::YieldOp::create(b, loc, next);
+      return SmallVector<Value>(loop.getResults());
+    };
+    return nest(g.rows, init);
+  }
+
+  /// The value op `i`'s operand reads at `ivs` (S or row indices).
+  Value operand(int i, OpOperand &operand, Memo &memo, ArrayRef<Value> ivs) {
+    Value buffer = operand.get();
+    if (!isa<MemRefType>(buffer.getType()))
+      return buffer;
+    int src = g.source[i][operand.getOperandNumber()];
+    if (src < 0) {
+      AffineMap map = g.ops[i].getMatchingIndexingMap(&operand);
+      return memref::LoadOp::create(b, loc, buffer,
+                                    *affine::expandAffineMap(b, loc, map, ivs));
+    }
+    return g.roles[src] == RowRole::Full ? full(src, memo, ivs) : rowValues[src];
+  }
+
+  SmallVector<Value> arguments(int i, Memo &memo, ArrayRef<Value> ivs, bool withInit) {
+    linalg::GenericOp op = g.ops[i];
+    SmallVector<Value> args;
+    for (OpOperand &o : op->getOpOperands()) {
+      bool used = !op.getMatchingBlockArgument(&o).use_empty();
+      args.push_back(used && (withInit || !op.isDpsInit(&o)) ? operand(i, o, memo, ivs)
+                                                             : Value());
+    }
+    return args;
+  }
+
+  /// Elementwise op `i` at `ivs`, computed once per loop body.
+  Value full(int i, Memo &memo, ArrayRef<Value> ivs) {
+    if (Value known = memo.lookup(i))
+      return known;
+    SmallVector<Value> args = arguments(i, memo, ivs, /*withInit=*/true);
+    return memo[i] = cloneBody(b, g.ops[i], args, ivs).front();
+  }
+
+  Value rowOp(int i) {
+    Memo memo;
+    return cloneBody(b, g.ops[i], arguments(i, memo, rowIvs, true), rowIvs).front();
+  }
+
+  Value reduce(int i) {
+    linalg::GenericOp op = g.ops[i];
+    Value init;
+    auto it = fills.find(op);
+    if (it != fills.end() && !it->second.empty() && it->second[0]) {
+      init = it->second[0];
+    } else {
+      Memo memo;
+      SmallVector<Value> ivs(rowIvs);
+      ivs.append(g.space.size() - g.rows, index(0)); // the output ignores them
+      init = operand(i, *op.getDpsInitOperand(0), memo, ivs);
+    }
+    return overReduced(init, [&](ArrayRef<Value> ivs, ValueRange acc) {
+             Memo memo;
+             SmallVector<Value> args = arguments(i, memo, ivs, /*withInit=*/false);
+             args.back() = acc.front();
+             return cloneBody(b, op, args, ivs);
+           })
+        .front();
+  }
+
+  RowGroup &g;
+  OpBuilder &b;
+  Location loc;
+  const llvm::DenseMap<Operation *, SmallVector<Value>> &fills;
+  SmallVector<Value> rowIvs;
+  llvm::DenseMap<int, Value> rowValues;
+};
+
 struct LinalgToGpu : trc::impl::LinalgToGpuBase<LinalgToGpu> {
   /// The kernels made here are later translated to LLVM IR by MLIR's NVVM
   /// target (gpu-module-to-binary), which needs these translations in the
@@ -602,16 +913,69 @@ struct LinalgToGpu : trc::impl::LinalgToGpuBase<LinalgToGpu> {
       if (auto named = dyn_cast<linalg::LinalgOp>(op); named && !gone.contains(op))
         if (SmallVector<Value> fills = foldFills(rewriter, named, gone); !fills.empty())
           folded[op] = std::move(fills);
-    int counter = 0;
+    // Named ops become generics (their names kept for the kernels').
+    llvm::DenseMap<Operation *, std::string> names;
+    SmallVector<Operation *> items;
     for (Operation *op : work) {
       if (gone.contains(op))
         continue; // a fill folded into the reduction after it
-      if (auto named = dyn_cast<linalg::LinalgOp>(op)) {
-        if (failed(lower(rewriter, named, counter)))
+      auto named = dyn_cast<linalg::LinalgOp>(op);
+      if (!named) {
+        items.push_back(op);
+        continue;
+      }
+      std::string name = named->getName().stripDialect().str();
+      FailureOr<linalg::GenericOp> generic = prepare(rewriter, named); // may erase `named`
+      if (failed(generic))
+        return signalPassFailure();
+      if (*generic) {
+        names[*generic] = name;
+        if (auto it = folded.find(op); it != folded.end() && op != *generic) {
+          SmallVector<Value> fills = std::move(it->second);
+          folded.erase(it);
+          folded[*generic] = std::move(fills);
+        }
+        items.push_back(*generic);
+      } else {
+        folded.erase(op); // nothing to compute: erased
+      }
+    }
+
+    int counter = 0;
+    std::string prefix = (func.getSymName() + "_k").str();
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (auto loop = dyn_cast<scf::ForOp>(items[i])) {
+        if (failed(lowerLoopNest(rewriter, loop, counter)))
           return signalPassFailure();
-      } else if (failed(lowerLoopNest(rewriter, cast<scf::ForOp>(op), counter))) {
+        continue;
+      }
+      // A reduction and the row ops after it: one kernel.
+      SmallVector<linalg::GenericOp> run;
+      for (size_t j = i; j < items.size() && isa<linalg::GenericOp>(items[j]); ++j)
+        run.push_back(cast<linalg::GenericOp>(items[j]));
+      RowGroup group = formRowGroup(run, 0);
+      if (group.ops.size() > 1) {
+        markStores(group);
+        RowGroupEmitter emitter(group, rewriter, folded);
+        std::string name = prefix + std::to_string(counter++) + "_rows";
+        if (failed(emitter.emit(name))) {
+          group.ops.front()->emitError("cannot build the kernel's launch");
+          return signalPassFailure();
+        }
+        for (linalg::GenericOp op : group.ops)
+          rewriter.eraseOp(op);
+        i += group.ops.size() - 1;
+        continue;
+      }
+      auto generic = cast<linalg::GenericOp>(items[i]);
+      std::string name = prefix + std::to_string(counter++) + "_" + names[generic];
+      KernelEmitter emitter(generic, rewriter, folded.lookup(generic));
+      rewriter.setInsertionPoint(generic);
+      if (failed(emitter.emit(name))) {
+        generic->emitError("cannot build the kernel's launch");
         return signalPassFailure();
       }
+      rewriter.eraseOp(generic);
     }
 
     // Host code left behind: drop what is dead, then everything else must
@@ -716,7 +1080,9 @@ struct LinalgToGpu : trc::impl::LinalgToGpuBase<LinalgToGpu> {
     return any ? fills : SmallVector<Value>();
   }
 
-  LogicalResult lower(IRRewriter &rewriter, linalg::LinalgOp named, int &counter) {
+  /// Checks `named` and returns it as a generic, or null when it has
+  /// nothing to compute (it is then erased).
+  FailureOr<linalg::GenericOp> prepare(IRRewriter &rewriter, linalg::LinalgOp named) {
     if (!named.hasPureBufferSemantics())
       return named->emitError("the CUDA backend takes linalg ops on buffers only");
     for (Value operand : named->getOperands()) {
@@ -728,8 +1094,6 @@ struct LinalgToGpu : trc::impl::LinalgToGpuBase<LinalgToGpu> {
                                 "offsets, not ")
                << type;
     }
-    std::string opName = named->getName().stripDialect().str();
-    SmallVector<Value> fills = folded.lookup(named.getOperation());
     rewriter.setInsertionPoint(named);
     linalg::GenericOp generic = dyn_cast<linalg::GenericOp>(named.getOperation());
     if (!generic) {
@@ -740,15 +1104,9 @@ struct LinalgToGpu : trc::impl::LinalgToGpuBase<LinalgToGpu> {
     }
     SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
     int64_t points = 1;
-    for (auto [dim, type] : llvm::enumerate(generic.getIteratorTypesArray())) {
-      if (!linalg::isParallelIterator(type))
-        continue;
-      points *= ranges[dim];
-    }
-    if (points == 0) { // nothing to compute
-      rewriter.eraseOp(generic);
-      return success();
-    }
+    for (auto [dim, type] : llvm::enumerate(generic.getIteratorTypesArray()))
+      if (linalg::isParallelIterator(type))
+        points *= ranges[dim];
     for (OpOperand &init : generic.getDpsInitsMutable()) {
       AffineMap map = generic.getMatchingIndexingMap(&init);
       for (auto [dim, type] : llvm::enumerate(generic.getIteratorTypesArray()))
@@ -756,13 +1114,11 @@ struct LinalgToGpu : trc::impl::LinalgToGpuBase<LinalgToGpu> {
           return generic->emitError("the CUDA backend cannot lower a linalg op whose "
                                     "outputs depend on its reduction dimensions");
     }
-    std::string name = (getOperation().getSymName() + "_k" + Twine(counter++) + "_" +
-                        opName).str();
-    KernelEmitter emitter(generic, rewriter, std::move(fills));
-    if (failed(emitter.emit(name)))
-      return generic->emitError("cannot build the kernel's launch");
-    rewriter.eraseOp(generic);
-    return success();
+    if (points == 0) { // nothing to compute
+      rewriter.eraseOp(generic);
+      return linalg::GenericOp();
+    }
+    return generic;
   }
 };
 

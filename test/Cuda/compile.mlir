@@ -6,8 +6,9 @@
 
 // The manifest: target cuda, one cubin and one PTX file per chip with their
 // sizes and hashes, then the kernel table in launch order: tanh and exp
-// fused, each softmax reduction starting from its identity (no fill
-// kernel), the matrix product a library call, its result copied out.
+// fused, the softmax one kernel (a thread per row: its reductions start
+// from their identities and stay in registers), the matrix product a
+// library call, its result copied out.
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.trc
 // MANIFEST: trc-artifact 1
 // MANIFEST-NEXT: target cuda
@@ -20,11 +21,8 @@
 // MANIFEST-NEXT: cubin sm_90 kernels.sm_90.cubin {{[0-9]+}} {{[0-9a-f]+}}
 // MANIFEST-NEXT: ptx sm_90 kernels.sm_90.ptx {{[0-9]+}} {{[0-9a-f]+}}
 // MANIFEST-NEXT: kernel 0 main_k0_generic
-// MANIFEST-NEXT: kernel 1 main_k1_reduce
-// MANIFEST-NEXT: kernel 2 main_k2_generic
-// MANIFEST-NEXT: kernel 3 main_k3_reduce
-// MANIFEST-NEXT: kernel 4 main_k4_generic
-// MANIFEST-NEXT: kernel 5 main_k5_copy
+// MANIFEST-NEXT: kernel 1 main_k1_rows
+// MANIFEST-NEXT: kernel 2 main_k2_copy
 // MANIFEST-NOT: kernel
 // MANIFEST: slot 0 input x f32 2 8 64
 // MANIFEST: slot 1 input w f32 2 64 32
@@ -39,12 +37,14 @@
 // PTX90: .visible .entry main_k0_generic(
 // PTX90: ld.global.v4.b32
 // PTX90: st.global.v4.b32
-// PTX90: .visible .entry main_k1_reduce(
+// PTX90: .visible .entry main_k1_rows(
 // PTX90: max.NaN.f32
-// PTX90: .visible .entry main_k5_copy(
+// PTX90: ex2.approx
+// PTX90: div.rn.f32
+// PTX90: .visible .entry main_k2_copy(
 // RUN: FileCheck %s --check-prefix=PTX80 < %t/kernels.sm_80.ptx
 // PTX80: .target sm_80
-// PTX80-COUNT-6: .visible .entry main_k
+// PTX80-COUNT-3: .visible .entry main_k
 // RUN: not grep -q "call.uni" %t/kernels.sm_90.ptx
 
 // The cubins are CUDA ELF files for their chips, with every kernel.
@@ -55,7 +55,7 @@
 // ELF90: Flags: {{.*}}sm_90
 // RUN: llvm-readelf -s %t/kernels.sm_90.cubin | FileCheck %s --check-prefix=SYMS
 // SYMS-DAG: FUNC GLOBAL DEFAULT {{.*}} main_k0_generic
-// SYMS-DAG: FUNC GLOBAL DEFAULT {{.*}} main_k5_copy
+// SYMS-DAG: FUNC GLOBAL DEFAULT {{.*}} main_k2_copy
 
 // The host program calls the runtime only: launches and cuBLASLt.
 // RUN: llvm-nm -D %t/program.so | FileCheck %s --check-prefix=HOST

@@ -57,20 +57,16 @@ func.func @reduce(%a: memref<6x10x5xf32>, %c: memref<6x5xf32>) {
 // -----
 
 // A reduction right after a constant fill of its output starts from the
-// constant: one kernel, the output never read. With a kernel reading the
-// filled buffer in between, the fill stays.
+// constant: one kernel, the output never read.
 // CHECK-LABEL: func.func @fill_then_reduce
 // CHECK-NOT: linalg.fill
 // CHECK: function(@fill_then_reduce_k0_reduce)
 // CHECK: %[[NEG:[a-z0-9_]+]] = arith.constant 0xFF800000 : f32
 // CHECK-NOT: memref.load %arg1
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[NEG]])
-// CHECK: function(@fill_then_reduce_k1_fill)
-// CHECK: function(@fill_then_reduce_k2_copy)
-// CHECK: function(@fill_then_reduce_k3_reduce)
-// CHECK: memref.load %arg1
-// CHECK: scf.for
-func.func @fill_then_reduce(%a: memref<4x8xf32>, %c: memref<4xf32>, %d: memref<4xf32>) {
+// CHECK: memref.store %{{.*}}, %arg1
+// CHECK-NOT: gpu.launch
+func.func @fill_then_reduce(%a: memref<4x8xf32>, %c: memref<4xf32>) {
   %neg = arith.constant 0xFF800000 : f32
   linalg.fill ins(%neg : f32) outs(%c : memref<4xf32>)
   linalg.reduce ins(%a : memref<4x8xf32>) outs(%c : memref<4xf32>) dimensions = [1]
@@ -78,13 +74,127 @@ func.func @fill_then_reduce(%a: memref<4x8xf32>, %c: memref<4xf32>, %d: memref<4
       %m = arith.maximumf %x, %acc : f32
       linalg.yield %m : f32
     }
-  linalg.fill ins(%neg : f32) outs(%c : memref<4xf32>)
-  linalg.copy ins(%c : memref<4xf32>) outs(%d : memref<4xf32>)
-  linalg.reduce ins(%a : memref<4x8xf32>) outs(%c : memref<4xf32>) dimensions = [1]
-    (%x: f32, %acc: f32) {
-      %m = arith.maximumf %x, %acc : f32
-      linalg.yield %m : f32
+  return
+}
+
+// -----
+
+// A softmax (reductions over the last dimension and the elementwise ops
+// between and after them) is one kernel, one thread per row: the max and
+// the sum stay in registers, exp(x - max) is recomputed where it is read,
+// and only the result, read after the group, is stored. The temporaries
+// (views of the arena) are never written.
+// CHECK-LABEL: func.func @softmax_rows
+// CHECK: gpu.launch {{.*}} function(@softmax_rows_k0_rows)
+// CHECK-NOT: gpu.launch
+// CHECK: %[[MAX:[0-9]+]] = scf.for {{.*}} -> (f32)
+// CHECK: arith.maximumf
+// CHECK: %[[SUM:[0-9]+]] = scf.for {{.*}} -> (f32)
+// CHECK: arith.subf %{{[0-9]+}}, %[[MAX]]
+// CHECK: math.exp
+// CHECK: scf.for
+// CHECK: %[[E:[0-9]+]] = math.exp
+// CHECK: %[[Y:[0-9]+]] = arith.divf %[[E]], %[[SUM]]
+// CHECK: memref.store %[[Y]], %arg1[
+// CHECK-NOT: memref.store
+// CHECK: gpu.terminator
+#full = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @softmax_rows(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %arena: memref<256xi8>) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %neg = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.view %arena[%c0][] : memref<256xi8> to memref<4xf32>
+  %s = memref.view %arena[%c64][] : memref<256xi8> to memref<4xf32>
+  %e = memref.view %arena[%c128][] : memref<256xi8> to memref<4x8xf32>
+  linalg.fill ins(%neg : f32) outs(%m : memref<4xf32>)
+  linalg.reduce ins(%x : memref<4x8xf32>) outs(%m : memref<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %r = arith.maximumf %in, %acc : f32
+      linalg.yield %r : f32
     }
+  linalg.generic {indexing_maps = [#full, #row, #full], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m : memref<4x8xf32>, memref<4xf32>) outs(%e : memref<4x8xf32>) {
+  ^bb0(%in: f32, %max: f32, %out: f32):
+    %d = arith.subf %in, %max : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%s : memref<4xf32>)
+  linalg.reduce ins(%e : memref<4x8xf32>) outs(%s : memref<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  linalg.generic {indexing_maps = [#full, #row, #full], iterator_types = ["parallel", "parallel"]}
+      ins(%e, %s : memref<4x8xf32>, memref<4xf32>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%in: f32, %sum: f32, %out: f32):
+    %r = arith.divf %in, %sum : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A buffer that overlaps one the group writes (here the sum's, inside the
+// bytes of exp(x - max)) ends the group: its bytes could be changed by
+// another row's thread.
+// CHECK-LABEL: func.func @overlapping
+// CHECK: function(@overlapping_k0_rows)
+// CHECK: memref.store
+// CHECK: function(@overlapping_k1_reduce)
+#full = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @overlapping(%x: memref<4x8xf32>, %arena: memref<256xi8>) {
+  %c0 = arith.constant 0 : index
+  %c128 = arith.constant 128 : index
+  %c192 = arith.constant 192 : index
+  %m = memref.view %arena[%c0][] : memref<256xi8> to memref<4xf32>
+  %e = memref.view %arena[%c128][] : memref<256xi8> to memref<4x8xf32>
+  %s = memref.view %arena[%c192][] : memref<256xi8> to memref<4xf32>
+  linalg.reduce ins(%x : memref<4x8xf32>) outs(%m : memref<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %r = arith.maximumf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  linalg.generic {indexing_maps = [#full, #row, #full], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m : memref<4x8xf32>, memref<4xf32>) outs(%e : memref<4x8xf32>) {
+  ^bb0(%in: f32, %max: f32, %out: f32):
+    %d = arith.subf %in, %max : f32
+    linalg.yield %d : f32
+  }
+  linalg.reduce ins(%e : memref<4x8xf32>) outs(%s : memref<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  return
+}
+
+// -----
+
+// An op reading a row result across rows (here along the other
+// dimension) cannot join the row kernel: two kernels.
+// CHECK-LABEL: func.func @across_rows
+// CHECK: function(@across_rows_k0_reduce)
+// CHECK: function(@across_rows_k1_generic)
+#full = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @across_rows(%x: memref<4x4xf32>, %m: memref<4xf32>, %y: memref<4x4xf32>) {
+  linalg.reduce ins(%x : memref<4x4xf32>) outs(%m : memref<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  linalg.generic {indexing_maps = [#full, #col, #full], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m : memref<4x4xf32>, memref<4xf32>) outs(%y : memref<4x4xf32>) {
+  ^bb0(%in: f32, %v: f32, %out: f32):
+    %r = arith.subf %in, %v : f32
+    linalg.yield %r : f32
+  }
   return
 }
 
