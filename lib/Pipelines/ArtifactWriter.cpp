@@ -11,6 +11,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
+#include <cstring>
+#include <unordered_map>
 
 namespace trc {
 
@@ -65,18 +67,33 @@ bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error
     error = "the program was not written";
     return false;
   }
-  // weights.bin: every parameter at a 64-byte-aligned offset.
+  // weights.bin: every parameter at a 64-byte-aligned offset; parameters
+  // with equal bytes (e.g. each layer's causal mask) share one copy.
   std::vector<char> weights;
   std::vector<int64_t> offsets;
+  std::unordered_multimap<uint64_t, int64_t> written; // hash of bytes -> offset
   for (const auto &slot : contents.slots) {
     if (slot.kind != ArtifactSlot::Kind::Param || slot.init) {
       offsets.push_back(-1); // no bytes: an input, an output, or an `init` record
       continue;
     }
+    llvm::ArrayRef<char> bytes = slot.initialBytes;
+    uint64_t hash = rt::fnv1a64(bytes.data(), bytes.size()) ^ bytes.size();
+    int64_t shared = -1;
+    auto [first, last] = written.equal_range(hash);
+    for (auto it = first; it != last && shared < 0 && !bytes.empty(); ++it)
+      if (size_t(it->second) + bytes.size() <= weights.size() &&
+          std::memcmp(weights.data() + it->second, bytes.data(), bytes.size()) == 0)
+        shared = it->second;
+    if (shared >= 0) {
+      offsets.push_back(shared);
+      continue;
+    }
     weights.resize((weights.size() + kWeightAlignment - 1) / kWeightAlignment *
                    kWeightAlignment);
     offsets.push_back(static_cast<int64_t>(weights.size()));
-    weights.insert(weights.end(), slot.initialBytes.begin(), slot.initialBytes.end());
+    written.emplace(hash, offsets.back());
+    weights.insert(weights.end(), bytes.begin(), bytes.end());
   }
   std::string manifest;
   llvm::raw_string_ostream os(manifest);

@@ -3,7 +3,9 @@
 // Writes manifest.trc, weights.bin and the program into a fresh folder next
 // to the destination, then moves it into place (or, for a destination
 // ending in ".trc", packs it into that one file), so a failed compile never
-// leaves a partial artifact (docs/ARTIFACT.md is the format).
+// leaves a partial artifact (docs/ARTIFACT.md is the format). Parameters
+// with equal bytes share one copy in weights.bin; those with an `init`
+// record (weights=init) have none.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRC_LIB_PIPELINES_ARTIFACTWRITER_H

@@ -3,8 +3,9 @@
 
     check_init_weights.py sizes ARTIFACT
         every trainable param is an `init` record ('-' offset), every frozen
-        one has its bytes, and weights.bin holds exactly the frozen ones (64-
-        byte aligned); prints the kinds and the byte counts.
+        one has its bytes, and weights.bin holds exactly the frozen ones'
+        distinct values (64-byte aligned; equal ones share an offset);
+        prints the kinds and the byte counts.
     check_init_weights.py params ARTIFACT CHECKPOINT.safetensors
         each initialized param of ARTIFACT's manifest, as trc-run made it
         (read from a checkpoint written after one step at a negligible
@@ -59,7 +60,7 @@ def read_manifest(artifact):
 
 def sizes(artifact):
     slots, weights = read_manifest(artifact)
-    end, kinds = 0, {}
+    ranges, kinds, frozen = {}, {}, 0
     for slot in slots.values():
         if slot["use"] == "trainable":
             if slot["offset"] != "-" or slot["init"] is None:
@@ -69,16 +70,22 @@ def sizes(artifact):
             if slot["offset"] == "-" or slot["init"] is not None:
                 fail(f"frozen param {slot['name']} lost its values")
             size = int(np.prod(slot["shape"])) * DTYPE_BYTES[slot["dtype"]]
-            offset = int(slot["offset"])
-            if offset != (end + 63) // 64 * 64:
-                fail(f"frozen param {slot['name']} at {offset}, expected {(end + 63) // 64 * 64}")
-            end = offset + size
+            ranges.setdefault(int(slot["offset"]), set()).add(size)
+            frozen += 1
+    # Distinct frozen values back to back (64-byte aligned); equal ones shared.
+    end = 0
+    for offset in sorted(ranges):
+        if offset != (end + 63) // 64 * 64 or len(ranges[offset]) != 1:
+            fail(f"frozen bytes at {offset} (sizes {ranges[offset]}), expected them at "
+                 f"{(end + 63) // 64 * 64}")
+        end = offset + ranges[offset].pop()
     on_disk = os.path.getsize(os.path.join(artifact, "weights.bin"))
     if on_disk != weights or weights != end:
         fail(f"weights.bin holds {on_disk} bytes, the manifest says {weights}, "
              f"the frozen params end at {end}")
     print("init kinds:", ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
-    print(f"weights.bin: {on_disk} bytes, the frozen params only")
+    print(f"weights.bin: {on_disk} bytes, {frozen} frozen params in {len(ranges)} distinct "
+          f"value(s)")
 
 
 def params(artifact, checkpoint):
