@@ -7,7 +7,7 @@
 // Statistics of large tensors; constants exact in every dtype; the
 // portable log and cosine against libm; manifest numbers; the compiler's
 // derivation of a recipe from values; Session making initialized params
-// (whole and sharded).
+// (whole, sharded, chunked, and on the CUDA backend).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Initializer.h"
@@ -16,7 +16,7 @@
 #include "runtime/HalfFloat.h"
 #include "runtime/Session.h"
 
-#include "TestArtifact.h"
+#include "TestCudaArtifact.h"
 
 #include <gtest/gtest.h>
 
@@ -392,4 +392,57 @@ TEST(Initializer, SessionChunksALargeParam) {
   std::vector<float> want = fillF32(kNormal, 4194305, 4194305);
   ASSERT_EQ(w.numElements(), 4194305);
   EXPECT_EQ(std::memcmp(w.data(), want.data(), want.size() * 4), 0);
+}
+
+// On the CUDA backend (a GPU, or the CPU stand-in of ctest
+// trc-runtime-tests-fake-cuda) an initialized param is made on the host and
+// copied to device memory: the step computes with it and reads it back.
+TEST(CudaInitializer, SessionMakesParamsInDeviceMemory) {
+  std::unique_ptr<Backend> backend;
+  Status s = createBackend("cuda", backend);
+  if (!s) {
+    const char *required = std::getenv("TRC_REQUIRE_GPU");
+    if (required && std::string(required) == "1")
+      FAIL() << "TRC_REQUIRE_GPU=1 but " << s.message();
+    GTEST_SKIP() << "no CUDA device: " << s.message();
+  }
+  TempDir dir;
+  writeTestCudaArtifact(dir.path());
+  std::string manifest = readFile(dir.file("manifest.trc"));
+  std::string from = "slot 1 param W f32 2 3 2 0 trainable\n";
+  size_t at = manifest.find(from);
+  ASSERT_NE(at, std::string::npos);
+  manifest.replace(at, from.size(),
+                   "slot 1 param W f32 2 3 2 - trainable\ninit 1 normal 0.25 0.02 1234567\n");
+  writeFile(dir.file("manifest.trc"), manifest);
+  std::unique_ptr<Artifact> artifact;
+  s = Artifact::load(dir.path(), "cuda", artifact);
+  ASSERT_TRUE(s) << s.message();
+  std::unique_ptr<Session> session;
+  s = Session::create(*artifact, *backend, session);
+  ASSERT_TRUE(s) << s.message();
+  std::vector<float> w = fillF32(kNormal, 0, 6);
+  HostTensor got;
+  ASSERT_TRUE(session->getParam("W", got));
+  EXPECT_EQ(std::memcmp(got.data(), w.data(), 24), 0);
+  HostTensor x, two;
+  ASSERT_TRUE(x.allocate(DType::F32, {4, 3}));
+  ASSERT_TRUE(two.allocate(DType::F32, {4, 3}));
+  for (int i = 0; i < 12; ++i) {
+    x.as<float>()[i] = float(i) - 5.5f;
+    two.as<float>()[i] = 1.0f;
+  }
+  ASSERT_TRUE(session->setInput("x", x));
+  ASSERT_TRUE(session->setInput("in/two", two));
+  s = session->run();
+  ASSERT_TRUE(s) << s.message();
+  HostTensor y;
+  ASSERT_TRUE(session->getOutput("y", y));
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 2; ++j) {
+      float want = kB[j];
+      for (int p = 0; p < 3; ++p)
+        want += x.as<float>()[i * 3 + p] * w[size_t(p * 2 + j)];
+      EXPECT_NEAR(y.as<float>()[i * 2 + j], want, 1e-5) << i << "," << j;
+    }
 }
