@@ -6,7 +6,8 @@ at the opsets asked for, with and without dynamic axes.
 
     python3 scripts/export_models.py --out DIR [--models gpt2,bert,gptj]
                                      [--opsets 13,17] [--folded] [--variants]
-                                     [--size small|bench] [--batch B --seq T]
+                                     [--size small|bench|gpt2-124m] [--batch B --seq T]
+                                     [--static-only]
 
 Writes DIR/<model>_op<opset>.onnx and DIR/<model>_op<opset>_dyn.onnx (batch
 and sequence as dynamic axes named 'batch' and 'sequence'); with --folded also
@@ -30,10 +31,13 @@ WIDTH = 64
 HEADS = 4
 LAYERS = 2
 
-# --size: "small" for tests (above); "bench" for benchmarks (sequence 256).
+# --size: "small" for tests (above); "bench" for benchmarks (sequence 256);
+# "gpt2-124m" GPT-2 small's shapes (50257 tokens, 1024 positions, 768 wide,
+# 12 heads, 12 layers: 124M parameters; artifact sizes, bench/RESULTS.md).
 SIZES = {
     "small": dict(VOCAB=256, CONTEXT=64, WIDTH=64, HEADS=4, LAYERS=2),
     "bench": dict(VOCAB=256, CONTEXT=256, WIDTH=256, HEADS=8, LAYERS=4),
+    "gpt2-124m": dict(VOCAB=50257, CONTEXT=1024, WIDTH=768, HEADS=12, LAYERS=12),
 }
 
 
@@ -292,6 +296,8 @@ def main():
     parser.add_argument("--size", choices=sorted(SIZES), default="small")
     parser.add_argument("--batch", type=int, default=2, help="example batch (static exports)")
     parser.add_argument("--seq", type=int, default=16, help="example sequence (static exports)")
+    parser.add_argument("--static-only", action="store_true",
+                        help="skip the _dyn exports (large sizes: one copy of the weights)")
     args = parser.parse_args()
     configure(args.size)
     EXAMPLE_SHAPE[:] = [args.batch, args.seq]
@@ -302,7 +308,7 @@ def main():
         if name not in MODELS:
             sys.exit(f"error: --models: unknown model '{name}' (known: {', '.join(MODELS)})")
         for opset in (int(o) for o in args.opsets.split(",")):
-            for dynamic in (False, True):
+            for dynamic in (False,) if args.static_only else (False, True):
                 path = os.path.join(args.out, f"{name}_op{opset}{'_dyn' if dynamic else ''}.onnx")
                 export(build(name), path, opset, dynamic)
                 print(path)
