@@ -41,7 +41,8 @@ std::string kernelsPipeline(bool cublasLt) {
   return std::string(
              // fused regions back to core ops; trc -> linalg on tensors, re-fused
              "func.func(trc-unfuse), "
-             "trc-decompose-composites, canonicalize, func.func(trc-lower-to-linalg), "
+             "trc-decompose-composites, trc-collectives-to-runtime-call, canonicalize, "
+             "func.func(trc-lower-to-linalg), "
              "canonicalize, cse, linalg-fuse-elementwise-ops, "
              // tensors -> buffers in caller-provided outputs and one arena
              "one-shot-bufferize{bufferize-function-boundaries "
