@@ -92,7 +92,9 @@ def killed_rank(args):
                 cmdline = f.read()
         except OSError:
             continue
-        if b"OMPI_COMM_WORLD_RANK=1" in environ and args.trc_run.encode() in cmdline:
+        # This job's rank 1 only: its command line names this run's metrics
+        # file (other jobs, e.g. a concurrent test run, must not be hit).
+        if b"OMPI_COMM_WORLD_RANK=1" in environ and metrics.encode() in cmdline:
             victim = int(pid)
     if victim is None:
         job.kill()
