@@ -52,7 +52,9 @@ static cl::opt<bool> noOnnxShapeInference(
 static cl::opt<std::string> trcCompile(
     "trc-compile",
     cl::desc("after the passes, compile into an artifact folder at -o: "
-             "\"target=cpu [cpu=NAME] [opt=0..3] [entry=FUNCTION]\""),
+             "\"target=cpu|cuda [cpu=NAME] [opt=0..3] [entry=FUNCTION] "
+             "[emulate=cuda] [weights=values|init] [seed=N]\" (emulate=cuda with "
+             "target=cpu runs the CUDA pipeline's kernels as CPU loops)"),
     cl::value_desc("OPTIONS"));
 
 static bool isOnnxFile(llvm::StringRef path) {
