@@ -50,3 +50,17 @@ for r in rows[::10] + [rows[-1]]:
     print(f"step {r['step']:3d}  loss {r['loss']:8.4f}  lr {r['learning_rate']:.2e}  "
           f"grad_norm {r['grad_norm']:7.3f}  {r['tokens_per_second']:8.0f} tokens/s")
 PY
+if command -v mpirun > /dev/null; then
+  echo "== the same 60 steps on 2 ranks (mpirun, ZeRO-3: parameters, gradients and optimizer state sharded)"
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 \
+    build/tools/trc-run/trc-run "$model" --data "$out/corpus.txt" --batch-size 8 --seq-len 64 \
+    --steps 60 --lr 3e-3 --lr-schedule cosine:warmup=5 --metrics "$out/metrics-2.jsonl" \
+    --config '{"zero_stage": 3}' 2>&1 | grep -v '^\s*$' | grep -v 'step [0-9]*/' || true
+  .venv/bin/python - "$out/metrics.jsonl" "$out/metrics-2.jsonl" <<'PY'
+import json, sys
+one, two = ([json.loads(line)["loss"] for line in open(p)] for p in sys.argv[1:])
+worst = max(abs(a - b) / abs(a) for a, b in zip(one, two))
+print(f"2 ranks vs 1: {len(two)} steps, final loss {two[-1]:.4f}, "
+      f"largest relative difference {worst:.1e}")
+PY
+fi
