@@ -3,6 +3,7 @@
 // See CublasLt.h.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/DynamicLibrary.h"
 #include "runtime/CublasLt.h"
 
 #include <cstdlib>
@@ -55,28 +56,22 @@ unsigned alignmentOf(const void *p, int64_t batch, int64_t stride, size_t elemen
 } // namespace
 
 Status bindCublasLt(const std::string &library, CublasLtApi &out) {
-  ::dlerror();
-  void *lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::string why;
+  void *lib = openLibrary(library, why);
   if (!lib) {
-    const char *why = ::dlerror();
     return Status::error("cuBLASLt: " + library + " not found or not loadable (" +
-                         (why ? why : "unknown dlopen error") + ")");
+                         why + ")");
   }
   CublasLtApi api;
   api.library = lib;
   api.libraryName = library;
-  std::string missing;
-  auto bind = [&](auto &slot, const char *name, bool optional) {
-    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(::dlsym(lib, name));
-    if (!slot && !optional && missing.empty())
-      missing = name;
-  };
+  SymbolBinder bind{lib, {}};
 #define TRC_BIND(member, name, optional) bind(api.member, name, optional);
   TRC_CUBLASLT_SYMBOLS(TRC_BIND)
 #undef TRC_BIND
-  if (!missing.empty()) {
+  if (!bind.missing.empty()) {
     ::dlclose(lib);
-    return Status::error("cuBLASLt: " + library + " has no symbol " + missing);
+    return Status::error("cuBLASLt: " + library + " has no symbol " + bind.missing);
   }
   out = api;
   return Status::success();

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/CudaDriver.h"
 
+#include "runtime/DynamicLibrary.h"
+
 #include <dlfcn.h>
 #include <mutex>
 #include <type_traits>
@@ -73,28 +75,22 @@ const CudaDriverSymbol *cudaDriverSymbols(size_t &count) {
 }
 
 Status bindCudaDriver(const std::string &library, CudaDriver &out) {
-  ::dlerror();
-  void *lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::string why;
+  void *lib = openLibrary(library, why);
   if (!lib) {
-    const char *why = ::dlerror();
     return Status::error("the CUDA driver " + library + " is not installed (" +
-                         (why ? why : "unknown dlopen error") + ")");
+                         why + ")");
   }
   CudaDriver api;
   api.library = lib;
   api.libraryName = library;
-  std::string missing;
-  auto bind = [&](auto &slot, const char *name, bool optional) {
-    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(::dlsym(lib, name));
-    if (!slot && !optional && missing.empty())
-      missing = name;
-  };
+  SymbolBinder bind{lib, {}};
 #define TRC_BIND(member, name, optional) bind(api.member, name, optional);
   TRC_CUDA_DRIVER_SYMBOLS(TRC_BIND)
 #undef TRC_BIND
-  if (!missing.empty()) {
+  if (!bind.missing.empty()) {
     ::dlclose(lib);
-    return Status::error("the CUDA driver " + library + " has no symbol " + missing +
+    return Status::error("the CUDA driver " + library + " has no symbol " + bind.missing +
                          " (a driver for CUDA 11.4 or newer is needed)");
   }
   out = api;

@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/NcclCommunicator.h"
+
+#include "runtime/DynamicLibrary.h"
 #include "runtime/CommunicatorSupport.h"
 #include "runtime/LaunchEnvironment.h"
 #include "runtime/MpiCommunicator.h"
@@ -68,28 +70,6 @@ NcclApi gNccl;
 CudaApi gCuda;
 bool gNcclLoaded = false, gCudaLoaded = false;
 
-// dlsym every slot; the first missing (non-optional) name in `missing`.
-struct Binder {
-  void *lib;
-  std::string missing;
-  template <typename T> void operator()(T &slot, const char *name,
-                                        bool optional = false) {
-    slot = reinterpret_cast<T>(::dlsym(lib, name));
-    if (!slot && !optional && missing.empty())
-      missing = name;
-  }
-};
-
-void *openLibrary(const std::string &name, std::string &why) {
-  ::dlerror();
-  void *lib = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char *e = ::dlerror();
-    why = e ? e : "unknown dlopen error";
-  }
-  return lib;
-}
-
 Status loadNccl() {
   if (gNcclLoaded)
     return Status::success();
@@ -104,7 +84,7 @@ Status loadNccl() {
         why);
   }
   NcclApi api;
-  Binder bind{lib, {}};
+  SymbolBinder bind{lib, {}};
   bind(api.GetVersion, "ncclGetVersion");
   bind(api.GetUniqueId, "ncclGetUniqueId");
   bind(api.CommInitRank, "ncclCommInitRank");
@@ -156,7 +136,7 @@ Status loadCuda() {
                          ncclabi::kDriverLibrary + " is not installed (" + why +
                          ")");
   CudaApi api;
-  Binder bind{lib, {}};
+  SymbolBinder bind{lib, {}};
   bind(api.Init, "cuInit");
   bind(api.DeviceGetCount, "cuDeviceGetCount");
   bind(api.DeviceGet, "cuDeviceGet");
