@@ -3,8 +3,9 @@
 // See CublasLt.h.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/DynamicLibrary.h"
 #include "runtime/CublasLt.h"
+
+#include "runtime/DynamicLibrary.h"
 
 #include <cstdlib>
 #include <cstring>
