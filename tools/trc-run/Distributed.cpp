@@ -104,13 +104,13 @@ Status DistributedRun::broadcastParameters(Session &session) {
   for (const Slot &slot : session.manifest().slots) {
     if (slot.kind != SlotKind::Param)
       continue;
-    HostTensor value;
-    if (Status s = session.getParam(slot.name, value); !s)
-      return s;
     // A shard's owners in the other copies are its replica group.
     Communicator &group = slot.shardDegree ? *replica_ : *world_;
     if (group.size() == 1)
-      continue;
+      continue; // nothing to copy (and no host round trip of the weights)
+    HostTensor value;
+    if (Status s = session.getParam(slot.name, value); !s)
+      return s;
     if (Status s = group.broadcast(value.data(), value.byteSize(), DType::U8, 0); !s)
       return s.withPrefix("broadcasting parameter '" + percentEncode(slot.name) + "': ");
     if (Status s = session.setParam(slot.name, value); !s)
