@@ -610,6 +610,63 @@ def GpuLaunchToLoops : Pass<"trc-gpu-launch-to-loops", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
 
+def OutlineLoopNests : Pass<"trc-outline-loop-nests", "mlir::ModuleOp"> {
+  let summary = "moves each top-level loop nest of a function into its own function";
+  let description = [{
+    Every `scf.parallel` and `scf.for` directly in a `func.func`'s body
+    (when the body has two or more) becomes a private function
+    `@<function>_loop<N>` marked `noinline` (LLVM passthrough), taking the values the nest
+    reads from above as arguments (constants are cloned in), and is replaced
+    by a call. The CPU backend needs it for large steps: OpenMP's IR builder
+    scans the whole enclosing function once per parallel region, which made
+    translating one function of thousands of loop nests quadratic, and
+    LLVM's optimizer and code generator are faster on many small functions.
+    A nest reading a value a bare-pointer call cannot pass (a memref of
+    dynamic shape or layout) stays where it is.
+
+    ```mlir
+    func.func @main(%a: memref<8xf32>) {
+      scf.parallel (%i) = (%c0) to (%c8) step (%c1) { ... %a ... }
+      scf.for %j = %c0 to %c8 step %c1 { ... }
+    }
+    // becomes
+    func.func private @main_loop0(%a: memref<8xf32>)
+        attributes {passthrough = ["noinline"]} {
+      %c0 = arith.constant 0 : index  ...
+      scf.parallel (%i) = (%c0) to (%c8) step (%c1) { ... %a ... }
+      return
+    }
+    func.func @main(%a: memref<8xf32>) { call @main_loop0(%a) ... call @main_loop1() ... }
+    ```
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
+def DeduplicateFunctions : Pass<"trc-deduplicate-functions", "mlir::ModuleOp"> {
+  let summary = "merges private functions and GPU kernels whose bodies are the same";
+  let description = [{
+    Outlining makes one function per loop nest (trc-outline-loop-nests, CPU)
+    or per launch (gpu-kernel-outlining, CUDA); a transformer's layers run
+    the same computation on other buffers, so most of those functions are
+    copies (GPT-2 124M's training step: 1428 kernel launches, 127 distinct
+    kernels). Private `func.func` ops of the module, and `gpu.func` ops of
+    each `gpu.module`, with the same signature, attributes (the name aside)
+    and body (locations aside) become one: every reference to a copy
+    (`func.call`, `gpu.launch_func`) names the first such function and the
+    copies are erased, so each distinct function is optimized and compiled
+    once. Public functions are never merged.
+
+    ```mlir
+    gpu.module @trc_kernels {
+      gpu.func @main_k0(%a: memref<8xf32>) kernel { ... }
+      gpu.func @main_k7(%a: memref<8xf32>) kernel { ... }   // the same body
+    }
+    gpu.launch_func @trc_kernels::@main_k7 ...
+    // becomes: @main_k7 erased, the launch is of @trc_kernels::@main_k0
+    ```
+  }];
+}
+
 def GpuLaunchToRuntimeCall : Pass<"trc-gpu-launch-to-runtime-call", "mlir::ModuleOp"> {
   let summary = "turns gpu.launch_func into calls of trc_rt_cuda_launch";
   let description = [{

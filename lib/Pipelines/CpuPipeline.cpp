@@ -28,7 +28,11 @@ static const char *kCpuLowering =
     "trc-plan-memory, trc-matmul-to-runtime-call, trc-copies-to-linalg, "
     // loops -> LLVM (bare pointers for statically shaped memrefs)
     // parallel loop nests run on OpenMP threads (libomp), the rest in order
-    "func.func(convert-linalg-to-parallel-loops), convert-scf-to-openmp, "
+    "func.func(convert-linalg-to-parallel-loops), "
+    // each loop nest its own function: OpenMP's translation scans the whole
+    // enclosing function per parallel region (quadratic in one big step)
+    // and the layers' copies of one nest are one function
+    "trc-outline-loop-nests, trc-deduplicate-functions, convert-scf-to-openmp, "
     "expand-strided-metadata, lower-affine, "
     // integer powers (math.ipowi) become outlined functions
     "convert-math-to-funcs, "

@@ -5,7 +5,8 @@
 // memory plan it is the CPU pipeline's (fused regions are first inlined back
 // by trc-unfuse and re-fused at the linalg level); then matrix products go
 // to cuBLASLt, every other linalg op becomes one kernel (trc-linalg-to-gpu),
-// the kernels are outlined into gpu.module @trc_kernels and compiled by
+// the kernels are outlined into gpu.module @trc_kernels, copies of one
+// kernel (a model's layers) merged (trc-deduplicate-functions), compiled by
 // MLIR's NVVM target (LLVM's NVPTX backend, libdevice) to PTX for each chip
 // of kCudaChips, and the host function becomes LLVM calling
 // trc_rt_cuda_launch and trc_rt_cublaslt_matmul_*. ptxas (CudaArtifact.cpp)
@@ -57,7 +58,7 @@ std::string kernelsPipeline(bool cublasLt) {
 
 std::string cudaLoweringPipeline() {
   std::string text = kernelsPipeline(/*cublasLt=*/true) +
-                     "gpu-kernel-outlining, canonicalize, symbol-dce, ";
+                     "gpu-kernel-outlining, canonicalize, symbol-dce, trc-deduplicate-functions, ";
   // kernels -> NVVM -> PTX per chip (the NVPTX backend, libdevice linked)
   for (const char *chip : kCudaChips)
     text += std::string("nvvm-attach-target{module=trc_kernels O=3 chip=") + chip + "}, ";

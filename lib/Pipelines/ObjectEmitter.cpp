@@ -49,7 +49,9 @@ std::unique_ptr<llvm::TargetMachine> hostTargetMachine(const CompileOptions &opt
 } // namespace
 
 LogicalResult emitSharedObject(ModuleOp module, const CompileOptions &options,
-                               llvm::StringRef soPath, std::string &error) {
+                               llvm::StringRef soPath, std::string &error,
+                               TimingScope &timing) {
+  TimingScope translateTiming = timing.nest("translate to LLVM IR");
   registerBuiltinDialectTranslation(*module->getContext());
   registerLLVMDialectTranslation(*module->getContext());
   registerOpenMPDialectTranslation(*module->getContext());
@@ -64,11 +66,15 @@ LogicalResult emitSharedObject(ModuleOp module, const CompileOptions &options,
     return failure();
   llvmModule->setDataLayout(tm->createDataLayout());
   llvmModule->setTargetTriple(tm->getTargetTriple());
+  translateTiming.stop();
+  TimingScope optimizeTiming = timing.nest("optimize");
   if (auto err = makeOptimizingTransformer(options.optLevel, 0, tm.get())(llvmModule.get())) {
     error = "LLVM optimization failed: " + llvm::toString(std::move(err));
     return failure();
   }
+  optimizeTiming.stop();
 
+  TimingScope codegenTiming = timing.nest("codegen");
   llvm::SmallString<128> objectPath;
   if (auto ec = llvm::sys::fs::createTemporaryFile("trc-program", "o", objectPath)) {
     error = "cannot create a temporary object file: " + ec.message();
@@ -89,6 +95,8 @@ LogicalResult emitSharedObject(ModuleOp module, const CompileOptions &options,
     }
     codegen.run(*llvmModule);
   }
+  codegenTiming.stop();
+  TimingScope linkTiming = timing.nest("link");
 
   auto cc = llvm::sys::findProgramByName("cc");
   if (!cc) {

@@ -12,8 +12,10 @@
 
 namespace trc {
 
+/// Stages (translate, optimize, codegen, link) are timed under `timing`.
 mlir::LogicalResult emitSharedObject(mlir::ModuleOp module, const CompileOptions &options,
-                                     llvm::StringRef soPath, std::string &error);
+                                     llvm::StringRef soPath, std::string &error,
+                                     mlir::TimingScope &timing);
 
 } // namespace trc
 

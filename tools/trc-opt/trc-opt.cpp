@@ -105,20 +105,32 @@ static int importAndRun(const std::string &inputFilename,
     llvm::errs() << "error: --trc-compile writes an artifact folder: pass -o OUT\n";
     return 1;
   }
+  // -mlir-timing: the import, the command line's passes and each stage of
+  // --trc-compile, in one report.
+  DefaultTimingManager timingManager;
+  applyDefaultTimingManagerCLOptions(timingManager);
+  TimingScope timing = timingManager.getRootScope();
+  TimingScope importTiming = timing.nest("import");
   auto module = loadInput(inputFilename, options, context);
   if (!module)
     return 1;
+  importTiming.stop();
 
   PassManager pm(&context, ModuleOp::getOperationName(),
                  OpPassManager::Nesting::Implicit);
   if (failed(applyPassManagerCLOptions(pm)) || failed(config.setupPassPipeline(pm)))
     return 1;
   pm.enableVerifier(config.shouldVerifyPasses());
+  TimingScope passTiming = timing.nest("command-line passes");
+  pm.enableTiming(passTiming);
   if (failed(pm.run(*module)))
     return 1;
-  if (!trcCompile.empty())
+  passTiming.stop();
+  if (!trcCompile.empty()) {
+    TimingScope compileTiming = timing.nest("trc-compile");
     return failed(trc::compileToArtifact(*module, compileOptions, outputFilename,
-                                         llvm::errs()));
+                                         llvm::errs(), &compileTiming));
+  }
 
   auto output = openOutputFile(outputFilename, &error);
   if (!output) {

@@ -10,6 +10,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
@@ -62,9 +63,12 @@ void registerTrcPipelines();
 
 /// Compiles an imported module into an artifact folder at `outPath`
 /// (written atomically: a previous artifact there is replaced only on
-/// success). Prints the memory-plan summary to `log`.
+/// success). Prints the memory-plan summary to `log`. With `timing`, each
+/// stage (passes, kernel binaries, host object) is timed under it
+/// (trc-opt's -mlir-timing).
 mlir::LogicalResult compileToArtifact(mlir::ModuleOp module, const CompileOptions &options,
-                                      llvm::StringRef outPath, llvm::raw_ostream &log);
+                                      llvm::StringRef outPath, llvm::raw_ostream &log,
+                                      mlir::TimingScope *timing = nullptr);
 
 } // namespace trc
 
