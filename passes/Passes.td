@@ -390,6 +390,36 @@ def LowerDropout : Pass<"trc-lower-dropout", "mlir::ModuleOp"> {
   let dependentDialects = ["trc::TrcDialect"];
 }
 
+def FuseAttention : Pass<"trc-fuse-attention", "mlir::func::FuncOp"> {
+  let summary = "forms trc.attention from the exported attention chain (before autodiff)";
+  let description = [{
+    Matches `dot_general(q, k)`, an optional scale (`mul` or `div` by a
+    splat constant), an optional mask (`select` of the scores against a
+    splat fill, either way round), `softmax` over the last dimension and
+    `dot_general(p, v)`, where each product has rank-2 batch dimensions and
+    one contracting dimension in any layout, and replaces the chain by one
+    `trc.attention` on q, k, v transposed to [batch..., T, D] (transposes
+    fold into the exporter's). Run before trc-autodiff: the gradient is then
+    `trc.attention_grad`, which recomputes the probabilities, so training
+    keeps q, k and v per layer instead of the [batch, heads, T, T]
+    probabilities (GPT-2, BERT and GPT-J exports all match). A chain whose
+    scores or probabilities have other users (returned, dropout) stays as
+    it is.
+
+    ```mlir
+    %s = trc.dot_general %q, %kt, batch = [0, 1] x [0, 1], contract = [3] x [2] ...
+    %c = trc.mul %s, %scale ...          // splat 0.25
+    %m = trc.select %mask, %ninf, %c ... // splat -inf where mask
+    %p = trc.softmax %m axis = 3 ...
+    %o = trc.dot_general %p, %v, batch = [0, 1] x [0, 1], contract = [3] x [2] ...
+    // becomes
+    %k = trc.transpose %kt, perm = [0, 1, 3, 2] ...
+    %o = trc.attention %q, %k, %v mask %mask fill = 0xFF800000 where true
+        scale = 2.500000e-01 ...
+    ```
+  }];
+}
+
 def FuseOps : Pass<"trc-fuse", "mlir::func::FuncOp"> {
   let summary = "groups trc ops into kernels (trc.fusion), cost-driven";
   let description = [{

@@ -5,4 +5,5 @@ include "TrcBase.td"
 include "TrcOps.td"
 include "TrcFusion.td"
 include "TrcCollectives.td"
+include "TrcAttention.td"
 #endif

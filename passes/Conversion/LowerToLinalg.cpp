@@ -176,6 +176,16 @@ struct LowerRandomUniform : OpRewritePattern<RandomUniformOp> {
   }
 };
 
+/// trc-decompose-composites marks attention's backward recomputation
+/// `trc.recomputed`; the linalg op keeps the mark so that CSE does not merge
+/// it with the forward's identical op (which would keep the forward's
+/// result alive until the backward).
+void keepRecomputedMark(Operation *from, Value to) {
+  if (from->hasAttr("trc.recomputed"))
+    if (Operation *def = to.getDefiningOp())
+      def->setAttr("trc.recomputed", UnitAttr::get(from->getContext()));
+}
+
 struct LowerBroadcast : OpRewritePattern<BroadcastInDimOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(BroadcastInDimOp op, PatternRewriter &rw) const override {
@@ -187,8 +197,10 @@ struct LowerBroadcast : OpRewritePattern<BroadcastInDimOp> {
                           ? rw.getAffineConstantExpr(0)
                           : rw.getAffineDimExpr(d));
     auto map = AffineMap::get(out.getRank(), 0, exprs, rw.getContext());
-    rw.replaceOp(op, generic(rw, op.getLoc(), out, op.getOperand(), map,
-                             [](OpBuilder &, Location, ValueRange a) { return a[0]; }));
+    Value broadcast = generic(rw, op.getLoc(), out, op.getOperand(), map,
+                              [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    keepRecomputedMark(op, broadcast);
+    rw.replaceOp(op, broadcast);
     return success();
   }
 };
@@ -457,6 +469,7 @@ struct LowerDotGeneral : OpRewritePattern<DotGeneralOp> {
                         scalar::reductionIdentity(rw, ReduceKind::Sum, accumulator));
     auto mm = rw.create<linalg::BatchMatmulOp>(loc, TypeRange{resultType},
                                                ValueRange{lhs, rhs}, ValueRange{init});
+    keepRecomputedMark(op, mm->getResult(0));
     if (accumulator == elem) {
       rw.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), mm->getResult(0));
       return success();
@@ -477,7 +490,8 @@ struct LowerToLinalg : trc::impl::LowerToLinalgBase<LowerToLinalg> {
         op->emitOpError("(random, training mode) is not supported by the CPU "
                         "inference lowering: dropout belongs to the training pipeline");
         unsupported = true;
-      } else if (isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, GeluOp, CrossEntropyOp>(op)) {
+      } else if (isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, GeluOp, CrossEntropyOp, AttentionOp,
+                     AttentionGradOp>(op)) {
         op->emitOpError("is not lowered by trc-lower-to-linalg (run "
                         "trc-decompose-composites first)");
         unsupported = true;

@@ -9,7 +9,8 @@
 //   VjpContraction.cpp  dot_general, reduce
 //   VjpDataMovement.cpp broadcast_in_dim, transpose, reshape, slice, reverse,
 //                       concatenate, pad, gather, scatter_add
-//   VjpComposite.cpp    softmax, log_softmax, layer_norm, gelu, cross_entropy
+//   VjpComposite.cpp    softmax, log_softmax, layer_norm, gelu, cross_entropy,
+//                       attention
 // Contract of a rule: it is called only when at least one operand is wanted;
 // it sets a gradient (of the operand's exact type) for wanted operands only,
 // and leaves an operand's gradient null when it is identically zero. It may

@@ -14,6 +14,8 @@
 //                count of kept labels for mean); log_probs: -onehot * w * s.
 //                Labels outside [0, C) that are not ignore_index are invalid
 //                input (PyTorch rejects them); they get softmax * w * s.
+//   attention    trc.attention_grad (q, k, v and the mask kept, the
+//                probabilities recomputed when it is lowered)
 // dropout has no rule: its mask is not reproducible here yet.
 //
 //===----------------------------------------------------------------------===//
@@ -153,9 +155,21 @@ LogicalResult crossEntropyVjp(CrossEntropyOp op, VjpContext &c) {
   return success();
 }
 
+LogicalResult attentionVjp(AttentionOp op, VjpContext &c) {
+  auto grads = AttentionGradOp::create(c.b, c.loc, op.getQ().getType(), op.getK().getType(),
+                                       op.getV().getType(), op.getQ(), op.getK(), op.getV(),
+                                       c.grad, op.getMask(), op.getScaleAttr(),
+                                       op.getMaskFillAttr(), op.getFillWhereTrueAttr());
+  c.setGrad(0, grads.getQGrad());
+  c.setGrad(1, grads.getKGrad());
+  c.setGrad(2, grads.getVGrad());
+  return success();
+}
+
 } // namespace
 
 void addCompositeVjps(VjpRegistry &r) {
+  r.add(attentionVjp);
   r.add(softmaxVjp);
   r.add(logSoftmaxVjp);
   r.add(layerNormVjp);

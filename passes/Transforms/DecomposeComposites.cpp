@@ -1,8 +1,11 @@
 //===- DecomposeComposites.cpp - trc-decompose-composites -----------------===//
 //
-// Rewrites softmax, log_softmax, layer_norm, gelu and cross_entropy into core
-// trc ops (see Passes.td). Preconditions: verified trc IR with static shapes.
-// The rewrites keep element types: reductions accumulate in the operand's type.
+// Rewrites softmax, log_softmax, layer_norm, gelu, cross_entropy, attention
+// and attention_grad into core trc ops (see Passes.td). Preconditions:
+// verified trc IR with static shapes. The rewrites keep element types:
+// reductions accumulate in the operand's type, except attention's softmax,
+// which is computed in f32 for bf16/f16 operands (as trc-mixed-precision
+// keeps an unfused softmax).
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
@@ -60,6 +63,23 @@ struct Core {
   /// reduce then broadcast back: the shape of `x`.
   Value reduceKeep(ReduceKind kind, Value x, ArrayRef<int64_t> dims) {
     return expand(reduce(kind, x, dims), type(x), dims);
+  }
+
+  Value convert(Value x, Type element) {
+    if (type(x).getElementType() == element)
+      return x;
+    return rw.create<ConvertOp>(loc, type(x).clone(element), x);
+  }
+  /// A batched product of rank-r operands over batch dims [0, r-2),
+  /// contracting lhs dim `lc` with rhs dim `rc`.
+  Value product(Value lhs, Value rhs, int64_t lc, int64_t rc) {
+    int64_t rank = type(lhs).getRank();
+    SmallVector<int64_t> batch = llvm::to_vector(llvm::seq<int64_t>(0, rank - 2));
+    SmallVector<int64_t> shape(type(lhs).getShape().take_front(rank - 2));
+    shape.push_back(type(lhs).getDimSize(lc == rank - 1 ? rank - 2 : rank - 1));
+    shape.push_back(type(rhs).getDimSize(rc == rank - 1 ? rank - 2 : rank - 1));
+    return rw.create<DotGeneralOp>(loc, type(lhs).clone(shape), lhs, rhs, batch, batch,
+                                   ArrayRef<int64_t>{lc}, ArrayRef<int64_t>{rc});
   }
 
   Value add(Value a, Value b) { return rw.create<AddOp>(loc, a, b); }
@@ -204,12 +224,98 @@ struct DecomposeCrossEntropy : OpRewritePattern<CrossEntropyOp> {
   }
 };
 
+/// The mask stretched to the scores' shape (null without one); in the
+/// gradient the stretch is marked recomputed like the scores (see below),
+/// so that each use fuses its own and only the small mask is kept.
+template <typename OpT> Value maskOf(Core &c, OpT op, bool recomputed) {
+  Value mask = op.getMask();
+  if (!mask)
+    return mask;
+  auto q = c.type(op.getQ());
+  SmallVector<int64_t> scores(q.getShape().drop_back(1));
+  scores.push_back(c.type(op.getK()).getShape().drop_back(1).back());
+  if (c.type(mask).getShape() == ArrayRef(scores))
+    return mask;
+  auto stretched = c.rw.create<BroadcastInDimOp>(
+      c.loc, c.type(mask).clone(scores), mask, llvm::to_vector(llvm::seq<int64_t>(0, q.getRank())));
+  if (recomputed)
+    stretched->setAttr("trc.recomputed", c.rw.getUnitAttr());
+  return stretched;
+}
+
+/// Attention's probabilities softmax(mask(scale q k^T)) along the last dim,
+/// computed in f32 (returned as f32) and the scale/mask steps in the
+/// operands' type; shared by the forward and the gradient, which recomputes
+/// them the same way.
+template <typename OpT> Value attentionProbabilities(Core &c, OpT op, bool recomputed) {
+  Value q = op.getQ(), k = op.getK();
+  int64_t rank = c.type(q).getRank();
+  Value s = c.product(q, k, rank - 1, rank - 1);
+  // The gradient's recomputation must not be merged (CSE) with the
+  // forward's: that would keep the probabilities from the forward to the
+  // backward, which is what the fused op exists to avoid.
+  if (recomputed)
+    s.getDefiningOp()->setAttr("trc.recomputed", c.rw.getUnitAttr());
+  if (op.getScale().convertToDouble() != 1.0)
+    s = c.mul(s, c.like(s, op.getScale().convertToDouble()));
+  if (Value mask = maskOf(c, op, recomputed)) {
+    Value fill = c.like(s, op.getMaskFill().convertToDouble());
+    s = op.getFillWhereTrue() ? c.rw.create<SelectOp>(c.loc, mask, fill, s).getResult()
+                              : c.rw.create<SelectOp>(c.loc, mask, s, fill).getResult();
+  }
+  Value wide = c.convert(s, c.rw.getF32Type());
+  return c.rw.create<SoftmaxOp>(c.loc, wide, rank - 1);
+}
+
+struct DecomposeAttention : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionOp op, PatternRewriter &rw) const override {
+    Core c{rw, op.getLoc()};
+    int64_t rank = c.type(op.getQ()).getRank();
+    Type element = c.type(op.getQ()).getElementType();
+    Value p = c.convert(attentionProbabilities(c, op, /*recomputed=*/false), element);
+    rw.replaceOp(op, c.product(p, op.getV(), rank - 1, rank - 2));
+    return success();
+  }
+};
+
+/// The VJPs of the decomposed forward, in the order trc-autodiff would
+/// emit them for the unfused chain (so both give the same numbers).
+struct DecomposeAttentionGrad : OpRewritePattern<AttentionGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionGradOp op, PatternRewriter &rw) const override {
+    Core c{rw, op.getLoc()};
+    Value q = op.getQ(), k = op.getK(), v = op.getV(), g = op.getResultGrad();
+    int64_t rank = c.type(q).getRank();
+    Type element = c.type(q).getElementType(), f32 = rw.getF32Type();
+    Value wideP = attentionProbabilities(c, op, /*recomputed=*/true);
+    Value p = c.convert(wideP, element);
+    Value dv = c.product(p, g, rank - 2, rank - 2);
+    // softmax's VJP in f32: dx = p (dp - sum(dp p))
+    Value dp = c.convert(c.product(g, v, rank - 1, rank - 1), f32);
+    Value dx = c.mul(wideP, c.sub(dp, c.reduceKeep(ReduceKind::Sum, c.mul(dp, wideP), {rank - 1})));
+    Value ds = c.convert(dx, element);
+    if (Value mask = maskOf(c, op, /*recomputed=*/true)) {
+      Value zero = c.like(ds, 0.0);
+      ds = op.getFillWhereTrue() ? rw.create<SelectOp>(c.loc, mask, zero, ds).getResult()
+                                 : rw.create<SelectOp>(c.loc, mask, ds, zero).getResult();
+    }
+    if (op.getScale().convertToDouble() != 1.0)
+      ds = c.mul(ds, c.like(ds, op.getScale().convertToDouble()));
+    Value dq = c.product(ds, k, rank - 1, rank - 2);
+    Value dk = c.product(ds, q, rank - 2, rank - 2);
+    rw.replaceOp(op, {dq, dk, dv});
+    return success();
+  }
+};
+
 struct DecomposeComposites
     : trc::impl::DecomposeCompositesBase<DecomposeComposites> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<DecomposeSoftmax, DecomposeLogSoftmax, DecomposeLayerNorm,
-                 DecomposeGelu, DecomposeCrossEntropy>(&getContext());
+                 DecomposeGelu, DecomposeCrossEntropy, DecomposeAttention,
+                 DecomposeAttentionGrad>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

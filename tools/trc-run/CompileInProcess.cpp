@@ -26,6 +26,8 @@ std::string trainingPipeline(const TrainingBuild &build) {
   if (build.loss == "cross_entropy")
     p += "trc-append-loss{ignore-index=" + std::to_string(build.ignoreIndex) + "}, ";
   p += "trc-parameters-to-arguments, trc-lower-dropout, ";
+  if (build.fuseAttention)
+    p += "func.func(trc-fuse-attention), ";
   if (build.precision == "bf16")
     p += "trc-mixed-precision{type=bf16}, ";
   else if (build.precision == "fp16")

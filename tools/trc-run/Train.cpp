@@ -146,6 +146,10 @@ int configure(const TrainArgs &a, Run &run) {
       run.build.precision != "fp16")
     return fail("option '--precision' expects fp32, bf16 or fp16, got '" +
                 run.build.precision + "'");
+  std::string attention = valueOr(a, "--attention", "fused");
+  if (attention != "fused" && attention != "unfused")
+    return fail("option '--attention' expects fused or unfused, got '" + attention + "'");
+  run.build.fuseAttention = attention == "fused";
   if (a.values.count("--loss-scale")) {
     if (run.build.precision != "fp16")
       return fail("--loss-scale is the initial loss scale of --precision fp16");

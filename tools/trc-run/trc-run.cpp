@@ -76,6 +76,9 @@ const char *kUsage =
     "      [--feed NAME=inputs|targets] [--metrics FILE.jsonl]\n"
     "      [--loss cross_entropy [--ignore-index I]]  (for models that output logits)\n"
     "      [--precision fp32|bf16|fp16 [--loss-scale S]] [--grad-accum K]\n"
+    "      [--attention fused|unfused]  (fused, the default: attention is one op\n"
+    "                      whose backward recomputes the probabilities instead\n"
+    "                      of keeping them from the forward)\n"
     "      [--checkpoint-dir D --checkpoint-every K] [--resume]\n"
     "      [--init-weights]  (start from fresh values drawn like the model's own:\n"
     "                         each trainable weight's constant, normal or uniform\n"
@@ -93,7 +96,7 @@ const char *kTrainingFlags[] = {
     "--optimizer",  "--lr",             "--seed",             "--metrics",
     "--lr-schedule", "--momentum",      "--weight-decay",     "--clip-grad-norm",
     "--checkpoint-dir", "--checkpoint-every", "--feed", "--loss", "--ignore-index",
-    "--precision", "--grad-accum", "--loss-scale", "--config",
+    "--precision", "--grad-accum", "--loss-scale", "--config", "--attention",
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights"};
 

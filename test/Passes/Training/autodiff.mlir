@@ -258,6 +258,27 @@ module {
 
 // -----
 
+// Attention's VJP is one trc.attention_grad on the forward's operands (its
+// probabilities are not kept); the mask gets no gradient.
+// CHECK-LABEL: func.func @main_grad(
+// CHECK-SAME: tensor<2x8x4xf32> {trc.grad_of = "wq"}, tensor<2x8x4xf32> {trc.grad_of = "wk"}, tensor<2x8x4xf32> {trc.grad_of = "wv"}
+// CHECK: %[[O:.*]] = trc.attention %arg1, %arg2, %arg3 mask %arg0 fill = 0xFFF0000000000000 where true scale = 5.000000e-01
+// CHECK: %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] = trc.attention_grad %arg1, %arg2, %arg3, %{{.*}} mask %arg0 fill = 0xFFF0000000000000 where true scale = 5.000000e-01
+// CHECK-NOT: trc.softmax
+// CHECK: return %{{.*}}, %[[DQ]], %[[DK]], %[[DV]]
+module {
+  trc.parameter @wq : tensor<2x8x4xf32>
+  trc.parameter @wk : tensor<2x8x4xf32>
+  trc.parameter @wv : tensor<2x8x4xf32>
+  func.func @main(%m: tensor<1x8x8xi1>, %q: tensor<2x8x4xf32> {trc.param = "wq"}, %k: tensor<2x8x4xf32> {trc.param = "wk"}, %v: tensor<2x8x4xf32> {trc.param = "wv"}) -> tensor<f32> {
+    %o = trc.attention %q, %k, %v mask %m fill = 0xFFF0000000000000 where true scale = 0.5 : (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<1x8x8xi1>) -> tensor<2x8x4xf32>
+    %l = trc.reduce sum %o dims = [0, 1, 2] : (tensor<2x8x4xf32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
 // A path through integers carries nothing: d/dw of convert(convert(w, i32))
 // is zero, so only the direct term remains; a parameter the loss does not
 // read gets a zero gradient.

@@ -106,3 +106,44 @@ func.func @nll_none(%logp: tensor<2x3x5xf32>, %labels: tensor<2x5xi32>) -> tenso
   %0 = trc.cross_entropy %logp, %labels reduction = none log_probs : (tensor<2x3x5xf32>, tensor<2x5xi32>) -> tensor<2x5xf32>
   return %0 : tensor<2x5xf32>
 }
+
+// -----
+
+// attention: the scores q k^T (scaled, the stretched mask's fill), softmax
+// in f32, times v.
+// CHECK-LABEL: func.func @attention
+// CHECK: %[[S:.*]] = trc.dot_general %arg0, %arg1, batch = [0] x [0], contract = [2] x [2] : (tensor<2x8x4xbf16>, tensor<2x6x4xbf16>) -> tensor<2x8x6xbf16>
+// CHECK-NOT: trc.recomputed
+// CHECK: %[[SC:.*]] = trc.mul %[[S]]
+// CHECK: %[[MB:.*]] = trc.broadcast_in_dim %arg3, dims = [0, 1, 2] : (tensor<1x8x6xi1>) -> tensor<2x8x6xi1>
+// CHECK: %[[MS:.*]] = trc.select %[[MB]], %{{.*}}, %[[SC]]
+// CHECK: %[[W:.*]] = trc.convert %[[MS]] : tensor<2x8x6xbf16> -> tensor<2x8x6xf32>
+// CHECK: trc.reduce max %[[W]]
+// CHECK: %[[P:.*]] = trc.convert %{{.*}} : tensor<2x8x6xf32> -> tensor<2x8x6xbf16>
+// CHECK: %[[O:.*]] = trc.dot_general %[[P]], %arg2, batch = [0] x [0], contract = [2] x [1] : (tensor<2x8x6xbf16>, tensor<2x6x4xbf16>) -> tensor<2x8x4xbf16>
+// CHECK: return %[[O]]
+func.func @attention(%q: tensor<2x8x4xbf16>, %k: tensor<2x6x4xbf16>, %v: tensor<2x6x4xbf16>, %m: tensor<1x8x6xi1>) -> tensor<2x8x4xbf16> {
+  %o = trc.attention %q, %k, %v mask %m fill = 0xFFF0000000000000 where true scale = 0.5 : (tensor<2x8x4xbf16>, tensor<2x6x4xbf16>, tensor<2x6x4xbf16>, tensor<1x8x6xi1>) -> tensor<2x8x4xbf16>
+  return %o : tensor<2x8x4xbf16>
+}
+
+// -----
+
+// attention_grad recomputes the probabilities (the scores' product and the
+// mask's stretch marked trc.recomputed, so that CSE cannot merge them with
+// the forward's), then dv = p^T g, ds = p (dp - sum(dp p)) masked and
+// scaled, dq = ds k, dk = ds^T q.
+// CHECK-LABEL: func.func @attention_grad
+// CHECK: %[[S:.*]] = trc.dot_general %arg0, %arg1, batch = [0] x [0], contract = [2] x [2] {trc.recomputed}
+// CHECK: trc.broadcast_in_dim %arg4, dims = [0, 1, 2] {trc.recomputed}
+// CHECK: %[[DV:.*]] = trc.dot_general %{{.*}}, %arg3, batch = [0] x [0], contract = [1] x [1] : (tensor<2x8x6xf32>, tensor<2x8x4xf32>) -> tensor<2x6x4xf32>
+// CHECK: %[[DP:.*]] = trc.dot_general %arg3, %arg2, batch = [0] x [0], contract = [2] x [2] : (tensor<2x8x4xf32>, tensor<2x6x4xf32>) -> tensor<2x8x6xf32>
+// CHECK: %[[DS:.*]] = trc.select
+// CHECK: %[[DSS:.*]] = trc.mul %[[DS]]
+// CHECK: %[[DQ:.*]] = trc.dot_general %[[DSS]], %arg1, batch = [0] x [0], contract = [2] x [1] : (tensor<2x8x6xf32>, tensor<2x6x4xf32>) -> tensor<2x8x4xf32>
+// CHECK: %[[DK:.*]] = trc.dot_general %[[DSS]], %arg0, batch = [0] x [0], contract = [1] x [1] : (tensor<2x8x6xf32>, tensor<2x8x4xf32>) -> tensor<2x6x4xf32>
+// CHECK: return %[[DQ]], %[[DK]], %[[DV]]
+func.func @attention_grad(%q: tensor<2x8x4xf32>, %k: tensor<2x6x4xf32>, %v: tensor<2x6x4xf32>, %g: tensor<2x8x4xf32>, %m: tensor<1x8x6xi1>) -> (tensor<2x8x4xf32>, tensor<2x6x4xf32>, tensor<2x6x4xf32>) {
+  %dq, %dk, %dv = trc.attention_grad %q, %k, %v, %g mask %m fill = 0xFFF0000000000000 where true scale = 0.5 : (tensor<2x8x4xf32>, tensor<2x6x4xf32>, tensor<2x6x4xf32>, tensor<2x8x4xf32>, tensor<1x8x6xi1>) -> (tensor<2x8x4xf32>, tensor<2x6x4xf32>, tensor<2x6x4xf32>)
+  return %dq, %dk, %dv : tensor<2x8x4xf32>, tensor<2x6x4xf32>, tensor<2x6x4xf32>
+}

@@ -1,0 +1,195 @@
+//===- FuseAttention.cpp - trc-fuse-attention -------------------------------===//
+//
+// Finds scaled dot-product attention in an imported forward graph and makes
+// it one trc.attention (see Passes.td): dot_general(q, k) -> optional
+// scale (mul or div by a splat) -> optional mask (select against a splat
+// fill) -> softmax over the last dim -> dot_general(p, v). Whatever layouts
+// the two products read, q, k and v are transposed to [batch..., T, D] (the
+// exporters' transposes fold into them). Intermediate values used elsewhere
+// (probabilities returned, dropout on them) leave the chain unfused.
+// Preconditions: trc IR before trc-autodiff.
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Passes.h"
+
+#include "mlir/IR/Matchers.h"
+
+namespace trc {
+#define GEN_PASS_DEF_FUSEATTENTION
+#include "Passes.h.inc"
+} // namespace trc
+
+using namespace mlir;
+using namespace trc;
+
+namespace {
+/// The value of a splat float constant.
+std::optional<double> splatValue(Value v) {
+  DenseElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)) || !attr.isSplat() ||
+      !isa<FloatType>(attr.getElementType()))
+    return std::nullopt;
+  return attr.getSplatValue<APFloat>().convertToDouble();
+}
+
+bool onlyUse(Value v, Operation *user) { return v.hasOneUse() && *v.getUsers().begin() == user; }
+
+/// One dot_general side's dims: batch dims in order, the dim kept and the
+/// dim contracted. Empty when the product is not attention-shaped (rank r,
+/// r-2 batch dims, one contracting dim).
+struct Side {
+  SmallVector<int64_t> batch;
+  int64_t free = -1, contract = -1;
+
+  /// The permutation to [batch..., first, second].
+  SmallVector<int64_t> order(int64_t first, int64_t second) const {
+    SmallVector<int64_t> perm(batch);
+    perm.push_back(first);
+    perm.push_back(second);
+    return perm;
+  }
+};
+
+std::optional<Side> sideOf(int64_t rank, ArrayRef<int64_t> batch, ArrayRef<int64_t> contract) {
+  if (rank < 3 || int64_t(batch.size()) != rank - 2 || contract.size() != 1)
+    return std::nullopt;
+  Side side;
+  side.batch.assign(batch.begin(), batch.end());
+  side.contract = contract[0];
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(batch, d) && d != side.contract)
+      side.free = d;
+  return side;
+}
+
+std::optional<std::pair<Side, Side>> sidesOf(DotGeneralOp dot) {
+  int64_t rank = dot.getType().getRank();
+  if (dot.getLhs().getType().getRank() != rank || dot.getRhs().getType().getRank() != rank)
+    return std::nullopt;
+  auto lhs = sideOf(rank, dot.getLhsBatchingDims(), dot.getLhsContractingDims());
+  auto rhs = sideOf(rank, dot.getRhsBatchingDims(), dot.getRhsContractingDims());
+  if (!lhs || !rhs)
+    return std::nullopt;
+  return std::make_pair(*lhs, *rhs);
+}
+
+bool isIdentity(ArrayRef<int64_t> perm) {
+  for (auto [i, p] : llvm::enumerate(perm))
+    if (int64_t(i) != p)
+      return false;
+  return true;
+}
+
+Value transposed(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> perm) {
+  if (isIdentity(perm))
+    return x;
+  auto t = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(t.getDimSize(p));
+  return b.createOrFold<TransposeOp>(loc, t.clone(shape), x, perm);
+}
+
+/// Fuses the chain ending in `softmax` if it is attention; true if it did.
+bool fuse(SoftmaxOp softmax) {
+  auto probsType = softmax.getType();
+  int64_t rank = probsType.getRank();
+  if (softmax.getAxis() != rank - 1 || !softmax.getResult().hasOneUse())
+    return false;
+  // p v: p's batch dims in order, p's last dim contracted.
+  auto output = dyn_cast<DotGeneralOp>(*softmax.getResult().getUsers().begin());
+  if (!output || output.getLhs() != softmax.getResult())
+    return false;
+  auto outputSides = sidesOf(output);
+  if (!outputSides || outputSides->first.contract != rank - 1 ||
+      !isIdentity(outputSides->first.batch))
+    return false;
+
+  // Walk up: optional select against a fill, optional scale, the scores.
+  Value x = softmax.getOperand();
+  Value mask;
+  double fill = 0, scale = 1;
+  bool fillWhereTrue = true;
+  if (auto select = x.getDefiningOp<SelectOp>(); select && onlyUse(x, softmax)) {
+    if (auto f = splatValue(select.getOnTrue())) {
+      fill = *f;
+      x = select.getOnFalse();
+    } else if (auto f = splatValue(select.getOnFalse())) {
+      fill = *f;
+      fillWhereTrue = false;
+      x = select.getOnTrue();
+    } else {
+      return false;
+    }
+    // A mask stretched over batch and heads is taken before the broadcast:
+    // the backward then keeps the small one.
+    mask = select.getPred();
+    if (auto broadcast = mask.getDefiningOp<BroadcastInDimOp>();
+        broadcast && broadcast.getOperand().getType().getRank() == rank &&
+        isIdentity(broadcast.getBroadcastDimensions()))
+      mask = broadcast.getOperand();
+    if (!x.hasOneUse())
+      return false;
+  }
+  if (auto mul = x.getDefiningOp<MulOp>(); mul && x.hasOneUse()) {
+    if (auto c = splatValue(mul.getRhs())) {
+      scale = *c;
+      x = mul.getLhs();
+    } else if (auto c = splatValue(mul.getLhs())) {
+      scale = *c;
+      x = mul.getRhs();
+    } else {
+      return false;
+    }
+  } else if (auto div = x.getDefiningOp<DivOp>(); div && x.hasOneUse()) {
+    auto c = splatValue(div.getRhs());
+    if (!c || *c == 0)
+      return false;
+    scale = 1.0 / *c;
+    x = div.getLhs();
+  }
+  auto scores = x.getDefiningOp<DotGeneralOp>();
+  if (!scores || !x.hasOneUse())
+    return false;
+  auto scoreSides = sidesOf(scores);
+  if (!scoreSides)
+    return false;
+  auto element = probsType.getElementType();
+  if (scores.getLhs().getType().getElementType() != element ||
+      output.getRhs().getType().getElementType() != element)
+    return false;
+
+  OpBuilder b(output);
+  Location loc = output.getLoc();
+  const Side &qs = scoreSides->first, &ks = scoreSides->second, &vs = outputSides->second;
+  Value q = transposed(b, loc, scores.getLhs(), qs.order(qs.free, qs.contract));
+  Value k = transposed(b, loc, scores.getRhs(), ks.order(ks.free, ks.contract));
+  Value v = transposed(b, loc, output.getRhs(), vs.order(vs.contract, vs.free));
+  auto fused = AttentionOp::create(b, loc, output.getType(), q, k, v, mask,
+                                   b.getF64FloatAttr(scale), b.getF64FloatAttr(fill),
+                                   b.getBoolAttr(fillWhereTrue));
+  output.replaceAllUsesWith(fused.getResult());
+  // The chain is dead now: erase it from the product up.
+  SmallVector<Operation *> chain{output, softmax};
+  for (Value v = softmax.getOperand(); v != scores.getResult();) {
+    Operation *def = v.getDefiningOp();
+    chain.push_back(def);
+    v = isa<SelectOp>(def) ? (fillWhereTrue ? def->getOperand(2) : def->getOperand(1))
+                           : (splatValue(def->getOperand(1)) ? def->getOperand(0)
+                                                              : def->getOperand(1));
+  }
+  chain.push_back(scores);
+  for (Operation *op : chain)
+    op->erase();
+  return true;
+}
+
+struct FuseAttention : trc::impl::FuseAttentionBase<FuseAttention> {
+  void runOnOperation() override {
+    SmallVector<SoftmaxOp> softmaxes;
+    getOperation().walk([&](SoftmaxOp op) { softmaxes.push_back(op); });
+    for (SoftmaxOp softmax : softmaxes)
+      fuse(softmax);
+  }
+};
+} // namespace
