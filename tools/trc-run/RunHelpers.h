@@ -9,6 +9,8 @@
 #define TRC_TOOLS_TRC_RUN_RUNHELPERS_H
 
 #include "runtime/Artifact.h"
+#include "runtime/FileOps.h"
+#include "runtime/Manifest.h"
 #include "runtime/Session.h"
 
 #include <filesystem>
@@ -16,6 +18,23 @@
 #include <string>
 
 namespace trc {
+
+/// The device an artifact runs on under --device auto: its manifest's
+/// target (bundles hold CPU artifacts only); "auto" for an .onnx model.
+inline std::string deviceForArtifact(const std::string &path) {
+  auto endsWith = [&](const char *suffix) {
+    size_t n = std::char_traits<char>::length(suffix);
+    return path.size() >= n && path.compare(path.size() - n, n, suffix) == 0;
+  };
+  if (endsWith(".trc"))
+    return "cpu";
+  std::string text;
+  rt::Manifest manifest;
+  if (!rt::readSmallFile(path + "/manifest.trc", rt::kMaxManifestBytes, text) ||
+      !rt::parseManifest(text, manifest))
+    return "auto"; // loading reports the problem
+  return manifest.target;
+}
 
 /// Removes the temporary folder around an artifact compiled in-process
 /// (the artifact's parent) at scope exit; an empty path removes nothing.

@@ -6,7 +6,10 @@
 #include "ExportOnnx.h"
 #include "runtime/LossScaler.h"
 #include "RunHelpers.h"
+#include "TrainingArtifact.h"
+#ifdef TRC_RUN_WITH_COMPILER
 #include "trc/Import/OnnxImporter.h"
+#endif
 
 #include "runtime/Artifact.h"
 #include "runtime/Backend.h"
@@ -21,6 +24,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <sys/stat.h>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -68,8 +73,11 @@ std::string valueOr(const TrainArgs &a, const std::string &flag, const std::stri
 }
 
 int configure(const TrainArgs &a, Run &run) {
+  // Saving the step needs its shape only; training needs data and steps.
+  const bool saving = a.values.count("--save-artifact");
   for (const char *required : {"--data", "--batch-size", "--seq-len", "--steps"})
-    if (!a.values.count(required))
+    if (!a.values.count(required) &&
+        !(saving && (std::string(required) == "--data" || std::string(required) == "--steps")))
       return fail(std::string("training needs ") + required);
   auto positive = [&](const char *flag, int64_t &out) {
     if (!parseInt(a.values.at(flag), 1, out))
@@ -78,9 +86,11 @@ int configure(const TrainArgs &a, Run &run) {
     return true;
   };
   if (!positive("--batch-size", run.batch) || !positive("--seq-len", run.seq) ||
-      !positive("--steps", run.steps))
+      (a.values.count("--steps") && !positive("--steps", run.steps)))
     return 1;
-  run.data = a.values.at("--data");
+  if (!a.values.count("--steps"))
+    run.steps = 1; // --save-artifact: no run
+  run.data = valueOr(a, "--data", "");
   run.metrics = valueOr(a, "--metrics", "");
   run.checkpointDir = valueOr(a, "--checkpoint-dir", "");
   if (a.values.count("--checkpoint-every") &&
@@ -162,6 +172,7 @@ int configure(const TrainArgs &a, Run &run) {
 
 /// Which graph inputs take the batch's inputs and targets: --feed, else the
 /// first two integer inputs.
+#ifdef TRC_RUN_WITH_COMPILER
 int chooseFeeds(const TrainArgs &a, Run &run) {
   std::vector<GraphInputInfo> inputs;
   std::string error;
@@ -203,6 +214,88 @@ int chooseFeeds(const TrainArgs &a, Run &run) {
                           "ids) and --loss cross_entropy when the model outputs logits");
   return 0;
 }
+#endif
+
+/// The compile-time settings a saved training step records, and the flags
+/// that choose each (tools/trc-run/TrainingArtifact.h).
+std::map<std::string, std::string> compileSettings(const Run &run) {
+  return {{"train_step", run.build.trainStepOptions},
+          {"precision", run.build.precision},
+          {"loss", run.build.loss.empty() ? "model"
+                                          : run.build.loss + " ignore_index=" +
+                                                std::to_string(run.build.ignoreIndex)},
+          {"attention", run.build.fuseAttention ? "fused" : "unfused"},
+          {"init_weights", run.build.initWeights ? "seed=" + std::to_string(run.build.initSeed)
+                                                 : "no"}};
+}
+
+const std::map<std::string, std::vector<const char *>> kSettingFlags = {
+    {"train_step", {"--optimizer", "--momentum", "--weight-decay", "--clip-grad-norm",
+                    "--nesterov"}},
+    {"precision", {"--precision"}},
+    {"loss", {"--loss", "--ignore-index"}},
+    {"attention", {"--attention"}},
+    {"init_weights", {"--init-weights"}}};
+
+bool given(const TrainArgs &a, const std::string &flag) {
+  if (flag == "--nesterov")
+    return a.nesterov;
+  if (flag == "--init-weights")
+    return a.initWeights;
+  return a.values.count(flag) > 0;
+}
+
+/// Takes the feeds, vocabulary and compile-time settings of the saved
+/// training step in `dir`; the run's shape and plan must be the step's, and
+/// a compile-time flag given must agree with what the step was compiled
+/// with (errors name the flag and the step's value).
+int adoptTrainingArtifact(const TrainArgs &a, const std::string &dir, int64_t ranks,
+                          const std::string &parallel, Run &run, int64_t &vocab) {
+  TrainingArtifactInfo info;
+  if (Status s = readTrainingInfo(dir, info); !s)
+    return fail(s.message());
+  auto differs = [&](const char *what, int64_t mine, int64_t saved) {
+    return fail(std::string(what) + " " + std::to_string(mine) + ": the training step in " +
+                dir + " was compiled for " + std::to_string(saved) +
+                " (save it again with trc-run MODEL.onnx ... --save-artifact)");
+  };
+  if (run.batch != info.batch)
+    return differs("--batch-size", run.batch, info.batch);
+  if (run.seq != info.seq)
+    return differs("--seq-len", run.seq, info.seq);
+  if (run.gradAccum != info.gradAccum)
+    return differs("--grad-accum", run.gradAccum, info.gradAccum);
+  if (ranks != info.ranks)
+    return differs("world size", ranks, info.ranks);
+  if (parallel != info.parallel)
+    return fail("--config: the training step in " + dir + " was compiled for the plan '" +
+                (info.parallel.empty() ? std::string("none") : info.parallel) +
+                "', this run asks for '" + (parallel.empty() ? std::string("none") : parallel) +
+                "'");
+  auto mine = compileSettings(run);
+  for (const auto &[key, flags] : kSettingFlags) {
+    auto saved = info.settings.find(key);
+    if (saved == info.settings.end())
+      return fail(dir + "/" + kTrainingInfoFile + ": no setting '" + key + "'");
+    for (const char *flag : flags)
+      if (given(a, flag) && mine[key] != saved->second)
+        return fail(std::string("option '") + flag + "': the training step in " + dir +
+                    " was compiled with " + key + " '" + saved->second +
+                    "' (this run asks for '" + mine[key] + "')");
+  }
+  // Flags not given take the step's settings (the checkpoints' config
+  // then matches a run that compiled with them).
+  run.build.trainStepOptions = info.settings["train_step"];
+  run.build.precision = info.settings["precision"];
+  const std::string &loss = info.settings["loss"];
+  run.build.loss = loss == "model" ? "" : loss.substr(0, loss.find(' '));
+  if (size_t at = loss.find("ignore_index="); at != std::string::npos)
+    run.build.ignoreIndex = std::strtoll(loss.c_str() + at + 13, nullptr, 10);
+  run.inputsName = info.inputs;
+  run.targetsName = info.targets;
+  vocab = info.vocab;
+  return 0;
+}
 
 /// Names of the slots a checkpoint holds: parameters and optimizer state.
 std::vector<const Slot *> stateSlots(const Manifest &m) {
@@ -237,6 +330,87 @@ std::map<std::string, std::string> runConfig(const Run &run) {
           {"seed", std::to_string(run.seed)}};
 }
 
+#ifdef TRC_RUN_WITH_COMPILER
+/// Compiles the training step of `a.model` for `target` with micro-batches
+/// of `microRows` rows (feeds chosen).
+bool compileForTraining(const TrainArgs &a, Run &run, int64_t microRows,
+                        const std::string &target, std::string &artifactDir,
+                        TrainingModelInfo &info, std::string &error) {
+  std::map<std::string, std::vector<int64_t>> shapes{{run.inputsName, {microRows, run.seq}}};
+  if (run.build.loss.empty())
+    shapes[run.targetsName] = {microRows, run.seq};
+  run.build.tokenInput = run.inputsName;
+  return compileOnnxForTraining(a.model, shapes, run.build, target, artifactDir, info, error);
+}
+#endif
+
+/// --save-artifact DIR: rank 0 compiles the step as a run would and keeps it
+/// in DIR with its training.trc; nothing is trained. A DIR that exists must
+/// be a step saved before (it is replaced).
+int saveTrainingStep(const TrainArgs &a, Run &run, DistributedRun &dist,
+                     const std::string &dir) {
+#ifdef TRC_RUN_WITH_COMPILER
+  if (!dist.isRoot())
+    return 0;
+  if (a.device != "cpu" && a.device != "cuda" && a.device != "auto")
+    return fail("option '--device' expects cpu, cuda or auto, got '" + a.device + "'");
+  // The step is compiled for the device it will run on, not this machine's.
+  std::string target = a.device == "cuda" ? "cuda" : "cpu";
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !(fs::is_directory(dir, ec) && isTrainingArtifact(dir)))
+    return fail("--save-artifact " + dir + ": exists and is not a saved training step "
+                "(not replaced)");
+  if (int rc = chooseFeeds(a, run))
+    return rc;
+  int64_t microRows = run.batch / dist.size() / run.gradAccum;
+  std::string artifactDir, error;
+  TrainingModelInfo info;
+  bool compiled = compileForTraining(a, run, microRows, target, artifactDir, info, error);
+  RemoveTemporaryArtifact removeTemporary{artifactDir};
+  if (!compiled) {
+    std::fputs(error.c_str(), stderr);
+    return 1;
+  }
+  TrainingArtifactInfo saved;
+  saved.inputs = run.inputsName;
+  saved.targets = run.targetsName;
+  saved.vocab = info.vocabSize;
+  saved.batch = run.batch;
+  saved.seq = run.seq;
+  saved.gradAccum = run.gradAccum;
+  saved.ranks = dist.size();
+  saved.parallel = run.build.dataParallelOptions;
+  saved.settings = compileSettings(run);
+  if (Status s = writeTrainingInfo(artifactDir, saved); !s)
+    return fail(s.message());
+  // Replace DIR: the old step goes only once the new one is complete; a
+  // rename across file systems falls back to a copy.
+  std::string staging = dir + ".saving";
+  fs::remove_all(staging, ec);
+  fs::rename(artifactDir, staging, ec);
+  if (ec) {
+    ec.clear();
+    fs::copy(artifactDir, staging, fs::copy_options::recursive, ec);
+    if (ec)
+      return fail("--save-artifact " + dir + ": cannot write " + staging + ": " + ec.message());
+  }
+  fs::remove_all(dir, ec);
+  fs::rename(staging, dir, ec);
+  if (ec)
+    return fail("--save-artifact " + dir + ": " + ec.message());
+  std::fprintf(stderr, "trc-run: saved the training step (target %s, batch %lld x %lld) to %s\n",
+               target.c_str(), static_cast<long long>(run.batch),
+               static_cast<long long>(run.seq), dir.c_str());
+  return 0;
+#else
+  (void)run;
+  (void)dist;
+  (void)dir;
+  return fail(a.model + ": --save-artifact compiles, which this runtime-only build cannot do");
+#endif
+}
+
 } // namespace
 
 int runTraining(const TrainArgs &a) {
@@ -255,8 +429,29 @@ int runTraining(const TrainArgs &a) {
   if (dist->dataParallel())
     run.build.dataParallelOptions = dist->passOptions();
   const bool root = dist->isRoot();
+  struct stat modelStat;
+  const bool fromArtifact =
+      ::stat(a.model.c_str(), &modelStat) == 0 && S_ISDIR(modelStat.st_mode);
+  const std::string saveDir = valueOr(a, "--save-artifact", "");
+  if (fromArtifact && !saveDir.empty())
+    return fail("--save-artifact compiles an .onnx model; " + a.model +
+                " is a folder (already a saved training step?)");
+  if (fromArtifact && a.values.count("--export-onnx"))
+    return fail("--export-onnx writes the trained weights into the .onnx model they came "
+                "from: train MODEL.onnx, not the saved step " + a.model);
+#ifndef TRC_RUN_WITH_COMPILER
+  if (!fromArtifact)
+    return fail(a.model + ": this runtime-only build of trc-run cannot compile a model; "
+                "train a step saved on the build machine with trc-run MODEL.onnx ... "
+                "--save-artifact DIR");
+#endif
+  if (!saveDir.empty())
+    return saveTrainingStep(a, run, *dist, saveDir);
+
   std::unique_ptr<Backend> backend;
-  if (Status s = createBackend(a.device, backend); !s)
+  // A saved step runs on its own target under --device auto.
+  std::string device = fromArtifact && a.device == "auto" ? deviceForArtifact(a.model) : a.device;
+  if (Status s = createBackend(device, backend); !s)
     return fail(s.message());
   setCollectiveBackend(backend.get());
   struct ForgetBackend { // before the backend goes
@@ -269,8 +464,17 @@ int runTraining(const TrainArgs &a) {
   if (root && dist->dataParallel())
     std::fprintf(stderr, "trc-run: %d rank%s, %s\n", dist->size(), dist->size() == 1 ? "" : "s",
                  dist->config().describe().c_str());
-  if (int rc = chooseFeeds(a, run))
+  int64_t vocab = 0;
+  if (fromArtifact) {
+    if (int rc = adoptTrainingArtifact(a, a.model, ranks, run.build.dataParallelOptions, run,
+                                       vocab))
+      return rc;
+  }
+#ifdef TRC_RUN_WITH_COMPILER
+  else if (int rc = chooseFeeds(a, run)) {
     return rc;
+  }
+#endif
 
   DataLoaderOptions dataOptions;
   dataOptions.batchSize = run.batch;
@@ -287,28 +491,31 @@ int runTraining(const TrainArgs &a) {
   // micro-step takes 1/grad-accum of those.
   int64_t rankRows = run.batch / ranks;
   int64_t microRows = rankRows / run.gradAccum;
-  std::string artifactDir, error;
-  std::map<std::string, std::vector<int64_t>> shapes{{run.inputsName, {microRows, run.seq}}};
-  if (run.build.loss.empty())
-    shapes[run.targetsName] = {microRows, run.seq};
-  run.build.tokenInput = run.inputsName;
-  TrainingModelInfo info;
-  // Rank 0 compiles; the other ranks receive the same artifact.
-  bool compiled = !root || compileOnnxForTraining(a.model, shapes, run.build, backend->target(),
-                                                  artifactDir, info, error);
-  RemoveTemporaryArtifact removeTemporary{artifactDir};
-  if (!compiled)
-    std::fputs(error.c_str(), stderr);
-  if (ranks > 1) {
-    Status shared = dist->shareArtifact(compiled, artifactDir, info.vocabSize);
+  std::string artifactDir = fromArtifact ? a.model : "";
+  RemoveTemporaryArtifact removeTemporary{""};
+#ifdef TRC_RUN_WITH_COMPILER
+  if (!fromArtifact) {
+    std::string error;
+    TrainingModelInfo info;
+    // Rank 0 compiles; the other ranks receive the same artifact.
+    bool compiled = !root || compileForTraining(a, run, microRows, backend->target(),
+                                                artifactDir, info, error);
     removeTemporary.artifactDir = artifactDir;
-    if (!shared)
-      return compiled ? fail(shared.message()) : 1;
+    if (!compiled)
+      std::fputs(error.c_str(), stderr);
+    if (ranks > 1) {
+      Status shared = dist->shareArtifact(compiled, artifactDir, info.vocabSize);
+      removeTemporary.artifactDir = artifactDir;
+      if (!shared)
+        return compiled ? fail(shared.message()) : 1;
+    }
+    if (!compiled)
+      return 1;
+    vocab = info.vocabSize;
   }
-  if (!compiled)
-    return 1;
-  if (info.vocabSize > 0) {
-    dataOptions.vocabSize = info.vocabSize;
+#endif
+  if (vocab > 0) {
+    dataOptions.vocabSize = vocab;
     if (Status s = DataLoader::open(run.data, dataOptions, data); !s)
       return fail(s.message());
   }
@@ -525,9 +732,11 @@ int runTraining(const TrainArgs &a) {
       value = std::move(trained.at(name));
       return Status::success();
     };
+#ifdef TRC_RUN_WITH_COMPILER
     if (root)
       if (Status s = exportTrainedOnnx(a.model, out->second, weights); !s)
         return fail(s.message());
+#endif
   }
   return 0;
 }

@@ -21,6 +21,10 @@
 // --init-weights compiles with weights=init (seed --seed): each trainable
 // parameter starts from fresh values of the recipe its exported values
 // follow instead of those values (docs/ARTIFACT.md).
+// --save-artifact DIR compiles the step (for --device cpu|cuda) and keeps it
+// with its training.trc (TrainingArtifact.h) instead of training; `trc-run
+// DIR --data ...` trains such a step without compiling, which is all the
+// runtime-only build (no MLIR: GPU nodes) can train.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRC_TOOLS_TRC_RUN_TRAIN_H

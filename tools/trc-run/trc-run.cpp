@@ -87,7 +87,12 @@ const char *kUsage =
     "                      shard_optimizer_state, sharded_data_parallel_degree,\n"
     "                      hybrid_shard_degree, bucket_cap_mb; launch with mpirun)\n"
     "      [--export-onnx OUT.onnx]  (after training: MODEL.onnx with the trained\n"
-    "                                 weights, for onnxruntime and other runtimes)\n";
+    "                                 weights, for onnxruntime and other runtimes)\n"
+    "      [--save-artifact DIR]  (compile the step for --device cpu|cuda, keep it\n"
+    "                              in DIR and stop; --data and --steps optional)\n"
+    "  trc-run DIR --data FILE --batch-size B --seq-len T --steps N [...]\n"
+    "      trains a saved step without compiling (the runtime-only build too);\n"
+    "      its batch shape, plan and compile-time flags are the step's\n";
 
 // Flags of the training mode (tools/trc-run/Train.h): valued, boolean, and
 // those recognised to say they are not available yet rather than "unknown".
@@ -97,6 +102,7 @@ const char *kTrainingFlags[] = {
     "--lr-schedule", "--momentum",      "--weight-decay",     "--clip-grad-norm",
     "--checkpoint-dir", "--checkpoint-every", "--feed", "--loss", "--ignore-index",
     "--precision", "--grad-accum", "--loss-scale", "--config", "--attention",
+    "--save-artifact",
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights"};
 
@@ -270,25 +276,12 @@ void widenBf16(const HostTensor &in, HostTensor &out) {
   }
 }
 
-/// The device an artifact runs on under --device auto: its manifest's
-/// target (bundles hold CPU artifacts only); "auto" for an .onnx model.
-std::string deviceForArtifact(const std::string &path) {
-  if (endsWith(path, ".trc"))
-    return "cpu";
-  std::string text;
-  Manifest manifest;
-  if (!readSmallFile(path + "/manifest.trc", kMaxManifestBytes, text) ||
-      !parseManifest(text, manifest))
-    return "auto"; // loading reports the problem
-  return manifest.target;
-}
-
 int runEvaluation(const Options &opt) {
   std::unique_ptr<Backend> backend;
   // --device auto runs an artifact on the device it was compiled for.
   std::string device = opt.device;
   if (device == "auto" && !endsWith(opt.model, ".onnx"))
-    device = deviceForArtifact(opt.model);
+    device = trc::deviceForArtifact(opt.model);
   if (Status s = createBackend(device, backend); !s)
     return fail(s.message());
 
@@ -414,18 +407,17 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (opt.training) {
-#ifdef TRC_RUN_WITH_COMPILER
       opt.train.model = opt.model;
       opt.train.device = opt.device;
+#ifdef TRC_RUN_WITH_COMPILER
       // A bad export target fails now, not after the training run.
       if (auto out = opt.train.values.find("--export-onnx"); out != opt.train.values.end())
         if (Status s = trc::checkExportTarget(opt.model, out->second); !s)
           return fail(s.message());
-      return trc::runTraining(opt.train);
-#else
-      return fail("training compiles the model in-process, which this runtime-only "
-                  "build of trc-run cannot do");
 #endif
+      // An .onnx model is compiled first (not in the runtime-only build); a
+      // folder is a training step saved with --save-artifact.
+      return trc::runTraining(opt.train);
     }
     return runEvaluation(opt);
   } catch (const std::bad_alloc &) {

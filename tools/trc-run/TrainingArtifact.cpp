@@ -1,0 +1,120 @@
+//===- TrainingArtifact.cpp - training.trc, written and read ----------------===//
+#include "TrainingArtifact.h"
+
+#include "runtime/FileOps.h"
+#include "runtime/Names.h"
+
+#include <cstdlib>
+#include <sstream>
+#include <sys/stat.h>
+
+namespace trc {
+
+using rt::Status;
+
+namespace {
+constexpr size_t kMaxInfoBytes = 1 << 16;
+
+bool parseCount(const std::string &text, int64_t min, int64_t &out) {
+  char *end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < min)
+    return false;
+  out = v;
+  return true;
+}
+} // namespace
+
+bool isTrainingArtifact(const std::string &dir) {
+  struct stat st;
+  return ::stat((dir + "/" + kTrainingInfoFile).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+Status writeTrainingInfo(const std::string &dir, const TrainingArtifactInfo &info) {
+  std::ostringstream out;
+  out << "trc-training 1\n"
+      << "inputs " << rt::percentEncode(info.inputs) << "\n"
+      << "targets " << rt::percentEncode(info.targets) << "\n"
+      << "vocab " << info.vocab << "\n"
+      << "batch " << info.batch << "\n"
+      << "seq " << info.seq << "\n"
+      << "grad_accum " << info.gradAccum << "\n"
+      << "ranks " << info.ranks << "\n"
+      << "parallel " << rt::percentEncode(info.parallel) << "\n";
+  for (const auto &[key, value] : info.settings)
+    out << "setting " << key << " " << rt::percentEncode(value) << "\n";
+  return rt::writeFileAtomic(dir + "/" + kTrainingInfoFile, out.str(), rt::systemFileSystem());
+}
+
+Status readTrainingInfo(const std::string &dir, TrainingArtifactInfo &info) {
+  std::string path = dir + "/" + kTrainingInfoFile, text;
+  if (Status s = rt::readSmallFile(path, kMaxInfoBytes, text); !s)
+    return Status::error(path + ": " + s.message() +
+                         " (save a training step with trc-run MODEL.onnx ... --save-artifact DIR)");
+  std::istringstream lines(text);
+  std::string line;
+  int number = 0;
+  bool header = false;
+  auto bad = [&](const std::string &why) {
+    return Status::error(path + ":" + std::to_string(number) + ": " + why);
+  };
+  while (std::getline(lines, line)) {
+    ++number;
+    std::istringstream fields(line);
+    std::string key, value, extra;
+    fields >> key >> value;
+    if (number == 1) {
+      if (key != "trc-training" || value != "1")
+        return bad("not a training step description (expected 'trc-training 1')");
+      header = true;
+      continue;
+    }
+    if (key.empty())
+      continue;
+    std::string decoded, problem;
+    auto name = [&](std::string &out) {
+      if (!rt::percentDecode(value, out, problem))
+        return bad("bad " + key + " field: " + problem);
+      return Status::success();
+    };
+    auto count = [&](int64_t min, int64_t &out) {
+      if (!parseCount(value, min, out))
+        return bad("'" + key + "' expects an integer >= " + std::to_string(min) + ", got '" +
+                   rt::percentEncode(value) + "'");
+      return Status::success();
+    };
+    Status s = Status::success();
+    if (key == "inputs")
+      s = name(info.inputs);
+    else if (key == "targets")
+      s = name(info.targets);
+    else if (key == "parallel")
+      s = value.empty() ? Status::success() : name(info.parallel);
+    else if (key == "vocab")
+      s = count(0, info.vocab);
+    else if (key == "batch")
+      s = count(1, info.batch);
+    else if (key == "seq")
+      s = count(1, info.seq);
+    else if (key == "grad_accum")
+      s = count(1, info.gradAccum);
+    else if (key == "ranks")
+      s = count(1, info.ranks);
+    else if (key == "setting") {
+      std::string setting = value;
+      fields >> value;
+      s = name(decoded);
+      info.settings[setting] = decoded;
+    } else
+      s = bad("unknown key '" + rt::percentEncode(key) + "'");
+    if (!s)
+      return s;
+  }
+  if (!header)
+    return bad("empty (expected 'trc-training 1')");
+  if (info.inputs.empty() || info.targets.empty() || info.batch == 0 || info.seq == 0)
+    return Status::error(path + ": incomplete (inputs, targets, batch and seq are required)");
+  return Status::success();
+}
+
+} // namespace trc
