@@ -13,11 +13,23 @@
 #include "runtime/Manifest.h"
 #include "runtime/Session.h"
 
+#include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
 
 namespace trc {
+
+/// `text` as a whole decimal integer of at least `lo`.
+inline bool parseInt(const std::string &text, int64_t lo, int64_t &out) {
+  char *end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < lo)
+    return false;
+  out = v;
+  return true;
+}
 
 /// The device an artifact runs on under --device auto: its manifest's
 /// target (bundles hold CPU artifacts only); "auto" for an .onnx model.

@@ -41,15 +41,6 @@ int fail(const std::string &message) {
   return 1;
 }
 
-bool parseInt(const std::string &text, int64_t lo, int64_t &out) {
-  char *end = nullptr;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || v < lo)
-    return false;
-  out = v;
-  return true;
-}
-
 bool parseFloat(const std::string &text, double &out) {
   char *end = nullptr;
   out = std::strtod(text.c_str(), &end);

@@ -1,6 +1,8 @@
 //===- TrainingArtifact.cpp - training.trc, written and read ----------------===//
 #include "TrainingArtifact.h"
 
+#include "RunHelpers.h"
+
 #include "runtime/FileOps.h"
 #include "runtime/Names.h"
 
@@ -15,14 +17,6 @@ using rt::Status;
 namespace {
 constexpr size_t kMaxInfoBytes = 1 << 16;
 
-bool parseCount(const std::string &text, int64_t min, int64_t &out) {
-  char *end = nullptr;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || v < min)
-    return false;
-  out = v;
-  return true;
-}
 } // namespace
 
 bool isTrainingArtifact(const std::string &dir) {
@@ -78,7 +72,7 @@ Status readTrainingInfo(const std::string &dir, TrainingArtifactInfo &info) {
       return Status::success();
     };
     auto count = [&](int64_t min, int64_t &out) {
-      if (!parseCount(value, min, out))
+      if (!parseInt(value, min, out))
         return bad("'" + key + "' expects an integer >= " + std::to_string(min) + ", got '" +
                    rt::percentEncode(value) + "'");
       return Status::success();
