@@ -117,10 +117,19 @@ Status Artifact::loadBundle(const std::string &bundle, const std::string &target
     return Status::error(bundle + ": cannot create a temporary folder: " +
                          std::strerror(errno));
   std::string dir = buffer.data();
-  Status s = unpackBundle(bundle, dir);
+  std::vector<std::string> members;
+  Status s = unpackBundle(bundle, dir, &members);
   if (s)
     s = loadFolder(dir, target, bundle, out);
-  for (const char *member : {"manifest.trc", "program.so", "weights.bin"})
+  if (!s) {
+    // Name the bundle (and its member), not the private folder.
+    std::string message = s.message();
+    for (size_t at = message.find(dir); at != std::string::npos;
+         at = message.find(dir, at + bundle.size()))
+      message.replace(at, dir.size(), bundle);
+    s = Status::error(message);
+  }
+  for (const std::string &member : members)
     ::unlink((dir + "/" + member).c_str());
   ::rmdir(dir.c_str());
   if (s)
@@ -205,9 +214,6 @@ Status Artifact::loadFolder(const std::string &dir, const std::string &target,
   // Target cuda: the kernel files, read whole and checked before use.
   std::shared_ptr<CudaProgram> cuda;
   if (m.target == "cuda") {
-    if (!bundle.empty() && !m.kernelFiles.empty())
-      return Status::error(bundle + ": a single-file artifact cannot hold kernel files "
-                                    "(compile target cuda to a folder)");
     cuda = std::make_shared<CudaProgram>();
     cuda->id = newCudaProgramId();
     cuda->origin = bundle.empty() ? dir : bundle;

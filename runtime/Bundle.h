@@ -2,12 +2,13 @@
 //
 // `trc-opt ... --trc-compile -o OUT.trc` writes the artifact as one file:
 //
-//   trc-bundle 1\n
+//   trc-bundle 1\n            (2 when kernel files follow)
 //   manifest.trc <bytes>\n
 //   program.so <bytes>\n
 //   weights.bin <bytes>\n
+//   [kernels.sm_NN.cubin|ptx <bytes>\n ...]   (version 2, target cuda)
 //   end\n
-//   <the three files' bytes, in that order>
+//   <the members' bytes, in that order>
 //
 // (docs/ARTIFACT.md). The runtime unpacks it into a private temporary
 // folder, loads that folder as usual (sizes and checksums checked against
@@ -21,18 +22,25 @@
 #include "runtime/Status.h"
 
 #include <string>
+#include <vector>
 
 namespace trc::rt {
 
 /// Whether `path` names a bundle rather than a folder (ends with ".trc").
 bool isBundlePath(const std::string &path);
 
-/// Packs folder `dir`'s three files into `bundle`, atomically.
+/// Packs folder `dir`'s three files, and its kernel files if any, into
+/// `bundle`, atomically.
 Status packBundle(const std::string &dir, const std::string &bundle);
 
-/// Unpacks `bundle` into the existing empty folder `dir`; every malformed
-/// bundle (header, names, sizes) is an error naming the file.
-Status unpackBundle(const std::string &bundle, const std::string &dir);
+/// Unpacks `bundle` into the existing empty folder `dir` (the names of the
+/// files written are appended to `written`); every malformed bundle
+/// (header, names, sizes) is an error naming the file.
+Status unpackBundle(const std::string &bundle, const std::string &dir,
+                    std::vector<std::string> *written = nullptr);
+
+/// The manifest member of `bundle`, without unpacking the rest.
+Status readBundleManifest(const std::string &bundle, std::string &manifest);
 
 } // namespace trc::rt
 

@@ -218,8 +218,6 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     return fail("unknown target '" + options.target + "' (expected cpu or cuda)");
   if (cuda && options.emulateCuda)
     return fail("emulate=cuda runs the CUDA kernels on the CPU: it needs target=cpu");
-  if (cuda && llvm::StringRef(outPath).ends_with(".trc"))
-    return fail("a single-file (.trc) artifact cannot hold CUDA kernels yet: write a folder");
 
   PassManager prepare(module.getContext());
   TimingScope prepareTiming = root.nest("prepare");

@@ -6,7 +6,7 @@
 // are registered under the entry point for the CUDA backend while the
 // Artifact lives. Broken kernel files are reported with the file and the
 // problem; a CPU runtime refuses the artifact; a single-file artifact
-// cannot carry kernel files. The host program's imports (trc_rt_cuda_launch,
+// (bundle version 2) carries the kernel files. The host program's imports (trc_rt_cuda_launch,
 // trc_rt_cublaslt_matmul_f32) resolve against this executable.
 //
 //===----------------------------------------------------------------------===//
@@ -143,23 +143,53 @@ TEST(CudaArtifact, NoKernelsStillRegistersTheProgram) {
   EXPECT_EQ(findCudaProgram(a->entry()), a->cudaProgram());
 }
 
-TEST(CudaArtifact, SingleFileArtifactsCannotCarryKernels) {
+TEST(CudaArtifact, SingleFileArtifactsCarryTheirKernels) {
   TempDir dir;
   TempDir out;
-  writeTestCudaArtifact(dir.path());
+  CudaArtifactOptions opt;
+  std::string cubin90(4000, '\x42');
+  opt.extraFiles = {{"cubin sm_90", {"kernels.sm_90.cubin", cubin90}}};
+  writeTestCudaArtifact(dir.path(), opt);
   std::string bundle = out.file("art.trc");
   ASSERT_TRUE(packBundle(dir.path(), bundle));
-  EXPECT_EQ(loadError(bundle), bundle + ": a single-file artifact cannot hold kernel files "
-                                        "(compile target cuda to a folder)");
-  // Without kernel files a cuda bundle loads.
+  std::string bytes = readFile(bundle);
+  EXPECT_EQ(bytes.rfind("trc-bundle 2\nmanifest.trc ", 0), 0u) << bytes.substr(0, 200);
+  {
+    std::unique_ptr<Artifact> a;
+    Status s = Artifact::load(bundle, "cuda", a);
+    ASSERT_TRUE(s) << s.message();
+    ASSERT_NE(a->cudaProgram(), nullptr);
+    const CudaProgram &p = *a->cudaProgram();
+    EXPECT_EQ(p.kernels, (std::vector<std::string>{"trc_test_axpy", "trc_test_bias"}));
+    ASSERT_EQ(p.images.size(), 2u);
+    EXPECT_EQ(p.images[0].bytes, std::string(kTestPtx));
+    EXPECT_EQ(p.images[1].bytes, cubin90);
+    EXPECT_EQ(p.origin, bundle);
+    std::string manifest;
+    ASSERT_TRUE(readBundleManifest(bundle, manifest));
+    EXPECT_NE(manifest.find("target cuda"), std::string::npos);
+  }
+  // Without kernel files: a version 1 bundle (three members), which loads.
   TempDir plain;
-  CudaArtifactOptions opt;
-  opt.withPtx = false;
-  opt.kernels.clear();
-  writeTestCudaArtifact(plain.path(), opt);
+  CudaArtifactOptions noKernels;
+  noKernels.withPtx = false;
+  noKernels.kernels.clear();
+  writeTestCudaArtifact(plain.path(), noKernels);
   std::string plainBundle = out.file("plain.trc");
   ASSERT_TRUE(packBundle(plain.path(), plainBundle));
+  EXPECT_EQ(readFile(plainBundle).rfind("trc-bundle 1\n", 0), 0u);
   EXPECT_EQ(loadError(plainBundle), "");
+  // A version 1 bundle holds three members; extra members are kernel files.
+  std::string v1 = out.file("v1.trc");
+  writeFile(v1, "trc-bundle 1" + bytes.substr(12));
+  EXPECT_EQ(loadError(v1), v1 + ": not a trc artifact bundle: unexpected member "
+                                "'kernels.sm_50.ptx' (a version 1 bundle has three members)");
+  std::string escape = out.file("escape.trc");
+  std::string renamed = bytes;
+  renamed.replace(renamed.find("kernels.sm_90.cubin"), 19, "../kernels_90.cubin");
+  writeFile(escape, renamed);
+  EXPECT_EQ(loadError(escape),
+            escape + ": not a trc artifact bundle: unexpected member '../kernels_90.cubin'");
 }
 
 TEST(CudaArtifact, TheExportTableListsTheCudaEntries) {

@@ -9,6 +9,7 @@
 #define TRC_TOOLS_TRC_RUN_RUNHELPERS_H
 
 #include "runtime/Artifact.h"
+#include "runtime/Bundle.h"
 #include "runtime/FileOps.h"
 #include "runtime/Manifest.h"
 #include "runtime/Session.h"
@@ -31,19 +32,19 @@ inline bool parseInt(const std::string &text, int64_t lo, int64_t &out) {
   return true;
 }
 
-/// The device an artifact runs on under --device auto: its manifest's
-/// target (bundles hold CPU artifacts only); "auto" for an .onnx model.
+/// The device an artifact (folder or bundle) runs on under --device auto:
+/// its manifest's target; "auto" for an .onnx model.
 inline std::string deviceForArtifact(const std::string &path) {
   auto endsWith = [&](const char *suffix) {
     size_t n = std::char_traits<char>::length(suffix);
     return path.size() >= n && path.compare(path.size() - n, n, suffix) == 0;
   };
-  if (endsWith(".trc"))
-    return "cpu";
   std::string text;
   rt::Manifest manifest;
-  if (!rt::readSmallFile(path + "/manifest.trc", rt::kMaxManifestBytes, text) ||
-      !rt::parseManifest(text, manifest))
+  rt::Status read = endsWith(".trc")
+                        ? rt::readBundleManifest(path, text)
+                        : rt::readSmallFile(path + "/manifest.trc", rt::kMaxManifestBytes, text);
+  if (!read || !rt::parseManifest(text, manifest))
     return "auto"; // loading reports the problem
   return manifest.target;
 }
