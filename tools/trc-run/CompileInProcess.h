@@ -29,7 +29,7 @@ struct TrainingBuild {
   std::string loss;              // "" (the model's output is the loss) or "cross_entropy"
   int64_t ignoreIndex = -100;    // with loss = cross_entropy
   std::string precision = "fp32"; // fp32, bf16 or fp16 (fp16 adds loss scaling)
-  bool fuseAttention = true;     // trc-fuse-attention: probabilities recomputed, not kept
+  bool fuseAttention = false;    // trc-fuse-attention: probabilities recomputed, not kept
   std::string tokenInput;        // graph input of the token ids
   std::string dataParallelOptions; // trc-data-parallel's options; "" = one process
   bool initWeights = false;      // weights=init: trainable params from their recipes

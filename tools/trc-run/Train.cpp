@@ -54,6 +54,10 @@ struct Run {
   double initialLossScale = 65536.0; // fp16
   std::string data, metrics, checkpointDir, optimizer = "adamw";
   std::string inputsName, targetsName;
+  // fused, unfused, or auto: fused for cuda, where the memory the kept
+  // probabilities take is what limits the batch; unfused on the CPU, where
+  // recomputing them costs time (measured: up to 20% of a step).
+  std::string attention = "auto";
   LrSchedule schedule;
   TrainingBuild build;
 };
@@ -147,10 +151,10 @@ int configure(const TrainArgs &a, Run &run) {
       run.build.precision != "fp16")
     return fail("option '--precision' expects fp32, bf16 or fp16, got '" +
                 run.build.precision + "'");
-  std::string attention = valueOr(a, "--attention", "fused");
-  if (attention != "fused" && attention != "unfused")
-    return fail("option '--attention' expects fused or unfused, got '" + attention + "'");
-  run.build.fuseAttention = attention == "fused";
+  run.attention = valueOr(a, "--attention", "auto");
+  if (run.attention != "auto" && run.attention != "fused" && run.attention != "unfused")
+    return fail("option '--attention' expects auto, fused or unfused, got '" + run.attention +
+                "'");
   if (a.values.count("--loss-scale")) {
     if (run.build.precision != "fp16")
       return fail("--loss-scale is the initial loss scale of --precision fp16");
@@ -215,7 +219,9 @@ std::map<std::string, std::string> compileSettings(const Run &run) {
           {"loss", run.build.loss.empty() ? "model"
                                           : run.build.loss + " ignore_index=" +
                                                 std::to_string(run.build.ignoreIndex)},
-          {"attention", run.build.fuseAttention ? "fused" : "unfused"},
+          {"attention", run.attention == "auto"
+                            ? (run.build.fuseAttention ? "fused" : "unfused")
+                            : run.attention},
           {"init_weights", run.build.initWeights ? "seed=" + std::to_string(run.build.initSeed)
                                                  : "no"}};
 }
@@ -269,13 +275,15 @@ int adoptTrainingArtifact(const TrainArgs &a, const std::string &dir, int64_t ra
     if (saved == info.settings.end())
       return fail(dir + "/" + kTrainingInfoFile + ": no setting '" + key + "'");
     for (const char *flag : flags)
-      if (given(a, flag) && mine[key] != saved->second)
+      if (given(a, flag) && mine[key] != saved->second &&
+          !(key == "attention" && run.attention == "auto"))
         return fail(std::string("option '") + flag + "': the training step in " + dir +
                     " was compiled with " + key + " '" + saved->second +
                     "' (this run asks for '" + mine[key] + "')");
   }
   // Flags not given take the step's settings (the checkpoints' config
   // then matches a run that compiled with them).
+  run.attention = info.settings["attention"];
   run.build.trainStepOptions = info.settings["train_step"];
   run.build.precision = info.settings["precision"];
   const std::string &loss = info.settings["loss"];
@@ -331,6 +339,8 @@ bool compileForTraining(const TrainArgs &a, Run &run, int64_t microRows,
   if (run.build.loss.empty())
     shapes[run.targetsName] = {microRows, run.seq};
   run.build.tokenInput = run.inputsName;
+  run.build.fuseAttention =
+      run.attention == "fused" || (run.attention == "auto" && target == "cuda");
   return compileOnnxForTraining(a.model, shapes, run.build, target, artifactDir, info, error);
 }
 #endif
