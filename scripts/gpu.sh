@@ -20,6 +20,11 @@
 #      same model is given after a colon, with --device cpu; compares every
 #      output with the CPU's; prints a table of times per step (mean and best
 #      of TRC_GPU_REPEAT runs after a first one, default 20) and differences.
+#      A saved training step (trc-run MODEL.onnx ... --save-artifact DIR, with
+#      --device cuda; the cpu one with --device cpu) is trained
+#      TRC_GPU_TRAIN_STEPS steps (20) on TRC_GPU_DATA (the shared
+#      tinyshakespeare, else generated text) on each device; the per-step
+#      losses must agree (fp32 1e-4 relative, bf16/fp16 2%).
 # Artifacts are compiled on the build machine (trc-opt MODEL
 # --trc-compile="target=cuda" -o ART, and target=cpu for the reference) and
 # copied here. Inputs: ART/inputs/<name>.npy where present, else generated
@@ -245,6 +250,45 @@ run() {
   ROWS+=("$label|$mean|$best")
 }
 
+# Training steps saved with `trc-run MODEL.onnx ... --save-artifact DIR`
+# (DIR/training.trc): trained TRC_GPU_TRAIN_STEPS steps on cuda (and on the
+# cpu step after a colon) on the same data; the per-step losses must agree
+# (fp32 1e-4 relative, bf16/fp16 2%); a row per device with ms/step.
+DATA=${TRC_GPU_DATA:-$ROOT/../shared/data/tinyshakespeare.txt}
+TRAIN_STEPS=${TRC_GPU_TRAIN_STEPS:-20}
+[[ "$TRAIN_STEPS" =~ ^[1-9][0-9]*$ ]] || die "TRC_GPU_TRAIN_STEPS must be a positive integer"
+train() { # train LABEL STEP DEVICE METRICS
+  local field batch seq
+  batch=$(awk '$1 == "batch" {print $2}' "$2/training.trc")
+  seq=$(awk '$1 == "seq" {print $2}' "$2/training.trc")
+  [[ -n "$batch" && -n "$seq" ]] || die "$2/training.trc has no batch or seq"
+  if [[ ! -f "$DATA" ]]; then
+    DATA=$WORK/data.txt
+    "$PYTHON" -c "import random; random.seed(0); open('$DATA','w').write(''.join(random.choice('abcdefghij klmnop\n') for _ in range(2000000)))"
+  fi
+  "$TRC_RUN" "$2" --device "$3" --data "$DATA" --batch-size "$batch" --seq-len "$seq" \
+      --steps "$TRAIN_STEPS" --metrics "$4" >"$4.log" 2>&1 ||
+    { cat "$4.log" >&2; die "trc-run $2 --device $3 (training) failed (log above)"; }
+  local ms
+  ms=$("$PYTHON" -c "import json,statistics; t=[json.loads(l)['step_time_ms'] for l in open('$4')]; t=t[2:] or t; print(f'{statistics.mean(t):.2f}|{min(t):.2f}')")
+  ROWS+=("$1|$ms")
+}
+compare_losses() { # compare_losses CUDA.jsonl CPU.jsonl TOLERANCE
+  "$PYTHON" - "$@" <<'PY'
+import json, sys
+a = [json.loads(l)["loss"] for l in open(sys.argv[1])]
+b = [json.loads(l)["loss"] for l in open(sys.argv[2])]
+tol = float(sys.argv[3])
+if len(a) != len(b):
+    sys.exit(f"{len(a)} cuda steps against {len(b)} cpu steps")
+worst = max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(a, b))
+if worst != worst or worst > tol:
+    sys.exit(f"per-step losses differ by {worst:.2e} relative (tolerance {tol}): "
+             f"cuda {a[-1]:.6f}, cpu {b[-1]:.6f} at the last step")
+print(f"{worst:.2e}")
+PY
+}
+
 for spec in "$@"; do
   cuda=${spec%%:*}
   cpu=""
@@ -253,6 +297,19 @@ for spec in "$@"; do
   [[ -z "$cpu" ]] || grep -qx 'target cpu' "$cpu/manifest.trc" || die "$cpu: not a target cpu artifact"
   name=$(basename "$cuda")
   out=$WORK/$name
+  if [[ -f "$cuda/training.trc" ]]; then
+    train "$name|cuda (train step)" "$cuda" cuda "$out.cuda.jsonl"
+    if [[ -n "$cpu" ]]; then
+      [[ -f "$cpu/training.trc" ]] || die "$cpu: not a saved training step (no training.trc)"
+      tol=1e-4
+      grep -qE '^setting precision (bf16|fp16)' "$cuda/training.trc" && tol=0.02
+      train "$name|cpu (train step)" "$cpu" cpu "$out.cpu.jsonl"
+      rel=$(compare_losses "$out.cuda.jsonl" "$out.cpu.jsonl" "$tol") || die "$name: $rel"
+      ROWS[-2]+="|losses $rel vs cpu"
+      ROWS[-1]+="|reference"
+    fi
+    continue
+  fi
   run "$name|cuda (graphs)" "$cuda" cuda "$out.cuda" TRC_CUDA_GRAPHS=1
   run "$name|cuda (no graphs)" "$cuda" cuda "$out.cuda-nographs" TRC_CUDA_GRAPHS=0
   diff=$("$PYTHON" "$WORK/npy.py" compare "$out.cuda-nographs" "$out.cuda") ||
