@@ -105,7 +105,9 @@ bool fuse(SoftmaxOp softmax) {
       !isIdentity(outputSides->first.batch))
     return false;
 
-  // Walk up: optional select against a fill, optional scale, the scores.
+  // Walk up: optional select against a fill, optional scale, the scores;
+  // `chain` collects the ops the fused op replaces, from the output up.
+  SmallVector<Operation *> chain{output, softmax};
   Value x = softmax.getOperand();
   Value mask;
   double fill = 0, scale = 1;
@@ -130,6 +132,7 @@ bool fuse(SoftmaxOp softmax) {
       mask = broadcast.getOperand();
     if (!x.hasOneUse())
       return false;
+    chain.push_back(select);
   }
   if (auto mul = x.getDefiningOp<MulOp>(); mul && x.hasOneUse()) {
     if (auto c = splatValue(mul.getRhs())) {
@@ -141,12 +144,14 @@ bool fuse(SoftmaxOp softmax) {
     } else {
       return false;
     }
+    chain.push_back(mul);
   } else if (auto div = x.getDefiningOp<DivOp>(); div && x.hasOneUse()) {
     auto c = splatValue(div.getRhs());
     if (!c || *c == 0)
       return false;
     scale = 1.0 / *c;
     x = div.getLhs();
+    chain.push_back(div);
   }
   auto scores = x.getDefiningOp<DotGeneralOp>();
   if (!scores || !x.hasOneUse())
@@ -170,14 +175,6 @@ bool fuse(SoftmaxOp softmax) {
                                    b.getBoolAttr(fillWhereTrue));
   output.replaceAllUsesWith(fused.getResult());
   // The chain is dead now: erase it from the product up.
-  SmallVector<Operation *> chain{output, softmax};
-  for (Value v = softmax.getOperand(); v != scores.getResult();) {
-    Operation *def = v.getDefiningOp();
-    chain.push_back(def);
-    v = isa<SelectOp>(def) ? (fillWhereTrue ? def->getOperand(2) : def->getOperand(1))
-                           : (splatValue(def->getOperand(1)) ? def->getOperand(0)
-                                                              : def->getOperand(1));
-  }
   chain.push_back(scores);
   for (Operation *op : chain)
     op->erase();

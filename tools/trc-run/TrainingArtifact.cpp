@@ -96,6 +96,7 @@ Status readTrainingInfo(const std::string &dir, TrainingArtifactInfo &info) {
       s = count(1, info.ranks);
     else if (key == "setting") {
       std::string setting = value;
+      value.clear(); // an empty setting has no field
       fields >> value;
       s = name(decoded);
       info.settings[setting] = decoded;
