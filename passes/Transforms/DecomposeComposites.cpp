@@ -178,13 +178,8 @@ struct DecomposeCrossEntropy : OpRewritePattern<CrossEntropyOp> {
     Value logits = op.getLogits(), labels = op.getLabels();
     auto t = c.type(logits);
     auto labelType = c.type(labels);
-    Value logProbs = logits;
-    if (!op.getLogProbs()) {
-      auto [shifted, logSum] = shiftedAndLogSum(c, logits, 1);
-      logProbs = c.sub(shifted, logSum);
-    }
-    // picked[n, d...] = logProbs[n, labels[n, d...], d...] through a one-hot
-    // mask over the class dimension (labels outside [0, C) pick nothing).
+    // picked[n, d...] = x[n, labels[n, d...], d...] through a one-hot mask
+    // over the class dimension (labels outside [0, C) pick nothing).
     auto wide = RankedTensorType::get(t.getShape(), labelType.getElementType());
     SmallVector<int64_t> labelDims{0};
     for (int64_t i = 2; i < t.getRank(); ++i)
@@ -195,9 +190,19 @@ struct DecomposeCrossEntropy : OpRewritePattern<CrossEntropyOp> {
     Value hit = rw.create<CompareOp>(c.loc, predWide, CompareDirection::EQ, classIndex,
                                      labelsWide);
     Value picked = c.reduce(ReduceKind::Sum,
-                            rw.create<SelectOp>(c.loc, hit, logProbs, c.like(logProbs, 0)),
-                            {1});
-    Value loss = rw.create<NegOp>(c.loc, picked);
+                            rw.create<SelectOp>(c.loc, hit, logits, c.like(logits, 0)), {1});
+    // From logits: loss = logsumexp(x) - x[label], as reductions of x (the
+    // log-probabilities are never formed: each [N, C] temporary feeds one
+    // reduction and dies, so the LM head's peak holds the logits and one).
+    Value loss;
+    if (op.getLogProbs()) {
+      loss = rw.create<NegOp>(c.loc, picked);
+    } else {
+      Value max = c.reduce(ReduceKind::Max, logits, {1});
+      Value shifted = c.sub(logits, c.expand(max, t, {1}));
+      Value sum = c.reduce(ReduceKind::Sum, rw.create<ExpOp>(c.loc, shifted), {1});
+      loss = c.sub(c.add(max, rw.create<LogOp>(c.loc, sum)), picked);
+    }
     auto lossType = c.type(loss);
     Value weight = c.splat(lossType, 1.0);
     if (auto ignore = op.getIgnoreIndexAttr()) {

@@ -88,8 +88,12 @@ func.func @layer_norm_keepdims(%x: tensor<2x16x64xf32>, %g: tensor<64xf32>, %b: 
 // CHECK: %[[G:.*]] = trc.mul
 // CHECK: trc.yield %[[LOSS]], %[[G]]
 // CHECK: return %[[F]]#0, %[[F]]#1
+// Decomposed: the label weights, then one pass over the logits giving the
+// per-row max, sum, picked logit and the gradient, then the scalar loss.
 // DEC-LABEL: func.func @cross_entropy
-// DEC: trc.fusion reduction (%{{.*}} = %arg0 : tensor<32x256xf32>, {{.*}}) -> (tensor<32xf32>, tensor<32x256xf32>)
+// DEC: trc.fusion reduction (%{{.*}} = %arg1 : tensor<32xi64>) -> (tensor<32xi1>, tensor<32xf32>)
+// DEC-NOT: trc.fusion
+// DEC: trc.fusion reduction ({{.*}}%arg0 : tensor<32x256xf32>{{.*}}) -> (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x256xf32>)
 // DEC-NOT: trc.fusion
 // DEC: trc.fusion reduction ({{.*}}) -> (tensor<f32>)
 // DEC-NOT: trc.fusion

@@ -72,19 +72,25 @@ func.func @gelu(%x: tensor<6xf32>) -> (tensor<6xf32>, tensor<6xf32>) {
 
 // -----
 
-// cross_entropy: log_softmax over classes, a one-hot pick of the label's
-// log-probability, ignored labels weighted 0, mean over the kept ones.
+// cross_entropy: logsumexp over classes minus the label's logit (picked
+// through a one-hot select; no log-probabilities formed), ignored labels
+// weighted 0, mean over the kept ones.
 // CHECK-LABEL: func.func @cross_entropy
 // CHECK: %[[IGNORE:.*]] = trc.constant dense<-100> : tensor<4xi64>
 // CHECK: %[[IOTA:.*]] = trc.iota dim = 1 : tensor<4x10xi64>
 // CHECK: %[[LB:.*]] = trc.broadcast_in_dim %arg1, dims = [0] : (tensor<4xi64>) -> tensor<4x10xi64>
 // CHECK: %[[HIT:.*]] = trc.compare eq, %[[IOTA]], %[[LB]]
-// CHECK: trc.select %[[HIT]]
-// CHECK: trc.reduce sum %{{.*}} dims = [1] : (tensor<4x10xf32>) -> tensor<4xf32>
-// CHECK: trc.neg
+// CHECK: %[[SEL:.*]] = trc.select %[[HIT]], %arg0, %{{.*}}
+// CHECK: %[[PICKED:.*]] = trc.reduce sum %[[SEL]] dims = [1] : (tensor<4x10xf32>) -> tensor<4xf32>
+// CHECK: %[[MAX:.*]] = trc.reduce max %arg0 dims = [1]
+// CHECK: trc.exp
+// CHECK: %[[SUM:.*]] = trc.reduce sum %{{.*}} dims = [1]
+// CHECK: %[[LOG:.*]] = trc.log %[[SUM]]
+// CHECK: %[[LSE:.*]] = trc.add %[[MAX]], %[[LOG]]
+// CHECK: %[[LOSS:.*]] = trc.sub %[[LSE]], %[[PICKED]]
 // CHECK: %[[KEEP:.*]] = trc.compare ne, %arg1, %[[IGNORE]]
 // CHECK: %[[W:.*]] = trc.select %[[KEEP]]
-// CHECK: %[[WL:.*]] = trc.mul %{{.*}}, %[[W]]
+// CHECK: %[[WL:.*]] = trc.mul %[[LOSS]], %[[W]]
 // CHECK-DAG: %[[TOTAL:.*]] = trc.reduce sum %[[WL]] dims = [0] : (tensor<4xf32>) -> tensor<f32>
 // CHECK-DAG: %[[COUNT:.*]] = trc.reduce sum %[[W]] dims = [0] : (tensor<4xf32>) -> tensor<f32>
 // CHECK: trc.div %[[TOTAL]], %[[COUNT]] : tensor<f32>
