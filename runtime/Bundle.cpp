@@ -87,6 +87,13 @@ Status parseBundle(const std::string &bundle, std::string_view bytes,
     return bad("trailing bytes after the last member");
   return Status::success();
 }
+
+/// Maps `bundle` into `file` and parses its header into `members`.
+Status openBundle(const std::string &bundle, MappedFile &file, std::vector<Member> &members) {
+  if (Status s = file.open(bundle); !s)
+    return s;
+  return parseBundle(bundle, file.bytes(), members);
+}
 } // namespace
 
 bool isBundlePath(const std::string &path) {
@@ -114,10 +121,8 @@ Status packBundle(const std::string &dir, const std::string &bundle) {
 Status unpackBundle(const std::string &bundle, const std::string &dir,
                     std::vector<std::string> *written) {
   MappedFile file;
-  if (Status s = file.open(bundle); !s)
-    return s;
   std::vector<Member> members;
-  if (Status s = parseBundle(bundle, file.bytes(), members); !s)
+  if (Status s = openBundle(bundle, file, members); !s)
     return s;
   for (const Member &member : members) {
     if (Status s = writeFileAtomic(dir + "/" + member.name,
@@ -133,10 +138,8 @@ Status unpackBundle(const std::string &bundle, const std::string &dir,
 
 Status readBundleManifest(const std::string &bundle, std::string &manifest) {
   MappedFile file;
-  if (Status s = file.open(bundle); !s)
-    return s;
   std::vector<Member> members;
-  if (Status s = parseBundle(bundle, file.bytes(), members); !s)
+  if (Status s = openBundle(bundle, file, members); !s)
     return s;
   manifest.assign(file.bytes().substr(members[0].offset, members[0].size));
   return Status::success();
