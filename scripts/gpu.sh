@@ -24,7 +24,9 @@
 #      --device cuda; the cpu one with --device cpu) is trained
 #      TRC_GPU_TRAIN_STEPS steps (20) on TRC_GPU_DATA (the shared
 #      tinyshakespeare, else generated text) on each device; the per-step
-#      losses must agree (fp32 1e-4 relative, bf16/fp16 2%).
+#      losses must agree (fp32 1e-4 relative, bf16/fp16 2%); compute-sanitizer's
+#      memcheck runs 2 steps of it and must find no error (TRC_GPU_SANITIZE=0
+#      skips it).
 # Artifacts are compiled on the build machine (trc-opt MODEL
 # --trc-compile="target=cuda" -o ART, and target=cpu for the reference) and
 # copied here. Inputs: ART/inputs/<name>.npy where present, else generated
@@ -273,6 +275,26 @@ train() { # train LABEL STEP DEVICE METRICS
   ms=$("$PYTHON" -c "import json,statistics; t=[json.loads(l)['step_time_ms'] for l in open('$4')]; t=t[2:] or t; print(f'{statistics.mean(t):.2f}|{min(t):.2f}')")
   ROWS+=("$1|$ms")
 }
+# memcheck STEP OUT: compute-sanitizer's memcheck over 2 training steps of a
+# saved cuda step; any error fails (TRC_GPU_SANITIZE=0 skips it).
+memcheck() {
+  if [[ "${TRC_GPU_SANITIZE:-1}" == 0 ]]; then ROWS[-1]+="|memcheck skipped"; return; fi
+  local sanitizer
+  sanitizer=$(command -v compute-sanitizer || true)
+  [[ -n "$sanitizer" ]] || sanitizer="${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer"
+  [[ -x "$sanitizer" ]] || die "compute-sanitizer not found (PATH, \$CUDA_HOME/bin): needed for the memcheck of $1 (TRC_GPU_SANITIZE=0 skips it)"
+  local batch seq
+  batch=$(awk '$1 == "batch" {print $2}' "$1/training.trc")
+  seq=$(awk '$1 == "seq" {print $2}' "$1/training.trc")
+  if ! "$sanitizer" --tool memcheck --error-exitcode 99 "$TRC_RUN" "$1" --device cuda \
+      --data "$DATA" --batch-size "$batch" --seq-len "$seq" --steps 2 >"$2" 2>&1; then
+    tail -40 "$2" >&2
+    die "compute-sanitizer memcheck found errors in $1 (log: $2)"
+  fi
+  grep -m1 'ERROR SUMMARY' "$2" >&2 || true
+  ROWS[-1]+="|memcheck clean"
+}
+
 compare_losses() { # compare_losses CUDA.jsonl CPU.jsonl TOLERANCE
   "$PYTHON" - "$@" <<'PY'
 import json, sys
@@ -299,13 +321,14 @@ for spec in "$@"; do
   out=$WORK/$name
   if [[ -f "$cuda/training.trc" ]]; then
     train "$name|cuda (train step)" "$cuda" cuda "$out.cuda.jsonl"
+    memcheck "$cuda" "$out.memcheck.log"
     if [[ -n "$cpu" ]]; then
       [[ -f "$cpu/training.trc" ]] || die "$cpu: not a saved training step (no training.trc)"
       tol=1e-4
       grep -qE '^setting precision (bf16|fp16)' "$cuda/training.trc" && tol=0.02
       train "$name|cpu (train step)" "$cpu" cpu "$out.cpu.jsonl"
       rel=$(compare_losses "$out.cuda.jsonl" "$out.cpu.jsonl" "$tol") || die "$name: $rel"
-      ROWS[-2]+="|losses $rel vs cpu"
+      ROWS[-2]+=", losses $rel vs cpu"
       ROWS[-1]+="|reference"
     fi
     continue
