@@ -153,6 +153,13 @@ private:
   Status parseInit(const std::vector<std::string_view> &f);
   Status parseKernelFile(const std::vector<std::string_view> &f, bool ptx);
   Status parseKernel(const std::vector<std::string_view> &f);
+  /// The slot declared with `index` (shard and init records refer to one).
+  Slot *declaredSlot(uint64_t index) {
+    for (Slot &s : m.slots)
+      if (s.index == int64_t(index))
+        return &s;
+    return nullptr;
+  }
   Status once(const char *record) {
     auto [it, inserted] = seen.emplace(record, line);
     if (!inserted)
@@ -441,10 +448,7 @@ Status Parser::parseShard(const std::vector<std::string_view> &f) {
   if (rank > uint64_t(kMaxRank) || f.size() - 4 != rank)
     return fail("shard dims: rank " + std::string(f[3]) + " needs that many dims, got " +
                 std::to_string(f.size() - 4));
-  Slot *slot = nullptr;
-  for (Slot &s : m.slots)
-    if (s.index == int64_t(index))
-      slot = &s;
+  Slot *slot = declaredSlot(index);
   if (!slot)
     return fail("shard: no slot " + std::string(f[1]) + " declared before this record");
   if (slot->shardDegree)
@@ -481,10 +485,7 @@ Status Parser::parseInit(const std::vector<std::string_view> &f) {
   uint64_t index = 0;
   if (!parseUnsigned(f[1], index) || index > (uint64_t(1) << 31))
     return fail("init slot: " + quote(f[1]) + " is not a slot index");
-  Slot *slot = nullptr;
-  for (Slot &s : m.slots)
-    if (s.index == int64_t(index))
-      slot = &s;
+  Slot *slot = declaredSlot(index);
   if (!slot)
     return fail("init: no slot " + std::string(f[1]) + " declared before this record");
   std::string label = "init: slot " + std::string(f[1]);
