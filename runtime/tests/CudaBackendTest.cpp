@@ -48,22 +48,6 @@ using namespace trc::rt::test;
 
 namespace {
 
-bool gpuRequired() {
-  const char *v = std::getenv("TRC_REQUIRE_GPU");
-  return v && std::strcmp(v, "1") == 0;
-}
-
-// Skips the test (or fails it under TRC_REQUIRE_GPU=1) without a device.
-#define REQUIRE_CUDA_DEVICE()                                                  \
-  do {                                                                         \
-    std::string why_;                                                          \
-    if (!cudaDevicePresent(why_)) {                                            \
-      if (gpuRequired())                                                       \
-        FAIL() << "TRC_REQUIRE_GPU=1 but " << why_;                            \
-      GTEST_SKIP() << "no CUDA device: " << why_;                              \
-    }                                                                          \
-  } while (0)
-
 class CudaTest : public ::testing::Test {
 protected:
   void SetUp() override {

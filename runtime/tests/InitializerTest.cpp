@@ -398,14 +398,10 @@ TEST(Initializer, SessionChunksALargeParam) {
 // trc-runtime-tests-fake-cuda) an initialized param is made on the host and
 // copied to device memory: the step computes with it and reads it back.
 TEST(CudaInitializer, SessionMakesParamsInDeviceMemory) {
+  REQUIRE_CUDA_DEVICE();
   std::unique_ptr<Backend> backend;
   Status s = createBackend("cuda", backend);
-  if (!s) {
-    const char *required = std::getenv("TRC_REQUIRE_GPU");
-    if (required && std::string(required) == "1")
-      FAIL() << "TRC_REQUIRE_GPU=1 but " << s.message();
-    GTEST_SKIP() << "no CUDA device: " << s.message();
-  }
+  ASSERT_TRUE(s) << s.message();
   TempDir dir;
   writeTestCudaArtifact(dir.path());
   std::string manifest = readFile(dir.file("manifest.trc"));

@@ -15,12 +15,33 @@
 #define TRC_RUNTIME_TESTS_TESTCUDAARTIFACT_H
 
 #include "TestArtifact.h"
+#include "runtime/CudaBackend.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace trc::rt::test {
+
+/// TRC_REQUIRE_GPU=1 (scripts/gpu.sh): a missing GPU fails instead of skipping.
+inline bool gpuRequired() {
+  const char *v = std::getenv("TRC_REQUIRE_GPU");
+  return v && std::strcmp(v, "1") == 0;
+}
+
+// Skips the test (or fails it under TRC_REQUIRE_GPU=1) without a device.
+#define REQUIRE_CUDA_DEVICE()                                                  \
+  do {                                                                         \
+    std::string why_;                                                          \
+    if (!::trc::rt::cudaDevicePresent(why_)) {                                 \
+      if (::trc::rt::test::gpuRequired())                                      \
+        FAIL() << "TRC_REQUIRE_GPU=1 but " << why_;                            \
+      GTEST_SKIP() << "no CUDA device: " << why_;                              \
+    }                                                                          \
+  } while (0)
+
 
 inline const char kTestPtx[] = R"PTX(.version 7.0
 .target sm_50
