@@ -13,7 +13,7 @@
 #      built from a source tree (TRC_GTEST_SOURCE, ./googletest or
 #      /usr/src/googletest: copy the build machine's /usr/src/googletest over);
 #   3. runs every runtime test with TRC_REQUIRE_GPU=1, so the GPU tests
-#      (runtime/tests/CudaBackendTest.cpp) fail instead of skipping when the
+#      (runtime/tests/backends/CudaBackendTest.cpp) fail instead of skipping when the
 #      GPU is not usable;
 #   4. for each artifact argument, runs trc-run on it with --device cuda
 #      (CUDA graphs on, then TRC_CUDA_GRAPHS=0) and, when a CPU artifact of the

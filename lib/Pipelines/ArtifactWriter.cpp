@@ -1,9 +1,9 @@
 //===- ArtifactWriter.cpp - writes the artifact folder ----------------------===//
 #include "ArtifactWriter.h"
 
-#include "runtime/Bundle.h"
-#include "runtime/Checksum.h"
-#include "runtime/Names.h"
+#include "runtime/formats/Bundle.h"
+#include "runtime/formats/Checksum.h"
+#include "runtime/support/Names.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"

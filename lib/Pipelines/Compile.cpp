@@ -18,7 +18,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Transforms/Passes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
-#include "runtime/Initializer.h"
+#include "runtime/artifact/Initializer.h"
 
 #include "llvm/Support/Format.h"
 #include <algorithm>

@@ -1,7 +1,7 @@
 //===- CudaArtifact.cpp - PTX -> cubins, kernel table ------------------------===//
 #include "CudaArtifact.h"
 
-#include "runtime/Checksum.h"
+#include "runtime/formats/Checksum.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"

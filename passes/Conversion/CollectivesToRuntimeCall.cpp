@@ -10,7 +10,7 @@
 //   %r = bufferization.to_tensor %out restrict writable
 //
 // so one-shot bufferization and the memory plan treat the result like any
-// other temporary. Codes come from runtime/CollectiveAbi.h; pointers are i64
+// other temporary. Codes come from include/trc/Abi/CollectiveAbi.h; pointers are i64
 // as in trc-matmul-to-runtime-call.
 // Preconditions: runs on trc IR before bufferization (identity layouts).
 //
@@ -18,7 +18,7 @@
 #include "trc/Dialect/Trc.h"
 #include "trc/Passes.h"
 
-#include "runtime/CollectiveAbi.h"
+#include "trc/Abi/CollectiveAbi.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/IR/Builders.h"

@@ -13,7 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "FakeCuda.h"
 
-#include "runtime/CublasLtAbi.h"
+#include "runtime/backends/cuda/CublasLtAbi.h"
 
 #include <cmath>
 #include <cstdint>

@@ -26,7 +26,7 @@
 //===----------------------------------------------------------------------===//
 #include "FakeCuda.h"
 
-#include "runtime/CudaAbi.h"
+#include "runtime/backends/cuda/CudaAbi.h"
 
 #include <algorithm>
 #include <cmath>

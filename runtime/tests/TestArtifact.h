@@ -9,7 +9,7 @@
 #ifndef TRC_RUNTIME_TESTS_TESTARTIFACT_H
 #define TRC_RUNTIME_TESTS_TESTARTIFACT_H
 
-#include "runtime/Checksum.h"
+#include "runtime/formats/Checksum.h"
 
 #include <cstdlib>
 #include <cstring>

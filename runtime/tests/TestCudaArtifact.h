@@ -15,7 +15,7 @@
 #define TRC_RUNTIME_TESTS_TESTCUDAARTIFACT_H
 
 #include "TestArtifact.h"
-#include "runtime/CudaBackend.h"
+#include "runtime/backends/cuda/CudaBackend.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -17,9 +17,9 @@
 #include "trc/Passes.h"
 #include "trc/Pipelines/Pipelines.h"
 
-#include "runtime/Artifact.h"
-#include "runtime/CpuBackend.h"
-#include "runtime/Session.h"
+#include "runtime/artifact/Artifact.h"
+#include "runtime/backends/cpu/CpuBackend.h"
+#include "runtime/artifact/Session.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"

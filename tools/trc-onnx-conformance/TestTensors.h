@@ -16,7 +16,7 @@
 #ifndef TRC_TOOLS_CONFORMANCE_TESTTENSORS_H
 #define TRC_TOOLS_CONFORMANCE_TESTTENSORS_H
 
-#include "runtime/Tensor.h"
+#include "runtime/support/Tensor.h"
 
 #include "onnx/onnx_pb.h"
 

@@ -42,9 +42,9 @@
 #include "trc/Passes.h"
 #include "trc/Pipelines/Pipelines.h"
 
-#include "runtime/Artifact.h"
-#include "runtime/CpuBackend.h"
-#include "runtime/Session.h"
+#include "runtime/artifact/Artifact.h"
+#include "runtime/backends/cpu/CpuBackend.h"
+#include "runtime/artifact/Session.h"
 
 #include "onnx/onnx_pb.h"
 

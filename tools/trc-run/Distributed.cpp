@@ -1,9 +1,9 @@
 //===- Distributed.cpp - trc-run's ranks (see Distributed.h) -----------------===//
 #include "Distributed.h"
 
-#include "runtime/Collectives.h"
-#include "runtime/LaunchEnvironment.h"
-#include "runtime/Names.h"
+#include "runtime/comm/Collectives.h"
+#include "runtime/comm/LaunchEnvironment.h"
+#include "runtime/support/Names.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -8,7 +8,7 @@
 //     and replica groups (ParallelConfig: consecutive blocks of shardDegree
 //     ranks share the shards of one copy; the ranks at the same position in
 //     each block form a replica group), registered for the program's
-//     collectives (runtime/Collectives.h);
+//     collectives (runtime/comm/Collectives.h);
 //   * the trc-data-parallel options the training step is compiled with;
 //   * each rank's rows of the global batch: rank r of R takes rows
 //     [r*B/R, (r+1)*B/R), so the loss curve does not depend on R;
@@ -27,8 +27,8 @@
 
 #include "ParallelConfig.h"
 
-#include "runtime/Communicator.h"
-#include "runtime/Session.h"
+#include "runtime/comm/Communicator.h"
+#include "runtime/artifact/Session.h"
 
 #include <memory>
 #include <string>

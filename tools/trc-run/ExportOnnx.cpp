@@ -3,10 +3,10 @@
 
 #include "trc/Import/OnnxImporter.h"
 
-#include "runtime/Bundle.h"
-#include "runtime/DType.h"
-#include "runtime/FileOps.h"
-#include "runtime/Names.h"
+#include "runtime/formats/Bundle.h"
+#include "runtime/support/DType.h"
+#include "runtime/formats/FileOps.h"
+#include "runtime/support/Names.h"
 
 #include "onnx/onnx_pb.h"
 #include <google/protobuf/io/coded_stream.h>

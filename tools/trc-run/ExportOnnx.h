@@ -30,9 +30,9 @@
 #ifndef TRC_TOOLS_TRC_RUN_EXPORTONNX_H
 #define TRC_TOOLS_TRC_RUN_EXPORTONNX_H
 
-#include "runtime/Session.h"
-#include "runtime/Status.h"
-#include "runtime/Tensor.h"
+#include "runtime/artifact/Session.h"
+#include "runtime/support/Status.h"
+#include "runtime/support/Tensor.h"
 
 #include <cstdint>
 #include <functional>

@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "ParallelConfig.h"
 
-#include "runtime/FileOps.h"
-#include "runtime/Json.h"
+#include "runtime/formats/FileOps.h"
+#include "runtime/formats/Json.h"
 
 #include <cstdint>
 #include <optional>

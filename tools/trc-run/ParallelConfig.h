@@ -17,7 +17,7 @@
 #ifndef TRC_TOOLS_TRC_RUN_PARALLELCONFIG_H
 #define TRC_TOOLS_TRC_RUN_PARALLELCONFIG_H
 
-#include "runtime/Status.h"
+#include "runtime/support/Status.h"
 
 #include <string>
 

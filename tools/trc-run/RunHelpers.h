@@ -8,11 +8,11 @@
 #ifndef TRC_TOOLS_TRC_RUN_RUNHELPERS_H
 #define TRC_TOOLS_TRC_RUN_RUNHELPERS_H
 
-#include "runtime/Artifact.h"
-#include "runtime/Bundle.h"
-#include "runtime/FileOps.h"
-#include "runtime/Manifest.h"
-#include "runtime/Session.h"
+#include "runtime/artifact/Artifact.h"
+#include "runtime/formats/Bundle.h"
+#include "runtime/formats/FileOps.h"
+#include "runtime/formats/Manifest.h"
+#include "runtime/artifact/Session.h"
 
 #include <cstdint>
 #include <cstdlib>

@@ -4,23 +4,23 @@
 #include "CompileInProcess.h"
 #include "Distributed.h"
 #include "ExportOnnx.h"
-#include "runtime/LossScaler.h"
+#include "runtime/train/LossScaler.h"
 #include "RunHelpers.h"
 #include "TrainingArtifact.h"
 #ifdef TRC_RUN_WITH_COMPILER
 #include "trc/Import/OnnxImporter.h"
 #endif
 
-#include "runtime/Artifact.h"
-#include "runtime/Backend.h"
-#include "runtime/Checkpoint.h"
-#include "runtime/Collectives.h"
-#include "runtime/DataLoader.h"
-#include "runtime/LrSchedule.h"
-#include "runtime/Metrics.h"
-#include "runtime/Names.h"
-#include "runtime/Session.h"
-#include "runtime/SplitMix64.h"
+#include "runtime/artifact/Artifact.h"
+#include "runtime/backends/Backend.h"
+#include "runtime/train/Checkpoint.h"
+#include "runtime/comm/Collectives.h"
+#include "runtime/train/DataLoader.h"
+#include "runtime/train/LrSchedule.h"
+#include "runtime/train/Metrics.h"
+#include "runtime/support/Names.h"
+#include "runtime/artifact/Session.h"
+#include "runtime/support/SplitMix64.h"
 
 #include <chrono>
 #include <cmath>

@@ -3,8 +3,8 @@
 
 #include "RunHelpers.h"
 
-#include "runtime/FileOps.h"
-#include "runtime/Names.h"
+#include "runtime/formats/FileOps.h"
+#include "runtime/support/Names.h"
 
 #include <cstdlib>
 #include <sstream>

@@ -16,7 +16,7 @@
 #ifndef TRC_TOOLS_TRC_RUN_TRAININGARTIFACT_H
 #define TRC_TOOLS_TRC_RUN_TRAININGARTIFACT_H
 
-#include "runtime/Status.h"
+#include "runtime/support/Status.h"
 
 #include <cstdint>
 #include <map>

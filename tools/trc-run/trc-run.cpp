@@ -17,13 +17,13 @@
 // the training mode (Train.h); --export-onnx belongs to it alone.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/Artifact.h"
-#include "runtime/Backend.h"
-#include "runtime/FileOps.h"
-#include "runtime/Manifest.h"
-#include "runtime/Names.h"
-#include "runtime/Npy.h"
-#include "runtime/Session.h"
+#include "runtime/artifact/Artifact.h"
+#include "runtime/backends/Backend.h"
+#include "runtime/formats/FileOps.h"
+#include "runtime/formats/Manifest.h"
+#include "runtime/support/Names.h"
+#include "runtime/formats/Npy.h"
+#include "runtime/artifact/Session.h"
 
 #include "RunHelpers.h"
 #include "Train.h"

@@ -1,6 +1,6 @@
 // trc-collectives-to-runtime-call: each collective reads a read-only buffer
 // of its operand and writes a fresh one through the runtime's entry, with
-// runtime/CollectiveAbi.h's codes (groups world 0 / shard 1 / replica 2,
+// include/trc/Abi/CollectiveAbi.h's codes (groups world 0 / shard 1 / replica 2,
 // reductions sum 0 / avg 1 / max 2 / min 3, dtype f32 0, bf16 3).
 // RUN: trc-opt %s --trc-collectives-to-runtime-call | FileCheck %s
 // RUN: trc-opt %s --trc-collectives-to-runtime-call --trc-cpu-lowering | FileCheck %s --check-prefix=LLVM

@@ -1,0 +1,259 @@
+//===- Session.cpp - one loaded artifact bound to a backend -----------------===//
+//
+// See Session.h.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/artifact/Session.h"
+
+#include "runtime/comm/Collectives.h"
+#include "runtime/artifact/Initializer.h"
+#include "runtime/support/Names.h"
+#include "runtime/support/ThreadPool.h"
+
+#include <algorithm>
+
+namespace trc::rt {
+
+namespace {
+std::string nameList(const Manifest &m, SlotKind kind) {
+  std::string list;
+  size_t shown = 0;
+  std::vector<const Slot *> slots = m.slotsOfKind(kind);
+  for (const Slot *slot : slots) {
+    if (shown == 16) {
+      list += ", ...";
+      break;
+    }
+    if (shown++)
+      list += ", ";
+    list += "'" + percentEncode(slot->name) + "'";
+  }
+  return list.empty() ? "none" : list;
+}
+
+// Makes elements [first, first + count) of an initialized param's full
+// tensor (its `init` record) and copies them to `dst` on the device, a
+// chunk at a time through one host buffer of at most 4 Mi elements (so a
+// huge tensor never needs a second full copy on the host); each chunk is
+// filled by the thread pool, the values do not depend on how.
+Status fillInitialized(Backend &backend, const Slot &slot, void *dst, uint64_t first,
+                       uint64_t count) {
+  constexpr uint64_t kChunk = uint64_t(1) << 22, kPiece = uint64_t(1) << 15;
+  size_t elementSize = dtypeSize(slot.dtype);
+  std::vector<unsigned char> host(size_t(std::min(count, kChunk)) * elementSize);
+  for (uint64_t done = 0; done < count; done += kChunk) {
+    uint64_t n = std::min(kChunk, count - done);
+    parallelFor(int64_t((n + kPiece - 1) / kPiece), [&](int64_t piece) {
+      uint64_t begin = uint64_t(piece) * kPiece, end = std::min(n, begin + kPiece);
+      fillInitializer(slot.init, slot.dtype, first + done + begin, end - begin,
+                      host.data() + begin * elementSize);
+    });
+    if (Status st = backend.copyToDevice(static_cast<unsigned char *>(dst) + done * elementSize,
+                                         host.data(), size_t(n * elementSize));
+        !st)
+      return st;
+  }
+  return Status::success();
+}
+} // namespace
+
+Status Session::create(const Artifact &artifact, Backend &backend,
+                       std::unique_ptr<Session> &out, int64_t shardIndex) {
+  std::unique_ptr<Session> s(new Session(artifact, backend));
+  const Manifest &m = artifact.manifest();
+  if (Status st = s->arena_.allocate(backend, size_t(m.arenaBytes)); !st)
+    return st.withPrefix("arena: ");
+  s->buffers_.resize(m.slots.size());
+  s->slotPointers_.resize(m.slots.size());
+  s->bound_.assign(m.slots.size(), false);
+  for (const Slot &slot : m.slots) {
+    DeviceBuffer &buf = s->buffers_[size_t(slot.index)];
+    if (Status st = buf.allocate(backend, size_t(slot.byteSize)); !st)
+      return st.withPrefix(std::string(slotKindName(slot.kind)) + " '" +
+                           percentEncode(slot.name) + "': ");
+    s->slotPointers_[size_t(slot.index)] = buf.get();
+    if (slot.kind == SlotKind::Param && slot.initialized) {
+      // Made from its init record: this process's elements of the full
+      // tensor (a shard's chunk [shardIndex*c, (shardIndex+1)*c), the
+      // padding past the end left zero), the same values on every rank.
+      uint64_t first = 0, count = uint64_t(slot.numElements);
+      if (slot.shardDegree) {
+        if (shardIndex < 0 || shardIndex >= slot.shardDegree)
+          return Status::error("param '" + percentEncode(slot.name) + "' is sharded over " +
+                               std::to_string(slot.shardDegree) + " ranks; rank " +
+                               std::to_string(shardIndex) + " of its group has no shard");
+        first = std::min(uint64_t(shardIndex) * uint64_t(slot.numElements),
+                         uint64_t(slot.fullElements));
+        count = std::min(uint64_t(slot.numElements), uint64_t(slot.fullElements) - first);
+      }
+      if (Status st = fillInitialized(backend, slot, buf.get(), first, count); !st)
+        return st.withPrefix("param '" + percentEncode(slot.name) + "': ");
+    } else if (slot.kind == SlotKind::Param) {
+      // The manifest parser checked offset + bytes <= weights size, and the
+      // artifact checked the file has that size.
+      if (slot.offset + slot.weightBytes() > artifact.weightsSize())
+        return Status::error("param '" + percentEncode(slot.name) +
+                             "' lies past the end of the weights");
+      // A sharded param takes its chunk of the full tensor; the padding
+      // past the end stays zero (allocate zero-fills).
+      uint64_t first = 0, bytes = slot.byteSize;
+      if (slot.shardDegree) {
+        if (shardIndex < 0 || shardIndex >= slot.shardDegree)
+          return Status::error("param '" + percentEncode(slot.name) + "' is sharded over " +
+                               std::to_string(slot.shardDegree) + " ranks; rank " +
+                               std::to_string(shardIndex) + " of its group has no shard");
+        first = std::min(uint64_t(shardIndex) * slot.byteSize, slot.weightBytes());
+        bytes = std::min(slot.byteSize, slot.weightBytes() - first);
+      }
+      if (bytes)
+        if (Status st = backend.copyToDevice(buf.get(), artifact.weights() + slot.offset + first,
+                                             size_t(bytes));
+            !st)
+          return st.withPrefix("param '" + percentEncode(slot.name) + "': ");
+    }
+  }
+  out = std::move(s);
+  return Status::success();
+}
+
+Status Session::setInput(std::string_view name, const HostTensor &value) {
+  const Manifest &m = manifest();
+  const Slot *slot = m.find(SlotKind::Input, name);
+  if (!slot)
+    return Status::error("unknown input '" + percentEncode(name) +
+                         "' (the artifact's inputs: " +
+                         nameList(m, SlotKind::Input) + ")");
+  if (value.dtype != slot->dtype || value.shape != slot->shape)
+    return Status::error("input '" + percentEncode(name) + "' expects " +
+                         formatType(slot->dtype, slot->shape) + ", got " +
+                         formatType(value.dtype, value.shape));
+  if (value.byteSize() != slot->byteSize)
+    return Status::error("input '" + percentEncode(name) + "': the buffer holds " +
+                         std::to_string(value.byteSize()) + " bytes, expected " +
+                         std::to_string(slot->byteSize));
+  size_t i = size_t(slot->index);
+  if (slot->byteSize)
+    if (Status st = backend_.copyToDevice(buffers_[i].get(), value.data(),
+                                          size_t(slot->byteSize));
+        !st)
+      return st.withPrefix("input '" + percentEncode(name) + "': ");
+  bound_[i] = true;
+  return Status::success();
+}
+
+Status Session::run() {
+  const Manifest &m = manifest();
+  std::string missing;
+  size_t count = 0;
+  for (const Slot &slot : m.slots) {
+    if (slot.kind != SlotKind::Input || bound_[size_t(slot.index)])
+      continue;
+    if (count++)
+      missing += ", ";
+    missing += "'" + percentEncode(slot.name) + "' (expects " +
+               formatType(slot.dtype, slot.shape) + ")";
+  }
+  if (count)
+    return Status::error(std::string(count == 1 ? "missing input " :
+                                                  "missing inputs ") +
+                         missing);
+  ran_ = false;
+  if (Status st = backend_.run(artifact_.entry(), slotPointers_.data(),
+                               m.arenaBytes ? arena_.get() : nullptr);
+      !st)
+    return st;
+  // A collective inside the program failed (lost peer, wrong group size).
+  if (Status st = takeCollectiveError(); !st)
+    return st;
+  ran_ = true;
+  return Status::success();
+}
+
+Status Session::writeSlot(const Slot &slot, const char *what, const HostTensor &value) {
+  std::string label = std::string(what) + " '" + percentEncode(slot.name) + "'";
+  if (value.dtype != slot.dtype || value.shape != slot.shape)
+    return Status::error(label + " expects " + formatType(slot.dtype, slot.shape) +
+                         ", got " + formatType(value.dtype, value.shape));
+  if (slot.byteSize)
+    if (Status st = backend_.copyToDevice(buffers_[size_t(slot.index)].get(), value.data(),
+                                          size_t(slot.byteSize));
+        !st)
+      return st.withPrefix(label + ": ");
+  return Status::success();
+}
+
+Status Session::readSlot(const Slot &slot, const char *what, HostTensor &out) const {
+  std::string label = std::string(what) + " '" + percentEncode(slot.name) + "'";
+  if (Status st = out.allocate(slot.dtype, slot.shape); !st)
+    return st.withPrefix(label + ": ");
+  if (slot.byteSize)
+    if (Status st = backend_.copyToHost(out.data(), buffers_[size_t(slot.index)].get(),
+                                        size_t(slot.byteSize));
+        !st)
+      return st.withPrefix(label + ": ");
+  return Status::success();
+}
+
+Status Session::setParam(std::string_view name, const HostTensor &value) {
+  const Slot *slot = manifest().find(SlotKind::Param, name);
+  if (!slot)
+    return Status::error("unknown parameter '" + percentEncode(name) + "'");
+  return writeSlot(*slot, "parameter", value);
+}
+
+Status Session::getParam(std::string_view name, HostTensor &out) const {
+  const Slot *slot = manifest().find(SlotKind::Param, name);
+  if (!slot)
+    return Status::error("unknown parameter '" + percentEncode(name) + "'");
+  return readSlot(*slot, "parameter", out);
+}
+
+Status Session::applyUpdates(const std::function<bool(std::string_view)> &which) {
+  if (!ran_)
+    return Status::error("no updates to apply: the program has not run");
+  const Manifest &m = manifest();
+  constexpr std::string_view kPrefix = "update:";
+  for (const Slot &out : m.slots) {
+    if (out.kind != SlotKind::Output || out.name.compare(0, kPrefix.size(), kPrefix) != 0)
+      continue;
+    std::string_view target = std::string_view(out.name).substr(kPrefix.size());
+    if (which && !which(target))
+      continue;
+    const Slot *dst = m.find(SlotKind::Param, target);
+    if (!dst)
+      dst = m.find(SlotKind::Input, target);
+    if (!dst || dst->dtype != out.dtype || dst->shape != out.shape)
+      return Status::error("output '" + percentEncode(out.name) +
+                           "' updates no parameter or input of its type");
+    if (out.byteSize)
+      if (Status st = backend_.copyOnDevice(buffers_[size_t(dst->index)].get(),
+                                            buffers_[size_t(out.index)].get(),
+                                            size_t(out.byteSize));
+          !st)
+        return st.withPrefix("update of '" + percentEncode(target) + "': ");
+  }
+  return Status::success();
+}
+
+Status Session::getOutput(std::string_view name, HostTensor &out) const {
+  const Manifest &m = manifest();
+  const Slot *slot = m.find(SlotKind::Output, name);
+  if (!slot)
+    return Status::error("unknown output '" + percentEncode(name) +
+                         "' (the artifact's outputs: " +
+                         nameList(m, SlotKind::Output) + ")");
+  if (!ran_)
+    return Status::error("output '" + percentEncode(name) +
+                         "' is not available: the program has not run");
+  if (Status st = out.allocate(slot->dtype, slot->shape); !st)
+    return st.withPrefix("output '" + percentEncode(name) + "': ");
+  if (slot->byteSize)
+    if (Status st = backend_.copyToHost(out.data(),
+                                        buffers_[size_t(slot->index)].get(),
+                                        size_t(slot->byteSize));
+        !st)
+      return st.withPrefix("output '" + percentEncode(name) + "': ");
+  return Status::success();
+}
+
+} // namespace trc::rt

@@ -1,0 +1,99 @@
+//===- Backend.h - the device backend interface -----------------------------===//
+//
+// A Backend owns device memory and runs a loaded program's entry on it:
+// allocate/deallocate 64-byte-aligned device buffers, copy host<->device,
+// run `trc_entry(slots, arena)` with device pointers. The CPU backend's device
+// memory is host memory (CpuBackend.h); the CUDA backend (CudaBackend.h)
+// loads the driver at run time. DeviceBuffer is the RAII owner of one
+// allocation. createBackend() maps a --device name to a backend: "cpu",
+// "cuda", and "auto" (cuda when a CUDA device is present, else cpu).
+// Preconditions: a backend outlives every DeviceBuffer it allocated.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_RUNTIME_BACKEND_H
+#define TRC_RUNTIME_BACKEND_H
+
+#include "runtime/support/Status.h"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace trc::rt {
+
+// The program's entry point (ARTIFACT.md).
+using EntryFn = void (*)(void **slots, void *arena);
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+  // The artifact target this backend runs ("cpu", "cuda").
+  virtual const char *target() const = 0;
+  // At least `bytes` bytes (a zero-byte request still yields a valid,
+  // non-null block), 64-byte aligned, zero-filled.
+  virtual Status allocate(size_t bytes, void *&ptr) = 0;
+  virtual void deallocate(void *ptr) = 0;
+  virtual Status copyToDevice(void *dst, const void *src, size_t bytes) = 0;
+  virtual Status copyToHost(void *dst, const void *src, size_t bytes) = 0;
+  // Device to device (non-overlapping buffers).
+  virtual Status copyOnDevice(void *dst, const void *src, size_t bytes) = 0;
+  // Calls entry(slots, arena) with device pointers and waits for it.
+  virtual Status run(EntryFn entry, void **slots, void *arena) = 0;
+};
+
+class DeviceBuffer {
+public:
+  DeviceBuffer() = default;
+  ~DeviceBuffer() { reset(); }
+  DeviceBuffer(DeviceBuffer &&other) noexcept { *this = std::move(other); }
+  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept {
+    if (this != &other) {
+      reset();
+      backend_ = other.backend_;
+      ptr_ = other.ptr_;
+      size_ = other.size_;
+      other.backend_ = nullptr;
+      other.ptr_ = nullptr;
+      other.size_ = 0;
+    }
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+
+  Status allocate(Backend &backend, size_t bytes) {
+    reset();
+    void *p = nullptr;
+    if (Status s = backend.allocate(bytes, p); !s)
+      return s;
+    backend_ = &backend;
+    ptr_ = p;
+    size_ = bytes;
+    return Status::success();
+  }
+  void reset() {
+    if (backend_ && ptr_)
+      backend_->deallocate(ptr_);
+    backend_ = nullptr;
+    ptr_ = nullptr;
+    size_ = 0;
+  }
+  void *get() const { return ptr_; }
+  size_t size() const { return size_; }
+
+private:
+  Backend *backend_ = nullptr;
+  void *ptr_ = nullptr;
+  size_t size_ = 0;
+};
+
+// "cpu" -> the CPU backend; "cuda" -> the CUDA backend, or an error saying
+// what is missing ("--device cuda: the CUDA driver libcuda.so.1 is not
+// installed (...)", "--device cuda: no CUDA device (...)"); "auto" -> the
+// CUDA backend when the driver loads and sees a device, else the CPU
+// backend; anything else -> an error naming the accepted values.
+Status createBackend(const std::string &device, std::unique_ptr<Backend> &out);
+
+} // namespace trc::rt
+
+#endif // TRC_RUNTIME_BACKEND_H

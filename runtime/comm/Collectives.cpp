@@ -1,0 +1,204 @@
+//===- Collectives.cpp - the collectives compiled programs call ------------===//
+//
+// See Collectives.h. Each entry checks the group against what the program
+// was compiled for, then hands the buffers to the group's Communicator.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/comm/Collectives.h"
+
+#include "trc/Abi/CollectiveAbi.h"
+
+#include <cstring>
+#include <mutex>
+#include <string>
+
+using namespace trc::rt;
+
+namespace {
+
+static_assert(int(DType::F32) == trc::abi::kF32 && int(DType::F64) == trc::abi::kF64 &&
+                  int(DType::F16) == trc::abi::kF16 && int(DType::BF16) == trc::abi::kBF16 &&
+                  int(DType::I1) == trc::abi::kI1 && int(DType::I64) == trc::abi::kI64,
+              "CollectiveAbi.h's dtype codes follow rt::DType");
+
+struct Registry {
+  Communicator *groups[trc::abi::kNumGroups] = {nullptr, nullptr, nullptr};
+  Backend *backend = nullptr; // copies between the program's buffers
+  std::mutex mutex;
+  std::string error; // the first failure, until taken
+};
+
+Registry &registry() {
+  static Registry r;
+  return r;
+}
+
+const char *groupName(int64_t group) {
+  switch (group) {
+  case trc::abi::kGroupWorld: return "world";
+  case trc::abi::kGroupShard: return "shard";
+  case trc::abi::kGroupReplica: return "replica";
+  }
+  return "unknown";
+}
+
+bool failed() {
+  std::lock_guard<std::mutex> lock(registry().mutex);
+  return !registry().error.empty();
+}
+
+void record(const std::string &message) {
+  std::lock_guard<std::mutex> lock(registry().mutex);
+  if (registry().error.empty())
+    registry().error = message;
+}
+
+/// The group's communicator (null: this process alone); false after
+/// recording an error for a bad code or a size the program did not expect.
+bool lookup(const char *what, int64_t group, int64_t shards, int64_t dtype,
+            Communicator *&comm) {
+  if (group < 0 || group >= trc::abi::kNumGroups || dtype < 0 || dtype > trc::abi::kI64) {
+    record(std::string(what) + ": bad group or dtype code from the program");
+    return false;
+  }
+  comm = registry().groups[group];
+  int size = comm ? comm->size() : 1;
+  if (shards > 0 && shards != size) {
+    record(std::string(what) + ": the program splits tensors over " + std::to_string(shards) +
+           " ranks, but its " + groupName(group) + " group has " + std::to_string(size) +
+           " (compile for this world size and shard degree)");
+    return false;
+  }
+  return true;
+}
+
+void check(const char *what, int64_t group, const Status &s) {
+  if (!s)
+    record(std::string(what) + " over the " + groupName(group) + " group: " + s.message());
+}
+
+ReduceOp reduceOpOf(int64_t code) {
+  switch (code) {
+  case trc::abi::kReduceAvg: return ReduceOp::Avg;
+  case trc::abi::kReduceMax: return ReduceOp::Max;
+  case trc::abi::kReduceMin: return ReduceOp::Min;
+  default: return ReduceOp::Sum;
+  }
+}
+
+void *address(int64_t p) { return reinterpret_cast<void *>(static_cast<intptr_t>(p)); }
+
+/// A copy between two of the program's buffers (device memory on a GPU).
+void copyBytes(void *dst, const void *src, size_t bytes) {
+  if (!bytes || dst == src)
+    return;
+  if (Backend *backend = registry().backend) {
+    if (Status s = backend->copyOnDevice(dst, src, bytes); !s)
+      record("copy between device buffers: " + s.message());
+    return;
+  }
+  std::memcpy(dst, src, bytes);
+}
+
+void copy(int64_t dtype, int64_t count, int64_t send, int64_t recv) {
+  if (count > 0)
+    copyBytes(address(recv), address(send), size_t(count) * dtypeSize(DType(dtype)));
+}
+
+} // namespace
+
+extern "C" void trc_rt_all_reduce(int64_t group, int64_t dtype, int64_t reduction,
+                                  int64_t count, int64_t send, int64_t recv) {
+  Communicator *comm;
+  if (failed() || !lookup("all-reduce", group, 0, dtype, comm))
+    return;
+  if (!comm || comm->size() == 1)
+    return copy(dtype, count, send, recv);
+  check("all-reduce", group,
+        comm->allReduce(address(send), address(recv), size_t(count), DType(dtype),
+                        reduceOpOf(reduction)));
+}
+
+extern "C" void trc_rt_reduce_scatter(int64_t group, int64_t dtype, int64_t reduction,
+                                      int64_t shards, int64_t recvCount, int64_t send,
+                                      int64_t recv) {
+  Communicator *comm;
+  if (failed() || !lookup("reduce-scatter", group, shards, dtype, comm))
+    return;
+  if (!comm || comm->size() == 1)
+    return copy(dtype, recvCount, send, recv);
+  check("reduce-scatter", group,
+        comm->reduceScatter(address(send), address(recv), size_t(recvCount), DType(dtype),
+                            reduceOpOf(reduction)));
+}
+
+extern "C" void trc_rt_all_gather(int64_t group, int64_t dtype, int64_t shards,
+                                  int64_t sendCount, int64_t send, int64_t recv) {
+  Communicator *comm;
+  if (failed() || !lookup("all-gather", group, shards, dtype, comm))
+    return;
+  if (!comm || comm->size() == 1)
+    return copy(dtype, sendCount, send, recv);
+  check("all-gather", group,
+        comm->allGather(address(send), address(recv), size_t(sendCount), DType(dtype)));
+}
+
+extern "C" void trc_rt_broadcast(int64_t group, int64_t dtype, int64_t root, int64_t count,
+                                 int64_t send, int64_t recv) {
+  Communicator *comm;
+  if (failed() || !lookup("broadcast", group, 0, dtype, comm))
+    return;
+  int size = comm ? comm->size() : 1;
+  if (root >= size)
+    return record("broadcast: root " + std::to_string(root) + " is not a rank of the " +
+                  groupName(group) + " group (" + std::to_string(size) + " ranks)");
+  copy(dtype, count, send, recv);
+  if (size > 1)
+    check("broadcast", group, comm->broadcast(address(recv), size_t(count), DType(dtype),
+                                              int(root)));
+}
+
+extern "C" void trc_rt_shard_slice(int64_t group, int64_t dtype, int64_t shards,
+                                   int64_t recvCount, int64_t send, int64_t recv) {
+  Communicator *comm;
+  if (failed() || !lookup("shard slice", group, shards, dtype, comm))
+    return;
+  int64_t rank = comm ? comm->rank() : 0;
+  size_t bytes = size_t(recvCount) * dtypeSize(DType(dtype));
+  copyBytes(address(recv), static_cast<const char *>(address(send)) + size_t(rank) * bytes,
+            bytes);
+}
+
+namespace trc::rt {
+
+void setCollectiveGroups(Communicator *world, Communicator *shard, Communicator *replica) {
+  Registry &r = registry();
+  r.groups[trc::abi::kGroupWorld] = world;
+  r.groups[trc::abi::kGroupShard] = shard;
+  r.groups[trc::abi::kGroupReplica] = replica;
+}
+
+void setCollectiveBackend(Backend *backend) { registry().backend = backend; }
+
+Status takeCollectiveError() {
+  std::lock_guard<std::mutex> lock(registry().mutex);
+  if (registry().error.empty())
+    return Status::success();
+  Status s = Status::error(registry().error);
+  registry().error.clear();
+  return s;
+}
+
+const void *const *collectiveExports() {
+  static const void *const table[] = {
+      reinterpret_cast<const void *>(&trc_rt_all_reduce),
+      reinterpret_cast<const void *>(&trc_rt_reduce_scatter),
+      reinterpret_cast<const void *>(&trc_rt_all_gather),
+      reinterpret_cast<const void *>(&trc_rt_broadcast),
+      reinterpret_cast<const void *>(&trc_rt_shard_slice),
+      nullptr,
+  };
+  return table;
+}
+
+} // namespace trc::rt

@@ -1,0 +1,58 @@
+//===- Collectives.h - the collectives compiled programs call --------------===//
+//
+// Compiled training steps (trc-collectives-to-runtime-call) call the
+// extern "C" trc_rt_* entries below with codes from CollectiveAbi.h and
+// buffer addresses as integers. They run on the process's communicators,
+// registered once by the driver (trc-run) with setCollectiveGroups: the
+// world, the shard group (ranks one sharded tensor is split over) and the
+// replica group (ranks holding the same shard). Without registration every
+// group is this process alone (a plain process runs a data-parallel
+// artifact as world size 1).
+//
+// A C entry cannot return a Status: the first failure (a lost peer, a group
+// whose size differs from the `shards` the program was compiled for) is
+// kept, later collectives do nothing, and Session::run reports it through
+// takeCollectiveError().
+// Preconditions: one thread runs programs at a time (communicators are not
+// re-entrant); the communicators outlive the programs' runs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_RUNTIME_COLLECTIVES_H
+#define TRC_RUNTIME_COLLECTIVES_H
+
+#include "runtime/backends/Backend.h"
+#include "runtime/comm/Communicator.h"
+
+#include <cstdint>
+
+extern "C" {
+void trc_rt_all_reduce(int64_t group, int64_t dtype, int64_t reduction, int64_t count,
+                       int64_t send, int64_t recv);
+void trc_rt_reduce_scatter(int64_t group, int64_t dtype, int64_t reduction, int64_t shards,
+                           int64_t recvCount, int64_t send, int64_t recv);
+void trc_rt_all_gather(int64_t group, int64_t dtype, int64_t shards, int64_t sendCount,
+                       int64_t send, int64_t recv);
+void trc_rt_broadcast(int64_t group, int64_t dtype, int64_t root, int64_t count,
+                      int64_t send, int64_t recv);
+void trc_rt_shard_slice(int64_t group, int64_t dtype, int64_t shards, int64_t recvCount,
+                        int64_t send, int64_t recv);
+}
+
+namespace trc::rt {
+
+/// The communicators of CollectiveAbi.h's groups (null: this process alone).
+void setCollectiveGroups(Communicator *world, Communicator *shard, Communicator *replica);
+
+/// The backend whose buffers the programs pass (their local copies go
+/// through it: device memory on a GPU); null: host memory.
+void setCollectiveBackend(Backend *backend);
+
+/// The first collective failure since the last call (then cleared).
+Status takeCollectiveError();
+
+/// Addresses of the entries above (keeps them linked; see runtimeExports).
+const void *const *collectiveExports();
+
+} // namespace trc::rt
+
+#endif // TRC_RUNTIME_COLLECTIVES_H

@@ -1,0 +1,200 @@
+//===- Communicator.cpp - backend choice, subgroups, shared checks ----------===//
+//
+// See Communicator.h and CommunicatorSupport.h.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/comm/Communicator.h"
+#include "runtime/comm/CommunicatorSupport.h"
+#include "runtime/comm/LaunchEnvironment.h"
+#include "runtime/comm/mpi/MpiCommunicator.h"
+#include "runtime/comm/nccl/NcclCommunicator.h"
+#include "runtime/comm/SingleProcessCommunicator.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace trc::rt {
+
+const char *reduceOpName(ReduceOp op) {
+  switch (op) {
+  case ReduceOp::Sum:
+    return "sum";
+  case ReduceOp::Prod:
+    return "prod";
+  case ReduceOp::Min:
+    return "min";
+  case ReduceOp::Max:
+    return "max";
+  case ReduceOp::Avg:
+    return "avg";
+  }
+  return "?";
+}
+
+Status Communicator::subgroup(const std::vector<int> &ranks,
+                              std::unique_ptr<Communicator> &out) {
+  // The same checks on every rank (all pass the same list), so either all
+  // ranks split or none does.
+  if (ranks.empty())
+    return Status::error("subgroup: the list of ranks is empty");
+  std::vector<bool> seen(size_t(size()), false);
+  int key = -1;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    int r = ranks[i];
+    if (Status s = comm::checkRank("subgroup", "listed", r, size()); !s)
+      return s;
+    if (seen[size_t(r)])
+      return Status::error("subgroup: rank " + std::to_string(r) +
+                           " is listed twice");
+    seen[size_t(r)] = true;
+    if (r == rank())
+      key = int(i);
+  }
+  return split(key >= 0 ? 0 : kNoGroup, key >= 0 ? key : 0, out);
+}
+
+Status createCommunicator(const std::string &backend,
+                          std::unique_ptr<Communicator> &out) {
+  if (backend == "single") {
+    out = std::make_unique<SingleProcessCommunicator>();
+    return Status::success();
+  }
+  if (backend == "mpi")
+    return createMpiCommunicator(out);
+  if (backend == "nccl")
+    return createNcclCommunicator(out);
+  if (backend != "auto")
+    return Status::error("unknown communicator backend '" + backend +
+                         "' (expected auto, single, mpi or nccl)");
+  LaunchEnvironment env;
+  if (Status s = readLaunchEnvironment(env); !s)
+    return s;
+  if (!env.multiProcess()) {
+    out = std::make_unique<SingleProcessCommunicator>();
+    return Status::success();
+  }
+  return createMpiCommunicator(out).withPrefix("this process is " +
+                                               env.describe() + ": ");
+}
+
+namespace comm {
+
+Status byteCount(const char *what, size_t count, DType dtype, size_t factor,
+                 size_t &bytes) {
+  size_t elem = dtypeSize(dtype);
+  if (factor == 0 || elem == 0) {
+    bytes = 0;
+    return Status::success();
+  }
+  if (count > SIZE_MAX / elem / factor)
+    return Status::error(std::string(what) + ": element count " +
+                         std::to_string(count) + " overflows");
+  bytes = count * elem * factor;
+  return Status::success();
+}
+
+bool overlaps(const void *a, size_t aBytes, const void *b, size_t bBytes) {
+  if (!aBytes || !bBytes)
+    return false;
+  uintptr_t x = reinterpret_cast<uintptr_t>(a);
+  uintptr_t y = reinterpret_cast<uintptr_t>(b);
+  return x < y + bBytes && y < x + aBytes;
+}
+
+Status checkRank(const char *what, const char *role, int rank, int size) {
+  if (rank < 0 || rank >= size)
+    return Status::error(std::string(what) + ": " + role + " rank " +
+                         std::to_string(rank) +
+                         " is not in a communicator of size " +
+                         std::to_string(size));
+  return Status::success();
+}
+
+Status checkAllReduce(const void *send, void *recv, size_t count,
+                      DType dtype) {
+  size_t bytes = 0;
+  if (Status s = byteCount("allReduce", count, dtype, 1, bytes); !s)
+    return s;
+  if (send != recv && overlaps(send, bytes, recv, bytes))
+    return Status::error("allReduce: send and recv overlap without being "
+                         "the same buffer");
+  return Status::success();
+}
+
+Status checkAllGather(const void *send, void *recv, size_t count, DType dtype,
+                      int rank, int size, bool &inPlace) {
+  size_t bytes = 0, total = 0;
+  if (Status s = byteCount("allGather", count, dtype, 1, bytes); !s)
+    return s;
+  if (Status s = byteCount("allGather", count, dtype, size_t(size), total); !s)
+    return s;
+  inPlace = bytes && send == static_cast<char *>(recv) + size_t(rank) * bytes;
+  if (!inPlace && overlaps(send, bytes, recv, total))
+    return Status::error("allGather: send overlaps recv other than as this "
+                         "rank's slice (in place)");
+  return Status::success();
+}
+
+Status checkReduceScatter(const void *send, void *recv, size_t count,
+                          DType dtype, int size) {
+  size_t bytes = 0, total = 0;
+  if (Status s = byteCount("reduceScatter", count, dtype, 1, bytes); !s)
+    return s;
+  if (Status s =
+          byteCount("reduceScatter", count, dtype, size_t(size), total);
+      !s)
+    return s;
+  if (overlaps(send, total, recv, bytes))
+    return Status::error("reduceScatter: send and recv overlap");
+  return Status::success();
+}
+
+Status checkPeer(const char *what, int peer, int rank, int size) {
+  if (Status s = checkRank(what, "peer", peer, size); !s)
+    return s;
+  if (peer == rank)
+    return Status::error(std::string(what) + ": peer rank " +
+                         std::to_string(peer) + " is this rank");
+  return Status::success();
+}
+
+namespace {
+template <typename T> void divide(void *buf, size_t count, int n) {
+  T *p = static_cast<T *>(buf);
+  for (size_t i = 0; i < count; ++i)
+    p[i] = static_cast<T>(p[i] / static_cast<T>(n));
+}
+} // namespace
+
+void divideHost(void *buf, size_t count, DType dtype, int n) {
+  switch (dtype) {
+  case DType::F32:
+    return divide<float>(buf, count, n);
+  case DType::F64:
+    return divide<double>(buf, count, n);
+  case DType::I8:
+    return divide<int8_t>(buf, count, n);
+  case DType::I16:
+    return divide<int16_t>(buf, count, n);
+  case DType::I32:
+    return divide<int32_t>(buf, count, n);
+  case DType::I64:
+    return divide<int64_t>(buf, count, n);
+  case DType::U8:
+  case DType::I1:
+    return divide<uint8_t>(buf, count, n);
+  case DType::U16:
+    return divide<uint16_t>(buf, count, n);
+  case DType::U32:
+    return divide<uint32_t>(buf, count, n);
+  case DType::U64:
+    return divide<uint64_t>(buf, count, n);
+  case DType::F16:
+  case DType::BF16:
+    return; // refused before reducing
+  }
+}
+
+} // namespace comm
+
+} // namespace trc::rt

@@ -1,0 +1,51 @@
+//===- MpiCommunicator.h - the MPI backend (host memory) --------------------===//
+//
+// Communicators over Open MPI for buffers in host memory. libmpi is loaded
+// at run time with dlopen (RTLD_GLOBAL, which Open MPI's plugins need):
+// TRC_MPI_LIBRARY names it, else libmpi.so.40 (Debian's Open MPI); nothing
+// links it at build time and mpi.h is not needed (MpiAbi.h declares the ABI).
+// A build therefore runs where MPI is absent; only asking for the MPI
+// backend fails there, with an error naming the library.
+//
+// createMpiCommunicator initializes MPI once per process
+// (MPI_Init_thread, MPI_THREAD_SERIALIZED; every call is also serialized by
+// a process-wide mutex) and returns a communicator on MPI_COMM_WORLD with
+// MPI_ERRORS_RETURN, so MPI failures come back as Status. MPI is finalized
+// when the last MPI communicator (world or split) is destroyed; it cannot be
+// initialized again in the same process. If something else in the process
+// initialized MPI, it is used as is and not finalized. The world size MPI
+// reports must match the launch environment's (LaunchEnvironment.h): a
+// mismatch means this Open MPI cannot talk to the launcher (e.g. srun
+// without --mpi=pmix) and is an error rather than N independent runs.
+//
+// Datatypes: f32 f64 i8 u8 i16 u16 i32 u32 i64 u64 map to MPI's; f16 and
+// bf16 move as 16-bit words (allGather, broadcast, send/recv) and refuse
+// reductions; i1 moves as bytes and reduces only with Min/Max (and / or).
+// Avg is MPI_SUM then a division by size(). Counts above INT_MAX are sent in
+// pieces (allReduce, broadcast, send/recv) or refused (allGather,
+// reduceScatter). send/recv use tag 0, and recv checks the element count.
+//
+// Failures: every blocking call is watched (Watchdog.h): a local peer that
+// dies, or a call exceeding TRC_COLLECTIVE_TIMEOUT_S, ends the process
+// with an error naming the rank(s). Under mpirun, Open MPI also aborts the
+// whole job as soon as any rank is killed or exits non-zero.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_RUNTIME_MPICOMMUNICATOR_H
+#define TRC_RUNTIME_MPICOMMUNICATOR_H
+
+#include "runtime/comm/Communicator.h"
+
+#include <memory>
+
+namespace trc::rt {
+
+// A communicator on MPI_COMM_WORLD (initializing MPI on first use).
+Status createMpiCommunicator(std::unique_ptr<Communicator> &out);
+
+// The library createMpiCommunicator loads: TRC_MPI_LIBRARY or libmpi.so.40.
+std::string mpiLibraryName();
+
+} // namespace trc::rt
+
+#endif // TRC_RUNTIME_MPICOMMUNICATOR_H

@@ -1,0 +1,148 @@
+//===- Bundle.cpp - an artifact folder packed into one file ----------------===//
+#include "runtime/formats/Bundle.h"
+
+#include "runtime/formats/FileOps.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <dirent.h>
+#include <sstream>
+
+namespace trc::rt {
+
+namespace {
+const char *const kMembers[] = {"manifest.trc", "program.so", "weights.bin"};
+constexpr size_t kMaxHeaderBytes = 4096;
+constexpr size_t kMaxMemberBytes = size_t(1) << 40;
+
+/// "kernels.sm_<digits>.cubin" or ".ptx": the only extra members (target
+/// cuda), so a bundle never names a path outside its folder.
+bool isKernelFileName(const std::string &name) {
+  const std::string prefix = "kernels.sm_";
+  if (name.compare(0, prefix.size(), prefix) != 0)
+    return false;
+  size_t dot = name.find('.', prefix.size());
+  if (dot == std::string::npos || dot == prefix.size())
+    return false;
+  for (size_t i = prefix.size(); i < dot; ++i)
+    if (name[i] < '0' || name[i] > '9')
+      return false;
+  std::string suffix = name.substr(dot);
+  return suffix == ".cubin" || suffix == ".ptx";
+}
+
+/// The kernel files of folder `dir`, sorted.
+std::vector<std::string> kernelFiles(const std::string &dir) {
+  std::vector<std::string> names;
+  if (DIR *d = ::opendir(dir.c_str())) {
+    while (dirent *entry = ::readdir(d))
+      if (isKernelFileName(entry->d_name))
+        names.push_back(entry->d_name);
+    ::closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+struct Member {
+  std::string name;
+  size_t offset = 0, size = 0;
+};
+
+/// Parses the header of `bytes` (a bundle's contents) into its members.
+Status parseBundle(const std::string &bundle, std::string_view bytes,
+                   std::vector<Member> &members) {
+  auto bad = [&](const std::string &why) {
+    return Status::error(bundle + ": not a trc artifact bundle: " + why);
+  };
+  size_t headerEnd = bytes.substr(0, kMaxHeaderBytes).find("\nend\n");
+  std::string_view first = bytes.substr(0, 13);
+  bool v1 = first == "trc-bundle 1\n", v2 = first == "trc-bundle 2\n";
+  if (!(v1 || v2) || headerEnd == std::string_view::npos)
+    return bad("no 'trc-bundle 1' or 'trc-bundle 2' header ending in 'end'");
+  std::istringstream header(std::string(bytes.substr(13, headerEnd + 1 - 13)));
+  size_t offset = headerEnd + 5;
+  std::string name, sizeText;
+  for (size_t index = 0; header >> name; ++index) {
+    if (index < 3 ? name != kMembers[index] : !(v2 && isKernelFileName(name)))
+      return bad(index < 3 ? std::string("expected member ") + kMembers[index]
+                           : "unexpected member '" + name + "'" +
+                                 (v2 ? "" : " (a version 1 bundle has three members)"));
+    for (const Member &seen : members)
+      if (seen.name == name)
+        return bad("member " + name + " twice");
+    char *end = nullptr;
+    if (!(header >> sizeText))
+      return bad("member " + name + " has no size");
+    unsigned long long size = std::strtoull(sizeText.c_str(), &end, 10);
+    if (*end != '\0' || sizeText.empty() || size > kMaxMemberBytes ||
+        size > bytes.size() - offset)
+      return bad("member " + name + " has a bad size '" + sizeText + "'");
+    members.push_back({name, offset, size_t(size)});
+    offset += size;
+  }
+  if (members.size() < 3)
+    return bad(std::string("expected member ") + kMembers[members.size()]);
+  if (offset != bytes.size())
+    return bad("trailing bytes after the last member");
+  return Status::success();
+}
+
+/// Maps `bundle` into `file` and parses its header into `members`.
+Status openBundle(const std::string &bundle, MappedFile &file, std::vector<Member> &members) {
+  if (Status s = file.open(bundle); !s)
+    return s;
+  return parseBundle(bundle, file.bytes(), members);
+}
+} // namespace
+
+bool isBundlePath(const std::string &path) {
+  return path.size() > 4 && path.compare(path.size() - 4, 4, ".trc") == 0;
+}
+
+Status packBundle(const std::string &dir, const std::string &bundle) {
+  std::vector<std::string> members(std::begin(kMembers), std::end(kMembers));
+  std::vector<std::string> kernels = kernelFiles(dir);
+  members.insert(members.end(), kernels.begin(), kernels.end());
+  std::string header = kernels.empty() ? "trc-bundle 1\n" : "trc-bundle 2\n", body;
+  for (const std::string &member : members) {
+    MappedFile file;
+    if (Status s = file.open(dir + "/" + member); !s)
+      return s;
+    header += member + " " + std::to_string(file.size()) + "\n";
+    body.append(file.bytes());
+  }
+  header += "end\n";
+  if (header.size() > kMaxHeaderBytes)
+    return Status::error(bundle + ": too many members for one bundle header");
+  return writeFileAtomic(bundle, header + body, systemFileSystem());
+}
+
+Status unpackBundle(const std::string &bundle, const std::string &dir,
+                    std::vector<std::string> *written) {
+  MappedFile file;
+  std::vector<Member> members;
+  if (Status s = openBundle(bundle, file, members); !s)
+    return s;
+  for (const Member &member : members) {
+    if (Status s = writeFileAtomic(dir + "/" + member.name,
+                                   file.bytes().substr(member.offset, member.size),
+                                   systemFileSystem());
+        !s)
+      return s;
+    if (written)
+      written->push_back(member.name);
+  }
+  return Status::success();
+}
+
+Status readBundleManifest(const std::string &bundle, std::string &manifest) {
+  MappedFile file;
+  std::vector<Member> members;
+  if (Status s = openBundle(bundle, file, members); !s)
+    return s;
+  manifest.assign(file.bytes().substr(members[0].offset, members[0].size));
+  return Status::success();
+}
+
+} // namespace trc::rt

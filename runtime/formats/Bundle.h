@@ -1,0 +1,47 @@
+//===- Bundle.h - an artifact folder packed into one file ------------------===//
+//
+// `trc-opt ... --trc-compile -o OUT.trc` writes the artifact as one file:
+//
+//   trc-bundle 1\n            (2 when kernel files follow)
+//   manifest.trc <bytes>\n
+//   program.so <bytes>\n
+//   weights.bin <bytes>\n
+//   [kernels.sm_NN.cubin|ptx <bytes>\n ...]   (version 2, target cuda)
+//   end\n
+//   <the members' bytes, in that order>
+//
+// (docs/ARTIFACT.md). The runtime unpacks it into a private temporary
+// folder, loads that folder as usual (sizes and checksums checked against
+// the manifest) and removes the folder: the loaded program and the mapped
+// weights stay valid after their files are unlinked.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_RUNTIME_BUNDLE_H
+#define TRC_RUNTIME_BUNDLE_H
+
+#include "runtime/support/Status.h"
+
+#include <string>
+#include <vector>
+
+namespace trc::rt {
+
+/// Whether `path` names a bundle rather than a folder (ends with ".trc").
+bool isBundlePath(const std::string &path);
+
+/// Packs folder `dir`'s three files, and its kernel files if any, into
+/// `bundle`, atomically.
+Status packBundle(const std::string &dir, const std::string &bundle);
+
+/// Unpacks `bundle` into the existing empty folder `dir` (the names of the
+/// files written are appended to `written`); every malformed bundle
+/// (header, names, sizes) is an error naming the file.
+Status unpackBundle(const std::string &bundle, const std::string &dir,
+                    std::vector<std::string> *written = nullptr);
+
+/// The manifest member of `bundle`, without unpacking the rest.
+Status readBundleManifest(const std::string &bundle, std::string &manifest);
+
+} // namespace trc::rt
+
+#endif

@@ -1,0 +1,229 @@
+//===- FileOps.cpp - durable file writing, read-only mappings ---------------===//
+//
+// See FileOps.h. Temp names carry the process id so that two processes
+// writing next to each other never share one.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/formats/FileOps.h"
+
+#include <functional>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace trc::rt {
+
+ssize_t FileSystemHooks::write(int fd, const void *data, size_t size) {
+  return ::write(fd, data, size);
+}
+int FileSystemHooks::fsync(int fd) { return ::fsync(fd); }
+int FileSystemHooks::rename(const char *from, const char *to) {
+  return ::rename(from, to);
+}
+
+FileSystemHooks &systemFileSystem() {
+  static FileSystemHooks hooks;
+  return hooks;
+}
+
+//===----------------------------------------------------------------------===//
+// FileWriter
+//===----------------------------------------------------------------------===//
+
+FileWriter::~FileWriter() { abort(); }
+
+Status FileWriter::open(const std::string &path, FileSystemHooks &fs) {
+  abort();
+  fs_ = &fs;
+  path_ = path;
+  bytes_ = 0;
+  hash_ = Fnv1a64();
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0)
+    return Status::error(path + ": cannot create: " + std::strerror(errno));
+  return Status::success();
+}
+
+Status FileWriter::append(const void *data, size_t size) {
+  if (fd_ < 0)
+    return Status::error(path_ + ": write to a closed file");
+  const char *p = static_cast<const char *>(data);
+  hash_.update(p, size);
+  while (size > 0) {
+    // Chunks of at most 1 GiB: Linux writes at most ~2 GiB per call anyway.
+    size_t chunk = size < (size_t(1) << 30) ? size : (size_t(1) << 30);
+    ssize_t n = fs_->write(fd_, p, chunk);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      int e = n < 0 ? errno : ENOSPC;
+      abort();
+      return Status::error(path_ + ": write failed: " + std::strerror(e));
+    }
+    p += n;
+    size -= size_t(n);
+    bytes_ += uint64_t(n);
+  }
+  return Status::success();
+}
+
+Status FileWriter::finish() {
+  if (fd_ < 0)
+    return Status::error(path_ + ": finish of a closed file");
+  if (fs_->fsync(fd_) != 0) {
+    int e = errno;
+    abort();
+    return Status::error(path_ + ": fsync failed: " + std::strerror(e));
+  }
+  int rc = ::close(fd_);
+  fd_ = -1;
+  if (rc != 0) {
+    int e = errno;
+    ::unlink(path_.c_str());
+    return Status::error(path_ + ": close failed: " + std::strerror(e));
+  }
+  return Status::success();
+}
+
+void FileWriter::abort() {
+  if (fd_ < 0)
+    return;
+  ::close(fd_);
+  fd_ = -1;
+  ::unlink(path_.c_str());
+}
+
+//===----------------------------------------------------------------------===//
+// Folders and small files
+//===----------------------------------------------------------------------===//
+
+Status fsyncDirectory(const std::string &dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return Status::error(dir + ": cannot open the folder: " +
+                         std::strerror(errno));
+  int rc = ::fsync(fd);
+  int e = errno;
+  ::close(fd);
+  if (rc != 0)
+    return Status::error(dir + ": fsync of the folder failed: " +
+                         std::strerror(e));
+  return Status::success();
+}
+
+std::string parentDirectory(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos)
+    return ".";
+  if (slash == 0)
+    return "/";
+  return path.substr(0, slash);
+}
+
+Status writeFileAtomicWith(const std::string &path, FileSystemHooks &fs,
+                           const std::function<Status(FileWriter &)> &fill) {
+  std::string temp = path + ".tmp-" + std::to_string(::getpid());
+  FileWriter w;
+  if (Status s = w.open(temp, fs); !s)
+    return s;
+  if (Status s = fill(w); !s)
+    return s;
+  if (Status s = w.finish(); !s)
+    return s;
+  if (fs.rename(temp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    ::unlink(temp.c_str());
+    return Status::error(path + ": cannot rename " + temp + ": " +
+                         std::strerror(e));
+  }
+  return fsyncDirectory(parentDirectory(path));
+}
+
+Status writeFileAtomic(const std::string &path, std::string_view bytes,
+                       FileSystemHooks &fs) {
+  return writeFileAtomicWith(path, fs,
+                             [&](FileWriter &w) { return w.append(bytes); });
+}
+
+Status readSmallFile(const std::string &path, size_t maxBytes,
+                     std::string &out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return Status::error(path + ": cannot open: " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::error(path + ": is not a regular file");
+  }
+  if (uint64_t(st.st_size) > maxBytes) {
+    ::close(fd);
+    return Status::error(path + ": is " + std::to_string(st.st_size) +
+                         " bytes, more than the limit of " +
+                         std::to_string(maxBytes));
+  }
+  out.assign(size_t(st.st_size), '\0');
+  size_t done = 0;
+  while (done < out.size()) {
+    ssize_t n = ::read(fd, &out[done], out.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      int e = errno;
+      ::close(fd);
+      return Status::error(path + ": read error: " + std::strerror(e));
+    }
+    if (n == 0)
+      break;
+    done += size_t(n);
+  }
+  ::close(fd);
+  out.resize(done);
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// MappedFile
+//===----------------------------------------------------------------------===//
+
+Status MappedFile::open(const std::string &path) {
+  reset();
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return Status::error(path + ": cannot open: " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::error(path + ": is not a regular file");
+  }
+  if (st.st_size == 0) {
+    ::close(fd);
+    static unsigned char empty = 0;
+    data_ = &empty;
+    size_ = 0;
+    return Status::success();
+  }
+  void *p = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  int e = errno;
+  ::close(fd);
+  if (p == MAP_FAILED)
+    return Status::error(path + ": cannot map: " + std::strerror(e));
+  data_ = static_cast<unsigned char *>(p);
+  size_ = size_t(st.st_size);
+  mapped_ = true;
+  return Status::success();
+}
+
+void MappedFile::reset() {
+  if (mapped_)
+    ::munmap(data_, size_);
+  data_ = nullptr;
+  size_ = 0;
+  mapped_ = false;
+}
+
+} // namespace trc::rt

@@ -1,0 +1,124 @@
+//===- FileOps.h - durable file writing, read-only mappings -----------------===//
+//
+// The file primitives of data loading and checkpointing:
+//   * FileSystemHooks: the system calls through which every durable write
+//     goes (write, fsync, rename). The default forwards to the kernel; tests
+//     subclass it to make a write fail with ENOSPC after N bytes, an fsync or
+//     a rename fail, exactly as a full disk would.
+//   * FileWriter: creates a file, appends bytes (hashing them with FNV-1a 64
+//     on the way), and finish() fsyncs and closes it; a writer destroyed
+//     before finish() removes its file.
+//   * writeFileAtomic: the temp-file + fsync + rename + fsync(folder) idiom
+//     for small files (the checkpoint `latest` pointer).
+//   * MappedFile: a whole file mapped read-only (an empty file maps to an
+//     empty view, no mmap); readSmallFile reads a bounded file into memory.
+// Every error message starts with the path of the file it is about.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_RUNTIME_FILEOPS_H
+#define TRC_RUNTIME_FILEOPS_H
+
+#include "runtime/formats/Checksum.h"
+#include "runtime/support/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <sys/types.h>
+
+namespace trc::rt {
+
+class FileSystemHooks {
+public:
+  virtual ~FileSystemHooks() = default;
+  // Same contracts as the POSIX calls (return -1 and set errno on failure).
+  virtual ssize_t write(int fd, const void *data, size_t size);
+  virtual int fsync(int fd);
+  virtual int rename(const char *from, const char *to);
+};
+
+// The hooks that call the kernel.
+FileSystemHooks &systemFileSystem();
+
+class FileWriter {
+public:
+  FileWriter() = default;
+  ~FileWriter();
+  FileWriter(const FileWriter &) = delete;
+  FileWriter &operator=(const FileWriter &) = delete;
+
+  // Creates (or truncates) `path` with mode 0644.
+  Status open(const std::string &path, FileSystemHooks &fs);
+  // Writes all `size` bytes (retrying short writes and EINTR).
+  Status append(const void *data, size_t size);
+  Status append(std::string_view bytes) {
+    return append(bytes.data(), bytes.size());
+  }
+  // fsync + close. After an error the file is removed.
+  Status finish();
+  // Closes and removes the file (no-op when not open).
+  void abort();
+
+  uint64_t bytesWritten() const { return bytes_; }
+  uint64_t hash() const { return hash_.value(); }
+  const std::string &path() const { return path_; }
+
+private:
+  FileSystemHooks *fs_ = nullptr;
+  std::string path_;
+  int fd_ = -1;
+  uint64_t bytes_ = 0;
+  Fnv1a64 hash_;
+};
+
+// The folder part of a path ("." when there is none).
+std::string parentDirectory(const std::string &path);
+
+// fsyncs a folder so that renames and creations inside it are durable.
+Status fsyncDirectory(const std::string &dir);
+
+// Writes `path` atomically with what `fill` appends: `path`.tmp-<pid> is
+// written and fsynced, renamed over `path`, and the folder is fsynced. On
+// failure the temp file is removed and `path` is untouched.
+Status writeFileAtomicWith(const std::string &path, FileSystemHooks &fs,
+                           const std::function<Status(FileWriter &)> &fill);
+
+// Writes `path` atomically: `path`.tmp-<pid> is written and fsynced, renamed
+// over `path`, and the containing folder is fsynced. On failure the temp
+// file is removed and `path` is untouched.
+Status writeFileAtomic(const std::string &path, std::string_view bytes,
+                       FileSystemHooks &fs);
+
+// Reads a whole regular file of at most `maxBytes` bytes.
+Status readSmallFile(const std::string &path, size_t maxBytes,
+                     std::string &out);
+
+class MappedFile {
+public:
+  MappedFile() = default;
+  ~MappedFile() { reset(); }
+  MappedFile(const MappedFile &) = delete;
+  MappedFile &operator=(const MappedFile &) = delete;
+
+  // Maps a regular file read-only ("PATH: cannot open: ...",
+  // "PATH: is not a regular file").
+  Status open(const std::string &path);
+  void reset();
+
+  const unsigned char *data() const { return data_; }
+  size_t size() const { return size_; }
+  std::string_view bytes() const {
+    return {reinterpret_cast<const char *>(data_), size_};
+  }
+
+private:
+  unsigned char *data_ = nullptr;
+  size_t size_ = 0;
+  bool mapped_ = false;
+};
+
+} // namespace trc::rt
+
+#endif // TRC_RUNTIME_FILEOPS_H

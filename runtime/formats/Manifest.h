@@ -1,0 +1,119 @@
+//===- Manifest.h - the manifest.trc of a trc artifact ----------------------===//
+//
+// Parses manifest.trc exactly as docs/ARTIFACT.md specifies (format 1) into a
+// Manifest. Every field is validated; an error is returned as a message that
+// names the line and the field ("line 7: slot dtype: unknown dtype 'f128'
+// ..."), never thrown. Checks beyond the grammar:
+//   * the first record is `trc-artifact 1` and the last is `end`;
+//   * target/program/entry/arena/weights appear exactly once;
+//   * slot indices are 0..S-1 without gaps or duplicates; names are unique
+//     per kind (inputs, outputs, params);
+//   * rank <= 64, dims >= 0, each tensor at most 2^40 elements;
+//   * a param's offset is a multiple of 64 and its bytes lie inside weights;
+//   * file names are plain names inside the artifact folder;
+//   * a `shard` record follows its slot, whose shape is [ceil(full/degree)].
+//   * a param's offset is '-' exactly when an `init` record (after the slot;
+//     one per slot; floating dtypes only; finite decimal numbers, std >= 0,
+//     low <= high, constants and means and bounds finite in the dtype)
+//     gives its value instead of weights.bin.
+//   * target cuda only: `cubin`/`ptx` records (chip sm_<major><minor>, one
+//     of each kind per chip, plain file names distinct from each other and
+//     from program/weights) and `kernel` records (indices 0..K-1 without gaps
+//     or duplicates, names that are PTX symbols, unique); kernels need kernel
+//     files and kernel files need kernels. Other targets have none of them.
+// Preconditions: none; any byte string may be passed.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_RUNTIME_MANIFEST_H
+#define TRC_RUNTIME_MANIFEST_H
+
+#include "runtime/support/DType.h"
+#include "runtime/artifact/Initializer.h"
+#include "runtime/support/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trc::rt {
+
+enum class SlotKind { Input, Output, Param };
+const char *slotKindName(SlotKind kind);
+
+struct Slot {
+  int64_t index = 0;
+  SlotKind kind = SlotKind::Input;
+  std::string name; // decoded
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  int64_t numElements = 0;
+  uint64_t byteSize = 0;
+  uint64_t offset = 0;    // params only: byte offset in weights.bin
+  // Params only: offset '-' and an `init` record: the value is made from
+  // `init` (element i of the full tensor, docs/ARTIFACT.md), not read.
+  bool initialized = false;
+  Initializer init;
+  int initLine = 0; // the `init` record's line (0: none yet)
+  bool trainable = false; // params only
+  int line = 0;           // where it was declared (for messages)
+  // A `shard` record: the slot holds one rank's 1-D shard (ceil(full /
+  // degree) elements, zero-padded) of a tensor of `fullShape`; a sharded
+  // param's weights hold the full tensor. 0 when not sharded.
+  int64_t shardDegree = 0;
+  std::vector<int64_t> fullShape;
+  int64_t fullElements = 0;
+  // Elements of the tensor whose values the slot holds (all or a shard).
+  int64_t tensorElements() const { return shardDegree ? fullElements : numElements; }
+  // Bytes of the slot's data in weights.bin (the full tensor when sharded;
+  // none when initialized).
+  uint64_t weightBytes() const {
+    if (initialized)
+      return 0;
+    return shardDegree ? uint64_t(fullElements) * dtypeSize(dtype) : byteSize;
+  }
+};
+
+// A `cubin` or `ptx` record (target cuda).
+struct KernelFile {
+  bool ptx = false;
+  std::string chip; // "sm_90"
+  int major = 0, minor = 0;
+  std::string file;
+  uint64_t bytes = 0;
+  uint64_t hash = 0;
+  int line = 0;
+};
+
+struct Manifest {
+  int version = 0;
+  std::string target;
+  std::string programFile;
+  uint64_t programBytes = 0;
+  uint64_t programHash = 0;
+  std::string entry;
+  uint64_t arenaBytes = 0;
+  std::string weightsFile;
+  uint64_t weightsBytes = 0;
+  uint64_t weightsHash = 0;
+  std::vector<Slot> slots; // sorted by index; slots[i].index == i
+  // Target cuda: the kernel files in manifest order, and the kernel table
+  // (decoded names; kernels[i] is kernel i).
+  std::vector<KernelFile> kernelFiles;
+  std::vector<std::string> kernels;
+
+  // The slot of that kind and (decoded) name, or null.
+  const Slot *find(SlotKind kind, std::string_view name) const;
+  std::vector<const Slot *> slotsOfKind(SlotKind kind) const;
+};
+
+// Largest arena the runtime accepts (2^48 bytes).
+constexpr uint64_t kMaxArenaBytes = uint64_t(1) << 48;
+
+// Parses `text`; on failure `out` is unspecified and the message names the
+// line number (1-based) and field.
+Status parseManifest(std::string_view text, Manifest &out);
+
+} // namespace trc::rt
+
+#endif // TRC_RUNTIME_MANIFEST_H

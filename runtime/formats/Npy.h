@@ -1,0 +1,48 @@
+//===- Npy.h - NumPy .npy files ---------------------------------------------===//
+//
+// Reads .npy format versions 1.0, 2.0 and 3.0 and writes 1.0, for the dtypes
+// of DType.h that NumPy has: '<f4' '<f8' '<f2', '|i1'/'<i1' '<i2' '<i4' '<i8',
+// '|u1'/'<u1' '<u2' '<u4' '<u8' and '|b1' (i1; every byte must be 0 or 1).
+// C order only: fortran_order True, big-endian or any other descr is an error.
+// The header is parsed as a bounded Python dict literal with exactly the keys
+// descr, fortran_order and shape; the data must be exactly the size the shape
+// implies. bf16 has no NumPy dtype and is neither read nor written.
+// Every error message starts with the file name: "x.npy: ...".
+// writeNpyFile writes to a temporary name in the same folder, fsyncs and
+// renames, so no partial file is ever left under the final name.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_RUNTIME_NPY_H
+#define TRC_RUNTIME_NPY_H
+
+#include "runtime/support/Status.h"
+#include "runtime/support/Tensor.h"
+
+#include <string>
+#include <string_view>
+
+namespace trc::rt {
+
+// Largest header (the dict) accepted when reading.
+constexpr size_t kMaxNpyHeader = 65536;
+
+// Parses a whole .npy image held in memory; `name` is used in messages.
+Status parseNpy(std::string_view bytes, const std::string &name,
+                HostTensor &out);
+// Reads a .npy file.
+Status readNpyFile(const std::string &path, HostTensor &out);
+
+// The .npy (version 1.0) preamble and header of a tensor (data follows it).
+Status encodeNpyHeader(const HostTensor &tensor, std::string &out);
+// The .npy (version 1.0) image of a tensor.
+Status encodeNpy(const HostTensor &tensor, std::string &out);
+// Writes `path` atomically: `path`.tmp-<pid> is written, fsynced and renamed.
+Status writeNpyFile(const std::string &path, const HostTensor &tensor);
+// The two halves of writeNpyFile, for writing several files all-or-nothing:
+// writeNpyTemp writes and fsyncs `tempPath`; the caller renames or removes it.
+Status writeNpyTemp(const std::string &tempPath, const std::string &finalName,
+                    const HostTensor &tensor);
+
+} // namespace trc::rt
+
+#endif // TRC_RUNTIME_NPY_H

@@ -1,0 +1,123 @@
+//===- ThreadPool.cpp - a small sleeping worker pool -----------------------===//
+#include "runtime/support/ThreadPool.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace trc::rt {
+namespace {
+
+class Pool {
+public:
+  explicit Pool(int threads) {
+    for (int i = 1; i < threads; ++i)
+      workers_.emplace_back([this] { work(); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (auto &w : workers_)
+      w.join();
+  }
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+  void run(int64_t n, const std::function<void(int64_t)> &fn) {
+    std::lock_guard<std::mutex> serial(callers_);
+    {
+      // A worker that woke late for the previous job may still be inside
+      // drain(): resetting the counters under it would let it run a task of
+      // this job twice (or count one that never ran), so wait it out.
+      std::unique_lock<std::mutex> lock(mutex_);
+      done_.wait(lock, [&] { return active_ == 0; });
+      job_ = &fn;
+      total_ = n;
+      next_ = 0;
+      pending_ = n;
+      ++generation_;
+    }
+    wake_.notify_all();
+    drain();
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return pending_ == 0 && active_ == 0; });
+    job_ = nullptr;
+  }
+
+private:
+  // Takes tasks until none are left; the last finisher signals the caller.
+  void drain() {
+    while (true) {
+      int64_t i = next_.fetch_add(1);
+      if (i >= total_)
+        return;
+      (*job_)(i);
+      if (pending_.fetch_sub(1) == 1) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        done_.notify_all();
+      }
+    }
+  }
+  void work() {
+    uint64_t seen = 0;
+    while (true) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+        if (stopping_)
+          return;
+        seen = generation_;
+        ++active_;
+      }
+      drain();
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--active_ == 0)
+        done_.notify_all();
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_, callers_;
+  std::condition_variable wake_, done_;
+  const std::function<void(int64_t)> *job_ = nullptr;
+  std::atomic<int64_t> next_{0}, pending_{0};
+  int64_t total_ = 0;
+  uint64_t generation_ = 0;
+  int active_ = 0; // workers inside drain() (guarded by mutex_)
+  bool stopping_ = false;
+};
+
+Pool &pool() {
+  static Pool instance([] {
+    if (const char *env = std::getenv("TRC_NUM_THREADS")) {
+      int n = std::atoi(env);
+      if (n >= 1 && n <= 1024)
+        return n;
+    }
+    unsigned cores = std::thread::hardware_concurrency();
+    return cores ? static_cast<int>(cores) : 1;
+  }());
+  return instance;
+}
+
+} // namespace
+
+int threadCount() { return pool().size(); }
+
+void parallelFor(int64_t n, const std::function<void(int64_t)> &fn) {
+  if (n <= 0)
+    return;
+  if (n == 1 || threadCount() == 1) {
+    for (int64_t i = 0; i < n; ++i)
+      fn(i);
+    return;
+  }
+  pool().run(n, fn);
+}
+
+} // namespace trc::rt

@@ -1,0 +1,171 @@
+//===- ArtifactTest.cpp - loading artifact folders --------------------------===//
+//
+// A real artifact (TestProgram.c compiled to a shared object, weights and
+// manifest written here) loads; every way it can be broken is reported with
+// the file and the problem: missing folder/files, a manifest error, target
+// mismatch, size and checksum mismatches of program.so and weights.bin, a
+// program that is not an ELF file, a missing entry symbol and an import the
+// process does not export.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/artifact/Artifact.h"
+
+#include "TestArtifact.h"
+
+#include <gtest/gtest.h>
+
+using namespace trc::rt;
+using namespace trc::rt::test;
+
+namespace {
+
+std::string loadError(const std::string &dir, const std::string &target = "cpu") {
+  std::unique_ptr<Artifact> a;
+  Status s = Artifact::load(dir, target, a);
+  if (s) {
+    EXPECT_NE(a, nullptr);
+    return "";
+  }
+  EXPECT_EQ(a, nullptr);
+  return s.message();
+}
+
+void flipByte(const std::string &path, size_t offset) {
+  std::string bytes = readFile(path);
+  ASSERT_LT(offset, bytes.size());
+  bytes[offset] ^= 0x20;
+  writeFile(path, bytes);
+}
+
+} // namespace
+
+TEST(Artifact, LoadsARealArtifact) {
+  TempDir dir;
+  writeTestArtifact(dir.path());
+  std::unique_ptr<Artifact> a;
+  Status s = Artifact::load(dir.path(), "cpu", a);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_NE(a->entry(), nullptr);
+  EXPECT_EQ(a->weightsSize(), 128u);
+  EXPECT_EQ(std::memcmp(a->weights(), kW, sizeof(kW)), 0);
+  EXPECT_EQ(a->manifest().slots.size(), 6u);
+  EXPECT_EQ(a->dir(), dir.path());
+}
+
+TEST(Artifact, MissingFolderAndFiles) {
+  TempDir dir;
+  EXPECT_EQ(loadError(dir.file("nope")),
+            dir.file("nope") + ": cannot open artifact folder: No such file or "
+                               "directory");
+  writeFile(dir.file("plain"), "x");
+  EXPECT_EQ(loadError(dir.file("plain")),
+            dir.file("plain") + ": not an artifact folder (expected a folder "
+                                "with manifest.trc, program.so and weights.bin)");
+  EXPECT_EQ(loadError(dir.path()),
+            dir.file("manifest.trc") + ": cannot open: No such file or directory");
+
+  writeTestArtifact(dir.path());
+  std::filesystem::remove(dir.file("program.so"));
+  EXPECT_EQ(loadError(dir.path()),
+            dir.file("program.so") + ": cannot open: No such file or directory");
+  writeTestArtifact(dir.path());
+  std::filesystem::remove(dir.file("weights.bin"));
+  EXPECT_EQ(loadError(dir.path()),
+            dir.file("weights.bin") + ": cannot open: No such file or directory");
+  writeTestArtifact(dir.path());
+  std::filesystem::remove(dir.file("weights.bin"));
+  std::filesystem::create_directory(dir.file("weights.bin"));
+  EXPECT_EQ(loadError(dir.path()), dir.file("weights.bin") + ": not a regular file");
+}
+
+TEST(Artifact, ManifestErrorsNameTheFileAndLine) {
+  TempDir dir;
+  writeTestArtifact(dir.path());
+  std::string m = readFile(dir.file("manifest.trc"));
+  writeFile(dir.file("manifest.trc"), m.substr(0, m.size() / 2));
+  std::string err = loadError(dir.path());
+  EXPECT_EQ(err.rfind(dir.file("manifest.trc") + ": line ", 0), 0u) << err;
+  writeFile(dir.file("manifest.trc"), m.substr(0, m.size() - 4));
+  EXPECT_EQ(loadError(dir.path()),
+            dir.file("manifest.trc") +
+                ": line 13: missing 'end' record (the manifest is truncated)");
+  writeFile(dir.file("manifest.trc"), "");
+  EXPECT_EQ(loadError(dir.path()),
+            dir.file("manifest.trc") + ": line 1: the manifest is empty");
+}
+
+TEST(Artifact, RefusesAnotherTarget) {
+  TempDir dir;
+  writeTestArtifact(dir.path(), {"cuda"});
+  EXPECT_EQ(loadError(dir.path(), "cpu"),
+            "artifact " + dir.path() + " was built for target cuda, not cpu");
+  writeTestArtifact(dir.path());
+  EXPECT_EQ(loadError(dir.path(), "cuda"),
+            "artifact " + dir.path() + " was built for target cpu, not cuda");
+}
+
+TEST(Artifact, DetectsChecksumMismatches) {
+  TempDir dir;
+  writeTestArtifact(dir.path());
+  flipByte(dir.file("weights.bin"), 5);
+  std::string err = loadError(dir.path());
+  EXPECT_EQ(err.rfind(dir.file("weights.bin") + ": checksum mismatch: fnv1a64 is ", 0),
+            0u)
+      << err;
+  EXPECT_NE(err.find("(corrupt artifact)"), std::string::npos);
+
+  writeTestArtifact(dir.path());
+  flipByte(dir.file("program.so"), readFile(dir.file("program.so")).size() / 2);
+  err = loadError(dir.path());
+  EXPECT_EQ(err.rfind(dir.file("program.so") + ": checksum mismatch", 0), 0u) << err;
+
+  writeTestArtifact(dir.path());
+  std::string w = readFile(dir.file("weights.bin"));
+  writeFile(dir.file("weights.bin"), w.substr(0, 127));
+  EXPECT_EQ(loadError(dir.path()),
+            dir.file("weights.bin") +
+                ": size is 127 bytes, the manifest says 128 (truncated or "
+                "corrupt artifact)");
+
+  writeTestArtifact(dir.path());
+  std::string p = readFile(dir.file("program.so"));
+  writeFile(dir.file("program.so"), p + "x");
+  EXPECT_EQ(loadError(dir.path()),
+            dir.file("program.so") + ": size is " + std::to_string(p.size() + 1) +
+                " bytes, the manifest says " + std::to_string(p.size()) +
+                " (truncated or corrupt artifact)");
+}
+
+TEST(Artifact, ReportsProgramsThatCannotLoad) {
+  TempDir dir;
+  // Not an ELF file, but with a matching size and hash.
+  ArtifactOptions text;
+  text.program = dir.file("text.so");
+  writeFile(text.program, "this is not a shared object\n");
+  writeTestArtifact(dir.path(), text);
+  std::string err = loadError(dir.path());
+  EXPECT_EQ(err.rfind(dir.file("program.so") + ": cannot load the program: ", 0),
+            0u)
+      << err;
+
+  // A program that imports a function the process does not export.
+  TempDir dir2;
+  ArtifactOptions undefined;
+  undefined.program = TRC_TEST_PROGRAM_UNDEFINED;
+  writeTestArtifact(dir2.path(), undefined);
+  err = loadError(dir2.path());
+  EXPECT_EQ(err.rfind(dir2.file("program.so") + ": cannot load the program: ", 0),
+            0u)
+      << err;
+  EXPECT_NE(err.find("undefined symbol: trc_rt_does_not_exist"), std::string::npos)
+      << err;
+
+  // A manifest naming an entry the program does not define.
+  TempDir dir3;
+  ArtifactOptions entry;
+  entry.entry = "no_such_entry";
+  writeTestArtifact(dir3.path(), entry);
+  EXPECT_EQ(loadError(dir3.path()),
+            dir3.file("program.so") +
+                ": the program has no entry symbol 'no_such_entry'");
+}

@@ -1,0 +1,173 @@
+//===- SessionTest.cpp - running a real artifact ----------------------------===//
+//
+// The test artifact runs through Session on the CPU backend: params come
+// from weights.bin, the arena holds the matmul temporary, both outputs are
+// right (y = x * W + b through trc_rt_matmul_f32, s = x + in/two), inputs
+// can be rebound and rerun. Binding errors: unknown input, wrong shape,
+// wrong dtype, missing inputs, unknown output, outputs before a run.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/artifact/Session.h"
+
+#include "runtime/backends/cpu/CpuBackend.h"
+
+#include "TestArtifact.h"
+
+#include <gtest/gtest.h>
+
+using namespace trc::rt;
+using namespace trc::rt::test;
+
+namespace {
+
+class SessionTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    writeTestArtifact(dir.path());
+    Status s = Artifact::load(dir.path(), "cpu", artifact);
+    ASSERT_TRUE(s) << s.message();
+    s = Session::create(*artifact, cpu, session);
+    ASSERT_TRUE(s) << s.message();
+  }
+
+  static HostTensor tensor(DType dt, std::vector<int64_t> shape,
+                           float start = 0) {
+    HostTensor t;
+    EXPECT_TRUE(t.allocate(dt, std::move(shape)));
+    if (dt == DType::F32)
+      for (int64_t i = 0; i < t.numElements(); ++i)
+        t.as<float>()[i] = start + float(i);
+    return t;
+  }
+
+  void checkOutputs(float xStart, float twoStart) {
+    HostTensor y, s;
+    ASSERT_TRUE(session->getOutput("y", y));
+    ASSERT_TRUE(session->getOutput("s", s));
+    EXPECT_EQ(y.dtype, DType::F32);
+    EXPECT_EQ(y.shape, (std::vector<int64_t>{4, 2}));
+    EXPECT_EQ(s.shape, (std::vector<int64_t>{4, 3}));
+    for (int i = 0; i < 4; ++i) {
+      for (int j = 0; j < 2; ++j) {
+        float want = kB[j];
+        for (int p = 0; p < 3; ++p)
+          want += (xStart + float(i * 3 + p)) * kW[p * 2 + j];
+        EXPECT_FLOAT_EQ(y.as<float>()[i * 2 + j], want) << i << "," << j;
+      }
+    }
+    for (int i = 0; i < 12; ++i)
+      EXPECT_FLOAT_EQ(s.as<float>()[i], xStart + twoStart + 2.0f * float(i));
+  }
+
+  TempDir dir;
+  CpuBackend cpu;
+  std::unique_ptr<Artifact> artifact;
+  std::unique_ptr<Session> session;
+};
+
+} // namespace
+
+TEST_F(SessionTest, RunsTheProgram) {
+  ASSERT_TRUE(session->setInput("x", tensor(DType::F32, {4, 3}, 1)));
+  ASSERT_TRUE(session->setInput("in/two", tensor(DType::F32, {4, 3}, 100)));
+  Status s = session->run();
+  ASSERT_TRUE(s) << s.message();
+  checkOutputs(1, 100);
+  // Rebinding one input and running again.
+  ASSERT_TRUE(session->setInput("x", tensor(DType::F32, {4, 3}, -7)));
+  ASSERT_TRUE(session->run());
+  checkOutputs(-7, 100);
+}
+
+TEST_F(SessionTest, TwoSessionsOnOneArtifact) {
+  std::unique_ptr<Session> other;
+  ASSERT_TRUE(Session::create(*artifact, cpu, other));
+  ASSERT_TRUE(other->setInput("x", tensor(DType::F32, {4, 3}, 0)));
+  ASSERT_TRUE(other->setInput("in/two", tensor(DType::F32, {4, 3}, 0)));
+  ASSERT_TRUE(other->run());
+  HostTensor y;
+  ASSERT_TRUE(other->getOutput("y", y));
+  EXPECT_FLOAT_EQ(y.as<float>()[0], kB[0] + 0 * kW[0] + 1 * kW[2] + 2 * kW[4]);
+}
+
+TEST_F(SessionTest, RejectsUnknownInputs) {
+  Status s = session->setInput("z", tensor(DType::F32, {4, 3}));
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "unknown input 'z' (the artifact's inputs: 'x', 'in/two')");
+  s = session->setInput("y", tensor(DType::F32, {4, 2}));
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "unknown input 'y' (the artifact's inputs: 'x', 'in/two')");
+  s = session->setInput("a b\n", tensor(DType::F32, {4, 3}));
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message().rfind("unknown input 'a%20b%0A'", 0), 0u) << s.message();
+}
+
+TEST_F(SessionTest, RejectsWrongShapesAndDTypes) {
+  Status s = session->setInput("x", tensor(DType::F32, {3, 4}));
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "input 'x' expects f32 [4, 3], got f32 [3, 4]");
+  s = session->setInput("x", tensor(DType::F64, {4, 3}));
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "input 'x' expects f32 [4, 3], got f64 [4, 3]");
+  s = session->setInput("x", tensor(DType::F32, {12}));
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "input 'x' expects f32 [4, 3], got f32 [12]");
+  s = session->setInput("x", tensor(DType::F32, {}));
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "input 'x' expects f32 [4, 3], got f32 []");
+}
+
+TEST_F(SessionTest, RejectsMissingInputs) {
+  Status s = session->run();
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "missing inputs 'x' (expects f32 [4, 3]), 'in/two' "
+                         "(expects f32 [4, 3])");
+  ASSERT_TRUE(session->setInput("x", tensor(DType::F32, {4, 3})));
+  s = session->run();
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "missing input 'in/two' (expects f32 [4, 3])");
+}
+
+TEST_F(SessionTest, OutputsNeedARunAndAKnownName) {
+  HostTensor y;
+  Status s = session->getOutput("y", y);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "output 'y' is not available: the program has not run");
+  s = session->getOutput("x", y);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "unknown output 'x' (the artifact's outputs: 'y', 's')");
+}
+
+// A sharded param (manifest `shard` record) loads this rank's chunk of the
+// full tensor in weights.bin; chunks past the end are zero padding.
+TEST(SessionShards, EachRankLoadsItsChunk) {
+  TempDir dir;
+  writeTestArtifact(dir.path());
+  std::string manifest = readFile(dir.file("manifest.trc"));
+  std::string from = "slot 1 param W f32 2 3 2 0 trainable\n";
+  size_t at = manifest.find(from);
+  ASSERT_NE(at, std::string::npos);
+  manifest.replace(at, from.size(), "slot 1 param W f32 1 2 0 trainable\nshard 1 4 2 3 2\n");
+  writeFile(dir.file("manifest.trc"), manifest);
+  std::unique_ptr<Artifact> artifact;
+  Status s = Artifact::load(dir.path(), "cpu", artifact);
+  ASSERT_TRUE(s) << s.message();
+  CpuBackend cpu;
+  const float expected[4][2] = {{1, 2}, {3, 4}, {5, 6}, {0, 0}};
+  for (int rank = 0; rank < 4; ++rank) {
+    std::unique_ptr<Session> session;
+    s = Session::create(*artifact, cpu, session, rank);
+    ASSERT_TRUE(s) << s.message();
+    HostTensor w;
+    ASSERT_TRUE(session->getParam("W", w));
+    EXPECT_EQ(w.shape, (std::vector<int64_t>{2}));
+    EXPECT_FLOAT_EQ(w.as<float>()[0], expected[rank][0]) << rank;
+    EXPECT_FLOAT_EQ(w.as<float>()[1], expected[rank][1]) << rank;
+  }
+  std::unique_ptr<Session> session;
+  s = Session::create(*artifact, cpu, session, 4);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("sharded over 4 ranks; rank 4 of its group has no shard"),
+            std::string::npos)
+      << s.message();
+}

@@ -1,0 +1,124 @@
+//===- CudaDriverTest.cpp - loading the driver and cuBLASLt (no GPU) --------===//
+//
+// Without a GPU: every symbol the runtime looks up exists in the CUDA
+// toolkit's driver stub (stubs/libcuda.so exports the real driver's symbol
+// table) and in the toolkit's libcublasLt, where the build found them; a
+// missing library or symbol is reported by name; the stub's cuInit says
+// "stub library"; createBackend names what is missing for --device cuda and
+// falls back to the CPU for --device auto on a machine without a GPU.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/backends/cuda/CublasLt.h"
+#include "runtime/backends/cuda/CudaBackend.h"
+#include "runtime/backends/cuda/CudaDriver.h"
+
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+using namespace trc::rt;
+
+namespace {
+bool exists(const char *path) {
+  struct stat st;
+  return ::stat(path, &st) == 0;
+}
+} // namespace
+
+TEST(CudaDriver, EverySymbolIsInTheToolkitsDriverStub) {
+#ifndef TRC_TEST_CUDA_STUB
+  GTEST_SKIP() << "the CUDA toolkit's stubs/libcuda.so was not found at build time";
+#else
+  if (!exists(TRC_TEST_CUDA_STUB))
+    GTEST_SKIP() << TRC_TEST_CUDA_STUB << " is gone";
+  CudaDriver api;
+  Status s = bindCudaDriver(TRC_TEST_CUDA_STUB, api);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_TRUE(api.hasGraphs()) << "the optional graph symbols are missing";
+  // Each listed symbol, required or optional, resolves.
+  size_t count = 0;
+  const CudaDriverSymbol *symbols = cudaDriverSymbols(count);
+  EXPECT_GE(count, 38u);
+  for (size_t i = 0; i < count; ++i)
+    EXPECT_NE(::dlsym(api.library, symbols[i].name), nullptr) << symbols[i].name;
+  // The stub answers every call with CUDA_ERROR_STUB_LIBRARY.
+  EXPECT_EQ(api.Init(0), cudaabi::kErrorStubLibrary);
+  EXPECT_FALSE(cudaResultString(api, cudaabi::kErrorStubLibrary).empty());
+  Status check = cudaCheck(api, "cuInit", cudaabi::kErrorStubLibrary);
+  ASSERT_FALSE(check);
+  EXPECT_EQ(check.message().rfind("cuInit: ", 0), 0u) << check.message();
+  EXPECT_TRUE(cudaCheck(api, "cuInit", cudaabi::kSuccess));
+  // Unloaded again: a loaded library with the soname libcuda.so.1 is what a
+  // later dlopen("libcuda.so.1") would return, stub or not.
+  ::dlclose(api.library);
+#endif
+}
+
+TEST(CudaDriver, MissingLibrariesAndSymbolsAreNamed) {
+  CudaDriver api;
+  Status s = bindCudaDriver("libtrc-no-such-driver.so.1", api);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("the CUDA driver libtrc-no-such-driver.so.1 is not installed ("),
+            std::string::npos)
+      << s.message();
+  // A library without the driver's symbols.
+  s = bindCudaDriver(TRC_TEST_PROGRAM, api);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("has no symbol cuInit"), std::string::npos) << s.message();
+
+  CublasLtApi lt;
+  s = bindCublasLt("libtrc-no-such-cublasLt.so", lt);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("cuBLASLt: libtrc-no-such-cublasLt.so not found or not loadable"),
+            std::string::npos)
+      << s.message();
+  s = bindCublasLt(TRC_TEST_PROGRAM, lt);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("has no symbol cublasLtCreate"), std::string::npos) << s.message();
+}
+
+TEST(CudaDriver, EverySymbolIsInTheToolkitsCublasLt) {
+#ifndef TRC_TEST_CUBLASLT
+  GTEST_SKIP() << "the CUDA toolkit's libcublasLt was not found at build time";
+#else
+  CublasLtApi api;
+  Status s = bindCublasLt(TRC_TEST_CUBLASLT, api);
+  if (!s && !exists(TRC_TEST_CUBLASLT))
+    GTEST_SKIP() << TRC_TEST_CUBLASLT << " is gone";
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_NE(api.GetStatusString, nullptr);
+  EXPECT_NE(api.GetStatusName, nullptr);
+  // Needs no GPU: the library's own version.
+  EXPECT_GE(api.GetVersion(), size_t(120000)) << "cuBLASLt 12 or newer";
+  EXPECT_NE(cublasLtStatusString(api, cublasltabi::kStatusNotSupported).find("NOT_SUPPORTED"),
+            std::string::npos)
+      << cublasLtStatusString(api, cublasltabi::kStatusNotSupported);
+#endif
+}
+
+TEST(CudaDriver, CreateBackendWithoutAGpu) {
+  std::string why;
+  if (cudaDevicePresent(why))
+    GTEST_SKIP() << "a CUDA device is present (the GPU tests cover createBackend there)";
+  std::unique_ptr<Backend> backend;
+  Status s = createBackend("cuda", backend);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message().rfind("--device cuda: ", 0), 0u) << s.message();
+  // It says what is missing: the driver, a real driver, or a device.
+  bool named = s.message().find("libcuda.so.1") != std::string::npos ||
+               s.message().find("no CUDA device") != std::string::npos;
+  EXPECT_TRUE(named) << s.message();
+  EXPECT_EQ(s.message().find("--device cuda: ", 1), std::string::npos) << "said once";
+  // The same message every time (a failed load is not retried).
+  Status again = createBackend("cuda", backend);
+  EXPECT_EQ(again.message(), s.message());
+  // auto falls back to the CPU.
+  ASSERT_TRUE(createBackend("auto", backend));
+  EXPECT_EQ(std::string(backend->target()), "cpu");
+  ASSERT_TRUE(createBackend("cpu", backend));
+  EXPECT_EQ(std::string(backend->target()), "cpu");
+  s = createBackend("gpu", backend);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "unknown device 'gpu' (expected cpu, cuda or auto)");
+}

@@ -1,0 +1,74 @@
+//===- CollectivesTest.cpp - the trc_rt_* collectives in one process ------===//
+//
+// Without registered groups every group is this process alone: collectives
+// copy (an average over one rank is the value), shard_slice takes chunk 0;
+// a program compiled for more ranks than its group has records an error
+// that later collectives respect (they do nothing) and that is reported
+// once. With a registered single-process communicator the same holds.
+// Multi-rank behaviour is tested end to end under mpirun
+// (test/Training/data-parallel.test).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/comm/Collectives.h"
+
+#include "trc/Abi/CollectiveAbi.h"
+#include "runtime/comm/SingleProcessCommunicator.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+using namespace trc::rt;
+
+namespace {
+int64_t address(const void *p) { return static_cast<int64_t>(reinterpret_cast<intptr_t>(p)); }
+} // namespace
+
+TEST(Collectives, OneProcessCopies) {
+  setCollectiveGroups(nullptr, nullptr, nullptr);
+  std::vector<float> in{1, 2, 3, 4}, out(4, 0);
+  trc_rt_all_reduce(trc::abi::kGroupWorld, trc::abi::kF32, trc::abi::kReduceAvg, 4,
+                    address(in.data()), address(out.data()));
+  EXPECT_EQ(out, in);
+  std::vector<float> gathered(4, 0);
+  trc_rt_all_gather(trc::abi::kGroupShard, trc::abi::kF32, 1, 4, address(in.data()),
+                    address(gathered.data()));
+  EXPECT_EQ(gathered, in);
+  std::vector<float> slice(4, 0);
+  trc_rt_shard_slice(trc::abi::kGroupShard, trc::abi::kF32, 1, 4, address(in.data()),
+                     address(slice.data()));
+  EXPECT_EQ(slice, in);
+  std::vector<double> wide{1.5, -2}, copy(2, 0);
+  trc_rt_broadcast(trc::abi::kGroupWorld, trc::abi::kF64, 0, 2, address(wide.data()),
+                   address(copy.data()));
+  EXPECT_EQ(copy, wide);
+  EXPECT_TRUE(takeCollectiveError());
+}
+
+TEST(Collectives, WrongGroupSizeIsAnErrorReportedOnce) {
+  SingleProcessCommunicator single;
+  setCollectiveGroups(&single, &single, &single);
+  std::vector<float> in{1, 2, 3, 4}, out(2, -1);
+  trc_rt_reduce_scatter(trc::abi::kGroupShard, trc::abi::kF32, trc::abi::kReduceAvg, 2, 2,
+                        address(in.data()), address(out.data()));
+  // Later collectives do nothing until the error is taken.
+  std::vector<float> untouched(4, -1);
+  trc_rt_all_reduce(trc::abi::kGroupWorld, trc::abi::kF32, trc::abi::kReduceSum, 4,
+                    address(in.data()), address(untouched.data()));
+  EXPECT_EQ(untouched, std::vector<float>(4, -1));
+  Status s = takeCollectiveError();
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("reduce-scatter: the program splits tensors over 2 ranks, but "
+                             "its shard group has 1"),
+            std::string::npos)
+      << s.message();
+  EXPECT_TRUE(takeCollectiveError()); // reported once
+  trc_rt_broadcast(trc::abi::kGroupWorld, trc::abi::kF32, 3, 4, address(in.data()),
+                   address(untouched.data()));
+  s = takeCollectiveError();
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("root 3 is not a rank of the world group (1 ranks)"),
+            std::string::npos)
+      << s.message();
+  setCollectiveGroups(nullptr, nullptr, nullptr);
+}

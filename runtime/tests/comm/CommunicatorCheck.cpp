@@ -1,0 +1,502 @@
+//===- CommunicatorCheck.cpp - a multi-process test program -----------------===//
+//
+// trc-communicator-check MODE [BACKEND]: run by MpiLaunchTest.cpp under
+// mpirun (or alone), one process per rank.
+//   numerics   every collective's results for f32 f64 i32 i64 and each
+//              ReduceOp (out of place and in place, counts 0 to 3M),
+//              allGather/broadcast/send/recv of every dtype (f16/bf16 as
+//              bits), a send/recv ring, subgroups (split by parity, by
+//              reversed key, without rank 0, subgroup lists, a split of a
+//              split), and the argument errors; prints
+//              "rank R: N checks passed (BACKEND, size S)" or "error: ..."
+//              lines and exits 1
+//   single     as numerics, after checking that a plain process gets the
+//              single-process communicator
+//   kill       rank 1 kills itself (SIGKILL) before an allReduce the others
+//              enter; they must not return from it
+//   hang       rank 1 sleeps 60 s instead of joining an allReduce
+//   hang-recv  rank 0 receives from rank 1, which sleeps 60 s
+// BACKEND is createCommunicator's name (default auto).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/comm/Communicator.h"
+#include "runtime/comm/LaunchEnvironment.h"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+using namespace trc::rt;
+
+namespace {
+
+int gRank = 0;
+int gChecks = 0, gFailures = 0;
+
+void fail(const std::string &what) {
+  ++gFailures;
+  if (gFailures <= 30)
+    std::fprintf(stderr, "error: rank %d: %s\n", gRank, what.c_str());
+}
+
+void expect(bool ok, const std::string &what) {
+  ++gChecks;
+  if (!ok)
+    fail(what);
+}
+
+void expectOk(const Status &s, const std::string &what) {
+  ++gChecks;
+  if (!s)
+    fail(what + ": " + s.message());
+}
+
+void expectError(const Status &s, const std::string &part,
+                 const std::string &what) {
+  ++gChecks;
+  if (s)
+    fail(what + ": succeeded, expected an error");
+  else if (s.message().find(part) == std::string::npos)
+    fail(what + ": error '" + s.message() + "' lacks '" + part + "'");
+}
+
+template <typename T> struct Type;
+template <> struct Type<float> { static constexpr DType d = DType::F32; };
+template <> struct Type<double> { static constexpr DType d = DType::F64; };
+template <> struct Type<int32_t> { static constexpr DType d = DType::I32; };
+template <> struct Type<int64_t> { static constexpr DType d = DType::I64; };
+
+// Rank r's element i: small integers (exact in every type; products of 4
+// ranks stay below 5^4).
+template <typename T> T value(int r, size_t i) {
+  return T((r * 7 + int(i % 1009) * 3) % 5 + 1);
+}
+
+template <typename T> T reduce(ReduceOp op, int n, size_t i) {
+  T acc = value<T>(0, i);
+  for (int r = 1; r < n; ++r) {
+    T v = value<T>(r, i);
+    switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Avg:
+      acc = T(acc + v);
+      break;
+    case ReduceOp::Prod:
+      acc = T(acc * v);
+      break;
+    case ReduceOp::Min:
+      acc = std::min(acc, v);
+      break;
+    case ReduceOp::Max:
+      acc = std::max(acc, v);
+      break;
+    }
+  }
+  if (op == ReduceOp::Avg)
+    acc = T(acc / T(n));
+  return acc;
+}
+
+template <typename T>
+std::string where(const char *call, ReduceOp op, size_t count,
+                  const char *how = "") {
+  return std::string(call) + " " + dtypeName(Type<T>::d) + " " +
+         reduceOpName(op) + " count " + std::to_string(count) + how;
+}
+
+template <typename T> void checkReductions(Communicator &c) {
+  int n = c.size(), me = c.rank();
+  DType dt = Type<T>::d;
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min,
+                      ReduceOp::Max, ReduceOp::Avg}) {
+    for (size_t count : {size_t(0), size_t(1), size_t(7), size_t(1000)}) {
+      std::vector<T> send(count), recv(count, T(-1));
+      for (size_t i = 0; i < count; ++i)
+        send[i] = value<T>(me, i);
+      expectOk(c.allReduce(send.data(), recv.data(), count, dt, op),
+               where<T>("allReduce", op, count));
+      bool same = true;
+      for (size_t i = 0; i < count; ++i)
+        same &= recv[i] == reduce<T>(op, n, i);
+      expect(same, where<T>("allReduce", op, count) + ": wrong values");
+      // In place.
+      expectOk(c.allReduce(send.data(), send.data(), count, dt, op),
+               where<T>("allReduce", op, count, " in place"));
+      expect(send == recv,
+             where<T>("allReduce", op, count, " in place") + ": wrong values");
+      // reduceScatter: send holds n * count.
+      std::vector<T> all(count * size_t(n)), mine(count, T(-1));
+      for (size_t j = 0; j < all.size(); ++j)
+        all[j] = value<T>(me, j);
+      expectOk(c.reduceScatter(all.data(), mine.data(), count, dt, op),
+               where<T>("reduceScatter", op, count));
+      same = true;
+      for (size_t i = 0; i < count; ++i)
+        same &= mine[i] == reduce<T>(op, n, size_t(me) * count + i);
+      expect(same, where<T>("reduceScatter", op, count) + ": wrong values");
+    }
+  }
+  // allGather, out of place and in place.
+  for (size_t count : {size_t(0), size_t(1), size_t(33)}) {
+    std::vector<T> send(count), recv(count * size_t(n), T(-1));
+    for (size_t i = 0; i < count; ++i)
+      send[i] = value<T>(me, i);
+    expectOk(c.allGather(send.data(), recv.data(), count, dt),
+             where<T>("allGather", ReduceOp::Sum, count));
+    bool same = true;
+    for (int r = 0; r < n; ++r)
+      for (size_t i = 0; i < count; ++i)
+        same &= recv[size_t(r) * count + i] == value<T>(r, i);
+    expect(same, where<T>("allGather", ReduceOp::Sum, count) + ": wrong");
+    std::vector<T> inPlace(count * size_t(n), T(-1));
+    std::copy(send.begin(), send.end(), inPlace.begin() + long(me * count));
+    expectOk(c.allGather(inPlace.data() + me * count, inPlace.data(), count,
+                         dt),
+             where<T>("allGather", ReduceOp::Sum, count, " in place"));
+    expect(inPlace == recv,
+           where<T>("allGather", ReduceOp::Sum, count, " in place") +
+               ": wrong");
+  }
+  // broadcast from every root.
+  for (int root = 0; root < n; ++root) {
+    std::vector<T> buf(17, T(0));
+    if (me == root)
+      for (size_t i = 0; i < buf.size(); ++i)
+        buf[i] = value<T>(root, i);
+    expectOk(c.broadcast(buf.data(), buf.size(), dt, root),
+             "broadcast from " + std::to_string(root));
+    bool same = true;
+    for (size_t i = 0; i < buf.size(); ++i)
+      same &= buf[i] == value<T>(root, i);
+    expect(same, std::string("broadcast ") + dtypeName(dt) + " from " +
+                     std::to_string(root) + ": wrong");
+  }
+}
+
+// A byte pattern for rank r, element i, of `size` bytes per element.
+void pattern(std::vector<uint8_t> &buf, int r, size_t offset = 0) {
+  for (size_t b = 0; b < buf.size(); ++b)
+    buf[b] = uint8_t((r + 1) * 31 + (b + offset) * 7);
+}
+
+// allGather, broadcast and send/recv move every dtype bit for bit.
+void checkEveryDtypeMoves(Communicator &c) {
+  int n = c.size(), me = c.rank();
+  for (DType dt : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I1,
+                   DType::I8, DType::I16, DType::I32, DType::I64, DType::U8,
+                   DType::U16, DType::U32, DType::U64}) {
+    size_t es = dtypeSize(dt), count = 9;
+    std::string name = dtypeName(dt);
+    std::vector<uint8_t> send(count * es), recv(count * es * size_t(n), 0);
+    pattern(send, me);
+    if (dt == DType::I1)
+      for (auto &b : send)
+        b &= 1;
+    expectOk(c.allGather(send.data(), recv.data(), count, dt),
+             "allGather " + name);
+    bool same = true;
+    for (int r = 0; r < n; ++r) {
+      std::vector<uint8_t> want(count * es);
+      pattern(want, r);
+      if (dt == DType::I1)
+        for (auto &b : want)
+          b &= 1;
+      same &= std::memcmp(want.data(), recv.data() + size_t(r) * want.size(),
+                          want.size()) == 0;
+    }
+    expect(same, "allGather " + name + ": bits differ");
+    std::vector<uint8_t> buf(count * es, 0), want(count * es);
+    pattern(want, n - 1);
+    if (me == n - 1)
+      buf = want;
+    expectOk(c.broadcast(buf.data(), count, dt, n - 1), "broadcast " + name);
+    expect(buf == want, "broadcast " + name + ": bits differ");
+  }
+  // f16/bf16 cannot be reduced by MPI; i1 only with min/max.
+  if (std::string(c.backendName()) == "mpi") {
+    std::vector<uint16_t> h(size_t(n), 0x3c00);
+    uint16_t one = 0;
+    expectError(c.allReduce(h.data(), h.data(), 1, DType::F16, ReduceOp::Sum),
+                "f16 reductions are not supported by the MPI backend",
+                "allReduce f16");
+    expectError(c.reduceScatter(h.data(), &one, 1, DType::BF16, ReduceOp::Max),
+                "bf16 reductions are not supported", "reduceScatter bf16");
+  }
+  if (std::string(c.backendName()) != "single") {
+    uint8_t flag = me == n - 1 ? 1 : 0, any = 7, all = 7;
+    expectOk(c.allReduce(&flag, &any, 1, DType::I1, ReduceOp::Max),
+             "allReduce i1 max");
+    expectOk(c.allReduce(&flag, &all, 1, DType::I1, ReduceOp::Min),
+             "allReduce i1 min");
+    expect(any == 1 && all == (n == 1 ? 1 : 0), "allReduce i1 min/max");
+    expectError(c.allReduce(&flag, &any, 1, DType::I1, ReduceOp::Sum),
+                "i1 reduces only with min or max", "allReduce i1 sum");
+    // Small integer types reduce too.
+    uint8_t u = uint8_t(me + 1), su = 0;
+    expectOk(c.allReduce(&u, &su, 1, DType::U8, ReduceOp::Sum),
+             "allReduce u8");
+    expect(su == n * (n + 1) / 2, "allReduce u8 sum");
+  }
+}
+
+void checkRing(Communicator &c) {
+  int n = c.size(), me = c.rank();
+  if (n < 2)
+    return;
+  int next = (me + 1) % n, prev = (me + n - 1) % n;
+  for (size_t count : {size_t(0), size_t(5), size_t(1) << 20}) {
+    std::vector<double> out(count), in(count, -1);
+    for (size_t i = 0; i < count; ++i)
+      out[i] = me * 1e6 + double(i);
+    // Even ranks send first, odd ranks receive first: no cycle of blocked
+    // sends (large messages are synchronous).
+    Status s1, s2;
+    if (me % 2 == 0) {
+      s1 = c.send(out.data(), count, DType::F64, next);
+      s2 = c.recv(in.data(), count, DType::F64, prev);
+    } else {
+      s2 = c.recv(in.data(), count, DType::F64, prev);
+      s1 = c.send(out.data(), count, DType::F64, next);
+    }
+    std::string what = "ring of " + std::to_string(count) + " f64";
+    expectOk(s1, what + " send");
+    expectOk(s2, what + " recv");
+    bool same = true;
+    for (size_t i = 0; i < count; ++i)
+      same &= in[i] == prev * 1e6 + double(i);
+    expect(same, what + ": wrong values");
+  }
+  // A shorter message than expected is reported.
+  if (me == 0) {
+    int32_t three[3] = {1, 2, 3};
+    expectOk(c.send(three, 3, DType::I32, 1), "short send");
+  } else if (me == 1) {
+    int32_t four[4];
+    expectError(c.recv(four, 4, DType::I32, 0),
+                "recv from rank 0: got 3 i32 elements, expected 4",
+                "short recv");
+  }
+}
+
+void checkErrors(Communicator &c) {
+  int n = c.size(), me = c.rank();
+  float x[4] = {0, 0, 0, 0};
+  expectError(c.broadcast(x, 1, DType::F32, n),
+              "broadcast: root rank " + std::to_string(n), "broadcast root");
+  if (std::string(c.backendName()) == "single")
+    return;
+  expectError(c.send(x, 1, DType::F32, me), "send: peer rank " +
+                                                std::to_string(me) +
+                                                " is this rank",
+              "send to self");
+  expectError(c.recv(x, 1, DType::F32, -1),
+              "recv: peer rank -1 is not in a communicator of size",
+              "recv from -1");
+  expectError(c.allReduce(x, x + 1, 2, DType::F32, ReduceOp::Sum),
+              "allReduce: send and recv overlap", "overlapping allReduce");
+  std::unique_ptr<Communicator> none;
+  expectError(c.split(-5, 0, none), "split: color -5 is negative",
+              "split -5");
+}
+
+// World rank of every member of `group`, gathered over it.
+std::vector<int> members(Communicator &group, int worldRank) {
+  std::vector<int> ranks(size_t(group.size()), -1);
+  expectOk(group.allGather(&worldRank, ranks.data(), 1, DType::I32),
+           "allGather of world ranks");
+  return ranks;
+}
+
+void checkGroups(Communicator &world) {
+  int n = world.size(), me = world.rank();
+  std::unique_ptr<Communicator> parity;
+  expectOk(world.split(me % 2, me, parity), "split by parity");
+  if (!parity)
+    return fail("split by parity gave no communicator");
+  int expectSize = (n + 1 - me % 2) / 2;
+  expect(parity->size() == expectSize && parity->rank() == me / 2,
+         "parity group rank/size " + std::to_string(parity->rank()) + "/" +
+             std::to_string(parity->size()));
+  std::vector<int> want;
+  for (int r = me % 2; r < n; r += 2)
+    want.push_back(r);
+  expect(members(*parity, me) == want, "parity group members");
+  int64_t sum = 0, mine = me;
+  expectOk(parity->allReduce(&mine, &sum, 1, DType::I64, ReduceOp::Sum),
+           "parity allReduce");
+  int64_t wantSum = 0;
+  for (int r : want)
+    wantSum += r;
+  expect(sum == wantSum, "parity allReduce sum " + std::to_string(sum));
+  checkReductions<float>(*parity);
+
+  // Reversed key: rank order flips.
+  std::unique_ptr<Communicator> reversed;
+  expectOk(world.split(0, -me, reversed), "split reversed");
+  if (reversed) {
+    expect(reversed->rank() == n - 1 - me, "reversed rank");
+    std::vector<int> order(static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r)
+      order[size_t(r)] = n - 1 - r;
+    expect(members(*reversed, me) == order, "reversed members");
+  }
+
+  // Everyone but rank 0.
+  std::unique_ptr<Communicator> rest;
+  expectOk(world.split(me == 0 ? kNoGroup : 0, me, rest), "split without 0");
+  expect((me == 0) == !rest, "split without 0: membership");
+  if (rest) {
+    expect(rest->size() == n - 1 && rest->rank() == me - 1, "rest rank/size");
+    expectOk(rest->barrier(), "rest barrier");
+    double d = me, total = 0;
+    expectOk(rest->allReduce(&d, &total, 1, DType::F64, ReduceOp::Avg),
+             "rest avg");
+    expect(total == double(n * (n - 1) / 2) / double(n - 1), "rest avg value");
+  }
+
+  if (n >= 2) {
+    // subgroup lists: ranked in list order.
+    std::unique_ptr<Communicator> ends;
+    expectOk(world.subgroup({n - 1, 0}, ends), "subgroup {n-1, 0}");
+    bool member = me == 0 || me == n - 1;
+    expect(member == bool(ends), "subgroup membership");
+    if (ends) {
+      expect(ends->size() == 2 && ends->rank() == (me == 0 ? 1 : 0),
+             "subgroup ranks");
+      int32_t token = me == n - 1 ? 4242 : 0;
+      expectOk(ends->broadcast(&token, 1, DType::I32, 0), "subgroup bcast");
+      expect(token == 4242, "subgroup broadcast from world rank n-1");
+      // A split of a split.
+      std::unique_ptr<Communicator> alone;
+      expectOk(ends->split(ends->rank(), 0, alone), "split of subgroup");
+      expect(alone && alone->size() == 1, "split of subgroup: size 1");
+    }
+  }
+  std::unique_ptr<Communicator> bad;
+  expectError(world.subgroup({0, n}, bad),
+              "subgroup: listed rank " + std::to_string(n) + " is not in",
+              "subgroup out of range");
+}
+
+void checkLarge(Communicator &c) {
+  size_t count = 3000001;
+  std::vector<float> buf(count);
+  for (size_t i = 0; i < count; ++i)
+    buf[i] = float((c.rank() + 1) * (i % 100));
+  expectOk(c.allReduce(buf.data(), buf.data(), count, DType::F32,
+                       ReduceOp::Sum),
+           "large allReduce");
+  int n = c.size();
+  bool same = true;
+  for (size_t i = 0; i < count; ++i)
+    same &= buf[i] == float(n * (n + 1) / 2 * int(i % 100));
+  expect(same, "large allReduce values");
+}
+
+int numerics(const std::string &backend, const char *expectBackend) {
+  LaunchEnvironment env;
+  if (Status s = readLaunchEnvironment(env); !s) {
+    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+    return 1;
+  }
+  gRank = env.rank;
+  std::unique_ptr<Communicator> comm;
+  if (Status s = createCommunicator(backend, comm); !s) {
+    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+    return 1;
+  }
+  gRank = comm->rank();
+  if (expectBackend)
+    expect(std::string(comm->backendName()) == expectBackend,
+           std::string("backend ") + comm->backendName() + ", expected " +
+               expectBackend);
+  if (env.size > 0)
+    expect(comm->size() == env.size && comm->rank() == env.rank,
+           "rank/size differ from the launch environment");
+  expectOk(comm->barrier(), "barrier");
+  checkReductions<float>(*comm);
+  checkReductions<double>(*comm);
+  checkReductions<int32_t>(*comm);
+  checkReductions<int64_t>(*comm);
+  checkEveryDtypeMoves(*comm);
+  checkRing(*comm);
+  checkErrors(*comm);
+  checkGroups(*comm);
+  checkLarge(*comm);
+  expectOk(comm->barrier(), "final barrier");
+  if (gFailures) {
+    std::fprintf(stderr, "error: rank %d: %d of %d checks failed\n", gRank,
+                 gFailures, gChecks);
+    return 1;
+  }
+  std::fprintf(stderr, "rank %d: %d checks passed (%s, size %d)\n", gRank,
+               gChecks, comm->backendName(), comm->size());
+  return 0;
+}
+
+// kill / hang / hang-recv: rank 1 does not take part.
+int lostPeer(const std::string &mode) {
+  std::unique_ptr<Communicator> comm;
+  if (Status s = createCommunicator("auto", comm); !s) {
+    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+    return 1;
+  }
+  int me = comm->rank();
+  if (Status s = comm->barrier(); !s) {
+    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "rank %d: pid %d ready\n", me, int(::getpid()));
+  if (me == 1) {
+    if (mode == "kill")
+      std::raise(SIGKILL);
+    ::sleep(60);
+    return 0;
+  }
+  Status s;
+  float x = 1, y = 0;
+  if (mode == "hang-recv") {
+    if (me == 0)
+      s = comm->recv(&y, 1, DType::F32, 1);
+    else
+      ::sleep(60);
+  } else {
+    s = comm->allReduce(&x, &y, 1, DType::F32, ReduceOp::Sum);
+  }
+  if (!s) {
+    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "error: rank %d: the call returned without rank 1\n",
+               me);
+  return 2;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string mode = argc > 1 ? argv[1] : "";
+  std::string backend = argc > 2 ? argv[2] : "auto";
+  if (mode == "numerics")
+    return numerics(backend, backend == "auto" ? nullptr : backend.c_str());
+  if (mode == "single") {
+    LaunchEnvironment env;
+    if (Status s = readLaunchEnvironment(env); !s || env.launched()) {
+      std::fprintf(stderr, "error: not a plain process: %s\n",
+                   s ? env.describe().c_str() : s.message().c_str());
+      return 1;
+    }
+    return numerics("auto", "single");
+  }
+  if (mode == "kill" || mode == "hang" || mode == "hang-recv")
+    return lostPeer(mode);
+  std::fprintf(stderr, "usage: %s numerics|single|kill|hang|hang-recv "
+                       "[auto|single|mpi|nccl]\n",
+               argv[0]);
+  return 2;
+}

@@ -1,0 +1,251 @@
+//===- WatchdogTest.cpp - calls that wait too long or on a lost peer --------===//
+//
+// The watchdog in death tests (each runs in a re-executed child): a watched
+// call past the timeout, and a peer process that is gone (reaped, a zombie,
+// or its pid reused), end the process with exit status 1 and one `error:`
+// line naming the rank(s); calls that finish in time, calls with the
+// timeout off, and calls that do not check peers are left alone.
+// TRC_COLLECTIVE_TIMEOUT_S parsing.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/comm/Watchdog.h"
+
+#include "ScopedEnvironment.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace trc::rt;
+using trc::rt::test::ScopedEnvironment;
+
+namespace {
+
+void sleepSeconds(double s) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(s));
+}
+
+// A child process that sleeps until killed, or until its parent dies (a
+// death test's child must not leave it holding gtest's pipe open).
+pid_t startSleeper() {
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent)
+      ::_exit(0);
+    ::pause();
+    ::_exit(0);
+  }
+  return pid;
+}
+
+// Peers for a world of `n`: rank 0 is this process, rank `child` a sleeper.
+std::vector<PeerProcess> peersWith(int n, int childRank, pid_t child) {
+  PeerProcess self = identifyThisProcess();
+  std::vector<PeerProcess> peers(size_t(n), self);
+  for (int r = 1; r < n; ++r)
+    peers[size_t(r)].pid = 1 << 30; // beyond pid_max: looks gone
+  // Only the sleeper is on "this machine"; the others are elsewhere.
+  for (int r = 1; r < n; ++r)
+    peers[size_t(r)].namespaceKey = "elsewhere";
+  peers[size_t(childRank)].pid = child;
+  peers[size_t(childRank)].namespaceKey = self.namespaceKey;
+  peers[size_t(childRank)].startTime = 0; // not checked
+  return peers;
+}
+
+class WatchdogDeath : public ::testing::Test {
+protected:
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+} // namespace
+
+TEST(Watchdog, ReadsTheTimeoutVariable) {
+  ScopedEnvironment e;
+  double s = -1;
+  ASSERT_TRUE(readCollectiveTimeout(s));
+  EXPECT_EQ(s, 300);
+  e.set("TRC_COLLECTIVE_TIMEOUT_S", "2.5");
+  ASSERT_TRUE(readCollectiveTimeout(s));
+  EXPECT_EQ(s, 2.5);
+  e.set("TRC_COLLECTIVE_TIMEOUT_S", "0");
+  ASSERT_TRUE(readCollectiveTimeout(s));
+  EXPECT_EQ(s, 0);
+  for (const char *bad : {"", "abc", "-1", "5s", "inf", "nan", " 3"}) {
+    e.set("TRC_COLLECTIVE_TIMEOUT_S", bad);
+    Status st = readCollectiveTimeout(s);
+    ASSERT_FALSE(st) << bad;
+    EXPECT_EQ(st.message(), std::string("environment variable "
+                                        "TRC_COLLECTIVE_TIMEOUT_S='") +
+                                bad + "' is not a number of seconds >= 0");
+  }
+}
+
+TEST(Watchdog, IdentifiesThisProcess) {
+  PeerProcess self = identifyThisProcess();
+  EXPECT_EQ(self.pid, ::getpid());
+  EXPECT_GT(self.startTime, 0u);
+  EXPECT_FALSE(self.namespaceKey.empty());
+  EXPECT_FALSE(self.host.empty());
+}
+
+TEST(Watchdog, CallsThatFinishAreLeftAlone) {
+  pid_t child = startSleeper();
+  {
+    Watchdog dog;
+    dog.setPollSeconds(0.01);
+    dog.setTimeout(0.5);
+    dog.setPeers(0, 3, peersWith(3, 2, child));
+    for (int i = 0; i < 20; ++i) {
+      WatchedCall call;
+      call.what = "allReduce";
+      auto guard = dog.watch(call);
+      sleepSeconds(0.02);
+    }
+    // Nothing watched: a long pause is fine.
+    sleepSeconds(0.6);
+    // The timeout off: a call may wait as long as it likes.
+    dog.setTimeout(0);
+    WatchedCall call;
+    call.what = "barrier";
+    auto guard = dog.watch(call);
+    sleepSeconds(0.6);
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  SUCCEED();
+}
+
+TEST_F(WatchdogDeath, CollectiveTimesOut) {
+  EXPECT_EXIT(
+      {
+        Watchdog dog;
+        dog.setPollSeconds(0.02);
+        dog.setTimeout(0.2);
+        dog.setPeers(0, 4, {});
+        WatchedCall call;
+        call.what = "allReduce";
+        auto guard = dog.watch(call);
+        sleepSeconds(30);
+      },
+      ::testing::ExitedWithCode(1),
+      "^error: collective allReduce timed out after 0.2 s waiting for ranks "
+      "1, 2, 3 \\(rank\\(s\\) not responding; this is rank 0 of 4\\)\n$");
+}
+
+TEST_F(WatchdogDeath, SubgroupCollectiveNamesItsMembers) {
+  EXPECT_EXIT(
+      {
+        Watchdog dog;
+        dog.setPollSeconds(0.02);
+        dog.setTimeout(0.2);
+        dog.setPeers(2, 8, {});
+        std::vector<int> group({0, 2, 4, 6});
+        WatchedCall call;
+        call.what = "broadcast";
+        call.group = &group;
+        auto guard = dog.watch(call);
+        sleepSeconds(30);
+      },
+      ::testing::ExitedWithCode(1),
+      "error: collective broadcast timed out after 0.2 s waiting for ranks "
+      "0, 4, 6 \\(rank\\(s\\) not responding; this is rank 2 of 8\\)");
+}
+
+TEST_F(WatchdogDeath, PointToPointNamesThePeer) {
+  EXPECT_EXIT(
+      {
+        Watchdog dog;
+        dog.setPollSeconds(0.02);
+        dog.setTimeout(0.3);
+        dog.setPeers(0, 2, {});
+        WatchedCall call;
+        call.what = "recv from";
+        call.peer = 1;
+        auto guard = dog.watch(call);
+        sleepSeconds(30);
+      },
+      ::testing::ExitedWithCode(1),
+      "error: recv from rank 1 timed out after 0.3 s waiting for rank 1 "
+      "\\(not responding; this is rank 0 of 2\\)");
+}
+
+TEST_F(WatchdogDeath, LostPeerIsNamed) {
+  EXPECT_EXIT(
+      {
+        pid_t child = startSleeper();
+        Watchdog dog;
+        dog.setPollSeconds(0.02);
+        dog.setTimeout(0); // no timeout: only the loss can end it
+        dog.setPeers(0, 4, peersWith(4, 3, child));
+        WatchedCall call;
+        call.what = "allReduce";
+        auto guard = dog.watch(call);
+        ::kill(child, SIGKILL);
+        ::waitpid(child, nullptr, 0);
+        sleepSeconds(30);
+      },
+      ::testing::ExitedWithCode(1),
+      "^error: rank 3 \\(pid [0-9]+ on host .*\\) is gone \\(exited or was "
+      "killed\\) while rank 0 waited in collective allReduce\n$");
+}
+
+TEST_F(WatchdogDeath, ZombiePeerIsLost) {
+  EXPECT_EXIT(
+      {
+        pid_t child = startSleeper();
+        Watchdog dog;
+        dog.setPollSeconds(0.02);
+        dog.setTimeout(0);
+        dog.setPeers(0, 2, peersWith(2, 1, child));
+        WatchedCall call;
+        call.what = "send to";
+        call.peer = 1;
+        auto guard = dog.watch(call);
+        ::kill(child, SIGKILL); // not reaped: a zombie
+        sleepSeconds(30);
+      },
+      ::testing::ExitedWithCode(1),
+      "error: rank 1 \\(pid [0-9]+ on host .*\\) is gone \\(exited or was "
+      "killed\\) while rank 0 waited in send to rank 1");
+}
+
+TEST_F(WatchdogDeath, ReusedPidIsLost) {
+  EXPECT_EXIT(
+      {
+        pid_t child = startSleeper();
+        Watchdog dog;
+        dog.setPollSeconds(0.02);
+        dog.setTimeout(0);
+        std::vector<PeerProcess> peers = peersWith(2, 1, child);
+        peers[1].startTime = 1; // another process than the one recorded
+        dog.setPeers(0, 2, peers);
+        WatchedCall call;
+        call.what = "barrier";
+        auto guard = dog.watch(call);
+        sleepSeconds(30);
+      },
+      ::testing::ExitedWithCode(1), "error: rank 1 .* is gone");
+}
+
+TEST(Watchdog, PeersAreNotCheckedWhenTheCallSaysSo) {
+  pid_t child = startSleeper();
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  Watchdog dog;
+  dog.setPollSeconds(0.01);
+  dog.setTimeout(0);
+  dog.setPeers(0, 2, peersWith(2, 1, child));
+  WatchedCall call;
+  call.what = "MPI_Finalize";
+  call.checkPeers = false;
+  auto guard = dog.watch(call);
+  sleepSeconds(0.2);
+  SUCCEED();
+}

@@ -1,0 +1,464 @@
+//===- ManifestTest.cpp - manifest.trc parsing ------------------------------===//
+//
+// A valid manifest parses into the expected fields; every malformed one is
+// rejected with a message naming the line and the field (one expectation
+// per defect); a manifest cut at any byte before `end` is rejected; random
+// byte flips never crash the parser. Also percent-decoding of names.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/formats/Manifest.h"
+#include "runtime/support/Names.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace trc::rt;
+
+namespace {
+
+const char *kHeader = "trc-artifact 1\n"
+                      "target cpu\n"
+                      "program program.so 1000 0123456789abcdef\n"
+                      "entry trc_entry\n"
+                      "arena 256\n"
+                      "weights weights.bin 128 fedcba9876543210\n";
+
+std::string valid() {
+  return std::string(kHeader) + "slot 0 input x f32 2 4 3\n"
+                                "slot 1 param W f32 2 3 2 0 trainable\n"
+                                "slot 2 output y f32 2 4 2\n"
+                                "slot 3 param b f32 1 2 64 frozen\n"
+                                "end\n";
+}
+
+// Replaces the first occurrence of `from` in the valid manifest by `to`.
+std::string with(const std::string &from, const std::string &to) {
+  std::string m = valid();
+  size_t pos = m.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  if (pos != std::string::npos)
+    m.replace(pos, from.size(), to);
+  return m;
+}
+
+// The error of parsing `text` ("" if it parsed).
+std::string errorOf(const std::string &text) {
+  Manifest m;
+  Status s = parseManifest(text, m);
+  return s ? std::string() : s.message();
+}
+
+#define EXPECT_MANIFEST_ERROR(text, substring)                                 \
+  EXPECT_NE(errorOf(text).find(substring), std::string::npos)                  \
+      << "expected '" << (substring) << "' in '" << errorOf(text) << "'"
+
+} // namespace
+
+TEST(Manifest, ParsesAValidManifest) {
+  Manifest m;
+  Status s = parseManifest(valid(), m);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(m.version, 1);
+  EXPECT_EQ(m.target, "cpu");
+  EXPECT_EQ(m.programFile, "program.so");
+  EXPECT_EQ(m.programBytes, 1000u);
+  EXPECT_EQ(m.programHash, 0x0123456789abcdefULL);
+  EXPECT_EQ(m.entry, "trc_entry");
+  EXPECT_EQ(m.arenaBytes, 256u);
+  EXPECT_EQ(m.weightsFile, "weights.bin");
+  EXPECT_EQ(m.weightsBytes, 128u);
+  EXPECT_EQ(m.weightsHash, 0xfedcba9876543210ULL);
+  ASSERT_EQ(m.slots.size(), 4u);
+  EXPECT_EQ(m.slots[0].kind, SlotKind::Input);
+  EXPECT_EQ(m.slots[0].name, "x");
+  EXPECT_EQ(m.slots[0].shape, (std::vector<int64_t>{4, 3}));
+  EXPECT_EQ(m.slots[0].byteSize, 48u);
+  EXPECT_EQ(m.slots[1].kind, SlotKind::Param);
+  EXPECT_TRUE(m.slots[1].trainable);
+  EXPECT_EQ(m.slots[1].offset, 0u);
+  EXPECT_EQ(m.slots[3].offset, 64u);
+  EXPECT_FALSE(m.slots[3].trainable);
+  EXPECT_EQ(m.slots[3].line, 10);
+  EXPECT_NE(m.find(SlotKind::Output, "y"), nullptr);
+  EXPECT_EQ(m.find(SlotKind::Input, "y"), nullptr);
+  EXPECT_EQ(m.slotsOfKind(SlotKind::Param).size(), 2u);
+}
+
+TEST(Manifest, AcceptsSlotsInAnyOrderCommentsAndCrlf) {
+  std::string text = "# a comment first\r\ntrc-artifact 1\r\n"
+                     "slot 1 output y i64 0\r\n"
+                     "# another\r\n"
+                     "target cpu\r\nentry e\r\narena 0\r\n"
+                     "program p.so 0 0000000000000000\r\n"
+                     "weights w.bin 0 0000000000000000\r\n"
+                     "slot 0 input a%20b%2Fc i1 1 0\r\n"
+                     "end\r\n";
+  Manifest m;
+  Status s = parseManifest(text, m);
+  ASSERT_TRUE(s) << s.message();
+  ASSERT_EQ(m.slots.size(), 2u);
+  EXPECT_EQ(m.slots[0].name, "a b/c");
+  EXPECT_EQ(m.slots[0].numElements, 0);
+  EXPECT_EQ(m.slots[1].shape.size(), 0u); // a scalar
+  EXPECT_EQ(m.slots[1].numElements, 1);
+  EXPECT_EQ(m.slots[1].byteSize, 8u);
+}
+
+TEST(Manifest, AnInputAndAnOutputMayShareAName) {
+  EXPECT_EQ(errorOf(with("slot 2 output y", "slot 2 output x")), "");
+}
+
+TEST(Manifest, AcceptsEveryDType) {
+  for (const char *dt : {"f32", "f64", "f16", "bf16", "i1", "i8", "i16", "i32",
+                         "i64", "u8", "u16", "u32", "u64"})
+    EXPECT_EQ(errorOf(with("input x f32", std::string("input x ") + dt)), "")
+        << dt;
+}
+
+TEST(Manifest, RejectsBadHeaders) {
+  EXPECT_MANIFEST_ERROR("", "line 1: the manifest is empty");
+  EXPECT_MANIFEST_ERROR("hello world\n",
+                        "line 1: expected 'trc-artifact 1' as the first record, "
+                        "got 'hello world' (not a trc manifest)");
+  EXPECT_MANIFEST_ERROR(std::string("\x7f" "ELF\x02\x01", 6),
+                        "line 1: expected 'trc-artifact 1'");
+  EXPECT_MANIFEST_ERROR(with("trc-artifact 1", "trc-artifact 2"),
+                        "line 1: trc-artifact version: unsupported format "
+                        "version '2' (this runtime reads format 1)");
+  EXPECT_MANIFEST_ERROR(with("trc-artifact 1", "trc-artifact"),
+                        "line 1: trc-artifact: expected one field");
+  EXPECT_MANIFEST_ERROR("# only a comment\n",
+                        "the manifest has only comments");
+  EXPECT_MANIFEST_ERROR(with("target cpu", "trc-artifact 1"),
+                        "line 2: duplicate 'trc-artifact' record");
+}
+
+TEST(Manifest, RejectsBadRecordStructure) {
+  EXPECT_MANIFEST_ERROR(with("target cpu", "target  cpu"),
+                        "line 2: empty field (fields are separated by single "
+                        "spaces)");
+  EXPECT_MANIFEST_ERROR(with("target cpu", "target cpu "), "line 2: empty field");
+  EXPECT_MANIFEST_ERROR(with("target cpu", "frobnicate 3"),
+                        "line 2: unknown record 'frobnicate'");
+  EXPECT_MANIFEST_ERROR(with("entry trc_entry", "target cpu"),
+                        "line 4: duplicate 'target' record (first at line 2)");
+  EXPECT_MANIFEST_ERROR(with("target cpu\n", ""), "line 10: missing 'target' record");
+  EXPECT_MANIFEST_ERROR(with("entry trc_entry\n", ""), "missing 'entry' record");
+  EXPECT_MANIFEST_ERROR(with("arena 256\n", ""), "missing 'arena' record");
+  EXPECT_MANIFEST_ERROR(with("program program.so 1000 0123456789abcdef\n", ""),
+                        "missing 'program' record");
+  EXPECT_MANIFEST_ERROR(with("weights weights.bin 128 fedcba9876543210\n", ""),
+                        "missing 'weights' record");
+  EXPECT_MANIFEST_ERROR(with("end\n", ""),
+                        "line 10: missing 'end' record (the manifest is "
+                        "truncated)");
+  EXPECT_MANIFEST_ERROR(valid() + "slot 4 input z f32 0\n",
+                        "line 12: record 'slot' after 'end' (end must be the "
+                        "last record)");
+  EXPECT_MANIFEST_ERROR(with("end", "end now"),
+                        "line 11: end: expected no fields, got 1");
+  EXPECT_MANIFEST_ERROR(with("target cpu", "target cpu cuda"),
+                        "line 2: target: expected one field, got 2");
+  EXPECT_MANIFEST_ERROR(with("target cpu", "target CPU!"),
+                        "line 2: target name: 'CPU!' is not a target name");
+}
+
+TEST(Manifest, RejectsBadFileRecords) {
+  EXPECT_MANIFEST_ERROR(with("program.so 1000", "program.so 12x"),
+                        "line 3: program bytes: '12x' is not a non-negative "
+                        "decimal integer");
+  EXPECT_MANIFEST_ERROR(with("program.so 1000", "program.so -1000"),
+                        "line 3: program bytes: '-1000' is not");
+  EXPECT_MANIFEST_ERROR(with("program.so 1000", "program.so 99999999999999999999"),
+                        "line 3: program bytes: '99999999999999999999' is not");
+  EXPECT_MANIFEST_ERROR(with("0123456789abcdef", "0123456789ABCDEF"),
+                        "line 3: program hash: '0123456789ABCDEF' is not 16 "
+                        "lower-case hex digits");
+  EXPECT_MANIFEST_ERROR(with("0123456789abcdef", "0123456789abcde"),
+                        "line 3: program hash: '0123456789abcde' is not 16");
+  EXPECT_MANIFEST_ERROR(with("program program.so", "program ../program.so"),
+                        "line 3: program file: '../program.so' is not a plain "
+                        "file name inside the artifact folder");
+  EXPECT_MANIFEST_ERROR(with("program program.so", "program /etc/passwd"),
+                        "line 3: program file: '/etc/passwd' is not a plain");
+  EXPECT_MANIFEST_ERROR(with("program program.so 1000 0123456789abcdef",
+                             "program program.so 1000"),
+                        "line 3: program: expected 3 fields (file, bytes, "
+                        "fnv1a64 hash), got 2");
+  EXPECT_MANIFEST_ERROR(with("weights.bin 128", "weights.bin 12.8"),
+                        "line 6: weights bytes: '12.8' is not");
+  EXPECT_MANIFEST_ERROR(with("fedcba9876543210", "fedcba987654321g"),
+                        "line 6: weights hash: 'fedcba987654321g' is not 16");
+  EXPECT_MANIFEST_ERROR(with("entry trc_entry", "entry 1abc"),
+                        "line 4: entry symbol: '1abc' is not a C identifier");
+  EXPECT_MANIFEST_ERROR(with("entry trc_entry", "entry"),
+                        "line 4: entry: expected one field (the symbol), got 0");
+  EXPECT_MANIFEST_ERROR(with("arena 256", "arena -1"),
+                        "line 5: arena bytes: '-1' is not a non-negative "
+                        "decimal integer");
+  EXPECT_MANIFEST_ERROR(with("arena 256", "arena 1152921504606846976"),
+                        "line 5: arena bytes: 1152921504606846976 is absurd "
+                        "(more than 2^48 bytes)");
+  EXPECT_MANIFEST_ERROR(with("arena 256", "arena 0x100"),
+                        "line 5: arena bytes: '0x100' is not");
+}
+
+TEST(Manifest, RejectsBadSlots) {
+  EXPECT_MANIFEST_ERROR(with("slot 0 input x f32 2 4 3", "slot 0 input x f32"),
+                        "line 7: slot: expected at least 5 fields (index, kind, "
+                        "name, dtype, rank), got 4");
+  EXPECT_MANIFEST_ERROR(with("slot 0 input", "slot a input"),
+                        "line 7: slot index: 'a' is not a slot index");
+  EXPECT_MANIFEST_ERROR(with("slot 0 input", "slot -1 input"),
+                        "line 7: slot index: '-1' is not a slot index");
+  EXPECT_MANIFEST_ERROR(with("slot 0 input", "slot 0 weird"),
+                        "line 7: slot kind: unknown kind 'weird' (expected "
+                        "input, output or param)");
+  EXPECT_MANIFEST_ERROR(with("input x f32", "input x f128"),
+                        "line 7: slot dtype: unknown dtype 'f128' (expected one "
+                        "of f32 f64 f16 bf16 i1 i8 i16 i32 i64 u8 u16 u32 u64)");
+  EXPECT_MANIFEST_ERROR(with("input x f32", "input x F32"),
+                        "line 7: slot dtype: unknown dtype 'F32'");
+  EXPECT_MANIFEST_ERROR(with("input x f32 2 4 3", "input x f32 x 4 3"),
+                        "line 7: slot rank: 'x' is not a non-negative decimal");
+  EXPECT_MANIFEST_ERROR(with("input x f32 2 4 3", "input x f32 65 4 3"),
+                        "line 7: slot rank: rank 65 is more than the maximum "
+                        "of 64");
+  EXPECT_MANIFEST_ERROR(with("input x f32 2 4 3", "input x f32 2 4"),
+                        "line 7: slot dims: rank 2 needs 2 fields after the "
+                        "rank (2 dims), got 1");
+  EXPECT_MANIFEST_ERROR(with("input x f32 2 4 3", "input x f32 2 4 3 5"),
+                        "line 7: slot dims: rank 2 needs 2 fields after the "
+                        "rank (2 dims), got 3");
+  EXPECT_MANIFEST_ERROR(with("W f32 2 3 2 0 trainable", "W f32 2 3 2 0"),
+                        "line 8: slot dims: rank 2 needs 4 fields after the "
+                        "rank (2 dims, then offset and trainable|frozen), got 3");
+  EXPECT_MANIFEST_ERROR(with("input x f32 2 4 3", "input x f32 2 4 -3"),
+                        "line 7: slot dim 1: '-3' is not a non-negative decimal "
+                        "integer");
+  EXPECT_MANIFEST_ERROR(with("input x f32 2 4 3", "input x f32 2 2000000000000 3"),
+                        "line 7: slot dim 0: 2000000000000 is absurd (more than "
+                        "2^40)");
+  EXPECT_MANIFEST_ERROR(with("input x f32 2 4 3",
+                             "input x f32 3 1048576 1048576 2"),
+                        "line 7: slot shape: [1048576, 1048576, 2] has more "
+                        "than 2^40 elements");
+  EXPECT_MANIFEST_ERROR(with("W f32 2 3 2 0 trainable", "W f32 2 3 2 32 trainable"),
+                        "line 8: slot offset: 32 is not a multiple of 64");
+  EXPECT_MANIFEST_ERROR(with("W f32 2 3 2 0 trainable", "W f32 2 3 2 -64 trainable"),
+                        "line 8: slot offset: '-64' is not");
+  EXPECT_MANIFEST_ERROR(with("b f32 1 2 64 frozen", "b f32 1 2 128 frozen"),
+                        "line 10: slot offset: param 'b' (8 bytes at offset "
+                        "128) lies past the end of weights.bin (128 bytes)");
+  EXPECT_MANIFEST_ERROR(with("b f32 1 2 64 frozen", "b f32 1 32 64 frozen"),
+                        "line 10: slot offset: param 'b' (128 bytes at offset "
+                        "64) lies past the end of weights.bin (128 bytes)");
+  EXPECT_MANIFEST_ERROR(with("b f32 1 2 64 frozen",
+                             "b f32 1 2 18446744073709551552 frozen"),
+                        "line 10: slot offset: param 'b' (8 bytes at offset "
+                        "18446744073709551552) lies past the end");
+  EXPECT_MANIFEST_ERROR(with("64 frozen", "64 maybe"),
+                        "line 10: slot trainable: expected 'trainable' or "
+                        "'frozen', got 'maybe'");
+}
+
+TEST(Manifest, RejectsBadSlotNumbering) {
+  EXPECT_MANIFEST_ERROR(with("slot 2 output", "slot 1 output"),
+                        "line 9: slot index: duplicate slot index 1 (first at "
+                        "line 8)");
+  EXPECT_MANIFEST_ERROR(with("slot 2 output", "slot 7 output"),
+                        "line 11: slot index: no slot 2 (slots must be numbered "
+                        "0..3 without gaps)");
+  EXPECT_MANIFEST_ERROR(with("slot 0 input", "slot 4 input"),
+                        "slot index: no slot 0 (slots must be numbered 0..3");
+  EXPECT_MANIFEST_ERROR(with("slot 0 input", "slot 99999999999 input"),
+                        "line 7: slot index: '99999999999' is not a slot index");
+  // An output may share a param's name (names are unique per kind).
+  EXPECT_EQ(errorOf(with("output y", "output W")), "");
+  EXPECT_MANIFEST_ERROR(with("param b", "param W"),
+                        "line 10: slot name: duplicate param name 'W' (first "
+                        "at line 8)");
+}
+
+TEST(Manifest, RejectsBadNames) {
+  EXPECT_MANIFEST_ERROR(with("input x ", "input a%2 "),
+                        "line 7: slot name: 'a%2': malformed percent escape at "
+                        "byte 1 (expected %XX with two hex digits)");
+  EXPECT_MANIFEST_ERROR(with("input x ", "input a%zz "),
+                        "line 7: slot name: 'a%zz': malformed percent escape");
+  EXPECT_MANIFEST_ERROR(with("input x ", "input a+b "),
+                        "line 7: slot name: 'a+b': byte %2B at position 1 must "
+                        "be percent-encoded");
+  EXPECT_MANIFEST_ERROR(with("input x ", "input a\tb "),
+                        "line 7: slot name: 'a\\x09b': byte %09 at position 1");
+  EXPECT_MANIFEST_ERROR(with("input x ", "input a%00 "),
+                        "line 7: slot name: 'a%00': the name contains a NUL "
+                        "byte (%00)");
+}
+
+TEST(Manifest, QuotesHostileFieldsBounded) {
+  std::string longName(10000, 'A');
+  std::string err = errorOf(with("target cpu", "target " + longName + "!"));
+  EXPECT_NE(err.find("line 2: target name: 'AAAA"), std::string::npos) << err;
+  EXPECT_LT(err.size(), 200u);
+}
+
+TEST(Manifest, EveryTruncationBeforeEndIsRejected) {
+  std::string text = valid();
+  size_t endPos = text.rfind("end");
+  for (size_t len = 0; len < endPos + 3; ++len) {
+    Manifest m;
+    EXPECT_FALSE(parseManifest(text.substr(0, len), m)) << "prefix " << len;
+  }
+  Manifest m;
+  EXPECT_TRUE(parseManifest(text.substr(0, endPos + 3), m));
+}
+
+TEST(Manifest, RandomCorruptionNeverCrashes) {
+  std::mt19937 rng(1234);
+  std::string base = valid();
+  int rejected = 0;
+  for (int i = 0; i < 5000; ++i) {
+    std::string text = base;
+    int flips = 1 + int(rng() % 4);
+    for (int f = 0; f < flips; ++f)
+      text[rng() % text.size()] = char(rng() % 256);
+    Manifest m;
+    Status s = parseManifest(text, m);
+    if (!s) {
+      ++rejected;
+      EXPECT_EQ(s.message().rfind("line ", 0), 0u) << s.message();
+    }
+  }
+  EXPECT_GT(rejected, 2500);
+}
+
+TEST(Names, PercentDecodingAndEncoding) {
+  std::string name, problem;
+  ASSERT_TRUE(percentDecode("model.layers.0/attn:q_proj-1", name, problem));
+  EXPECT_EQ(name, "model.layers.0/attn:q_proj-1");
+  ASSERT_TRUE(percentDecode("a%20b%2fc%25", name, problem));
+  EXPECT_EQ(name, "a b/c%");
+  EXPECT_FALSE(percentDecode("", name, problem));
+  EXPECT_EQ(problem, "the name is empty");
+  EXPECT_FALSE(percentDecode("%", name, problem));
+  EXPECT_EQ(percentEncode("a b/c%\n"), "a%20b/c%25%0A");
+  std::string decoded;
+  ASSERT_TRUE(percentDecode(percentEncode("x y\xff"), decoded, problem));
+  EXPECT_EQ(decoded, "x y\xff");
+  EXPECT_EQ(outputFileName("logits"), "logits.npy");
+  EXPECT_EQ(outputFileName("a/b%c d"), "a%2Fb%25c d.npy");
+}
+
+// `shard` records: a slot holding one rank's 1-D chunk of a larger tensor.
+TEST(Manifest, ParsesShardRecords) {
+  // W: 6 elements over 4 ranks -> chunks of 2; its weights hold all 6.
+  std::string text = std::string(kHeader) +
+                     "slot 0 param W f32 1 2 0 trainable\n"
+                     "shard 0 4 2 2 3\n"
+                     "slot 1 input adam.m:W f32 1 2\n"
+                     "shard 1 4 2 2 3\n"
+                     "end\n";
+  Manifest m;
+  Status s = parseManifest(text, m);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(m.slots[0].shardDegree, 4);
+  EXPECT_EQ(m.slots[0].fullShape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(m.slots[0].fullElements, 6);
+  EXPECT_EQ(m.slots[0].byteSize, 8u);
+  EXPECT_EQ(m.slots[0].weightBytes(), 24u); // the full tensor
+  EXPECT_EQ(m.slots[1].shardDegree, 4);
+  EXPECT_EQ(m.slots[1].weightBytes(), 24u);
+}
+
+TEST(Manifest, RejectsBadShardRecords) {
+  std::string head = std::string(kHeader) + "slot 0 param W f32 1 2 0 trainable\n";
+  EXPECT_MANIFEST_ERROR(head + "shard 0 4 2 2 5\nend\n",
+                        "is not a 1/4 shard of [2, 5] (expected [3])");
+  EXPECT_MANIFEST_ERROR(head + "shard 1 4 2 2 3\nend\n", "no slot 1 declared before");
+  EXPECT_MANIFEST_ERROR(head + "shard 0 0 2 2 3\nend\n", "shard degree");
+  EXPECT_MANIFEST_ERROR(head + "shard 0 4 2 2\nend\n", "needs that many dims");
+  EXPECT_MANIFEST_ERROR(head + "shard 0 4 2 2 3\nshard 0 4 2 2 3\nend\n", "already sharded");
+  EXPECT_MANIFEST_ERROR(head + "shard 0 4\nend\n", "expected slot index, degree, rank");
+  // The full tensor must lie inside the weights (128 bytes here).
+  EXPECT_MANIFEST_ERROR(std::string(kHeader) + "slot 0 param W f32 1 9 64 trainable\n"
+                                               "shard 0 4 1 36\nend\n",
+                        "lies past the end of weights.bin");
+}
+
+// `init` records: a param (offset '-') made from a recipe, not weights.bin.
+TEST(Manifest, ParsesInitRecords) {
+  std::string text = std::string(kHeader) +
+                     "slot 0 param W f32 2 3 2 - trainable\n"
+                     "init 0 normal -0.5 0.02 18446744073709551615\n"
+                     "slot 1 param b bf16 1 2 - trainable\n"
+                     "init 1 constant 1\n"
+                     "slot 2 param S f16 1 3 - trainable\n"
+                     "shard 2 2 1 5\n"
+                     "init 2 uniform -1e-3 2.5E+1 7\n"
+                     "slot 3 param mask f32 1 4 0 frozen\n"
+                     "end\n";
+  Manifest m;
+  Status s = parseManifest(text, m);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_TRUE(m.slots[0].initialized);
+  EXPECT_EQ(m.slots[0].init.kind, InitKind::Normal);
+  EXPECT_EQ(m.slots[0].init.a, -0.5);
+  EXPECT_EQ(m.slots[0].init.b, 0.02);
+  EXPECT_EQ(m.slots[0].init.seed, ~uint64_t(0));
+  EXPECT_EQ(m.slots[0].initLine, 8);
+  EXPECT_EQ(m.slots[0].weightBytes(), 0u);
+  EXPECT_EQ(m.slots[1].init.kind, InitKind::Constant);
+  EXPECT_EQ(m.slots[1].init.a, 1.0);
+  EXPECT_EQ(m.slots[2].init.kind, InitKind::Uniform);
+  EXPECT_EQ(m.slots[2].init.a, -1e-3);
+  EXPECT_EQ(m.slots[2].init.b, 25.0);
+  EXPECT_EQ(m.slots[2].init.seed, 7u);
+  EXPECT_EQ(m.slots[2].tensorElements(), 5);
+  EXPECT_FALSE(m.slots[3].initialized);
+  EXPECT_EQ(m.slots[3].weightBytes(), 16u);
+}
+
+TEST(Manifest, RejectsBadInitRecords) {
+  std::string head = std::string(kHeader) + "slot 0 param W f32 2 3 2 - trainable\n";
+  auto bad = [&](const std::string &records) { return head + records + "end\n"; };
+  EXPECT_MANIFEST_ERROR(bad("init 0 normal 0 0.02 1\ninit 0 constant 1\n"),
+                        "line 9: init: slot 0 already has an initializer (line 8)");
+  EXPECT_MANIFEST_ERROR(bad("init 1 constant 1\n"), "line 8: init: no slot 1 declared before");
+  EXPECT_MANIFEST_ERROR(bad(""), "line 7: slot offset: param 'W' has offset '-' but no init record");
+  EXPECT_MANIFEST_ERROR(bad("init 0 gaussian 0 1 1\n"),
+                        "line 8: init kind: unknown kind 'gaussian' (expected constant, normal or uniform)");
+  EXPECT_MANIFEST_ERROR(bad("init 0 normal 0 1\n"),
+                        "line 8: init normal: expected 5 fields (slot, kind, mean, std, seed), got 4");
+  EXPECT_MANIFEST_ERROR(bad("init 0 constant 1 2\n"),
+                        "line 8: init constant: expected 3 fields (slot, kind, value), got 4");
+  EXPECT_MANIFEST_ERROR(bad("init 0\n"), "line 8: init: expected a slot index, a kind");
+  EXPECT_MANIFEST_ERROR(bad("init x constant 1\n"), "line 8: init slot: 'x' is not a slot index");
+  EXPECT_MANIFEST_ERROR(bad("init 0 normal 0 nan 1\n"), "line 8: init std: 'nan' is not a finite decimal number");
+  EXPECT_MANIFEST_ERROR(bad("init 0 normal 0x1 1 1\n"), "line 8: init mean: '0x1' is not a finite decimal number");
+  EXPECT_MANIFEST_ERROR(bad("init 0 constant inf\n"), "line 8: init value: 'inf' is not a finite decimal number");
+  EXPECT_MANIFEST_ERROR(bad("init 0 normal 0 -1 1\n"), "line 8: init std: -1 is negative");
+  EXPECT_MANIFEST_ERROR(bad("init 0 uniform 1 -1 1\n"), "line 8: init uniform: low 1 is above high -1");
+  EXPECT_MANIFEST_ERROR(bad("init 0 uniform -1e308 1e308 1\n"), "out of range for f32");
+  EXPECT_MANIFEST_ERROR(bad("init 0 constant 1e39\n"), "line 8: init value: 1e39 is out of range for f32");
+  EXPECT_MANIFEST_ERROR(bad("init 0 normal 0 1 -1\n"),
+                        "line 8: init seed: '-1' is not a 64-bit unsigned decimal integer");
+  EXPECT_MANIFEST_ERROR(bad("init 0 normal 0 1 18446744073709551616\n"), "line 8: init seed");
+  // Only params made by their record, and only floating ones.
+  EXPECT_MANIFEST_ERROR(std::string(kHeader) + "slot 0 param W f32 1 2 0 trainable\n"
+                                               "init 0 constant 1\nend\n",
+                        "line 8: init: slot 0: param 'W' has its value in weights.bin (offset 0); "
+                        "a param made by an init record has offset '-'");
+  EXPECT_MANIFEST_ERROR(std::string(kHeader) + "slot 0 input x f32 1 2\ninit 0 constant 1\nend\n",
+                        "line 8: init: slot 0 is an input; only params have initializers");
+  EXPECT_MANIFEST_ERROR(std::string(kHeader) + "slot 0 param n i64 1 2 - trainable\n"
+                                               "init 0 constant 1\nend\n",
+                        "line 8: init: slot 0: param 'n' is i64; initializers make f32, f64, f16 "
+                        "and bf16 params");
+  EXPECT_MANIFEST_ERROR(std::string(kHeader) + "slot 0 param h f16 1 2 - trainable\n"
+                                               "init 0 constant 70000\nend\n",
+                        "line 8: init value: 70000 is out of range for f16");
+  EXPECT_MANIFEST_ERROR(std::string(kHeader) + "slot 0 param W f32 1 2 x trainable\nend\n",
+                        "line 7: slot offset: 'x' is not a non-negative decimal integer (or '-'");
+}

@@ -1,0 +1,289 @@
+//===- NpyTest.cpp - NumPy .npy reading and writing -------------------------===//
+//
+// Round trips of every dtype NumPy has (scalars, empty and n-d shapes), in
+// memory and through files (atomic write, no temp left), headers exactly as
+// NumPy writes them in versions 1.0, 2.0 and 3.0, and malformed files: each
+// rejected with a message naming the file and the defect.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/formats/Npy.h"
+
+#include "TestArtifact.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace trc::rt;
+using trc::rt::test::TempDir;
+
+namespace {
+
+HostTensor makeTensor(DType dt, std::vector<int64_t> shape, unsigned seed) {
+  HostTensor t;
+  EXPECT_TRUE(t.allocate(dt, std::move(shape)));
+  std::mt19937 rng(seed);
+  unsigned char *p = static_cast<unsigned char *>(t.data());
+  for (size_t i = 0; i < t.byteSize(); ++i)
+    p[i] = dt == DType::I1 ? (rng() & 1) : (rng() & 0xff);
+  return t;
+}
+
+// A .npy image with the given version and header dict (padded like NumPy)
+// followed by `data`.
+std::string npyImage(int major, const std::string &dict, const std::string &data) {
+  size_t lenBytes = major == 1 ? 2 : 4;
+  std::string header = dict;
+  size_t total = 8 + lenBytes + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::string img = "\x93NUMPY";
+  img += char(major);
+  img += '\0';
+  for (size_t i = 0; i < lenBytes; ++i)
+    img += char((header.size() >> (8 * i)) & 0xff);
+  return img + header + data;
+}
+
+std::string floats(std::initializer_list<float> values) {
+  std::string s;
+  for (float v : values)
+    s.append(reinterpret_cast<const char *>(&v), 4);
+  return s;
+}
+
+std::string errorOf(const std::string &image) {
+  HostTensor t;
+  Status s = parseNpy(image, "x.npy", t);
+  return s ? std::string() : s.message();
+}
+
+#define EXPECT_NPY_ERROR(image, substring)                                     \
+  EXPECT_NE(errorOf(image).find(substring), std::string::npos)                 \
+      << "expected '" << (substring) << "' in '" << errorOf(image) << "'"
+
+const char *kF4 = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+
+} // namespace
+
+TEST(Npy, RoundTripsEveryDType) {
+  DType dtypes[] = {DType::F32, DType::F64, DType::F16, DType::I1,
+                    DType::I8,  DType::I16, DType::I32, DType::I64,
+                    DType::U8,  DType::U16, DType::U32, DType::U64};
+  std::vector<std::vector<int64_t>> shapes = {{}, {0}, {5}, {2, 3}, {2, 0, 4},
+                                              {1, 2, 3, 4}};
+  unsigned seed = 0;
+  for (DType dt : dtypes) {
+    for (const auto &shape : shapes) {
+      HostTensor t = makeTensor(dt, shape, seed++);
+      std::string image;
+      ASSERT_TRUE(encodeNpy(t, image));
+      EXPECT_EQ((image.size() - t.byteSize()) % 64, 0u);
+      HostTensor back;
+      Status s = parseNpy(image, "t.npy", back);
+      ASSERT_TRUE(s) << s.message();
+      EXPECT_EQ(back.dtype, dt);
+      EXPECT_EQ(back.shape, shape);
+      ASSERT_EQ(back.byteSize(), t.byteSize());
+      EXPECT_EQ(std::memcmp(back.data(), t.data(), t.byteSize()), 0);
+    }
+  }
+}
+
+TEST(Npy, WritesTheHeaderNumPyWrites) {
+  HostTensor t = makeTensor(DType::F32, {2, 3}, 1);
+  std::string image;
+  ASSERT_TRUE(encodeNpy(t, image));
+  EXPECT_EQ(image.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
+  EXPECT_EQ(image.substr(10, std::strlen(kF4)), std::string(kF4));
+  EXPECT_EQ(image[127], '\n');
+  HostTensor v = makeTensor(DType::I1, {7}, 2);
+  ASSERT_TRUE(encodeNpy(v, image));
+  EXPECT_NE(image.find("{'descr': '|b1', 'fortran_order': False, 'shape': (7,), }"),
+            std::string::npos);
+  HostTensor s = makeTensor(DType::I8, {}, 3);
+  ASSERT_TRUE(encodeNpy(s, image));
+  EXPECT_NE(image.find("'descr': '|i1'"), std::string::npos);
+  EXPECT_NE(image.find("'shape': (), }"), std::string::npos);
+}
+
+TEST(Npy, ReadsVersions1To3AndNumPySpellings) {
+  std::string data = floats({1, 2, 3, 4, 5, 6});
+  for (int major : {1, 2, 3}) {
+    HostTensor t;
+    Status s = parseNpy(npyImage(major, kF4, data), "v.npy", t);
+    ASSERT_TRUE(s) << major << ": " << s.message();
+    EXPECT_EQ(t.shape, (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(t.as<float>()[5], 6.0f);
+  }
+  // Key order, quotes and spacing vary between writers.
+  HostTensor t;
+  ASSERT_TRUE(parseNpy(npyImage(1, "{\"shape\":(3,),\"fortran_order\":False,"
+                                   "\"descr\":\"<i1\"}",
+                                "abc"),
+                       "o.npy", t));
+  EXPECT_EQ(t.dtype, DType::I8);
+  ASSERT_TRUE(parseNpy(npyImage(1, "{'descr': '|u1', 'fortran_order': False, "
+                                   "'shape': (1L, 2L), }",
+                                "ab"),
+                       "o.npy", t));
+  EXPECT_EQ(t.dtype, DType::U8);
+  EXPECT_EQ(t.shape, (std::vector<int64_t>{1, 2}));
+}
+
+TEST(Npy, RejectsMalformedFiles) {
+  std::string data = floats({1, 2, 3, 4, 5, 6});
+  EXPECT_NPY_ERROR("", "x.npy: the file is empty (not a .npy file)");
+  EXPECT_NPY_ERROR("PK\x03\x04 a zip file",
+                   "x.npy: not a .npy file (bad magic; expected \\x93NUMPY)");
+  EXPECT_NPY_ERROR(std::string("\x93NUMPY\x01", 7), "x.npy: truncated .npy preamble");
+  EXPECT_NPY_ERROR(std::string("\x93NUMPY\x04\x00\x10\x00", 10),
+                   "x.npy: unsupported .npy format version 4.0 (reads 1.0, 2.0 "
+                   "and 3.0)");
+  EXPECT_NPY_ERROR(std::string("\x93NUMPY\x02\x00\x00\x00\x00\x10", 12),
+                   "x.npy: header length 268435456 is larger than the limit of "
+                   "65536 bytes");
+  EXPECT_NPY_ERROR(npyImage(1, kF4, data).substr(0, 40),
+                   "x.npy: truncated header (118 bytes announced, 30 present)");
+  EXPECT_NPY_ERROR(npyImage(1, "[1, 2]", ""), "x.npy: malformed header: expected '{'");
+  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'shape': (2, 3), }", data),
+                   "x.npy: malformed header: the dict must have the keys");
+  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'fortran_order': False, "
+                               "'shape': (2, 3), 'extra': 1}",
+                            data),
+                   "x.npy: malformed header: unexpected key 'extra'");
+  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'descr': '<f4', "
+                               "'fortran_order': False, 'shape': (2, 3)}",
+                            data),
+                   "x.npy: malformed header: duplicate key 'descr'");
+  EXPECT_NPY_ERROR(npyImage(1, "{'descr': [('a', '<f4')], 'fortran_order': "
+                               "False, 'shape': (2,)}",
+                            data),
+                   "'descr' is not a string (structured dtypes are not supported)");
+  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'fortran_order': 0, "
+                               "'shape': (2, 3)}",
+                            data),
+                   "'fortran_order' is not True or False");
+  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'fortran_order': True, "
+                               "'shape': (2, 3), }",
+                            data),
+                   "x.npy: fortran_order True is not supported (only C order");
+  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '>f4', 'fortran_order': False, "
+                               "'shape': (2, 3), }",
+                            data),
+                   "x.npy: big-endian dtype '>f4' is not supported");
+  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<c8', 'fortran_order': False, "
+                               "'shape': (3,), }",
+                            data),
+                   "x.npy: unsupported dtype '<c8' (supported:");
+  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'fortran_order': False, "
+                               "'shape': (6), }",
+                            data),
+                   "'shape' is not a tuple (a 1-element tuple needs a trailing "
+                   "comma)");
+  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'fortran_order': False, "
+                               "'shape': [2, 3], }",
+                            data),
+                   "x.npy: malformed header: 'shape' is not a tuple");
+  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'fortran_order': False, "
+                               "'shape': (-6,), }",
+                            data),
+                   "'shape' holds something other than non-negative integers");
+  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'fortran_order': False, "
+                               "'shape': (2 3), }",
+                            data),
+                   "'shape' is not a tuple of integers");
+  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'fortran_order': False, "
+                               "'shape': (99999999999999999999999,), }",
+                            data),
+                   "'shape' has a dimension over 2^40");
+  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'fortran_order': False, "
+                               "'shape': (1048576, 1048576, 4), }",
+                            data),
+                   "x.npy: shape [1048576, 1048576, 4] has more than 2^40 "
+                   "elements");
+  std::string deep = "(";
+  for (int i = 0; i < 70; ++i)
+    deep += "1, ";
+  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'fortran_order': False, "
+                               "'shape': " + deep + "), }",
+                            data),
+                   "'shape' has more than 64 dimensions");
+  EXPECT_NPY_ERROR(npyImage(1, std::string(kF4) + " junk", data),
+                   "x.npy: malformed header: trailing characters after the dict");
+  EXPECT_NPY_ERROR(npyImage(1, std::string("{'descr': '<f4'\0", 16), data),
+                   "x.npy: malformed header: it contains a NUL byte");
+  EXPECT_NPY_ERROR(npyImage(1, kF4, data.substr(0, 20)),
+                   "x.npy: data is 20 bytes, but f32 [2, 3] needs 24 (truncated "
+                   "file)");
+  EXPECT_NPY_ERROR(npyImage(1, kF4, data + "!"),
+                   "x.npy: data is 25 bytes, but f32 [2, 3] needs 24 (trailing "
+                   "bytes)");
+  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '|b1', 'fortran_order': False, "
+                               "'shape': (3,), }",
+                            std::string("\x01\x00\x02", 3)),
+                   "x.npy: bool element 2 is 2, not 0 or 1");
+}
+
+TEST(Npy, RandomCorruptionNeverCrashes) {
+  HostTensor t = makeTensor(DType::F32, {3, 4}, 9);
+  std::string image;
+  ASSERT_TRUE(encodeNpy(t, image));
+  std::mt19937 rng(42);
+  for (int i = 0; i < 5000; ++i) {
+    std::string bad = image.substr(0, rng() % (image.size() + 1));
+    if (!bad.empty())
+      bad[rng() % bad.size()] = char(rng() & 0xff);
+    HostTensor out;
+    Status s = parseNpy(bad, "r.npy", out);
+    if (!s) {
+      EXPECT_EQ(s.message().rfind("r.npy: ", 0), 0u) << s.message();
+    }
+  }
+}
+
+TEST(Npy, FilesRoundTripAtomically) {
+  TempDir dir;
+  HostTensor t = makeTensor(DType::F64, {3, 2}, 5);
+  std::string path = dir.file("out.npy");
+  ASSERT_TRUE(writeNpyFile(path, t));
+  HostTensor back;
+  Status s = readNpyFile(path, back);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(back.shape, t.shape);
+  EXPECT_EQ(std::memcmp(back.data(), t.data(), t.byteSize()), 0);
+  size_t entries = 0;
+  for (auto &e : std::filesystem::directory_iterator(dir.path())) {
+    (void)e;
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1u); // no temporary file left behind
+}
+
+TEST(Npy, FileErrorsNameTheFile) {
+  TempDir dir;
+  HostTensor t;
+  Status s = readNpyFile(dir.file("missing.npy"), t);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), dir.file("missing.npy") +
+                             ": cannot open: No such file or directory");
+  s = readNpyFile(dir.path(), t);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), dir.path() + ": not a regular file");
+  trc::rt::test::writeFile(dir.file("short.npy"),
+                           npyImage(1, kF4, floats({1, 2})));
+  s = readNpyFile(dir.file("short.npy"), t);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("short.npy: data is 8 bytes, but f32 [2, 3] needs 24"),
+            std::string::npos);
+
+  HostTensor bf;
+  ASSERT_TRUE(bf.allocate(DType::BF16, {2}));
+  s = writeNpyFile(dir.file("bf.npy"), bf);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("dtype bf16 has no NumPy equivalent"),
+            std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("bf.npy")));
+  s = writeNpyFile(dir.file("no/such/dir/x.npy"), t);
+  EXPECT_FALSE(s);
+}

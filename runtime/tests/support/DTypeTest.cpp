@@ -1,0 +1,126 @@
+//===- DTypeTest.cpp - dtypes, shapes, aligned buffers and backends ---------===//
+//
+// dtype names and sizes, the 2^40 element cap, shape formatting, 64-byte
+// alignment of host and CPU-device buffers (zero-byte ones included), and
+// createBackend's device names.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/backends/cpu/CpuBackend.h"
+#include "runtime/backends/cuda/CudaBackend.h"
+#include "runtime/support/DType.h"
+#include "runtime/support/Tensor.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace trc::rt;
+
+TEST(DType, NamesAndSizes) {
+  struct Case {
+    const char *name;
+    size_t size;
+  } cases[] = {{"f32", 4}, {"f64", 8}, {"f16", 2},  {"bf16", 2}, {"i1", 1},
+               {"i8", 1},  {"i16", 2}, {"i32", 4},  {"i64", 8},  {"u8", 1},
+               {"u16", 2}, {"u32", 4}, {"u64", 8}};
+  for (const Case &c : cases) {
+    DType dt;
+    ASSERT_TRUE(parseDType(c.name, dt)) << c.name;
+    EXPECT_EQ(dtypeSize(dt), c.size) << c.name;
+    EXPECT_STREQ(dtypeName(dt), c.name);
+  }
+  DType dt;
+  EXPECT_FALSE(parseDType("f128", dt));
+  EXPECT_FALSE(parseDType("", dt));
+  EXPECT_FALSE(parseDType("float32", dt));
+}
+
+TEST(DType, ElementCountCap) {
+  int64_t n = 0;
+  EXPECT_TRUE(elementCount({}, n));
+  EXPECT_EQ(n, 1);
+  EXPECT_TRUE(elementCount({2, 3, 4}, n));
+  EXPECT_EQ(n, 24);
+  EXPECT_TRUE(elementCount({0, int64_t(1) << 40}, n));
+  EXPECT_EQ(n, 0);
+  EXPECT_TRUE(elementCount({int64_t(1) << 20, int64_t(1) << 20}, n));
+  EXPECT_FALSE(elementCount({int64_t(1) << 20, int64_t(1) << 20, 2}, n));
+  EXPECT_FALSE(elementCount({-1, 2}, n));
+  EXPECT_FALSE(elementCount({INT64_MAX, INT64_MAX}, n));
+  EXPECT_FALSE(elementCount(std::vector<int64_t>(65, 1), n));
+}
+
+TEST(DType, Formatting) {
+  EXPECT_EQ(formatShape({}), "[]");
+  EXPECT_EQ(formatShape({2, 3}), "[2, 3]");
+  EXPECT_EQ(formatType(DType::BF16, {7}), "bf16 [7]");
+}
+
+TEST(Tensor, AlignedAndZeroed) {
+  for (size_t bytes : {size_t(0), size_t(1), size_t(63), size_t(64), size_t(1000)}) {
+    AlignedBuffer b;
+    ASSERT_TRUE(b.allocate(bytes));
+    ASSERT_NE(b.data(), nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data()) % 64, 0u);
+    EXPECT_EQ(b.size(), bytes);
+    for (size_t i = 0; i < bytes; ++i)
+      ASSERT_EQ(static_cast<unsigned char *>(b.data())[i], 0);
+  }
+  HostTensor t;
+  ASSERT_TRUE(t.allocate(DType::F64, {3, 5}));
+  EXPECT_EQ(t.byteSize(), 120u);
+  EXPECT_EQ(t.numElements(), 15);
+  AlignedBuffer moved = std::move(t.buffer);
+  EXPECT_EQ(moved.size(), 120u);
+  EXPECT_EQ(t.buffer.data(), nullptr);
+}
+
+TEST(Tensor, RefusesAbsurdShapes) {
+  HostTensor t;
+  Status s = t.allocate(DType::F32, {int64_t(1) << 30, int64_t(1) << 30});
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("more than 2^40 elements"), std::string::npos);
+}
+
+TEST(Tensor, ReportsOutOfMemory) {
+  AlignedBuffer b;
+  Status s = b.allocate(SIZE_MAX / 2);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("out of memory"), std::string::npos);
+}
+
+TEST(Backend, CpuAllocationsAreAlignedAndNonNull) {
+  CpuBackend cpu;
+  EXPECT_STREQ(cpu.target(), "cpu");
+  DeviceBuffer empty, some;
+  ASSERT_TRUE(empty.allocate(cpu, 0));
+  ASSERT_TRUE(some.allocate(cpu, 100));
+  EXPECT_NE(empty.get(), nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(some.get()) % 64, 0u);
+  const char msg[] = "hello";
+  char back[6] = {};
+  ASSERT_TRUE(cpu.copyToDevice(some.get(), msg, 6));
+  ASSERT_TRUE(cpu.copyToHost(back, some.get(), 6));
+  EXPECT_STREQ(back, "hello");
+  void *p = nullptr;
+  EXPECT_FALSE(cpu.allocate(SIZE_MAX / 2, p));
+}
+
+TEST(Backend, DeviceNames) {
+  std::unique_ptr<Backend> b;
+  ASSERT_TRUE(createBackend("cpu", b));
+  EXPECT_STREQ(b->target(), "cpu");
+  // "auto" is the GPU where one is present, else the CPU; "cuda" without
+  // one says what is missing (CudaDriverTest.cpp, CudaBackendTest.cpp).
+  std::string why;
+  bool gpu = cudaDevicePresent(why);
+  ASSERT_TRUE(createBackend("auto", b));
+  EXPECT_STREQ(b->target(), gpu ? "cuda" : "cpu");
+  Status s = createBackend("cuda", b);
+  EXPECT_EQ(bool(s), gpu) << s.message();
+  if (!gpu)
+    EXPECT_NE(s.message().find("--device cuda: " + why), std::string::npos) << s.message();
+  s = createBackend("tpu", b);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "unknown device 'tpu' (expected cpu, cuda or auto)");
+}

@@ -1,0 +1,746 @@
+//===- CheckpointTest.cpp - atomic, checksummed checkpoints -----------------===//
+//
+// Round trips (tensors, state, config), state.json's exact layout, pruning
+// to the last K, replacing a folder, every corruption we can make (each
+// byte of state.json and of tensors.safetensors flipped, every truncation,
+// missing files, forged-but-signed contents, tensors that do not match the
+// caller's), the disk filling up at every point of a save (simulated
+// through FileSystemHooks, and for real on a tiny tmpfs when the test may
+// mount one), and a resumed toy training run that continues bit for bit.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/train/Checkpoint.h"
+
+#include "runtime/formats/Checksum.h"
+#include "runtime/train/DataLoader.h"
+#include "runtime/formats/Json.h"
+#include "runtime/train/LrSchedule.h"
+#include "runtime/support/Version.h"
+
+#include "TestArtifact.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <sys/mount.h>
+#include <unistd.h>
+
+using namespace trc::rt;
+using trc::rt::test::readFile;
+using trc::rt::test::TempDir;
+using trc::rt::test::writeFile;
+
+namespace {
+
+// The tensors of a small model with Adam state.
+struct Model {
+  std::vector<float> w = std::vector<float>(6), b = std::vector<float>(2);
+  std::vector<float> mw = std::vector<float>(6), vw = std::vector<float>(6);
+  int64_t t = 0;
+  uint8_t mask[3] = {1, 0, 1};
+
+  explicit Model(float seed = 0) {
+    for (size_t i = 0; i < 6; ++i) {
+      w[i] = seed + float(i);
+      mw[i] = seed * 0.5f - float(i);
+      vw[i] = seed * 0.25f + float(i * i);
+    }
+    b = {seed - 1, seed + 1};
+    t = int64_t(seed * 10);
+  }
+  std::vector<SafetensorsView> views() const {
+    return {{"w", DType::F32, {3, 2}, w.data()},
+            {"b", DType::F32, {2}, b.data()},
+            {"adam.m.w", DType::F32, {3, 2}, mw.data()},
+            {"adam.v.w", DType::F32, {3, 2}, vw.data()},
+            {"adam.t", DType::I64, {}, &t},
+            {"mask", DType::I1, {3}, mask}};
+  }
+  std::vector<CheckpointTensorRef> refs() {
+    return {{"w", DType::F32, {3, 2}, w.data()},
+            {"b", DType::F32, {2}, b.data()},
+            {"adam.m.w", DType::F32, {3, 2}, mw.data()},
+            {"adam.v.w", DType::F32, {3, 2}, vw.data()},
+            {"adam.t", DType::I64, {}, &t},
+            {"mask", DType::I1, {3}, mask}};
+  }
+  bool operator==(const Model &o) const {
+    return w == o.w && b == o.b && mw == o.mw && vw == o.vw && t == o.t &&
+           std::memcmp(mask, o.mask, 3) == 0;
+  }
+};
+
+CheckpointState stateAt(int64_t step) {
+  CheckpointState s;
+  s.step = step;
+  s.data.position = step * 64;
+  s.data.epoch = step / 7;
+  s.data.batchTokens = 64;
+  s.data.numTokens = 100000;
+  s.data.shuffle = true;
+  s.data.seed = 18446744073709551615ull;
+  s.seed = 1234;
+  s.rng = {1, 18446744073709551615ull, uint64_t(step)};
+  s.config = {{"model", "gpt2.onnx"}, {"lr", "0.001"}, {"q\"uote", "a\\b\n"}};
+  return s;
+}
+
+void expectSameState(const CheckpointState &a, const CheckpointState &b) {
+  EXPECT_EQ(a.step, b.step);
+  EXPECT_EQ(a.data.position, b.data.position);
+  EXPECT_EQ(a.data.epoch, b.data.epoch);
+  EXPECT_EQ(a.data.batchTokens, b.data.batchTokens);
+  EXPECT_EQ(a.data.numTokens, b.data.numTokens);
+  EXPECT_EQ(a.data.shuffle, b.data.shuffle);
+  EXPECT_EQ(a.data.seed, b.data.seed);
+  EXPECT_EQ(a.seed, b.seed);
+  EXPECT_EQ(a.rng, b.rng);
+  EXPECT_EQ(a.config, b.config);
+}
+
+Status save(const std::string &dir, int64_t step, const Model &m,
+            CheckpointWriteOptions opt = {}) {
+  return saveCheckpoint(dir, stateAt(step), m.views(), opt);
+}
+
+std::string loadError(const std::string &folder) {
+  Model m(99);
+  CheckpointState st;
+  Status s = loadCheckpoint(folder, m.refs(), st);
+  return s ? std::string() : s.message();
+}
+
+// Re-signs a state.json whose body was edited.
+std::string resign(const std::string &text) {
+  size_t at = text.rfind("\n  \"checksum\"");
+  std::string body = text.substr(0, at + 1);
+  return body + "  \"checksum\": \"fnv1a64:" +
+         toHex16(fnv1a64(body.data(), body.size())) + "\"\n}\n";
+}
+
+std::string replaced(std::string text, const std::string &from,
+                     const std::string &to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos)
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+// Names in a folder (sorted).
+std::vector<std::string> entries(const std::string &dir) {
+  std::vector<std::string> names;
+  for (const auto &e : std::filesystem::directory_iterator(dir))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+#define EXPECT_HAS(message, substring)                                         \
+  EXPECT_NE(std::string(message).find(substring), std::string::npos)           \
+      << "expected '" << (substring) << "' in '" << (message) << "'"
+
+// Makes the disk "fill up": writes stop after a byte budget (a short write,
+// then ENOSPC), and the n-th fsync or rename can fail.
+class FailingFs : public FileSystemHooks {
+public:
+  int64_t budget = -1; // bytes still writable (-1: unlimited)
+  int failFsyncAt = -1, failRenameAt = -1;
+  int fsyncs = 0, renames = 0;
+  uint64_t written = 0;
+
+  ssize_t write(int fd, const void *data, size_t size) override {
+    if (budget == 0) {
+      errno = ENOSPC;
+      return -1;
+    }
+    if (budget > 0)
+      size = std::min<size_t>(size, size_t(budget));
+    ssize_t n = ::write(fd, data, size);
+    if (n > 0) {
+      written += uint64_t(n);
+      if (budget > 0)
+        budget -= n;
+    }
+    return n;
+  }
+  int fsync(int fd) override {
+    if (fsyncs++ == failFsyncAt) {
+      errno = EIO;
+      return -1;
+    }
+    return ::fsync(fd);
+  }
+  int rename(const char *from, const char *to) override {
+    if (renames++ == failRenameAt) {
+      errno = ENOSPC;
+      return -1;
+    }
+    return ::rename(from, to);
+  }
+};
+
+// After a failed save of step 2: step 1 is latest, loads, and nothing else
+// is left in the folder.
+void expectStep1Intact(const std::string &dir, const Model &m1) {
+  std::string folder;
+  ASSERT_TRUE(latestCheckpoint(dir, folder));
+  EXPECT_EQ(folder, dir + "/step-1");
+  Model got(77);
+  CheckpointState st;
+  Status s = loadCheckpoint(folder, got.refs(), st);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_TRUE(got == m1);
+  EXPECT_EQ(st.step, 1);
+  EXPECT_EQ(entries(dir), (std::vector<std::string>{"latest", "step-1"}));
+}
+
+} // namespace
+
+TEST(Checkpoint, SavesAndLoads) {
+  TempDir tmp;
+  std::string dir = tmp.file("ckpt");
+  Model m(3);
+  CheckpointSaveResult result;
+  Status s = saveCheckpoint(dir, stateAt(10), m.views(), {}, &result);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(result.path, dir + "/step-10");
+  EXPECT_TRUE(result.warnings.empty());
+  EXPECT_EQ(entries(dir), (std::vector<std::string>{"latest", "step-10"}));
+  EXPECT_EQ(entries(dir + "/step-10"),
+            (std::vector<std::string>{"state.json", "tensors.safetensors"}));
+  EXPECT_EQ(readFile(dir + "/latest"), "step-10\n");
+
+  std::string folder;
+  ASSERT_TRUE(latestCheckpoint(dir, folder));
+  EXPECT_EQ(folder, dir + "/step-10");
+  Model got(0);
+  CheckpointState st;
+  s = loadCheckpoint(folder, got.refs(), st);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_TRUE(got == m);
+  expectSameState(st, stateAt(10));
+  EXPECT_EQ(st.trcVersion, kTrcVersion);
+
+  // Tensors in any expected order; readCheckpoint needs no expectations.
+  Model again(0);
+  std::vector<CheckpointTensorRef> refs = again.refs();
+  std::reverse(refs.begin(), refs.end());
+  ASSERT_TRUE(loadCheckpoint(folder, refs, st));
+  EXPECT_TRUE(again == m);
+  std::vector<NamedTensor> tensors;
+  ASSERT_TRUE(readCheckpoint(folder, st, tensors));
+  EXPECT_EQ(tensors.size(), 6u);
+
+  // tensors.safetensors is a plain safetensors file.
+  SafetensorsMetadata meta;
+  ASSERT_TRUE(readSafetensorsFile(folder + "/tensors.safetensors", tensors,
+                                  &meta));
+  EXPECT_EQ(meta.at("format"), "trc-checkpoint");
+  EXPECT_EQ(meta.at("step"), "10");
+}
+
+TEST(Checkpoint, StateJsonLayout) {
+  TempDir tmp;
+  std::string dir = tmp.file("ckpt");
+  Model m(1);
+  ASSERT_TRUE(save(dir, 5, m));
+  std::string tensors = readFile(dir + "/step-5/tensors.safetensors");
+  std::string body =
+      std::string("{\n"
+                  "  \"format\": \"trc-checkpoint\",\n"
+                  "  \"format_version\": 1,\n"
+                  "  \"trc_version\": \"") +
+      kTrcVersion +
+      "\",\n"
+      "  \"step\": 5,\n"
+      "  \"data\": {\"position\": 320, \"epoch\": 0, \"batch_tokens\": 64, "
+      "\"num_tokens\": 100000, \"shuffle\": true, \"seed\": "
+      "18446744073709551615},\n"
+      "  \"rng\": {\"seed\": 1234, \"state\": [1, 18446744073709551615, 5]},\n"
+      "  \"config\": {\n"
+      "    \"lr\": \"0.001\",\n"
+      "    \"model\": \"gpt2.onnx\",\n"
+      "    \"q\\\"uote\": \"a\\\\b\\n\"\n"
+      "  },\n"
+      "  \"tensors\": {\"file\": \"tensors.safetensors\", \"bytes\": " +
+      std::to_string(tensors.size()) + ", \"fnv1a64\": \"" +
+      toHex16(fnv1a64(tensors.data(), tensors.size())) + "\"},\n";
+  std::string want = body + "  \"checksum\": \"fnv1a64:" +
+                     toHex16(fnv1a64(body.data(), body.size())) + "\"\n}\n";
+  std::string got = readFile(dir + "/step-5/state.json");
+  EXPECT_EQ(got, want);
+  JsonValue v;
+  EXPECT_TRUE(parseJson(got, v));
+
+  // An empty config and no RNG words.
+  CheckpointState st = stateAt(6);
+  st.config.clear();
+  st.rng.clear();
+  ASSERT_TRUE(saveCheckpoint(dir, st, m.views()));
+  got = readFile(dir + "/step-6/state.json");
+  EXPECT_HAS(got, "\"state\": []},\n  \"config\": {},\n  \"tensors\"");
+  CheckpointState back;
+  std::vector<NamedTensor> tensorsBack;
+  ASSERT_TRUE(readCheckpoint(dir + "/step-6", back, tensorsBack));
+  expectSameState(back, st);
+}
+
+TEST(Checkpoint, KeepsTheLastK) {
+  TempDir tmp;
+  std::string dir = tmp.file("ckpt");
+  CheckpointWriteOptions opt;
+  opt.keepLast = 2;
+  for (int64_t step = 1; step <= 5; ++step)
+    ASSERT_TRUE(save(dir, step * 10, Model(float(step)), opt));
+  std::vector<int64_t> steps;
+  ASSERT_TRUE(listCheckpoints(dir, steps));
+  EXPECT_EQ(steps, (std::vector<int64_t>{40, 50}));
+  opt.keepLast = 1;
+  ASSERT_TRUE(save(dir, 60, Model(6), opt));
+  ASSERT_TRUE(listCheckpoints(dir, steps));
+  EXPECT_EQ(steps, (std::vector<int64_t>{60}));
+  opt.keepLast = 0; // keep all
+  ASSERT_TRUE(save(dir, 70, Model(7), opt));
+  ASSERT_TRUE(save(dir, 80, Model(8), opt));
+  ASSERT_TRUE(listCheckpoints(dir, steps));
+  EXPECT_EQ(steps, (std::vector<int64_t>{60, 70, 80}));
+  // Leftovers of crashed saves are removed by the next save.
+  std::filesystem::create_directory(dir + "/.tmp-step-90-999999");
+  writeFile(dir + "/latest.tmp-999999", "x");
+  ASSERT_TRUE(save(dir, 90, Model(9), opt));
+  EXPECT_EQ(entries(dir), (std::vector<std::string>{"latest", "step-60",
+                                                    "step-70", "step-80",
+                                                    "step-90"}));
+}
+
+TEST(Checkpoint, ReplacesAnExistingFolder) {
+  TempDir tmp;
+  std::string dir = tmp.file("ckpt");
+  ASSERT_TRUE(save(dir, 5, Model(1)));
+  // The latest checkpoint saved again: swapped in whole.
+  Model m2(2);
+  ASSERT_TRUE(save(dir, 5, m2));
+  Model got;
+  CheckpointState st;
+  ASSERT_TRUE(loadCheckpoint(dir + "/step-5", got.refs(), st));
+  EXPECT_TRUE(got == m2);
+  // A leftover step folder that `latest` does not name.
+  std::filesystem::create_directory(dir + "/step-7");
+  writeFile(dir + "/step-7/junk", "junk");
+  Model m3(3);
+  ASSERT_TRUE(save(dir, 7, m3));
+  EXPECT_EQ(entries(dir + "/step-7"),
+            (std::vector<std::string>{"state.json", "tensors.safetensors"}));
+  ASSERT_TRUE(loadCheckpoint(dir + "/step-7", got.refs(), st));
+  EXPECT_TRUE(got == m3);
+  EXPECT_EQ(entries(dir),
+            (std::vector<std::string>{"latest", "step-5", "step-7"}));
+}
+
+TEST(Checkpoint, ReportsMissingPieces) {
+  TempDir tmp;
+  std::string dir = tmp.file("ckpt");
+  std::string folder;
+  EXPECT_EQ(latestCheckpoint(dir, folder).message(),
+            dir + ": no such checkpoint folder");
+  std::filesystem::create_directory(dir);
+  EXPECT_EQ(latestCheckpoint(dir, folder).message(),
+            dir + "/latest: missing (no checkpoint in " + dir + ")");
+  writeFile(dir + "/latest", "garbage\n");
+  EXPECT_EQ(latestCheckpoint(dir, folder).message(),
+            dir + "/latest: malformed (expected 'step-<N>')");
+  writeFile(dir + "/latest", "step-99\n");
+  EXPECT_EQ(latestCheckpoint(dir, folder).message(),
+            dir + "/latest: names " + dir + "/step-99, which does not exist");
+  writeFile(dir + "/latest", std::string(100, 'x'));
+  EXPECT_HAS(latestCheckpoint(dir, folder).message(),
+             "/latest: is 100 bytes, more than the limit of 64");
+
+  ASSERT_TRUE(save(dir, 3, Model(1)));
+  std::string f = dir + "/step-3";
+  std::filesystem::rename(f + "/tensors.safetensors", f + "/t.bak");
+  EXPECT_EQ(loadError(f),
+            f + "/tensors.safetensors: cannot open: No such file or directory");
+  std::filesystem::rename(f + "/t.bak", f + "/tensors.safetensors");
+  std::filesystem::remove(f + "/state.json");
+  EXPECT_EQ(loadError(f),
+            f + "/state.json: cannot open: No such file or directory");
+  EXPECT_EQ(loadError(dir + "/step-4"),
+            dir + "/step-4/state.json: cannot open: No such file or directory");
+  writeFile(f + "/state.json", std::string((16 << 20) + 1, ' '));
+  EXPECT_HAS(loadError(f), f + "/state.json: is 16777217 bytes, more than "
+                               "the limit of 16777216");
+}
+
+TEST(Checkpoint, DetectsEveryFlippedOrTruncatedByte) {
+  TempDir tmp;
+  std::string dir = tmp.file("ckpt");
+  ASSERT_TRUE(save(dir, 3, Model(1)));
+  std::string f = dir + "/step-3";
+  std::string statePath = f + "/state.json";
+  std::string tensorsPath = f + "/tensors.safetensors";
+  std::string state = readFile(statePath);
+  std::string tensors = readFile(tensorsPath);
+
+  for (size_t i = 0; i < state.size(); ++i) {
+    std::string bad = state;
+    bad[i] ^= 0x04;
+    writeFile(statePath, bad);
+    std::string msg = loadError(f);
+    ASSERT_EQ(msg.rfind(statePath + ": ", 0), 0u) << "byte " << i << ": " << msg;
+  }
+  for (size_t n = 0; n < state.size(); ++n) {
+    writeFile(statePath, state.substr(0, n));
+    std::string msg = loadError(f);
+    ASSERT_EQ(msg.rfind(statePath + ": ", 0), 0u) << "length " << n << ": " << msg;
+  }
+  writeFile(statePath, state);
+  EXPECT_EQ(loadError(f), "");
+  writeFile(statePath, state.substr(0, state.size() - 3));
+  EXPECT_EQ(loadError(f), statePath + ": unexpected bytes after the checksum "
+                                      "line");
+  writeFile(statePath, state + " ");
+  EXPECT_EQ(loadError(f), statePath + ": unexpected bytes after the checksum "
+                                      "line");
+  writeFile(statePath, replaced(state, "\"format\"", "\"formaT\""));
+  EXPECT_HAS(loadError(f), statePath + ": checksum mismatch (fnv1a64 ");
+  EXPECT_HAS(loadError(f), "): the file is corrupt");
+  writeFile(statePath, state);
+
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    std::string bad = tensors;
+    bad[i] ^= 0x10;
+    writeFile(tensorsPath, bad);
+    std::string msg = loadError(f);
+    ASSERT_EQ(msg.rfind(tensorsPath + ": checksum mismatch", 0), 0u)
+        << "byte " << i << ": " << msg;
+  }
+  writeFile(tensorsPath, tensors.substr(0, tensors.size() - 1));
+  EXPECT_EQ(loadError(f), tensorsPath + ": is " +
+                              std::to_string(tensors.size() - 1) +
+                              " bytes, state.json records " +
+                              std::to_string(tensors.size()) +
+                              " (the file is truncated)");
+  writeFile(tensorsPath, tensors + "x");
+  EXPECT_HAS(loadError(f), "(the file is corrupt)");
+  writeFile(tensorsPath, tensors);
+  EXPECT_EQ(loadError(f), "");
+}
+
+TEST(Checkpoint, RejectsSignedButWrongState) {
+  TempDir tmp;
+  std::string dir = tmp.file("ckpt");
+  ASSERT_TRUE(save(dir, 3, Model(1)));
+  std::string f = dir + "/step-3";
+  std::string statePath = f + "/state.json";
+  std::string state = readFile(statePath);
+  auto withState = [&](const std::string &text) {
+    writeFile(statePath, text);
+    return loadError(f);
+  };
+  std::string p = statePath + ": ";
+  EXPECT_EQ(withState(resign(replaced(state, "\"step\": 3", "\"step\": 4"))),
+            p + "step 4 does not match the folder name step-3");
+  EXPECT_EQ(withState(resign(replaced(state, "\"format_version\": 1",
+                                      "\"format_version\": 2"))),
+            p + "format_version 2 is not supported (this trc reads 1)");
+  EXPECT_EQ(withState(resign(replaced(state, "\"trc-checkpoint\"",
+                                      "\"other\""))),
+            p + "'format' is 'other', not 'trc-checkpoint'");
+  EXPECT_EQ(withState(resign(replaced(state, "  \"step\"", "  \"extra\": 1,\n"
+                                                           "  \"step\""))),
+            p + "unexpected key 'extra'");
+  EXPECT_EQ(withState(resign(replaced(state, "  \"step\": 3,\n", ""))),
+            p + "missing key 'step'");
+  EXPECT_EQ(withState(resign(replaced(state, "\"step\": 3", "\"step\": -3"))),
+            p + "'step' must be an integer >= 0");
+  EXPECT_EQ(withState(resign(replaced(state, "\"step\": 3", "\"step\": 3.0"))),
+            p + "'step' must be an integer >= 0");
+  EXPECT_EQ(withState(resign(replaced(state, "\"epoch\": 0", "\"epoch\": \"0\""))),
+            p + "data: 'epoch' must be an integer >= 0");
+  EXPECT_EQ(withState(resign(replaced(state, "\"shuffle\": true",
+                                      "\"shuffle\": 1"))),
+            p + "data: 'shuffle' must be true or false");
+  EXPECT_EQ(withState(resign(replaced(state, ", \"shuffle\": true", ""))),
+            p + "data: missing key 'shuffle'");
+  EXPECT_EQ(withState(resign(replaced(state, "[1, 18446744073709551615",
+                                      "[1, 18446744073709551616"))),
+            p + "rng: 'state' must hold unsigned 64-bit integers");
+  EXPECT_EQ(withState(resign(replaced(state, "\"seed\": 1234",
+                                      "\"seed\": -1"))),
+            p + "rng: 'seed' must be an unsigned 64-bit integer");
+  EXPECT_EQ(withState(resign(replaced(state, "\"lr\": \"0.001\"",
+                                      "\"lr\": 0.001"))),
+            p + "config: 'lr' must be a string");
+  EXPECT_EQ(withState(resign(replaced(state, "\"file\": \"tensors.safetensors\"",
+                                      "\"file\": \"../x\""))),
+            p + "tensors: 'file' is '../x', not 'tensors.safetensors'");
+  EXPECT_EQ(withState(resign(replaced(state, "\"fnv1a64\": \"",
+                                      "\"fnv1a64\": \"X"))),
+            p + "tensors: 'fnv1a64' is not 16 lower-case hex digits");
+  EXPECT_HAS(withState(resign(replaced(state, "\"step\": 3,", "\"step\": 3"))),
+             p + "expected ',' or '}' at byte");
+  EXPECT_EQ(withState("{}\n"),
+            p + "no checksum line (the file is truncated or not a trc "
+                "checkpoint state)");
+  EXPECT_HAS(withState(resign(replaced(state, "\"config\": {",
+                                       "\"config\": {\"lr\": \"x\", "))),
+             p + "duplicate key \"lr\" at byte ");
+  writeFile(statePath, state);
+  EXPECT_EQ(loadError(f), "");
+
+  // A tensors file that matches a forged record but is not safetensors.
+  std::string tensorsPath = f + "/tensors.safetensors";
+  std::string junk = "not a safetensors file";
+  writeFile(tensorsPath, junk);
+  std::string tensors = readFile(tensorsPath);
+  std::string forged = state;
+  size_t at = forged.find("\"bytes\": ");
+  size_t end = forged.find(",", at);
+  forged.replace(at, end - at, "\"bytes\": " + std::to_string(junk.size()));
+  at = forged.find("\"fnv1a64\": \"") + 12;
+  forged.replace(at, 16, toHex16(fnv1a64(junk.data(), junk.size())));
+  EXPECT_HAS(withState(resign(forged)), tensorsPath + ": header length ");
+  EXPECT_HAS(withState(resign(forged)), " is more than the limit");
+}
+
+TEST(Checkpoint, RejectsTensorsTheCallerDoesNotExpect) {
+  TempDir tmp;
+  std::string dir = tmp.file("ckpt");
+  ASSERT_TRUE(save(dir, 3, Model(1)));
+  std::string f = dir + "/step-3";
+  std::string path = f + "/tensors.safetensors";
+  auto errorWith = [&](std::vector<CheckpointTensorRef> refs) {
+    CheckpointState st;
+    st.step = -7;
+    Status s = loadCheckpoint(f, refs, st);
+    EXPECT_EQ(st.step, -7); // untouched on failure
+    return s ? std::string() : s.message();
+  };
+  Model m(42), untouched(42);
+  std::vector<CheckpointTensorRef> refs = m.refs();
+  refs[0].shape = {2, 3};
+  EXPECT_EQ(errorWith(refs),
+            path + ": tensor 'w' is f32 [3, 2], expected f32 [2, 3]");
+  refs = m.refs();
+  refs[4].dtype = DType::I32;
+  EXPECT_EQ(errorWith(refs),
+            path + ": tensor 'adam.t' is i64 [], expected i32 []");
+  refs = m.refs();
+  refs.push_back({"extra", DType::F32, {2}, m.b.data()});
+  EXPECT_EQ(errorWith(refs),
+            path + ": has no tensor 'extra' (expected f32 [2])");
+  refs = m.refs();
+  refs.erase(refs.begin() + 1);
+  EXPECT_EQ(errorWith(refs),
+            path + ": has the unexpected tensor 'b' (f32 [2])");
+  refs = m.refs();
+  refs.push_back(refs[0]);
+  EXPECT_EQ(errorWith(refs), "tensor 'w' is expected twice");
+  EXPECT_TRUE(m == untouched); // nothing was copied
+}
+
+TEST(Checkpoint, ChecksTheRunsConfig) {
+  CheckpointState saved = stateAt(3);
+  EXPECT_TRUE(checkCheckpointConfig("d/step-3", saved, {}));
+  EXPECT_TRUE(checkCheckpointConfig("d/step-3", saved,
+                                    {{"model", "gpt2.onnx"}, {"lr", "0.001"}}));
+  EXPECT_EQ(checkCheckpointConfig("d/step-3", saved, {{"lr", "0.01"}})
+                .message(),
+            "d/step-3/state.json: config 'lr' is '0.001' in the checkpoint, "
+            "'0.01' in this run");
+  EXPECT_EQ(checkCheckpointConfig("d/step-3", saved, {{"batch_size", "8"}})
+                .message(),
+            "d/step-3/state.json: the checkpoint has no config 'batch_size' "
+            "(this run has '8')");
+}
+
+TEST(Checkpoint, RejectsBadSaves) {
+  TempDir tmp;
+  Model m(1);
+  CheckpointState st = stateAt(-1);
+  EXPECT_EQ(saveCheckpoint(tmp.file("c"), st, m.views()).message(),
+            "checkpoint step must not be negative, got -1");
+  writeFile(tmp.file("file"), "x");
+  EXPECT_HAS(save(tmp.file("file"), 1, m).message(),
+             tmp.file("file") + ": cannot create the checkpoint folder");
+  std::vector<SafetensorsView> views = m.views();
+  views.push_back(views[0]);
+  Status s = saveCheckpoint(tmp.file("c"), stateAt(1), views);
+  EXPECT_HAS(s.message(), "duplicate tensor name 'w'");
+  EXPECT_HAS(s.message(), "(no earlier checkpoint)");
+  EXPECT_EQ(entries(tmp.file("c")), std::vector<std::string>{});
+}
+
+// The disk fills up after every possible number of bytes of a save, and
+// each fsync and rename fails in turn: step 1 stays the latest, loads,
+// and nothing of step 2 is left.
+TEST(Checkpoint, DiskFullLeavesThePreviousCheckpoint) {
+  TempDir tmp;
+  std::string dir = tmp.file("ckpt");
+  Model m1(1), m2(2);
+  ASSERT_TRUE(save(dir, 1, m1));
+
+  FailingFs probe; // a save that succeeds, to count bytes and calls
+  TempDir other;
+  ASSERT_TRUE(save(other.file("c"), 2, m2, {0, &probe}));
+  ASSERT_GT(probe.written, 500u);
+  EXPECT_EQ(probe.fsyncs, 3);  // tensors, state.json, latest
+  EXPECT_EQ(probe.renames, 2); // the folder, latest
+
+  // Every budget near the start and the file boundaries, others sampled.
+  uint64_t tensorsSize =
+      std::filesystem::file_size(other.file("c") + "/step-2/tensors.safetensors");
+  uint64_t stateSize =
+      std::filesystem::file_size(other.file("c") + "/step-2/state.json");
+  std::vector<uint64_t> budgets;
+  for (uint64_t b = 0; b < probe.written; b += b < 64 ? 1 : 13)
+    budgets.push_back(b);
+  for (uint64_t edge : {tensorsSize, tensorsSize + stateSize, probe.written})
+    for (uint64_t b = edge - 2; b <= edge + 1; ++b)
+      if (b < probe.written)
+        budgets.push_back(b);
+  for (uint64_t budget : budgets) {
+    FailingFs fs;
+    fs.budget = int64_t(budget);
+    Status s = save(dir, 2, m2, {0, &fs});
+    ASSERT_FALSE(s) << "budget " << budget;
+    ASSERT_EQ(s.message().rfind("checkpoint " + dir + "/step-2 not saved: ", 0),
+              0u)
+        << s.message();
+    ASSERT_NE(s.message().find(": write failed: No space left on device; "
+                               "the previous checkpoint " +
+                               dir + "/step-1 is intact"),
+              std::string::npos)
+        << s.message();
+    expectStep1Intact(dir, m1);
+  }
+  for (int i = 0; i < probe.fsyncs; ++i) {
+    FailingFs fs;
+    fs.failFsyncAt = i;
+    Status s = save(dir, 2, m2, {0, &fs});
+    ASSERT_FALSE(s);
+    EXPECT_HAS(s.message(), "fsync failed: Input/output error; the previous "
+                            "checkpoint");
+    expectStep1Intact(dir, m1);
+  }
+  for (int i = 0; i < probe.renames; ++i) {
+    FailingFs fs;
+    fs.failRenameAt = i;
+    Status s = save(dir, 2, m2, {0, &fs});
+    ASSERT_FALSE(s);
+    EXPECT_HAS(s.message(), ": cannot rename ");
+    EXPECT_HAS(s.message(), "No space left on device; the previous checkpoint");
+    expectStep1Intact(dir, m1);
+  }
+  // With space again, the save goes through.
+  ASSERT_TRUE(save(dir, 2, m2));
+  std::string folder;
+  ASSERT_TRUE(latestCheckpoint(dir, folder));
+  EXPECT_EQ(folder, dir + "/step-2");
+}
+
+// The same on a real, tiny tmpfs (needs the right to mount: root).
+TEST(Checkpoint, RealDiskFullOnTmpfs) {
+  TempDir tmp;
+  std::string mnt = tmp.file("mnt");
+  std::filesystem::create_directory(mnt);
+  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=64k") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here (" << std::strerror(errno)
+                 << "): the simulated disk-full test covers this";
+  struct Unmount {
+    std::string path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{mnt};
+  std::string dir = mnt + "/ckpt";
+  Model m1(1);
+  ASSERT_TRUE(save(dir, 1, m1));
+  std::vector<float> big(64 * 1024, 1.0f); // 256 KiB: does not fit
+  std::vector<SafetensorsView> views = m1.views();
+  views.push_back({"big", DType::F32, {int64_t(big.size())}, big.data()});
+  Status s = saveCheckpoint(dir, stateAt(2), views);
+  ASSERT_FALSE(s);
+  EXPECT_HAS(s.message(), "tensors.safetensors: write failed: No space left "
+                          "on device; the previous checkpoint " +
+                              dir + "/step-1 is intact");
+  expectStep1Intact(dir, m1);
+  // The space was given back: a small save fits again.
+  ASSERT_TRUE(save(dir, 2, Model(2)));
+}
+
+// A toy training run (parameters updated from the batches with a
+// scheduled learning rate and an RNG) resumed from its checkpoint gives
+// the same "loss" curve and parameters, bit for bit.
+TEST(Checkpoint, ResumedRunContinuesBitForBit) {
+  TempDir tmp;
+  std::string data = tmp.file("data.txt");
+  std::string text;
+  for (int i = 0; i < 3000; ++i)
+    text += char('a' + (i * 7 + i / 13) % 26);
+  writeFile(data, text);
+  LrSchedule lr;
+  ASSERT_TRUE(parseLrSchedule("cosine:warmup=3,min=1e-4", 1e-2, 40, lr));
+  DataLoaderOptions opt;
+  opt.batchSize = 4;
+  opt.seqLen = 8;
+  opt.shuffle = true;
+  opt.seed = 11;
+
+  struct Run {
+    std::vector<float> w = std::vector<float>(26, 0.5f);
+    uint64_t rng = 88172645463325252ull;
+    std::vector<float> losses;
+  };
+  auto step = [&](Run &r, DataLoader &dl, int64_t s) {
+    std::vector<int64_t> in(32), tg(32);
+    ASSERT_TRUE(dl.next(in.data(), tg.data()));
+    r.rng ^= r.rng << 13, r.rng ^= r.rng >> 7, r.rng ^= r.rng << 17;
+    float noise = float(r.rng >> 40) * 1e-9f;
+    float loss = 0;
+    for (size_t i = 0; i < 32; ++i) {
+      float &p = r.w[size_t(tg[i] - 'a')];
+      loss += (p - float(in[i] - 'a') / 26) * (p - float(in[i] - 'a') / 26);
+      p -= float(lr.at(s)) * (p - float(in[i] - 'a') / 26) + noise;
+    }
+    r.losses.push_back(loss);
+  };
+  auto save = [&](const Run &r, DataLoader &dl, int64_t s) {
+    CheckpointState st;
+    st.step = s;
+    st.data = dl.state();
+    st.rng = {r.rng};
+    return saveCheckpoint(tmp.file("ckpt"), st,
+                          {{"w", DType::F32, {26}, r.w.data()}});
+  };
+
+  std::unique_ptr<DataLoader> dl;
+  ASSERT_TRUE(DataLoader::open(data, opt, dl));
+  Run full;
+  for (int64_t s = 0; s < 40; ++s) {
+    step(full, *dl, s);
+    if (s + 1 == 25)
+      ASSERT_TRUE(save(full, *dl, s + 1));
+  }
+
+  std::string folder;
+  ASSERT_TRUE(latestCheckpoint(tmp.file("ckpt"), folder));
+  Run resumed;
+  CheckpointState st;
+  Status s = loadCheckpoint(folder, {{"w", DType::F32, {26}, resumed.w.data()}},
+                            st);
+  ASSERT_TRUE(s) << s.message();
+  resumed.rng = st.rng.at(0);
+  ASSERT_TRUE(DataLoader::open(data, opt, dl));
+  ASSERT_TRUE(dl->restore(st.data));
+  for (int64_t k = st.step; k < 40; ++k)
+    step(resumed, *dl, k);
+  ASSERT_EQ(resumed.losses.size(), 15u);
+  for (size_t i = 0; i < 15; ++i)
+    EXPECT_EQ(std::memcmp(&resumed.losses[i], &full.losses[25 + i], 4), 0)
+        << "step " << 25 + i;
+  EXPECT_EQ(std::memcmp(resumed.w.data(), full.w.data(), 26 * 4), 0);
+}

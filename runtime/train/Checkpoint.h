@@ -1,0 +1,135 @@
+//===- Checkpoint.h - atomic, checksummed training checkpoints --------------===//
+//
+// A checkpoint folder D holds:
+//   D/step-<N>/tensors.safetensors  parameters and optimizer state by name
+//   D/step-<N>/state.json           step, data position, RNG state, config
+//   D/latest                        "step-<N>\n": the checkpoint to resume
+//
+// state.json (format_version 1), written with exactly this layout:
+//   {
+//     "format": "trc-checkpoint",
+//     "format_version": 1,
+//     "trc_version": "0.1.0",
+//     "step": N,
+//     "data": {"position": P, "epoch": E, "batch_tokens": BT,
+//              "num_tokens": NT, "shuffle": false, "seed": S},
+//     "rng": {"seed": S, "state": [W0, W1, ...]},
+//     "config": {"key": "value", ...},
+//     "tensors": {"file": "tensors.safetensors", "bytes": B,
+//                 "fnv1a64": "<16 hex digits>"},
+//     "checksum": "fnv1a64:<16 hex digits>"
+//   }
+// "checksum" is the FNV-1a 64 of every byte before its own line, so a
+// flipped byte anywhere in state.json is detected; "tensors" carries the
+// size and FNV-1a 64 of tensors.safetensors. Integers are exact (uint64
+// where they are seeds or RNG words). Unknown keys are errors.
+//
+// saveCheckpoint writes atomically: tensors.safetensors and state.json go
+// into D/.tmp-step-<N>-<pid>/, each fsynced; the folder is fsynced and
+// renamed to D/step-<N> (an existing D/step-<N> is swapped out with
+// renameat2(RENAME_EXCHANGE) and then removed); D is fsynced; then `latest`
+// is replaced atomically (temp file, fsync, rename, fsync of D). Until that
+// last rename, `latest` still names the previous checkpoint, so any failure
+// (a full disk, a crash) leaves it intact and loadable; a failed save
+// removes what it wrote. Then all but the `keepLast` newest step-<N>
+// folders are removed (never the one `latest` names), as are temp folders
+// that earlier, crashed saves left behind. One process writes a folder D
+// at a time (rank 0).
+//
+// Loading: latestCheckpoint(D) reads `latest`; loadCheckpoint(folder)
+// checks state.json's own checksum, parses it strictly, checks that its
+// step matches the folder name, checks size and checksum of
+// tensors.safetensors, parses it (Safetensors.h), and only then compares
+// the tensors with what the caller expects (every expected name present
+// with the same dtype and shape, no other tensor) and copies them into the
+// caller's buffers, so a failed load writes nothing. Every error names the
+// file it is about.
+//
+// Failure injection: every write, file fsync and rename of a save goes
+// through CheckpointWriteOptions::fs (FileOps.h), so tests make the disk
+// "fill up" after any number of bytes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_RUNTIME_CHECKPOINT_H
+#define TRC_RUNTIME_CHECKPOINT_H
+
+#include "runtime/support/DType.h"
+#include "runtime/train/DataLoader.h"
+#include "runtime/formats/FileOps.h"
+#include "runtime/formats/Safetensors.h"
+#include "runtime/support/Status.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace trc::rt {
+
+constexpr int64_t kCheckpointFormatVersion = 1;
+// Largest state.json read back.
+constexpr size_t kMaxCheckpointStateBytes = size_t(16) << 20;
+
+struct CheckpointState {
+  int64_t step = 0; // steps completed
+  DataLoaderState data;
+  uint64_t seed = 0;          // the run's --seed
+  std::vector<uint64_t> rng;  // the caller's generator state (opaque words)
+  std::map<std::string, std::string> config; // the user's run settings
+  std::string trcVersion;     // set by load; save writes kTrcVersion
+};
+
+struct CheckpointWriteOptions {
+  // Keep this many newest step-<N> folders (0: keep all).
+  int64_t keepLast = 0;
+  // The system calls of the save (null: the kernel's).
+  FileSystemHooks *fs = nullptr;
+};
+
+struct CheckpointSaveResult {
+  std::string path;                  // D/step-<N>
+  std::vector<std::string> warnings; // old folders that could not be removed
+};
+
+// Saves `tensors` and `state` as D/step-<state.step> and points `latest` at
+// it (see above). On failure the message names the file and says that the
+// previous checkpoint is intact.
+Status saveCheckpoint(const std::string &dir, const CheckpointState &state,
+                      const std::vector<SafetensorsView> &tensors,
+                      const CheckpointWriteOptions &options = {},
+                      CheckpointSaveResult *result = nullptr);
+
+// The folder `D/latest` names ("D/step-<N>"); fails if D/latest is missing
+// ("no checkpoint"), malformed, or names a folder that does not exist.
+Status latestCheckpoint(const std::string &dir, std::string &folder);
+
+// The step numbers of the step-<N> folders in D, ascending.
+Status listCheckpoints(const std::string &dir, std::vector<int64_t> &steps);
+
+// A tensor the caller expects in a checkpoint and the buffer to fill.
+struct CheckpointTensorRef {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  void *data = nullptr;
+};
+
+// Verifies and loads a checkpoint folder into the caller's buffers.
+Status loadCheckpoint(const std::string &folder,
+                      const std::vector<CheckpointTensorRef> &tensors,
+                      CheckpointState &state);
+
+// Verifies and reads a checkpoint folder whatever tensors it holds.
+Status readCheckpoint(const std::string &folder, CheckpointState &state,
+                      std::vector<NamedTensor> &tensors);
+
+// A resumed run's settings must be the checkpoint's: every key of `run`
+// must be in saved.config with the same value ("D/step-N/state.json: config
+// 'batch_size' is '8' in the checkpoint, '16' in this run").
+Status checkCheckpointConfig(const std::string &folder,
+                             const CheckpointState &saved,
+                             const std::map<std::string, std::string> &run);
+
+} // namespace trc::rt
+
+#endif // TRC_RUNTIME_CHECKPOINT_H

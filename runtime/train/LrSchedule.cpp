@@ -1,0 +1,171 @@
+//===- LrSchedule.cpp - learning-rate schedules -----------------------------===//
+//
+// The schedule formulas and the spec parser (see LrSchedule.h).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/train/LrSchedule.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace trc::rt {
+
+const char *lrScheduleKindName(LrScheduleKind kind) {
+  switch (kind) {
+  case LrScheduleKind::Constant:
+    return "constant";
+  case LrScheduleKind::Cosine:
+    return "cosine";
+  case LrScheduleKind::Linear:
+    return "linear";
+  }
+  return "?";
+}
+
+double LrSchedule::at(int64_t step) const {
+  if (step < 0)
+    step = 0;
+  if (step < warmupSteps)
+    return lr * double(step + 1) / double(warmupSteps);
+  if (kind == LrScheduleKind::Constant)
+    return lr;
+  if (step >= totalSteps)
+    return minLr;
+  double d = double(step - warmupSteps) / double(totalSteps - warmupSteps);
+  double coeff = kind == LrScheduleKind::Cosine
+                     ? 0.5 * (1.0 + std::cos(M_PI * d))
+                     : 1.0 - d;
+  return minLr + coeff * (lr - minLr);
+}
+
+static std::string numberText(double v) {
+  char buf[64];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  return std::string(buf, ec == std::errc() ? p : buf);
+}
+
+Status LrSchedule::validate() const {
+  if (!(lr > 0) || !std::isfinite(lr))
+    return Status::error("the learning rate must be positive and finite, "
+                         "got " + numberText(lr));
+  if (!(minLr >= 0) || !(minLr <= lr))
+    return Status::error("the minimum learning rate " + numberText(minLr) +
+                         " must lie in [0, " + numberText(lr) + "]");
+  if (warmupSteps < 0)
+    return Status::error("warm-up steps must not be negative, got " +
+                         std::to_string(warmupSteps));
+  if (kind != LrScheduleKind::Constant && totalSteps <= warmupSteps)
+    return Status::error(std::string("the ") + lrScheduleKindName(kind) +
+                         " schedule needs total steps (" +
+                         std::to_string(totalSteps) +
+                         ") above the warm-up steps (" +
+                         std::to_string(warmupSteps) + ")");
+  return Status::success();
+}
+
+std::string LrSchedule::spec() const {
+  std::string s = lrScheduleKindName(kind);
+  std::string sep = ":";
+  if (warmupSteps > 0) {
+    s += sep + "warmup=" + std::to_string(warmupSteps);
+    sep = ",";
+  }
+  if (kind != LrScheduleKind::Constant) {
+    s += sep + "min=" + numberText(minLr) + ",total=" +
+         std::to_string(totalSteps);
+  }
+  return s;
+}
+
+namespace {
+
+bool parseInt(std::string_view text, int64_t &out) {
+  const char *b = text.data(), *e = b + text.size();
+  auto [p, ec] = std::from_chars(b, e, out);
+  return !text.empty() && ec == std::errc() && p == e;
+}
+
+bool parseDouble(std::string_view text, double &out) {
+  const char *b = text.data(), *e = b + text.size();
+  auto [p, ec] = std::from_chars(b, e, out);
+  return !text.empty() && ec == std::errc() && p == e && std::isfinite(out);
+}
+
+} // namespace
+
+Status parseLrSchedule(std::string_view spec, double lr, int64_t defaultTotal,
+                       LrSchedule &out) {
+  std::string where = "--lr-schedule '" + std::string(spec) + "': ";
+  size_t colon = spec.find(':');
+  std::string_view kindText = spec.substr(0, colon);
+  LrSchedule s;
+  s.lr = lr;
+  s.totalSteps = defaultTotal;
+  if (kindText == "constant")
+    s.kind = LrScheduleKind::Constant;
+  else if (kindText == "cosine")
+    s.kind = LrScheduleKind::Cosine;
+  else if (kindText == "linear")
+    s.kind = LrScheduleKind::Linear;
+  else
+    return Status::error(where + "unknown schedule '" + std::string(kindText) +
+                         "' (expected constant, cosine or linear)");
+
+  bool haveWarmup = false, haveMin = false, haveRatio = false,
+       haveTotal = false;
+  double ratio = 0;
+  if (colon != std::string_view::npos) {
+    std::string_view rest = spec.substr(colon + 1);
+    while (true) {
+      size_t comma = rest.find(',');
+      std::string_view item = rest.substr(0, comma);
+      size_t eq = item.find('=');
+      if (eq == std::string_view::npos)
+        return Status::error(where + "expected key=value, got '" +
+                             std::string(item) + "'");
+      std::string key(item.substr(0, eq));
+      std::string_view value = item.substr(eq + 1);
+      std::string bad =
+          where + "bad value '" + std::string(value) + "' for " + key;
+      bool *seen = key == "warmup"      ? &haveWarmup
+                   : key == "min"       ? &haveMin
+                   : key == "min_ratio" ? &haveRatio
+                   : key == "total"     ? &haveTotal
+                                        : nullptr;
+      if (!seen)
+        return Status::error(where + "unknown key '" + key +
+                             "' (expected warmup, min, min_ratio or total)");
+      if (*seen)
+        return Status::error(where + "duplicate key '" + key + "'");
+      *seen = true;
+      if (key == "warmup") {
+        if (!parseInt(value, s.warmupSteps) || s.warmupSteps < 0)
+          return Status::error(bad + " (expected a non-negative integer)");
+      } else if (key == "total") {
+        if (!parseInt(value, s.totalSteps) || s.totalSteps <= 0)
+          return Status::error(bad + " (expected a positive integer)");
+      } else if (key == "min") {
+        if (!parseDouble(value, s.minLr) || s.minLr < 0)
+          return Status::error(bad + " (expected a non-negative number)");
+      } else {
+        if (!parseDouble(value, ratio) || ratio < 0 || ratio > 1)
+          return Status::error(bad + " (expected a number in [0, 1])");
+      }
+      if (comma == std::string_view::npos)
+        break;
+      rest = rest.substr(comma + 1);
+    }
+  }
+  if (haveMin && haveRatio)
+    return Status::error(where + "min and min_ratio exclude each other");
+  if (s.kind == LrScheduleKind::Constant && (haveMin || haveRatio || haveTotal))
+    return Status::error(where + "the constant schedule takes only warmup");
+  if (haveRatio)
+    s.minLr = ratio * lr;
+  if (Status st = s.validate(); !st)
+    return st.withPrefix(where);
+  out = s;
+  return Status::success();
+}
+
+} // namespace trc::rt

@@ -1,0 +1,275 @@
+//===- Metrics.cpp - per-step metrics (JSON lines) and the progress bar -----===//
+//
+// See Metrics.h. Lines are formatted with Json.h's number spelling.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/train/Metrics.h"
+
+#include "runtime/formats/FileOps.h"
+#include "runtime/formats/Json.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace trc::rt {
+
+void MetricValue::appendTo(std::string &out) const {
+  switch (kind_) {
+  case Kind::Null:
+    out += "null";
+    return;
+  case Kind::Int:
+    appendJsonInt(out, int_);
+    return;
+  case Kind::F32:
+    appendJsonFloat(out, f32_);
+    return;
+  case Kind::F64:
+    appendJsonDouble(out, f64_);
+    return;
+  }
+}
+
+namespace {
+
+constexpr const char *kFixedKeys[] = {"step",         "loss",
+                                      "learning_rate", "grad_norm",
+                                      "tokens_per_second", "step_time_ms"};
+
+// Largest metrics file resume() reads back.
+constexpr size_t kMaxMetricsFile = size_t(4) << 30;
+
+Status writeAllFd(int fd, const std::string &bytes) {
+  const char *p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return Status::error(std::strerror(n < 0 ? errno : ENOSPC));
+    p += n;
+    left -= size_t(n);
+  }
+  return Status::success();
+}
+
+// The step of a line written by formatMetricsLine.
+bool lineStep(std::string_view line, int64_t &step) {
+  constexpr std::string_view prefix = "{\"step\":";
+  if (line.substr(0, prefix.size()) != prefix)
+    return false;
+  const char *b = line.data() + prefix.size(), *e = line.data() + line.size();
+  auto [p, ec] = std::from_chars(b, e, step);
+  return ec == std::errc() && p != b && p < e && (*p == ',' || *p == '}');
+}
+
+} // namespace
+
+Status formatMetricsLine(const StepMetrics &m, std::string &line) {
+  for (size_t i = 0; i < m.extra.size(); ++i) {
+    const std::string &name = m.extra[i].first;
+    if (name.empty())
+      return Status::error("a metric has an empty name");
+    for (const char *k : kFixedKeys)
+      if (name == k)
+        return Status::error("extra metric '" + name +
+                             "' repeats a fixed key");
+    for (size_t j = 0; j < i; ++j)
+      if (m.extra[j].first == name)
+        return Status::error("duplicate metric '" + name + "'");
+  }
+  line = "{\"step\":";
+  appendJsonInt(line, m.step);
+  line += ",\"loss\":";
+  m.loss.appendTo(line);
+  line += ",\"learning_rate\":";
+  m.learningRate.appendTo(line);
+  line += ",\"grad_norm\":";
+  m.gradNorm.appendTo(line);
+  line += ",\"tokens_per_second\":";
+  m.tokensPerSecond.appendTo(line);
+  line += ",\"step_time_ms\":";
+  m.stepTimeMs.appendTo(line);
+  for (const auto &kv : m.extra) {
+    line += ',';
+    appendJsonString(line, kv.first);
+    line += ':';
+    kv.second.appendTo(line);
+  }
+  line += "}\n";
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// MetricsWriter
+//===----------------------------------------------------------------------===//
+
+static Status openAppend(const std::string &path, bool truncate, int &fd) {
+  int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
+  if (truncate)
+    flags |= O_TRUNC;
+  fd = ::open(path.c_str(), flags, 0644);
+  if (fd < 0)
+    return Status::error(path + ": cannot open the metrics file: " +
+                         std::strerror(errno));
+  return Status::success();
+}
+
+Status MetricsWriter::create(const std::string &path,
+                             std::unique_ptr<MetricsWriter> &out) {
+  std::unique_ptr<MetricsWriter> w(new MetricsWriter());
+  w->path_ = path;
+  if (Status s = openAppend(path, /*truncate=*/true, w->fd_); !s)
+    return s;
+  out = std::move(w);
+  return Status::success();
+}
+
+Status MetricsWriter::resume(const std::string &path, int64_t lastStep,
+                             std::unique_ptr<MetricsWriter> &out) {
+  if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT)
+    return create(path, out);
+  std::string text;
+  if (Status s = readSmallFile(path, kMaxMetricsFile, text); !s)
+    return s;
+  std::string kept;
+  bool dropped = false;
+  size_t pos = 0;
+  int64_t lineNo = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    ++lineNo;
+    if (nl == std::string::npos) { // torn last line
+      dropped = true;
+      break;
+    }
+    std::string_view line(text.data() + pos, nl - pos);
+    int64_t step;
+    if (!lineStep(line, step))
+      return Status::error(path + ": line " + std::to_string(lineNo) +
+                           " is not a trc metrics line ({\"step\":N,...})");
+    if (step <= lastStep)
+      kept.append(line).push_back('\n');
+    else
+      dropped = true;
+    pos = nl + 1;
+  }
+  if (dropped)
+    if (Status s = writeFileAtomic(path, kept, systemFileSystem()); !s)
+      return s;
+  std::unique_ptr<MetricsWriter> w(new MetricsWriter());
+  w->path_ = path;
+  if (Status s = openAppend(path, /*truncate=*/false, w->fd_); !s)
+    return s;
+  out = std::move(w);
+  return Status::success();
+}
+
+MetricsWriter::~MetricsWriter() {
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
+Status MetricsWriter::write(const StepMetrics &m) {
+  std::string line;
+  if (Status s = formatMetricsLine(m, line); !s)
+    return s.withPrefix(path_ + ": ");
+  if (Status s = writeAllFd(fd_, line); !s)
+    return Status::error(path_ + ": write failed: " + s.message());
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// ProgressBar
+//===----------------------------------------------------------------------===//
+
+ProgressBar::ProgressBar(int64_t totalSteps, int64_t firstStep, int fd,
+                         bool force)
+    : total_(totalSteps), first_(firstStep), fd_(fd),
+      enabled_(force || ::isatty(fd) == 1),
+      start_(std::chrono::steady_clock::now()) {}
+
+ProgressBar::~ProgressBar() { finish(); }
+
+static std::string durationText(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0)
+    return "--";
+  int64_t s = int64_t(seconds + 0.5);
+  char buf[32];
+  if (s < 60)
+    std::snprintf(buf, sizeof(buf), "%llds", (long long)s);
+  else if (s < 3600)
+    std::snprintf(buf, sizeof(buf), "%lldm%02llds", (long long)(s / 60),
+                  (long long)(s % 60));
+  else
+    std::snprintf(buf, sizeof(buf), "%lldh%02lldm", (long long)(s / 3600),
+                  (long long)(s / 60 % 60));
+  return buf;
+}
+
+std::string ProgressBar::render(int64_t stepsDone, int64_t totalSteps,
+                                double loss, double tokensPerSecond,
+                                double etaSeconds) {
+  constexpr int64_t kWidth = 20;
+  int64_t done = stepsDone < 0 ? 0 : stepsDone;
+  if (totalSteps <= 0 || done > totalSteps)
+    done = totalSteps > 0 ? totalSteps : 1;
+  int64_t total = totalSteps > 0 ? totalSteps : 1;
+  int64_t filled = done * kWidth / total;
+  int percent = int(done * 100 / total);
+  std::string bar(size_t(filled), '#');
+  bar.append(size_t(kWidth - filled), '.');
+  char buf[256];
+  std::snprintf(buf, sizeof(buf),
+                "step %lld/%lld [%s] %3d%% | loss %.4f | %.0f tok/s | eta %s",
+                (long long)stepsDone, (long long)totalSteps, bar.c_str(),
+                percent, loss, tokensPerSecond,
+                durationText(etaSeconds).c_str());
+  return buf;
+}
+
+void ProgressBar::draw(const std::string &text) {
+  std::string out = "\r" + text + "\x1b[K";
+  writeAllFd(fd_, out).ok();
+  drawn_ = true;
+}
+
+void ProgressBar::update(int64_t stepsDone, double loss,
+                         double tokensPerSecond) {
+  if (!enabled_ || finished_)
+    return;
+  auto now = std::chrono::steady_clock::now();
+  bool last = stepsDone >= total_;
+  if (drawn_ && !last && now - lastDraw_ < std::chrono::milliseconds(100))
+    return;
+  lastDraw_ = now;
+  double elapsed = std::chrono::duration<double>(now - start_).count();
+  double eta = -1;
+  if (stepsDone > first_)
+    eta = elapsed / double(stepsDone - first_) * double(total_ - stepsDone);
+  last_ = render(stepsDone, total_, loss, tokensPerSecond, eta);
+  draw(last_);
+}
+
+void ProgressBar::clear() {
+  if (!enabled_ || !drawn_ || finished_)
+    return;
+  writeAllFd(fd_, "\r\x1b[K").ok();
+  drawn_ = false;
+}
+
+void ProgressBar::finish() {
+  if (!enabled_ || finished_)
+    return;
+  finished_ = true;
+  if (drawn_)
+    writeAllFd(fd_, "\n").ok();
+}
+
+} // namespace trc::rt
