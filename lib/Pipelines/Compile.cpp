@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ArtifactWriter.h"
+#include "trc/Abi/SlotNames.h"
 #include "CudaArtifact.h"
 #include "ObjectEmitter.h"
 #include "trc/Dialect/Trc.h"
@@ -144,10 +145,10 @@ std::string inputName(func::FuncOp main, unsigned i) {
     return name.str();
   if (auto state = main.getArgAttrOfType<StringAttr>(i, "trc.state"))
     return state.str();
-  if (main.getArgAttr(i, "trc.lr"))
-    return "trc.lr";
-  if (main.getArgAttr(i, "trc.step"))
-    return "trc.step";
+  if (main.getArgAttr(i, trc::abi::kLearningRate))
+    return trc::abi::kLearningRate;
+  if (main.getArgAttr(i, trc::abi::kStepCount))
+    return trc::abi::kStepCount;
   return "input" + std::to_string(i);
 }
 
@@ -155,9 +156,9 @@ std::string outputName(func::FuncOp main, unsigned i) {
   if (auto name = main.getResultAttrOfType<StringAttr>(i, "trc.output"))
     return name.str();
   if (auto update = main.getResultAttrOfType<StringAttr>(i, "trc.update"))
-    return "update:" + update.str();
+    return trc::abi::kUpdatePrefix + update.str();
   if (auto grad = main.getResultAttrOfType<StringAttr>(i, "trc.grad_of"))
-    return "grad:" + grad.str();
+    return trc::abi::kGradPrefix + grad.str();
   return "output" + std::to_string(i);
 }
 

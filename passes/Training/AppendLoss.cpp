@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
+#include "trc/Abi/SlotNames.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -79,7 +80,7 @@ struct AppendLoss : trc::impl::AppendLossBase<AppendLoss> {
     b.create<func::ReturnOp>(loc, loss);
     ret.erase();
     main.setType(b.getFunctionType(main.getArgumentTypes(), loss.getType()));
-    main.setResultAttr(0, "trc.output", b.getStringAttr("loss"));
+    main.setResultAttr(0, "trc.output", b.getStringAttr(trc::abi::kLossOutput));
   }
 };
 } // namespace

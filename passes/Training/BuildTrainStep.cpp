@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
+#include "trc/Abi/SlotNames.h"
 #include "trc/Training/Optimizers.h"
 #include "trc/Training/Sharding.h"
 
@@ -137,25 +138,25 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
         argAttrs.push_back(stateAttrs(t, slot + ":" + t.name));
       }
     argTypes.append({scalar, scalar});
-    argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("trc.lr", b.getUnitAttr())));
-    argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("trc.step", b.getUnitAttr())));
+    argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(trc::abi::kLearningRate, b.getUnitAttr())));
+    argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(trc::abi::kStepCount, b.getUnitAttr())));
     // Gradient accumulation: one buffer per parameter, and whether to keep it.
     unsigned accumBase = argTypes.size();
     if (accumulate) {
       for (const auto &t : trainables) {
         argTypes.push_back(t.stateType(grad));
-        argAttrs.push_back(stateAttrs(t, "grad_accum:" + t.name));
+        argAttrs.push_back(stateAttrs(t, trc::abi::kGradAccumPrefix + t.name));
       }
       argTypes.push_back(scalar);
-      argAttrs.push_back(namedInput(b, "trc.keep_accum"));
+      argAttrs.push_back(namedInput(b, trc::abi::kKeepAccum));
     }
     // The factor the summed gradients are multiplied by before the update:
     // 1 / (micro-steps * loss scale), fed by the runtime.
-    std::optional<unsigned> lossScaleArg = findInput(grad, "trc.loss_scale");
+    std::optional<unsigned> lossScaleArg = findInput(grad, trc::abi::kLossScale);
     bool scaled = accumulate || lossScaleArg;
     if (scaled) {
       argTypes.push_back(scalar);
-      argAttrs.push_back(namedInput(b, "trc.grad_scale"));
+      argAttrs.push_back(namedInput(b, trc::abi::kGradScale));
     }
 
     b.setInsertionPointAfter(grad);
@@ -227,8 +228,8 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
       loss = b.create<trc::DivOp>(loc, loss, body->getArgument(*lossScaleArg));
     SmallVector<Value> results{loss, norm};
     SmallVector<DictionaryAttr> resultAttrs{
-        b.getDictionaryAttr(b.getNamedAttr("trc.output", b.getStringAttr("loss"))),
-        b.getDictionaryAttr(b.getNamedAttr("trc.output", b.getStringAttr("grad_norm")))};
+        b.getDictionaryAttr(b.getNamedAttr("trc.output", b.getStringAttr(trc::abi::kLossOutput))),
+        b.getDictionaryAttr(b.getNamedAttr("trc.output", b.getStringAttr(trc::abi::kGradNormOutput)))};
     SmallVector<Value> newParams, newStates(slots.size() * trainables.size());
     double decay = weightDecay >= 0 ? weightDecay : (optimizer == "adamw" ? 0.01 : 0.0);
     for (auto [k, t] : llvm::enumerate(trainables)) {
@@ -297,7 +298,7 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
         break;
       results.push_back(newAccums[k]);
       resultAttrs.push_back(b.getDictionaryAttr(
-          b.getNamedAttr("trc.update", b.getStringAttr("grad_accum:" + t.name))));
+          b.getNamedAttr("trc.update", b.getStringAttr(trc::abi::kGradAccumPrefix + t.name))));
     }
     b.create<func::ReturnOp>(loc, results);
     step.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
+#include "trc/Abi/SlotNames.h"
 #include "trc/Training/Optimizers.h"
 
 #include "mlir/IR/Builders.h"
@@ -37,7 +38,7 @@ struct LowerDropout : trc::impl::LowerDropoutBase<LowerDropout> {
     unsigned keyIndex = main.getNumArguments();
     if (failed(main.insertArgument(
             keyIndex, keyType,
-            b.getDictionaryAttr(b.getNamedAttr("trc.input", b.getStringAttr("trc.rng_key"))),
+            b.getDictionaryAttr(b.getNamedAttr("trc.input", b.getStringAttr(trc::abi::kRngKey))),
             main.getLoc())))
       return signalPassFailure();
     Value key = main.getArgument(keyIndex);

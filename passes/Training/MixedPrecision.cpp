@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
+#include "trc/Abi/SlotNames.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
@@ -118,7 +119,7 @@ struct MixedPrecision : trc::impl::MixedPrecisionBase<MixedPrecision> {
     auto scalar = RankedTensorType::get({}, b.getF32Type());
     unsigned index = main.getNumArguments();
     (void)main.insertArgument(
-        index, scalar, b.getDictionaryAttr(b.getNamedAttr("trc.input", b.getStringAttr("trc.loss_scale"))),
+        index, scalar, b.getDictionaryAttr(b.getNamedAttr("trc.input", b.getStringAttr(trc::abi::kLossScale))),
         main.getLoc());
     Value loss = ret.getOperand(0);
     if (loss.getType() != scalar) {

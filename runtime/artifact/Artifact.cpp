@@ -14,6 +14,7 @@
 #include "runtime/formats/Checksum.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <cerrno>
 #include <cstring>
 #include <dlfcn.h>
@@ -275,6 +276,23 @@ Status Artifact::loadFolder(const std::string &dir, const std::string &target,
   }
   out = std::move(a);
   return Status::success();
+}
+
+std::string Artifact::targetOf(const std::string &path) {
+  bool bundle = path.size() >= 4 && path.compare(path.size() - 4, 4, ".trc") == 0;
+  std::string text;
+  Manifest manifest;
+  Status read = bundle ? readBundleManifest(path, text)
+                       : readSmallFile(path + "/manifest.trc", kMaxManifestBytes, text);
+  if (!read || !parseManifest(text, manifest))
+    return "auto";
+  return manifest.target;
+}
+
+TemporaryArtifact::~TemporaryArtifact() {
+  std::error_code ignored;
+  if (!artifactDir.empty())
+    std::filesystem::remove_all(std::filesystem::path(artifactDir).parent_path(), ignored);
 }
 
 } // namespace trc::rt

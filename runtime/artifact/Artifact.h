@@ -36,6 +36,10 @@ class Artifact {
 public:
   static Status load(const std::string &dir, const std::string &target,
                      std::unique_ptr<Artifact> &out);
+  /// The target (cpu, cuda) an artifact folder or .trc bundle was built for,
+  /// read from its manifest; "auto" when that cannot be read (loading it
+  /// then reports the problem).
+  static std::string targetOf(const std::string &path);
   ~Artifact();
   Artifact(const Artifact &) = delete;
   Artifact &operator=(const Artifact &) = delete;
@@ -64,6 +68,16 @@ private:
   unsigned char *weights_ = nullptr;
   size_t weightsSize_ = 0;
   std::shared_ptr<const CudaProgram> cudaProgram_;
+};
+
+/// Removes the temporary folder around an artifact compiled in-process (the
+/// artifact's parent) at scope exit; an empty path removes nothing.
+struct TemporaryArtifact {
+  std::string artifactDir;
+  TemporaryArtifact(std::string dir = "") : artifactDir(std::move(dir)) {}
+  TemporaryArtifact(const TemporaryArtifact &) = delete;
+  TemporaryArtifact &operator=(const TemporaryArtifact &) = delete;
+  ~TemporaryArtifact();
 };
 
 } // namespace trc::rt

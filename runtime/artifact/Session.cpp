@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/artifact/Session.h"
+#include "trc/Abi/SlotNames.h"
 
 #include "runtime/comm/Collectives.h"
 #include "runtime/artifact/Initializer.h"
@@ -212,7 +213,7 @@ Status Session::applyUpdates(const std::function<bool(std::string_view)> &which)
   if (!ran_)
     return Status::error("no updates to apply: the program has not run");
   const Manifest &m = manifest();
-  constexpr std::string_view kPrefix = "update:";
+  constexpr std::string_view kPrefix = abi::kUpdatePrefix;
   for (const Slot &out : m.slots) {
     if (out.kind != SlotKind::Output || out.name.compare(0, kPrefix.size(), kPrefix) != 0)
       continue;
@@ -254,6 +255,13 @@ Status Session::getOutput(std::string_view name, HostTensor &out) const {
         !st)
       return st.withPrefix("output '" + percentEncode(name) + "': ");
   return Status::success();
+}
+
+Status openSession(const std::string &dir, Backend &backend, std::unique_ptr<Artifact> &artifact,
+                   std::unique_ptr<Session> &session, int64_t shardIndex) {
+  if (Status s = Artifact::load(dir, backend.target(), artifact); !s)
+    return s;
+  return Session::create(*artifact, backend, session, shardIndex);
 }
 
 } // namespace trc::rt

@@ -66,6 +66,11 @@ private:
   bool ran_ = false;
 };
 
+/// Loads the artifact at `dir` for `backend` and creates its session
+/// (`shardIndex`: this rank's chunk of sharded parameters).
+Status openSession(const std::string &dir, Backend &backend, std::unique_ptr<Artifact> &artifact,
+                   std::unique_ptr<Session> &session, int64_t shardIndex = 0);
+
 } // namespace trc::rt
 
 #endif // TRC_RUNTIME_SESSION_H

@@ -23,6 +23,10 @@ public:
     s.message_ = std::move(message);
     return s;
   }
+  // A failure whose diagnostics were already printed (a compiler's `error:`
+  // lines): the caller prints nothing more.
+  static Status reported() { return error(""); }
+  bool isReported() const { return failed_ && message_.empty(); }
   bool ok() const { return !failed_; }
   explicit operator bool() const { return ok(); }
   const std::string &message() const { return message_; }

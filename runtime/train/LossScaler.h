@@ -12,13 +12,16 @@
 #ifndef TRC_RUNTIME_LOSSSCALER_H
 #define TRC_RUNTIME_LOSSSCALER_H
 
+#include "trc/Abi/SlotNames.h"
+
 #include <cmath>
 #include <cstdint>
 
 namespace trc::rt {
 
 struct LossScaler {
-  static constexpr const char *kScaleTensor = "trc.loss_scale";
+  // Checkpointed under the input's name.
+  static constexpr const char *kScaleTensor = abi::kLossScale;
   static constexpr const char *kGoodStepsTensor = "trc.loss_scale_good_steps";
 
   double scale = 65536.0;

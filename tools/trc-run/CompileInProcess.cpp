@@ -1,5 +1,6 @@
 //===- CompileInProcess.cpp - trc-run MODEL.onnx: compile, then run ---------===//
 #include "CompileInProcess.h"
+#include "ExportOnnx.h"
 
 #include "trc/Dialect/Trc.h"
 #include "trc/Import/OnnxImporter.h"
@@ -16,12 +17,14 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
+
 namespace trc {
 
 namespace {
 
 /// The passes that turn the imported forward graph into @train_step.
-std::string trainingPipeline(const TrainingBuild &build) {
+std::string trainingPipeline(const rt::TrainingBuild &build) {
   std::string p;
   if (build.loss == "cross_entropy")
     p += "trc-append-loss{ignore-index=" + std::to_string(build.ignoreIndex) + "}, ";
@@ -63,7 +66,7 @@ int64_t vocabularyOf(mlir::func::FuncOp main, const std::string &name) {
 }
 
 /// An error unless @main's first result is a scalar loss (or a loss is added).
-bool checkLoss(mlir::func::FuncOp main, const std::string &model, const TrainingBuild &build,
+bool checkLoss(mlir::func::FuncOp main, const std::string &model, const rt::TrainingBuild &build,
                llvm::raw_ostream &diag) {
   if (!build.loss.empty() || main.getNumResults() == 0)
     return true;
@@ -80,8 +83,8 @@ bool checkLoss(mlir::func::FuncOp main, const std::string &model, const Training
 
 bool compile(const std::string &model,
              const std::map<std::string, std::vector<int64_t>> &inputShapes,
-             const TrainingBuild *training, const std::string &target,
-             std::string &artifactDir, TrainingModelInfo *info, std::string &error) {
+             const rt::TrainingBuild *training, const std::string &target,
+             std::string &artifactDir, rt::TrainingModelInfo *info, std::string &error) {
   static bool registered = [] {
     mlir::registerAllPasses();
     registerTrcPasses();
@@ -152,10 +155,42 @@ bool compileOnnxInProcess(const std::string &model,
 
 bool compileOnnxForTraining(const std::string &model,
                             const std::map<std::string, std::vector<int64_t>> &inputShapes,
-                            const TrainingBuild &build, const std::string &target,
-                            std::string &artifactDir, TrainingModelInfo &info,
+                            const rt::TrainingBuild &build, const std::string &target,
+                            std::string &artifactDir, rt::TrainingModelInfo &info,
                             std::string &error) {
   return compile(model, inputShapes, &build, target, artifactDir, &info, error);
+}
+
+rt::Status InProcessStepCompiler::listGraphInputs(const std::string &model,
+                                                  std::vector<rt::GraphInput> &out) {
+  std::vector<GraphInputInfo> inputs;
+  std::string error;
+  if (!trc::listGraphInputs(model, inputs, error))
+    return rt::Status::error(error);
+  for (const GraphInputInfo &in : inputs)
+    out.push_back({in.name, in.isInteger});
+  return rt::Status::success();
+}
+
+rt::Status InProcessStepCompiler::compileTrainingStep(
+    const std::string &model, const std::map<std::string, std::vector<int64_t>> &shapes,
+    const rt::TrainingBuild &build, const std::string &target, std::string &artifactDir,
+    rt::TrainingModelInfo &info) {
+  std::string error;
+  if (compileOnnxForTraining(model, shapes, build, target, artifactDir, info, error))
+    return rt::Status::success();
+  std::fputs(error.c_str(), stderr);
+  return rt::Status::reported();
+}
+
+rt::Status InProcessStepCompiler::checkExportTarget(const std::string &model,
+                                                    const std::string &outPath) {
+  return trc::checkExportTarget(model, outPath);
+}
+
+rt::Status InProcessStepCompiler::exportOnnx(const std::string &model, const std::string &outPath,
+                                             const rt::TrainedWeights &weights) {
+  return exportTrainedOnnx(model, outPath, weights);
 }
 
 } // namespace trc

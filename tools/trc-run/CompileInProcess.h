@@ -9,6 +9,8 @@
 #ifndef TRC_TOOLS_TRC_RUN_COMPILEINPROCESS_H
 #define TRC_TOOLS_TRC_RUN_COMPILEINPROCESS_H
 
+#include "runtime/train/StepCompiler.h"
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -23,33 +25,30 @@ bool compileOnnxInProcess(const std::string &model,
                           const std::string &target, std::string &artifactDir,
                           std::string &error);
 
-/// How the training step is built from the imported forward graph.
-struct TrainingBuild {
-  std::string trainStepOptions;  // trc-build-train-step's, e.g. "optimizer=adamw"
-  std::string loss;              // "" (the model's output is the loss) or "cross_entropy"
-  int64_t ignoreIndex = -100;    // with loss = cross_entropy
-  std::string precision = "fp32"; // fp32, bf16 or fp16 (fp16 adds loss scaling)
-  bool fuseAttention = false;    // trc-fuse-attention: probabilities recomputed, not kept
-  std::string tokenInput;        // graph input of the token ids
-  std::string dataParallelOptions; // trc-data-parallel's options; "" = one process
-  bool initWeights = false;      // weights=init: trainable params from their recipes
-  uint64_t initSeed = 0;         // weights=init's seed=
-};
-
-/// What the compiler learned about the model that the trainer checks.
-struct TrainingModelInfo {
-  int64_t vocabSize = 0; // rows of the table the token ids index (0: unknown)
-};
-
 /// The same for training: after the import, the loss (optional), mixed
 /// precision (optional), reverse-mode autodiff and the optimizer step are
 /// built and @train_step is compiled. A model whose output is not a scalar
 /// loss and no `loss` is an error naming the output.
 bool compileOnnxForTraining(const std::string &model,
                             const std::map<std::string, std::vector<int64_t>> &inputShapes,
-                            const TrainingBuild &build, const std::string &target,
-                            std::string &artifactDir, TrainingModelInfo &info,
+                            const rt::TrainingBuild &build, const std::string &target,
+                            std::string &artifactDir, rt::TrainingModelInfo &info,
                             std::string &error);
+
+/// The Trainer's compiler (runtime/train/StepCompiler.h): the functions
+/// above, the importer's graph inputs and --export-onnx (ExportOnnx.h).
+/// Compile diagnostics go to stderr as the compiler prints them.
+class InProcessStepCompiler : public rt::StepCompiler {
+public:
+  rt::Status listGraphInputs(const std::string &model, std::vector<rt::GraphInput> &out) override;
+  rt::Status compileTrainingStep(const std::string &model,
+                                 const std::map<std::string, std::vector<int64_t>> &shapes,
+                                 const rt::TrainingBuild &build, const std::string &target,
+                                 std::string &artifactDir, rt::TrainingModelInfo &info) override;
+  rt::Status checkExportTarget(const std::string &model, const std::string &outPath) override;
+  rt::Status exportOnnx(const std::string &model, const std::string &outPath,
+                        const rt::TrainedWeights &weights) override;
+};
 
 } // namespace trc
 

@@ -33,6 +33,7 @@
 #include "runtime/artifact/Session.h"
 #include "runtime/support/Status.h"
 #include "runtime/support/Tensor.h"
+#include "runtime/train/StepCompiler.h"
 
 #include <cstdint>
 #include <functional>
@@ -43,10 +44,7 @@ namespace trc {
 
 /// The weights to export: the trained parameters by (decoded) name, and how
 /// to read one.
-struct TrainedWeights {
-  std::vector<std::string> names;
-  std::function<rt::Status(const std::string &name, rt::HostTensor &out)> read;
-};
+using rt::TrainedWeights;
 
 struct ExportOnnxOptions {
   /// The largest .onnx written as one file (protobuf cannot serialize more

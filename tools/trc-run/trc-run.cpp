@@ -14,7 +14,8 @@
 // .onnx file when trc-run is built with the compiler: it is compiled
 // in-process (input shapes from the .npy inputs) into a temporary artifact
 // that is removed afterwards. Training flags (--data, --steps, ...) select
-// the training mode (Train.h); --export-onnx belongs to it alone.
+// the training mode (runtime/train/Trainer.h, flags in TrainFlags.h);
+// --export-onnx belongs to it alone.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/artifact/Artifact.h"
@@ -24,9 +25,10 @@
 #include "runtime/support/Names.h"
 #include "runtime/formats/Npy.h"
 #include "runtime/artifact/Session.h"
+#include "runtime/train/Trainer.h"
 
 #include "RunHelpers.h"
-#include "Train.h"
+#include "TrainFlags.h"
 #ifdef TRC_RUN_WITH_COMPILER
 #include "CompileInProcess.h"
 #include "ExportOnnx.h"
@@ -94,7 +96,7 @@ const char *kUsage =
     "      trains a saved step without compiling (the runtime-only build too);\n"
     "      its batch shape, plan and compile-time flags are the step's\n";
 
-// Flags of the training mode (tools/trc-run/Train.h): valued, boolean, and
+// Flags of the training mode (TrainFlags.h): valued, boolean, and
 // those recognised to say they are not available yet rather than "unknown".
 const char *kTrainingFlags[] = {
     "--data",       "--batch-size",     "--seq-len",          "--steps",
@@ -281,7 +283,7 @@ int runEvaluation(const Options &opt) {
   // --device auto runs an artifact on the device it was compiled for.
   std::string device = opt.device;
   if (device == "auto" && !endsWith(opt.model, ".onnx"))
-    device = trc::deviceForArtifact(opt.model);
+    device = Artifact::targetOf(opt.model);
   if (Status s = createBackend(device, backend); !s)
     return fail(s.message());
 
@@ -310,11 +312,11 @@ int runEvaluation(const Options &opt) {
 #endif
   }
   // A temporary artifact compiled above is removed when this run ends.
-  trc::RemoveTemporaryArtifact removeTemporary{artifactDir != opt.model ? artifactDir : ""};
+  TemporaryArtifact removeTemporary{artifactDir != opt.model ? artifactDir : ""};
 
   std::unique_ptr<Artifact> artifact;
   std::unique_ptr<Session> session;
-  if (Status s = trc::openSession(artifactDir, *backend, artifact, session); !s)
+  if (Status s = openSession(artifactDir, *backend, artifact, session); !s)
     return fail(s.message());
 
   for (const auto &[name, file] : opt.inputs) {
@@ -409,15 +411,19 @@ int main(int argc, char **argv) {
     if (opt.training) {
       opt.train.model = opt.model;
       opt.train.device = opt.device;
-#ifdef TRC_RUN_WITH_COMPILER
-      // A bad export target fails now, not after the training run.
-      if (auto out = opt.train.values.find("--export-onnx"); out != opt.train.values.end())
-        if (Status s = trc::checkExportTarget(opt.model, out->second); !s)
-          return fail(s.message());
-#endif
+      TrainerOptions options;
+      if (Status s = trc::trainerOptionsFromFlags(opt.train, options); !s)
+        return fail(s.message());
       // An .onnx model is compiled first (not in the runtime-only build); a
       // folder is a training step saved with --save-artifact.
-      return trc::runTraining(opt.train);
+#ifdef TRC_RUN_WITH_COMPILER
+      trc::InProcessStepCompiler compiler;
+      StepCompiler *stepCompiler = &compiler;
+#else
+      StepCompiler *stepCompiler = nullptr;
+#endif
+      Status s = runTrainer(options, stepCompiler);
+      return s ? 0 : s.isReported() ? 1 : fail(s.message());
     }
     return runEvaluation(opt);
   } catch (const std::bad_alloc &) {

@@ -1,11 +1,11 @@
-//===- Distributed.h - trc-run's ranks: groups, shards, checkpoints -*- C++ -*-===//
+//===- DistributedRun.h - a training run's ranks: groups, shards, checkpoints -===//
 //
 // What a multi-process training run adds around the compiled step:
 //   * the world communicator (createCommunicator: MPI when launched by
 //     mpirun/srun with several ranks, else this process alone; with
 //     `communicator: nccl` the program's collectives run on NCCL and the
 //     host-side exchanges below stay on MPI) and the shard
-//     and replica groups (ParallelConfig: consecutive blocks of shardDegree
+//     and replica groups (ParallelPlan: consecutive blocks of shardDegree
 //     ranks share the shards of one copy; the ranks at the same position in
 //     each block form a replica group), registered for the program's
 //     collectives (runtime/comm/Collectives.h);
@@ -22,10 +22,10 @@
 // are collective); one DistributedRun per process.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TRC_TOOLS_TRC_RUN_DISTRIBUTED_H
-#define TRC_TOOLS_TRC_RUN_DISTRIBUTED_H
+#ifndef TRC_RUNTIME_TRAIN_DISTRIBUTEDRUN_H
+#define TRC_RUNTIME_TRAIN_DISTRIBUTEDRUN_H
 
-#include "ParallelConfig.h"
+#include "runtime/train/ParallelPlan.h"
 
 #include "runtime/comm/Communicator.h"
 #include "runtime/artifact/Session.h"
@@ -33,7 +33,7 @@
 #include <memory>
 #include <string>
 
-namespace trc {
+namespace trc::rt {
 
 class DistributedRun {
 public:
@@ -45,7 +45,7 @@ public:
   int rank() const { return world_->rank(); }
   int size() const { return world_->size(); }
   bool isRoot() const { return rank() == 0; }
-  const ParallelConfig &config() const { return config_; }
+  const ParallelPlan &config() const { return config_; }
   /// This rank's index in its shard group (the chunk it holds).
   int shardIndex() const { return shard_->rank(); }
   /// Whether the step is compiled data parallel (several ranks or --config).
@@ -68,7 +68,7 @@ public:
   rt::Status shareArtifact(bool compiled, std::string &artifactDir, int64_t &vocabSize);
 
 private:
-  ParallelConfig config_;
+  ParallelPlan config_;
   bool dataParallel_ = false;
   // Host memory (MPI, or this process alone).
   std::unique_ptr<rt::Communicator> world_, shard_, replica_;
@@ -76,6 +76,6 @@ private:
   std::unique_ptr<rt::Communicator> deviceWorld_, deviceShard_, deviceReplica_;
 };
 
-} // namespace trc
+} // namespace trc::rt
 
 #endif

@@ -1,5 +1,6 @@
-//===- Distributed.cpp - trc-run's ranks (see Distributed.h) -----------------===//
-#include "Distributed.h"
+//===- DistributedRun.cpp - a training run's ranks (see DistributedRun.h) ----===//
+#include "runtime/train/DistributedRun.h"
+#include "trc/Abi/SlotNames.h"
 
 #include "runtime/comm/Collectives.h"
 #include "runtime/comm/LaunchEnvironment.h"
@@ -11,9 +12,8 @@
 #include <fstream>
 #include <iterator>
 
-using namespace trc::rt;
 
-namespace trc {
+namespace trc::rt {
 
 namespace {
 
@@ -22,7 +22,7 @@ namespace {
 Status readSlot(Session &session, const Slot &slot, HostTensor &out) {
   if (slot.kind == SlotKind::Param)
     return session.getParam(slot.name, out);
-  return session.getOutput("update:" + slot.name, out);
+  return session.getOutput(abi::kUpdatePrefix + slot.name, out);
 }
 
 Status writeSlot(Session &session, const Slot &slot, const HostTensor &value) {
@@ -54,7 +54,7 @@ Status DistributedRun::create(const std::string &configSpec,
     return s;
   std::unique_ptr<DistributedRun> run(new DistributedRun);
   int worldSize = env.size > 0 ? env.size : 1;
-  if (Status s = parseParallelConfig(configSpec.empty() ? "{}" : configSpec, worldSize,
+  if (Status s = parseParallelPlan(configSpec.empty() ? "{}" : configSpec, worldSize,
                                      run->config_);
       !s)
     return s;
@@ -203,4 +203,4 @@ Status DistributedRun::shareArtifact(bool compiled, std::string &artifactDir,
   return Status::success();
 }
 
-} // namespace trc
+} // namespace trc::rt

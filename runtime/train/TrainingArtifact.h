@@ -1,4 +1,4 @@
-//===- TrainingArtifact.h - a saved training step and how to feed it -*- C++ -*-===//
+//===- TrainingArtifact.h - a saved training step and how to feed it ------===//
 //
 // `trc-run MODEL.onnx ... --save-artifact DIR` compiles the training step as
 // a training run would and keeps it: DIR is the artifact (manifest,
@@ -13,8 +13,8 @@
 // (names percent-encoded, docs/ARTIFACT.md).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TRC_TOOLS_TRC_RUN_TRAININGARTIFACT_H
-#define TRC_TOOLS_TRC_RUN_TRAININGARTIFACT_H
+#ifndef TRC_RUNTIME_TRAIN_TRAININGARTIFACT_H
+#define TRC_RUNTIME_TRAIN_TRAININGARTIFACT_H
 
 #include "runtime/support/Status.h"
 
@@ -22,7 +22,7 @@
 #include <map>
 #include <string>
 
-namespace trc {
+namespace trc::rt {
 
 struct TrainingArtifactInfo {
   std::string inputs, targets;     // graph inputs fed with token ids / targets
@@ -42,9 +42,13 @@ inline const char *kTrainingInfoFile = "training.trc";
 bool isTrainingArtifact(const std::string &dir);
 
 rt::Status writeTrainingInfo(const std::string &dir, const TrainingArtifactInfo &info);
+/// Moves the folder `built` (a compiled step with its training.trc) to
+/// `dir`, replacing a step saved there before only once the new one is
+/// complete, and makes the rename durable (FileOps.h).
+rt::Status installTrainingArtifact(const std::string &built, const std::string &dir);
 /// Reads DIR/training.trc; errors name the file and the line.
 rt::Status readTrainingInfo(const std::string &dir, TrainingArtifactInfo &info);
 
-} // namespace trc
+} // namespace trc::rt
 
 #endif

@@ -1,21 +1,33 @@
 //===- TrainingArtifact.cpp - training.trc, written and read ----------------===//
-#include "TrainingArtifact.h"
-
-#include "RunHelpers.h"
+#include "runtime/train/TrainingArtifact.h"
 
 #include "runtime/formats/FileOps.h"
 #include "runtime/support/Names.h"
 
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 #include <sys/stat.h>
 
-namespace trc {
+namespace trc::rt {
 
 using rt::Status;
 
 namespace {
 constexpr size_t kMaxInfoBytes = 1 << 16;
+
+/// `text` as a whole decimal integer of at least `lo`.
+bool parseInt(const std::string &text, int64_t lo, int64_t &out) {
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || v < lo)
+    return false;
+  out = v;
+  return true;
+}
 
 } // namespace
 
@@ -112,4 +124,24 @@ Status readTrainingInfo(const std::string &dir, TrainingArtifactInfo &info) {
   return Status::success();
 }
 
-} // namespace trc
+Status installTrainingArtifact(const std::string &built, const std::string &dir) {
+  namespace fs = std::filesystem;
+  // The old step goes only once the new one is complete; a rename across
+  // file systems falls back to a copy.
+  std::error_code ec;
+  std::string staging = dir + ".saving";
+  fs::remove_all(staging, ec);
+  if (systemFileSystem().rename(built.c_str(), staging.c_str()) != 0) {
+    ec.clear();
+    fs::copy(built, staging, fs::copy_options::recursive, ec);
+    if (ec)
+      return Status::error("cannot write " + staging + ": " + ec.message());
+  }
+  fs::remove_all(dir, ec);
+  if (systemFileSystem().rename(staging.c_str(), dir.c_str()) != 0)
+    return Status::error(std::string("cannot rename ") + staging + " into place: " +
+                         std::strerror(errno));
+  return fsyncDirectory(parentDirectory(dir));
+}
+
+} // namespace trc::rt

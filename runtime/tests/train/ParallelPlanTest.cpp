@@ -1,12 +1,12 @@
-//===- ParallelConfigTest.cpp - trc-run --config's parser -------------------===//
+//===- ParallelPlanTest.cpp - trc-run --config's parser -------------------===//
 //
-// parseParallelConfig (tools/trc-run/ParallelConfig.h): every key, the stage
+// parseParallelPlan (runtime/train/ParallelPlan.h): every key, the stage
 // and shard degree derived from them, contradictions, divisibility against
 // the world size, unknown keys, type errors, inline JSON vs files vs "auto",
 // and describe().
 //
 //===----------------------------------------------------------------------===//
-#include "ParallelConfig.h"
+#include "runtime/train/ParallelPlan.h"
 
 #include <gtest/gtest.h>
 
@@ -17,12 +17,12 @@
 #include <unistd.h>
 #include <vector>
 
-using trc::ParallelConfig;
-using trc::parseParallelConfig;
+using trc::rt::ParallelPlan;
+using trc::rt::parseParallelPlan;
 
 namespace {
 
-class ParallelConfigTest : public ::testing::Test {
+class ParallelPlanTest : public ::testing::Test {
 protected:
   void SetUp() override {
     std::string pattern = ::testing::TempDir() + "trc-parallel-config-XXXXXX";
@@ -43,16 +43,16 @@ protected:
   }
 
   // The configuration of a spec that must parse.
-  static ParallelConfig ok(const std::string &spec, int world) {
-    ParallelConfig c;
-    trc::rt::Status s = parseParallelConfig(spec, world, c);
+  static ParallelPlan ok(const std::string &spec, int world) {
+    ParallelPlan c;
+    trc::rt::Status s = parseParallelPlan(spec, world, c);
     EXPECT_TRUE(s.ok()) << spec << " (world " << world << "): " << s.message();
     return c;
   }
   // The message of a spec that must fail.
   static std::string error(const std::string &spec, int world) {
-    ParallelConfig c;
-    trc::rt::Status s = parseParallelConfig(spec, world, c);
+    ParallelPlan c;
+    trc::rt::Status s = parseParallelPlan(spec, world, c);
     EXPECT_FALSE(s.ok()) << spec << " (world " << world << ") parsed: " << c.describe();
     EXPECT_EQ(s.message().rfind("--config: ", 0), 0u) << s.message();
     return s.message();
@@ -65,9 +65,9 @@ protected:
   EXPECT_NE(std::string(haystack).find(needle), std::string::npos)                       \
       << "'" << (haystack) << "' lacks '" << (needle) << "'"
 
-TEST_F(ParallelConfigTest, AutoIsPlainDataParallelism) {
+TEST_F(ParallelPlanTest, AutoIsPlainDataParallelism) {
   for (int world : {1, 8}) {
-    ParallelConfig c = ok("auto", world);
+    ParallelPlan c = ok("auto", world);
     EXPECT_TRUE(c.ddp);
     EXPECT_EQ(c.zeroStage, 0);
     EXPECT_EQ(c.shardDegree, 1);
@@ -77,19 +77,19 @@ TEST_F(ParallelConfigTest, AutoIsPlainDataParallelism) {
   }
 }
 
-TEST_F(ParallelConfigTest, EmptyObjectIsTheDefaults) {
-  ParallelConfig c = ok("{}", 4);
+TEST_F(ParallelPlanTest, EmptyObjectIsTheDefaults) {
+  ParallelPlan c = ok("{}", 4);
   EXPECT_EQ(c.describe(), "ddp zero=0 shard_degree=1 replicas=4 bucket_cap_mb=25 communicator=auto");
   EXPECT_EQ(ok("  \n{ }", 4).describe(), c.describe());
 }
 
-TEST_F(ParallelConfigTest, EmptySpecAndBadWorldSize) {
+TEST_F(ParallelPlanTest, EmptySpecAndBadWorldSize) {
   EXPECT_HAS(error("", 1), "empty");
   EXPECT_HAS(error("  \t", 1), "empty");
   EXPECT_HAS(error("{}", 0), "world size must be at least 1, got 0");
 }
 
-TEST_F(ParallelConfigTest, Ddp) {
+TEST_F(ParallelPlanTest, Ddp) {
   EXPECT_TRUE(ok(R"({"ddp": true})", 4).ddp);
   EXPECT_FALSE(ok(R"({"ddp": false})", 1).ddp);
   // More than one rank and nothing sharded: the ranks would diverge.
@@ -98,7 +98,7 @@ TEST_F(ParallelConfigTest, Ddp) {
   EXPECT_HAS(m, "different models");
   EXPECT_HAS(error(R"({"ddp": false, "hybrid_shard_degree": 1})", 4), "different models");
   // Sharding over the whole world is one model.
-  ParallelConfig c = ok(R"({"ddp": false, "zero_stage": 3})", 4);
+  ParallelPlan c = ok(R"({"ddp": false, "zero_stage": 3})", 4);
   EXPECT_EQ(c.shardDegree, 4);
   EXPECT_EQ(c.describe(), "no_ddp zero=3 shard_degree=4 replicas=1 bucket_cap_mb=25 communicator=auto");
   // Replica groups of a hybrid shard would diverge too.
@@ -107,8 +107,8 @@ TEST_F(ParallelConfigTest, Ddp) {
   EXPECT_HAS(m, "'hybrid_shard_degree': 2");
 }
 
-TEST_F(ParallelConfigTest, ShardOptimizerState) {
-  ParallelConfig c = ok(R"({"shard_optimizer_state": true})", 8);
+TEST_F(ParallelPlanTest, ShardOptimizerState) {
+  ParallelPlan c = ok(R"({"shard_optimizer_state": true})", 8);
   EXPECT_EQ(c.zeroStage, 1);
   EXPECT_EQ(c.shardDegree, 8);
   EXPECT_EQ(c.replicas(), 1);
@@ -123,8 +123,8 @@ TEST_F(ParallelConfigTest, ShardOptimizerState) {
   EXPECT_EQ(c.zeroStage, 2);
 }
 
-TEST_F(ParallelConfigTest, ShardedDataParallelDegree) {
-  ParallelConfig c = ok(R"({"sharded_data_parallel_degree": 8})", 8);
+TEST_F(ParallelPlanTest, ShardedDataParallelDegree) {
+  ParallelPlan c = ok(R"({"sharded_data_parallel_degree": 8})", 8);
   EXPECT_EQ(c.zeroStage, 3);
   EXPECT_EQ(c.shardDegree, 8);
   EXPECT_EQ(c.replicas(), 1);
@@ -140,8 +140,8 @@ TEST_F(ParallelConfigTest, ShardedDataParallelDegree) {
   EXPECT_EQ(c.shardDegree, 1);
 }
 
-TEST_F(ParallelConfigTest, HybridShardDegree) {
-  ParallelConfig c = ok(R"({"hybrid_shard_degree": 2})", 8);
+TEST_F(ParallelPlanTest, HybridShardDegree) {
+  ParallelPlan c = ok(R"({"hybrid_shard_degree": 2})", 8);
   EXPECT_EQ(c.zeroStage, 3);
   EXPECT_EQ(c.shardDegree, 2);
   EXPECT_EQ(c.replicas(), 4);
@@ -160,9 +160,9 @@ TEST_F(ParallelConfigTest, HybridShardDegree) {
   EXPECT_EQ(c.shardDegree, 4);
 }
 
-TEST_F(ParallelConfigTest, ZeroStage) {
+TEST_F(ParallelPlanTest, ZeroStage) {
   for (int stage = 0; stage <= 3; ++stage) {
-    ParallelConfig c = ok(R"({"zero_stage": )" + std::to_string(stage) + "}", 4);
+    ParallelPlan c = ok(R"({"zero_stage": )" + std::to_string(stage) + "}", 4);
     EXPECT_EQ(c.zeroStage, stage);
     EXPECT_EQ(c.shardDegree, stage == 0 ? 1 : 4);
   }
@@ -172,7 +172,7 @@ TEST_F(ParallelConfigTest, ZeroStage) {
   EXPECT_EQ(ok(R"({"zero_stage": 3})", 1).shardDegree, 1);
 }
 
-TEST_F(ParallelConfigTest, Divisibility) {
+TEST_F(ParallelPlanTest, Divisibility) {
   for (const char *key : {"sharded_data_parallel_degree", "hybrid_shard_degree"}) {
     std::string k = std::string("\"") + key + "\": ";
     EXPECT_HAS(error("{" + k + "3}", 8), std::string("key '") + key + "': 3 does not divide the world size 8");
@@ -183,7 +183,7 @@ TEST_F(ParallelConfigTest, Divisibility) {
   }
 }
 
-TEST_F(ParallelConfigTest, Contradictions) {
+TEST_F(ParallelPlanTest, Contradictions) {
   std::string m = error(R"({"shard_optimizer_state": true, "zero_stage": 0})", 4);
   EXPECT_HAS(m, "contradictory keys 'shard_optimizer_state': true and 'zero_stage': 0");
   for (int stage : {1, 2, 3}) {
@@ -208,7 +208,7 @@ TEST_F(ParallelConfigTest, Contradictions) {
   EXPECT_EQ(ok(R"({"shard_optimizer_state": false, "hybrid_shard_degree": 1})", 4).zeroStage, 0);
 }
 
-TEST_F(ParallelConfigTest, BucketCapMb) {
+TEST_F(ParallelPlanTest, BucketCapMb) {
   EXPECT_EQ(ok(R"({"bucket_cap_mb": 50})", 2).bucketCapMb, 50.0);
   EXPECT_EQ(ok(R"({"bucket_cap_mb": 2.5})", 2).bucketCapMb, 2.5);
   EXPECT_EQ(ok(R"({"bucket_cap_mb": 1e-3})", 2).bucketCapMb, 1e-3);
@@ -218,7 +218,7 @@ TEST_F(ParallelConfigTest, BucketCapMb) {
   EXPECT_HAS(error(R"({"bucket_cap_mb": 1e400})", 2), "key 'bucket_cap_mb': 1e400 is out of range");
 }
 
-TEST_F(ParallelConfigTest, Communicator) {
+TEST_F(ParallelPlanTest, Communicator) {
   for (const char *name : {"auto", "mpi", "nccl"})
     EXPECT_EQ(ok(std::string(R"({"communicator": ")") + name + "\"}", 4).communicator, name);
   EXPECT_EQ(ok(R"({"communicator": "single"})", 1).communicator, "single");
@@ -227,19 +227,93 @@ TEST_F(ParallelConfigTest, Communicator) {
              "key 'communicator': expected auto, mpi, nccl or single, got 'gloo'");
 }
 
-TEST_F(ParallelConfigTest, UnknownKeys) {
+TEST_F(ParallelPlanTest, UnknownKeys) {
   EXPECT_EQ(error(R"({"ddp": true, "foo": 1})", 2),
             "--config: unknown key 'foo' (known: ddp, shard_optimizer_state, "
             "sharded_data_parallel_degree, hybrid_shard_degree, zero_stage, bucket_cap_mb, "
-            "communicator)");
+            "communicator, tensor_parallel_degree, sequence_parallel, pipeline_parallel_degree, "
+            "partitions, microbatches, active_microbatches, pipeline, pipeline_schedule, "
+            "virtual_stages, offload_activations, activation_loading_horizon, auto_partition, "
+            "optimize, memory_weight)");
   // Keys are case-sensitive; odd bytes are escaped in the message.
   EXPECT_HAS(error(R"({"DDP": true})", 2), "unknown key 'DDP'");
   EXPECT_HAS(error(R"({"a\nb": true})", 2), "unknown key 'a\\x0ab'");
-  std::string path = writeFile("unknown.json", R"({"tensor_parallel_degree": 2})");
-  EXPECT_HAS(error(path, 2), "--config: " + path + ": unknown key 'tensor_parallel_degree'");
+  std::string path = writeFile("unknown.json", R"({"tensor_parallelism": 2})");
+  EXPECT_HAS(error(path, 2), "--config: " + path + ": unknown key 'tensor_parallelism'");
 }
 
-TEST_F(ParallelConfigTest, TypeErrors) {
+// SageMaker's model-parallel keys: degrees split the world into data x
+// tensor x pipeline, the rest is read as given.
+TEST_F(ParallelPlanTest, ModelParallelKeys) {
+  ParallelPlan c = ok(R"({"tensor_parallel_degree": 2, "pipeline_parallel_degree": 2,
+                          "microbatches": 8, "pipeline": "interleaved", "virtual_stages": 2,
+                          "active_microbatches": 4, "sequence_parallel": true})", 8);
+  EXPECT_EQ(c.tensorDegree, 2);
+  EXPECT_EQ(c.pipelineDegree, 2);
+  EXPECT_EQ(c.dataDegree(), 2);
+  EXPECT_EQ(c.replicas(), 2);
+  EXPECT_TRUE(c.modelParallel());
+  EXPECT_TRUE(c.sequenceParallel);
+  EXPECT_EQ(c.microbatches, 8);
+  EXPECT_EQ(c.activeMicrobatches, 4);
+  EXPECT_EQ(c.pipelineSchedule, "1f1b");
+  EXPECT_EQ(c.virtualStages, 2);
+  EXPECT_EQ(c.describe(), "ddp zero=0 shard_degree=1 replicas=2 bucket_cap_mb=25 "
+                          "communicator=auto tensor=2 sequence_parallel pipeline=2 "
+                          "schedule=1f1b virtual_stages=2 microbatches=8 active_microbatches=4");
+  // `partitions` is SMP's other name for the pipeline degree; simple = GPipe.
+  c = ok(R"({"partitions": 4, "pipeline": "simple"})", 4);
+  EXPECT_EQ(c.pipelineDegree, 4);
+  EXPECT_EQ(c.pipelineSchedule, "gpipe");
+  EXPECT_EQ(c.dataDegree(), 1);
+  // ZeRO shards over the data-parallel ranks only.
+  c = ok(R"({"tensor_parallel_degree": 2, "shard_optimizer_state": true})", 8);
+  EXPECT_EQ(c.shardDegree, 4);
+  c = ok(R"({"offload_activations": true, "activation_loading_horizon": 2,
+             "auto_partition": true, "optimize": "memory", "memory_weight": 0.5})", 1);
+  EXPECT_TRUE(c.offloadActivations);
+  EXPECT_EQ(c.activationLoadingHorizon, 2);
+  EXPECT_TRUE(c.autoPartition);
+  EXPECT_EQ(c.optimize, "memory");
+  EXPECT_EQ(c.memoryWeight, 0.5);
+  // A data-parallel plan describes itself as before.
+  EXPECT_EQ(ok("{}", 2).describe(),
+            "ddp zero=0 shard_degree=1 replicas=2 bucket_cap_mb=25 communicator=auto");
+}
+
+TEST_F(ParallelPlanTest, ModelParallelErrors) {
+  EXPECT_HAS(error(R"({"tensor_parallel_degree": 3})", 4),
+             "keys 'tensor_parallel_degree' x 'pipeline_parallel_degree': 3 x 1 does not "
+             "divide the world size 4");
+  EXPECT_HAS(error(R"({"tensor_parallel_degree": 2, "pipeline_parallel_degree": 4})", 4),
+             "2 x 4 does not divide the world size 4");
+  EXPECT_HAS(error(R"({"tensor_parallel_degree": 0})", 4),
+             "key 'tensor_parallel_degree': expected an integer >= 1, got 0");
+  EXPECT_HAS(error(R"({"pipeline_parallel_degree": 2, "partitions": 4})", 4),
+             "contradictory keys 'pipeline_parallel_degree': 2 and 'partitions': 4");
+  EXPECT_HAS(error(R"({"pipeline": "fancy"})", 4),
+             "key 'pipeline': expected one of simple, interleaved, got 'fancy'");
+  EXPECT_HAS(error(R"({"pipeline_schedule": "2f2b"})", 4),
+             "key 'pipeline_schedule': expected one of gpipe, 1f1b, interleaved_1f1b, zb_h1");
+  EXPECT_HAS(error(R"({"pipeline": "simple", "pipeline_schedule": "1f1b"})", 4),
+             "contradictory keys 'pipeline': 'simple' and 'pipeline_schedule': '1f1b'");
+  EXPECT_HAS(error(R"({"sequence_parallel": true})", 4),
+             "contradictory keys 'sequence_parallel': true and 'tensor_parallel_degree': 1");
+  EXPECT_HAS(error(R"({"microbatches": 2, "active_microbatches": 3})", 4),
+             "key 'active_microbatches': 3 is more than 'microbatches' (2)");
+  EXPECT_HAS(error(R"({"virtual_stages": 2})", 4),
+             "contradictory keys 'virtual_stages': 2 and 'pipeline_parallel_degree': 1");
+  EXPECT_HAS(error(R"({"memory_weight": 1.5})", 4),
+             "key 'memory_weight': expected a number in [0, 1], got 1.5");
+  EXPECT_HAS(error(R"({"optimize": "cost"})", 4),
+             "key 'optimize': expected one of speed, memory, got 'cost'");
+  // Shard degrees divide the data-parallel degree, not the world.
+  EXPECT_HAS(error(R"({"tensor_parallel_degree": 2, "sharded_data_parallel_degree": 4})", 4),
+             "key 'sharded_data_parallel_degree': 4 does not divide the data-parallel degree 2 "
+             "(world size 4 over tensor x pipeline degrees)");
+}
+
+TEST_F(ParallelPlanTest, TypeErrors) {
   EXPECT_HAS(error(R"({"ddp": 1})", 2), "key 'ddp': expected a boolean, got a number");
   EXPECT_HAS(error(R"({"shard_optimizer_state": "true"})", 2),
              "key 'shard_optimizer_state': expected a boolean, got a string");
@@ -256,7 +330,7 @@ TEST_F(ParallelConfigTest, TypeErrors) {
              "key 'communicator': expected a string, got an array");
 }
 
-TEST_F(ParallelConfigTest, JsonSyntaxAndTopLevel) {
+TEST_F(ParallelPlanTest, JsonSyntaxAndTopLevel) {
   EXPECT_HAS(error(R"({"ddp": })", 2), "--config: invalid JSON: ");
   EXPECT_HAS(error(R"({"ddp": true,})", 2), "--config: invalid JSON: ");
   EXPECT_HAS(error(R"({"ddp": true, "ddp": false})", 2), "--config: invalid JSON: ");
@@ -268,7 +342,7 @@ TEST_F(ParallelConfigTest, JsonSyntaxAndTopLevel) {
   EXPECT_HAS(error(path, 2), "got a string");
 }
 
-TEST_F(ParallelConfigTest, FileAndInline) {
+TEST_F(ParallelPlanTest, FileAndInline) {
   std::string json = R"({"hybrid_shard_degree": 2, "zero_stage": 2, "bucket_cap_mb": 10,
                          "communicator": "mpi"})";
   std::string path = writeFile("hybrid.json", json);
@@ -284,16 +358,16 @@ TEST_F(ParallelConfigTest, FileAndInline) {
   EXPECT_HAS(error(path, 8), "--config: " + path + ": key 'sharded_data_parallel_degree'");
 }
 
-TEST_F(ParallelConfigTest, OutputUntouchedOnError) {
-  ParallelConfig c;
+TEST_F(ParallelPlanTest, OutputUntouchedOnError) {
+  ParallelPlan c;
   c.communicator = "mpi";
   c.zeroStage = 2;
-  EXPECT_FALSE(parseParallelConfig(R"({"zero_stage": 3, "foo": 1})", 4, c).ok());
+  EXPECT_FALSE(parseParallelPlan(R"({"zero_stage": 3, "foo": 1})", 4, c).ok());
   EXPECT_EQ(c.communicator, "mpi");
   EXPECT_EQ(c.zeroStage, 2);
 }
 
-TEST_F(ParallelConfigTest, Describe) {
+TEST_F(ParallelPlanTest, Describe) {
   EXPECT_EQ(ok(R"({"sharded_data_parallel_degree": 2})", 4).describe(),
             "ddp zero=3 shard_degree=2 replicas=2 bucket_cap_mb=25 communicator=auto");
   EXPECT_EQ(ok(R"({"shard_optimizer_state": true, "bucket_cap_mb": 2.5, "communicator": "nccl"})", 8)

@@ -1,0 +1,165 @@
+//===- TrainerTest.cpp - the training loop library without a compiler ------===//
+//
+// runTrainer and validateTrainerOptions (runtime/train/Trainer.h) driven
+// directly, as a program embedding trc would: option checks naming the
+// flag, plans the trainer cannot run refused by their key, and the
+// StepCompiler seam (feeds chosen from the model's graph inputs, a compile
+// failure reported once, a runtime-only trainer refusing .onnx models).
+// The loop itself runs in the lit end-to-end tests against PyTorch.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/train/Trainer.h"
+
+#include "TestArtifact.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <fstream>
+
+namespace {
+using namespace trc::rt;
+using ::testing::HasSubstr;
+
+// A compiler that knows one model's inputs and records what it was asked.
+class RecordingCompiler : public StepCompiler {
+public:
+  std::vector<GraphInput> inputs;
+  std::map<std::string, std::vector<int64_t>> shapes;
+  TrainingBuild build;
+  std::string target;
+  int compiles = 0;
+
+  Status listGraphInputs(const std::string &, std::vector<GraphInput> &out) override {
+    out = inputs;
+    return Status::success();
+  }
+  Status compileTrainingStep(const std::string &, const std::map<std::string, std::vector<int64_t>> &s,
+                             const TrainingBuild &b, const std::string &t, std::string &,
+                             TrainingModelInfo &) override {
+    ++compiles;
+    shapes = s;
+    build = b;
+    target = t;
+    return Status::reported(); // as a compiler that printed its diagnostics
+  }
+  Status checkExportTarget(const std::string &, const std::string &) override {
+    return Status::success();
+  }
+  Status exportOnnx(const std::string &, const std::string &, const TrainedWeights &) override {
+    return Status::error("not exported");
+  }
+};
+
+TrainerOptions validOptions(const std::string &data) {
+  TrainerOptions o;
+  o.model = "model.onnx";
+  o.device = "cpu";
+  o.data = data;
+  o.batchSize = 4;
+  o.seqLen = 8;
+  o.steps = 2;
+  return o;
+}
+
+// A token file of the DataLoader's raw int32 form (256-int header).
+std::string writeTokens(trc::rt::test::TempDir &dir) {
+  std::string path = dir.file("tokens.bin");
+  std::vector<int32_t> header(256, 0);
+  header[0] = 20240520;
+  header[1] = 1;
+  header[2] = 200;
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char *>(header.data()), 256 * 4);
+  std::vector<uint16_t> tokens(200);
+  for (size_t i = 0; i < tokens.size(); ++i)
+    tokens[i] = uint16_t(i % 50);
+  out.write(reinterpret_cast<const char *>(tokens.data()), std::streamsize(tokens.size() * 2));
+  return path;
+}
+
+TEST(TrainerOptionsTest, EachProblemNamesItsFlag) {
+  EXPECT_TRUE(validateTrainerOptions(validOptions("d")).ok());
+  auto problem = [](auto change) {
+    TrainerOptions o = validOptions("d");
+    change(o);
+    Status s = validateTrainerOptions(o);
+    EXPECT_FALSE(s.ok());
+    return s.message();
+  };
+  EXPECT_EQ(problem([](TrainerOptions &o) { o.data.clear(); }), "training needs --data");
+  EXPECT_EQ(problem([](TrainerOptions &o) { o.steps = 0; }), "training needs --steps");
+  EXPECT_THAT(problem([](TrainerOptions &o) { o.optimizer.name = "lamb"; }),
+              HasSubstr("option '--optimizer' expects adamw, adam or sgd, got 'lamb'"));
+  EXPECT_THAT(problem([](TrainerOptions &o) { o.lr = -1; }), HasSubstr("'--lr'"));
+  EXPECT_THAT(problem([](TrainerOptions &o) { o.optimizer.weightDecay = -0.1; }),
+              HasSubstr("'--weight-decay' expects a non-negative number"));
+  EXPECT_THAT(problem([](TrainerOptions &o) { o.gradAccum = 3; }),
+              HasSubstr("--grad-accum 3 does not divide --batch-size 4"));
+  EXPECT_EQ(problem([](TrainerOptions &o) { o.ignoreIndex = 0; }),
+            "--ignore-index needs --loss cross_entropy");
+  EXPECT_THAT(problem([](TrainerOptions &o) { o.precision = "fp8"; }),
+              HasSubstr("'--precision' expects fp32, bf16 or fp16, got 'fp8'"));
+  EXPECT_EQ(problem([](TrainerOptions &o) { o.initialLossScale = 1024; }),
+            "--loss-scale is the initial loss scale of --precision fp16");
+  EXPECT_EQ(problem([](TrainerOptions &o) { o.checkpointEvery = 5; }),
+            "--checkpoint-every needs --checkpoint-dir");
+  EXPECT_EQ(problem([](TrainerOptions &o) { o.resume = true; }), "--resume needs --checkpoint-dir");
+  // Saving a step needs no data and no step count.
+  TrainerOptions save = validOptions("");
+  save.steps = 0;
+  save.saveArtifact = "out";
+  EXPECT_TRUE(validateTrainerOptions(save).ok());
+}
+
+TEST(TrainerTest, RuntimeOnlyTrainerRefusesOnnxModels) {
+  trc::rt::test::TempDir dir;
+  TrainerOptions o = validOptions(writeTokens(dir));
+  Status s = runTrainer(o, nullptr);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("this runtime-only build of trc-run cannot compile"));
+}
+
+TEST(TrainerTest, PlansBeyondDataParallelismAreRefusedByTheirKey) {
+  trc::rt::test::TempDir dir;
+  TrainerOptions o = validOptions(writeTokens(dir));
+  RecordingCompiler compiler;
+  for (const char *plan : {R"({"offload_activations": true})", R"({"auto_partition": true})",
+                           R"({"microbatches": 4})"}) {
+    o.parallelConfig = plan;
+    Status s = runTrainer(o, &compiler);
+    ASSERT_FALSE(s.ok()) << plan;
+    EXPECT_THAT(s.message(), HasSubstr("is not available yet")) << plan;
+  }
+  EXPECT_EQ(compiler.compiles, 0);
+}
+
+TEST(TrainerTest, FeedsComeFromTheModelsIntegerInputsAndCompileFailuresAreReported) {
+  trc::rt::test::TempDir dir;
+  TrainerOptions o = validOptions(writeTokens(dir));
+  o.gradAccum = 2;
+  o.optimizer.weightDecay = 0.01;
+  RecordingCompiler compiler;
+  compiler.inputs = {{"mask", false}, {"ids", true}, {"labels", true}};
+  Status s = runTrainer(o, &compiler);
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(s.isReported()); // the compiler's diagnostics are not repeated
+  EXPECT_EQ(compiler.compiles, 1);
+  EXPECT_EQ(compiler.target, "cpu");
+  // Micro-batches of batch / grad-accum rows.
+  std::map<std::string, std::vector<int64_t>> expected{{"ids", {2, 8}}, {"labels", {2, 8}}};
+  EXPECT_EQ(compiler.shapes, expected);
+  EXPECT_EQ(compiler.build.tokenInput, "ids");
+  EXPECT_EQ(compiler.build.trainStepOptions,
+            "optimizer=adamw weight-decay=0.01 accumulate=true");
+  EXPECT_FALSE(compiler.build.fuseAttention); // auto: unfused on the CPU
+
+  // A feed that names no graph input.
+  o.feeds = {"tokens=inputs"};
+  s = runTrainer(o, &compiler);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("--feed names 'tokens', which is not a graph input"));
+}
+
+} // namespace

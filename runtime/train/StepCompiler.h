@@ -1,0 +1,81 @@
+//===- StepCompiler.h - what the trainer needs from a compiler --*- C++ -*-===//
+//
+// The runtime never links the compiler (DESIGN.md): a Trainer given an .onnx
+// model asks a StepCompiler, which the front end supplies when it is built
+// with the compiler (tools/trc-run/CompileInProcess.h), to list the model's
+// graph inputs, compile its training step into an artifact folder, and write
+// the trained weights back into ONNX. A runtime-only build passes none and
+// trains saved steps only (TrainingArtifact.h).
+//
+// Failures: a StepCompiler reports its own diagnostics (the compiler's
+// `error:` lines, to stderr) and returns Status::reported(), or returns an
+// ordinary error Status for the caller to print.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_RUNTIME_TRAIN_STEPCOMPILER_H
+#define TRC_RUNTIME_TRAIN_STEPCOMPILER_H
+
+#include "runtime/support/Status.h"
+#include "runtime/support/Tensor.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace trc::rt {
+
+/// How the training step is built from the imported forward graph.
+struct TrainingBuild {
+  std::string trainStepOptions;  // trc-build-train-step's, e.g. "optimizer=adamw"
+  std::string loss;              // "" (the model's output is the loss) or "cross_entropy"
+  int64_t ignoreIndex = -100;    // with loss = cross_entropy
+  std::string precision = "fp32"; // fp32, bf16 or fp16 (fp16 adds loss scaling)
+  bool fuseAttention = false;    // trc-fuse-attention: probabilities recomputed, not kept
+  std::string tokenInput;        // graph input of the token ids
+  std::string dataParallelOptions; // trc-data-parallel's options; "" = one process
+  bool initWeights = false;      // weights=init: trainable params from their recipes
+  uint64_t initSeed = 0;         // weights=init's seed=
+};
+
+/// What the compiler learned about the model that the trainer checks.
+struct TrainingModelInfo {
+  int64_t vocabSize = 0; // rows of the table the token ids index (0: unknown)
+};
+
+/// One graph input of an .onnx model.
+struct GraphInput {
+  std::string name;
+  bool isInteger = false;
+};
+
+/// The weights to export: the trained parameters by (decoded) name, and how
+/// to read one.
+struct TrainedWeights {
+  std::vector<std::string> names;
+  std::function<Status(const std::string &name, HostTensor &out)> read;
+};
+
+class StepCompiler {
+public:
+  virtual ~StepCompiler() = default;
+  /// The graph inputs of `model`, in order.
+  virtual Status listGraphInputs(const std::string &model, std::vector<GraphInput> &out) = 0;
+  /// Compiles the training step of `model` for `target` ("cpu" | "cuda") with
+  /// the given input shapes into a fresh temporary artifact folder
+  /// (`artifactDir`, inside a temporary parent the caller removes).
+  virtual Status compileTrainingStep(const std::string &model,
+                                     const std::map<std::string, std::vector<int64_t>> &shapes,
+                                     const TrainingBuild &build, const std::string &target,
+                                     std::string &artifactDir, TrainingModelInfo &info) = 0;
+  /// Checks before training that `outPath` can be written from `model`.
+  virtual Status checkExportTarget(const std::string &model, const std::string &outPath) = 0;
+  /// Writes `outPath`: `model` with the trained weights.
+  virtual Status exportOnnx(const std::string &model, const std::string &outPath,
+                            const TrainedWeights &weights) = 0;
+};
+
+} // namespace trc::rt
+
+#endif // TRC_RUNTIME_TRAIN_STEPCOMPILER_H

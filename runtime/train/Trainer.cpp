@@ -1,0 +1,606 @@
+//===- Trainer.cpp - the training loop (see Trainer.h) ---------------------===//
+//
+// runTrainer validates the options, connects the ranks, then either saves
+// the compiled step (saveArtifact) or builds a TrainingJob: the step's
+// session with its state zeroed or resumed, the data loader and the metrics
+// writer, and runs the steps. Every rank runs the same calls in the same
+// order (several of them are collective); only rank 0 prints, writes metrics
+// and checkpoints, and exports.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/train/Trainer.h"
+#include "trc/Abi/SlotNames.h"
+
+#include "runtime/artifact/Artifact.h"
+#include "runtime/artifact/Session.h"
+#include "runtime/backends/Backend.h"
+#include "runtime/comm/Collectives.h"
+#include "runtime/formats/Manifest.h"
+#include "runtime/support/Names.h"
+#include "runtime/support/SplitMix64.h"
+#include "runtime/train/Checkpoint.h"
+#include "runtime/train/DataLoader.h"
+#include "runtime/train/DistributedRun.h"
+#include "runtime/train/LossScaler.h"
+#include "runtime/train/Metrics.h"
+#include "runtime/train/TrainerSettings.h"
+#include "runtime/train/TrainingArtifact.h"
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <sys/stat.h>
+
+namespace trc::rt {
+namespace {
+
+/// Names of the slots a checkpoint holds: parameters and optimizer state.
+std::vector<const Slot *> stateSlots(const Manifest &m) {
+  std::vector<const Slot *> out;
+  for (const Slot &s : m.slots) {
+    bool isState = s.kind == SlotKind::Input && s.name.find(':') != std::string::npos;
+    if (s.kind == SlotKind::Param || isState)
+      out.push_back(&s);
+  }
+  return out;
+}
+
+/// The dropout masks' key of a micro-step: SplitMix64 of (seed, counter).
+uint64_t dropoutKey(uint64_t seed, uint64_t counter) {
+  return splitmix64(splitmix64(seed) ^ counter);
+}
+
+/// Gradient-accumulation buffers: updated on every micro-step.
+bool isAccumulator(std::string_view name) { return name.rfind(abi::kGradAccumPrefix, 0) == 0; }
+
+/// Which graph inputs take the batch's inputs and targets: the feeds given,
+/// else the first two integer inputs.
+Status chooseFeeds(StepCompiler &compiler, RunSettings &run) {
+  const std::string &model = run.options.model;
+  std::vector<GraphInput> inputs;
+  if (Status s = compiler.listGraphInputs(model, inputs); !s)
+    return s;
+  for (const auto &feed : run.options.feeds) {
+    auto eq = feed.find('=');
+    std::string name = feed.substr(0, eq), role = eq == std::string::npos ? "" : feed.substr(eq + 1);
+    bool known = false;
+    for (const auto &in : inputs)
+      known |= in.name == name;
+    if (!known)
+      return Status::error("--feed names '" + name + "', which is not a graph input of " + model);
+    if (role == "inputs")
+      run.inputsName = name;
+    else if (role == "targets")
+      run.targetsName = name;
+    else
+      return Status::error("--feed expects NAME=inputs or NAME=targets, got '" + feed + "'");
+  }
+  if (!run.build.loss.empty()) {
+    // The appended loss brings its own targets input (trc-append-loss).
+    if (!run.targetsName.empty())
+      return Status::error("--feed " + run.targetsName +
+                           "=targets: with --loss the targets are the loss's own input");
+    run.targetsName = abi::kLossTargets;
+  }
+  for (const auto &in : inputs) {
+    if (!in.isInteger || in.name == run.inputsName || in.name == run.targetsName)
+      continue;
+    if (run.inputsName.empty())
+      run.inputsName = in.name;
+    else if (run.targetsName.empty())
+      run.targetsName = in.name;
+  }
+  if (run.inputsName.empty() || run.targetsName.empty())
+    return Status::error(model + ": needs two integer graph inputs (token ids and targets; name "
+                                 "them with --feed NAME=inputs --feed NAME=targets), or one "
+                                 "(token ids) and --loss cross_entropy when the model outputs "
+                                 "logits");
+  return Status::success();
+}
+
+/// Compiles the training step for `target` with micro-batches of
+/// `microRows` rows (feeds chosen).
+Status compileStep(StepCompiler &compiler, RunSettings &run, int64_t microRows,
+                   const std::string &target, std::string &artifactDir,
+                   TrainingModelInfo &info) {
+  const int64_t seq = run.options.seqLen;
+  std::map<std::string, std::vector<int64_t>> shapes{{run.inputsName, {microRows, seq}}};
+  if (run.build.loss.empty())
+    shapes[run.targetsName] = {microRows, seq};
+  run.build.tokenInput = run.inputsName;
+  const std::string &attention = run.options.attention;
+  // auto: fused for cuda, where the memory the kept probabilities take is
+  // what limits the batch; unfused on the CPU, where recomputing them costs
+  // time (measured: up to 20% of a step).
+  run.build.fuseAttention = attention == "fused" || (attention == "auto" && target == "cuda");
+  return compiler.compileTrainingStep(run.options.model, shapes, run.build, target, artifactDir,
+                                      info);
+}
+
+/// saveArtifact DIR: rank 0 compiles the step as a run would and keeps it
+/// in DIR with its training.trc; nothing is trained. A DIR that exists must
+/// be a step saved before (it is replaced).
+Status saveTrainingStep(StepCompiler &compiler, RunSettings &run, DistributedRun &dist) {
+  const TrainerOptions &o = run.options;
+  const std::string &dir = o.saveArtifact;
+  if (!dist.isRoot())
+    return Status::success();
+  if (o.device != "cpu" && o.device != "cuda" && o.device != "auto")
+    return Status::error("option '--device' expects cpu, cuda or auto, got '" + o.device + "'");
+  // The step is compiled for the device it will run on, not this machine's.
+  std::string target = o.device == "cuda" ? "cuda" : "cpu";
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) &&
+      !(std::filesystem::is_directory(dir, ec) && isTrainingArtifact(dir)))
+    return Status::error("--save-artifact " + dir + ": exists and is not a saved training step "
+                         "(not replaced)");
+  if (Status s = chooseFeeds(compiler, run); !s)
+    return s;
+  int64_t microRows = o.batchSize / dist.size() / o.gradAccum;
+  std::string artifactDir;
+  TrainingModelInfo info;
+  Status compiled = compileStep(compiler, run, microRows, target, artifactDir, info);
+  TemporaryArtifact removeTemporary{artifactDir};
+  if (!compiled)
+    return compiled;
+  TrainingArtifactInfo saved;
+  saved.inputs = run.inputsName;
+  saved.targets = run.targetsName;
+  saved.vocab = info.vocabSize;
+  saved.batch = o.batchSize;
+  saved.seq = o.seqLen;
+  saved.gradAccum = o.gradAccum;
+  saved.ranks = dist.size();
+  saved.parallel = run.build.dataParallelOptions;
+  saved.settings = compileSettings(run);
+  if (Status s = writeTrainingInfo(artifactDir, saved); !s)
+    return s;
+  if (Status s = installTrainingArtifact(artifactDir, dir); !s)
+    return s.withPrefix("--save-artifact " + dir + ": ");
+  std::fprintf(stderr, "trc-run: saved the training step (target %s, batch %lld x %lld) to %s\n",
+               target.c_str(), static_cast<long long>(o.batchSize),
+               static_cast<long long>(o.seqLen), dir.c_str());
+  return Status::success();
+}
+
+/// The plans this trainer runs: data parallelism with ZeRO. The rest of a
+/// ParallelPlan parses, and is refused here by the key that asks for it.
+Status checkRunnable(const ParallelPlan &plan) {
+  auto notYet = [](const std::string &key, const std::string &what) {
+    return Status::error("--config: key '" + key + "': " + what +
+                         " is not available yet; this trc trains data-parallel plans "
+                         "(ddp, zero_stage, sharded_data_parallel_degree, hybrid_shard_degree)");
+  };
+  if (plan.tensorDegree > 1)
+    return notYet("tensor_parallel_degree", "tensor parallelism");
+  if (plan.pipelineDegree > 1)
+    return notYet("pipeline_parallel_degree", "pipeline parallelism");
+  if (plan.microbatches > 1)
+    return notYet("microbatches", "pipelined microbatches (use --grad-accum)");
+  if (plan.offloadActivations)
+    return notYet("offload_activations", "activation offloading");
+  if (plan.autoPartition)
+    return notYet("auto_partition", "the auto-partitioner");
+  return Status::success();
+}
+
+/// One training run on this rank: the compiled step's session and the
+/// state around it.
+class TrainingJob {
+public:
+  TrainingJob(RunSettings &run, DistributedRun &dist, StepCompiler *compiler,
+              const std::function<void(const StepResult &)> &onStep)
+      : run_(run), o_(run.options), dist_(dist), compiler_(compiler), onStep_(onStep) {}
+  ~TrainingJob() { setCollectiveBackend(nullptr); } // before the backend goes
+
+  Status prepare();
+  Status train();
+  Status exportWeights();
+
+private:
+  Status openData(int64_t vocab);
+  Status getStep(bool fromArtifact, int64_t &vocab);
+  Status zeroState();
+  Status resume();
+  Status runStep(int64_t step, StepResult &result);
+  Status checkpoint(int64_t step);
+
+  RunSettings &run_;
+  const TrainerOptions &o_;
+  DistributedRun &dist_;
+  StepCompiler *compiler_;
+  const std::function<void(const StepResult &)> &onStep_;
+
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<DataLoader> data_;
+  std::string artifactDir_;
+  TemporaryArtifact removeTemporary_;
+  std::unique_ptr<Artifact> artifact_;
+  std::unique_ptr<Session> session_;
+  std::vector<const Slot *> stateSlots_;
+  bool lossScaling_ = false, dropout_ = false;
+  LossScaler scaler_;
+  int64_t firstStep_ = 0, rankRows_ = 0, microRows_ = 0;
+  std::unique_ptr<MetricsWriter> metrics_;
+};
+
+Status TrainingJob::openData(int64_t vocab) {
+  DataLoaderOptions options;
+  options.batchSize = o_.batchSize;
+  options.seqLen = o_.seqLen;
+  options.shuffle = o_.shuffle;
+  options.seed = o_.seed;
+  options.vocabSize = vocab;
+  return DataLoader::open(o_.data, options, data_);
+}
+
+/// The saved step's settings, or the .onnx model compiled on rank 0 and
+/// shared with the others.
+Status TrainingJob::getStep(bool fromArtifact, int64_t &vocab) {
+  if (fromArtifact) {
+    artifactDir_ = o_.model;
+    return Status::success();
+  }
+  TrainingModelInfo info;
+  // Rank 0 compiles; the other ranks receive the same artifact.
+  Status compiled = dist_.isRoot() ? compileStep(*compiler_, run_, microRows_,
+                                                 backend_->target(), artifactDir_, info)
+                                   : Status::success();
+  removeTemporary_.artifactDir = artifactDir_;
+  if (dist_.size() > 1) {
+    Status shared = dist_.shareArtifact(compiled.ok(), artifactDir_, info.vocabSize);
+    removeTemporary_.artifactDir = artifactDir_;
+    if (!compiled)
+      return compiled;
+    if (!shared)
+      return shared;
+  }
+  if (!compiled)
+    return compiled;
+  vocab = info.vocabSize;
+  return Status::success();
+}
+
+Status TrainingJob::prepare() {
+  struct stat modelStat;
+  const bool fromArtifact = ::stat(o_.model.c_str(), &modelStat) == 0 && S_ISDIR(modelStat.st_mode);
+  if (fromArtifact && !o_.exportOnnx.empty())
+    return Status::error("--export-onnx writes the trained weights into the .onnx model they "
+                         "came from: train MODEL.onnx, not the saved step " + o_.model);
+  if (!fromArtifact && !compiler_)
+    return Status::error(o_.model + ": this runtime-only build of trc-run cannot compile a "
+                         "model; train a step saved on the build machine with trc-run "
+                         "MODEL.onnx ... --save-artifact DIR");
+  // A saved step runs on its own target under --device auto.
+  std::string device =
+      fromArtifact && o_.device == "auto" ? Artifact::targetOf(o_.model) : o_.device;
+  if (Status s = createBackend(device, backend_); !s)
+    return s;
+  setCollectiveBackend(backend_.get());
+  // NCCL moves device memory; the CPU backend's tensors are host memory.
+  if (dist_.config().communicator == "nccl" && std::string(backend_->target()) != "cuda")
+    return Status::error("--config communicator: nccl needs a CUDA device (this run uses " +
+                         std::string(backend_->target()) + "); use mpi for CPU ranks");
+  if (dist_.isRoot() && dist_.dataParallel())
+    std::fprintf(stderr, "trc-run: %d rank%s, %s\n", dist_.size(), dist_.size() == 1 ? "" : "s",
+                 dist_.config().describe().c_str());
+  int64_t vocab = 0;
+  if (fromArtifact) {
+    if (Status s = adoptTrainingArtifact(o_.model, dist_.size(), run_.build.dataParallelOptions,
+                                         run_, vocab);
+        !s)
+      return s;
+  } else if (Status s = chooseFeeds(*compiler_, run_); !s) {
+    return s;
+  }
+  // Opened once before compiling so that a bad data file fails fast, and
+  // again below with the model's vocabulary as the bound on token ids.
+  if (Status s = openData(0); !s)
+    return s;
+  // Rank r takes rows [r*B/R, (r+1)*B/R) of each global batch; each
+  // micro-step takes 1/grad-accum of those.
+  rankRows_ = o_.batchSize / dist_.size();
+  microRows_ = rankRows_ / o_.gradAccum;
+  if (Status s = getStep(fromArtifact, vocab); !s)
+    return s;
+  if (vocab > 0)
+    if (Status s = openData(vocab); !s)
+      return s;
+  if (Status s = openSession(artifactDir_, *backend_, artifact_, session_, dist_.shardIndex());
+      !s)
+    return s;
+  if (Status s = dist_.broadcastParameters(*session_); !s)
+    return s;
+  const Manifest &manifest = artifact_->manifest();
+  lossScaling_ = manifest.find(SlotKind::Input, abi::kLossScale) != nullptr;
+  dropout_ = manifest.find(SlotKind::Input, abi::kRngKey) != nullptr;
+  stateSlots_ = stateSlots(manifest);
+  scaler_.scale = run_.initialLossScale;
+  if (Status s = zeroState(); !s)
+    return s;
+  if (o_.resume)
+    if (Status s = resume(); !s)
+      return s;
+  if (!o_.metricsPath.empty() && dist_.isRoot()) {
+    Status s = o_.resume ? MetricsWriter::resume(o_.metricsPath, firstStep_, metrics_)
+                         : MetricsWriter::create(o_.metricsPath, metrics_);
+    if (!s)
+      return s;
+  }
+  return Status::success();
+}
+
+/// Optimizer state starts at zero; a resumed run loads it all back.
+Status TrainingJob::zeroState() {
+  for (const Slot *slot : stateSlots_)
+    if (slot->kind == SlotKind::Input) {
+      HostTensor zeros;
+      if (Status s = zeros.allocate(slot->dtype, slot->shape); !s)
+        return s;
+      if (Status s = session_->setInput(slot->name, zeros); !s)
+        return s;
+    }
+  return Status::success();
+}
+
+Status TrainingJob::resume() {
+  std::string folder;
+  if (Status s = latestCheckpoint(o_.checkpointDir, folder); !s)
+    return s;
+  CheckpointState state;
+  std::vector<NamedTensor> tensors;
+  if (Status s = readCheckpoint(folder, state, tensors); !s)
+    return s;
+  if (Status s = checkCheckpointConfig(folder, state, checkpointConfig(run_)); !s)
+    return s;
+  auto find = [&](const std::string &name) -> const NamedTensor * {
+    for (const auto &t : tensors)
+      if (t.name == name)
+        return &t;
+    return nullptr;
+  };
+  for (const Slot *slot : stateSlots_) {
+    const NamedTensor *found = find(slot->name);
+    if (!found)
+      return Status::error(folder + ": the checkpoint has no tensor '" +
+                           percentEncode(slot->name) + "'");
+    if (Status s = dist_.writeFull(*session_, *slot, found->tensor); !s)
+      return s.withPrefix(folder + ": ");
+  }
+  if (lossScaling_) {
+    const NamedTensor *scale = find(LossScaler::kScaleTensor);
+    const NamedTensor *good = find(LossScaler::kGoodStepsTensor);
+    if (!scale || !good || scale->tensor.dtype != DType::F64 ||
+        good->tensor.dtype != DType::I64 || scale->tensor.numElements() != 1 ||
+        good->tensor.numElements() != 1)
+      return Status::error(folder + ": the checkpoint has no valid loss-scaler state ('" +
+                           LossScaler::kScaleTensor + "', '" + LossScaler::kGoodStepsTensor +
+                           "')");
+    scaler_.scale = *static_cast<const double *>(scale->tensor.data());
+    scaler_.goodSteps = *static_cast<const int64_t *>(good->tensor.data());
+  }
+  if (Status s = data_->restore(state.data); !s)
+    return s;
+  firstStep_ = state.step;
+  return Status::success();
+}
+
+/// One optimizer step: gradAccum micro-steps of this rank's rows, then the
+/// update (skipped on an fp16 overflow).
+Status TrainingJob::runStep(int64_t step, StepResult &result) {
+  const int64_t accum = o_.gradAccum, seq = o_.seqLen;
+  HostTensor inputs, targets, microInputs, microTargets, lr, stepCount, loss, norm;
+  HostTensor keepAccum, gradScale, lossScale, rngKey;
+  (void)rngKey.allocate(DType::I64, {});
+  for (auto [tensor, rows] : {std::pair{&inputs, o_.batchSize}, std::pair{&targets, o_.batchSize},
+                              std::pair{&microInputs, microRows_},
+                              std::pair{&microTargets, microRows_}})
+    if (Status s = tensor->allocate(DType::I64, {rows, seq}); !s)
+      return s;
+  for (HostTensor *scalar : {&lr, &stepCount, &keepAccum, &gradScale, &lossScale})
+    (void)scalar->allocate(DType::F32, {});
+  auto setScalar = [&](HostTensor &t, double v) { *static_cast<float *>(t.data()) = float(v); };
+
+  auto start = std::chrono::steady_clock::now();
+  if (Status s = data_->next(static_cast<int64_t *>(inputs.data()),
+                             static_cast<int64_t *>(targets.data()));
+      !s)
+    return s;
+  double rate = run_.schedule.at(step);
+  setScalar(lr, rate);
+  setScalar(stepCount, double(step + 1));
+  setScalar(lossScale, scaler_.scale);
+  setScalar(gradScale, 1.0 / (double(accum) * (lossScaling_ ? scaler_.scale : 1.0)));
+  double lossSum = 0, gradNorm = 0;
+  bool applied = true;
+  for (int64_t micro = 0; micro < accum; ++micro) {
+    bool last = micro + 1 == accum;
+    auto takeRows = [&](HostTensor &part, const HostTensor &full) {
+      size_t first = size_t((dist_.rank() * rankRows_ + micro * microRows_) * seq),
+             count = size_t(microRows_ * seq);
+      std::memcpy(part.data(), static_cast<const int64_t *>(full.data()) + first,
+                  count * sizeof(int64_t));
+    };
+    takeRows(microInputs, inputs);
+    takeRows(microTargets, targets);
+    setScalar(keepAccum, last ? 0.0 : 1.0);
+    std::vector<std::pair<std::string, HostTensor *>> feeds{
+        {run_.inputsName, &microInputs}, {run_.targetsName, &microTargets},
+        {abi::kLearningRate, &lr}, {abi::kStepCount, &stepCount}};
+    if (accum > 1)
+      feeds.push_back({abi::kKeepAccum, &keepAccum});
+    if (accum > 1 || lossScaling_)
+      feeds.push_back({abi::kGradScale, &gradScale});
+    if (lossScaling_)
+      feeds.push_back({abi::kLossScale, &lossScale});
+    if (dropout_) { // a pure function of (seed, micro-step): resumes exactly
+      *static_cast<int64_t *>(rngKey.data()) =
+          static_cast<int64_t>(dropoutKey(o_.seed, uint64_t(step * accum + micro)));
+      feeds.push_back({abi::kRngKey, &rngKey});
+    }
+    for (auto &[name, value] : feeds)
+      if (Status s = session_->setInput(name, *value); !s)
+        return s;
+    if (Status s = session_->run(); !s)
+      return s;
+    if (Status s = session_->getOutput(abi::kLossOutput, loss); !s)
+      return s;
+    lossSum += *static_cast<float *>(loss.data());
+    if (!last) { // only the running gradient sum moves
+      if (Status s = session_->applyUpdates(isAccumulator); !s)
+        return s;
+      continue;
+    }
+    if (Status s = session_->getOutput(abi::kGradNormOutput, norm); !s)
+      return s;
+    gradNorm = *static_cast<float *>(norm.data());
+    // An overflowed f16 step is skipped (its sums still reset).
+    applied = !lossScaling_ || scaler_.update(gradNorm);
+    if (Status s = applied ? session_->applyUpdates() : session_->applyUpdates(isAccumulator); !s)
+      return s;
+  }
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  result.step = step + 1;
+  result.loss = lossSum / double(accum);
+  result.learningRate = rate;
+  result.gradNorm = gradNorm;
+  result.stepTimeMs = ms;
+  result.tokensPerSecond = double(o_.batchSize * seq) / (ms / 1000.0);
+  result.applied = applied;
+  return Status::success();
+}
+
+/// Full tensors of every state slot (collective), written by rank 0.
+Status TrainingJob::checkpoint(int64_t step) {
+  std::vector<HostTensor> values(stateSlots_.size());
+  std::vector<SafetensorsView> views;
+  for (size_t i = 0; i < stateSlots_.size(); ++i) {
+    if (Status s = dist_.readFull(*session_, *stateSlots_[i], values[i]); !s)
+      return s;
+    views.push_back({stateSlots_[i]->name, values[i].dtype, values[i].shape, values[i].data()});
+  }
+  double scale = scaler_.scale;
+  int64_t good = scaler_.goodSteps;
+  if (lossScaling_) {
+    views.push_back({LossScaler::kScaleTensor, DType::F64, {1}, &scale});
+    views.push_back({LossScaler::kGoodStepsTensor, DType::I64, {1}, &good});
+  }
+  CheckpointState state;
+  state.step = step + 1;
+  state.data = data_->state();
+  state.seed = o_.seed;
+  state.config = checkpointConfig(run_);
+  if (!dist_.isRoot()) // only rank 0 writes; every rank can resume from it
+    return Status::success();
+  return saveCheckpoint(o_.checkpointDir, state, views);
+}
+
+Status TrainingJob::train() {
+  const bool root = dist_.isRoot();
+  ProgressBar progress(o_.steps, firstStep_);
+  for (int64_t step = firstStep_; step < o_.steps; ++step) {
+    StepResult result;
+    if (Status s = runStep(step, result); !s)
+      return s;
+    if (metrics_) {
+      StepMetrics m;
+      m.step = result.step;
+      m.loss = MetricValue(result.loss);
+      m.learningRate = MetricValue(result.learningRate);
+      m.gradNorm = MetricValue(result.gradNorm);
+      m.tokensPerSecond = MetricValue(result.tokensPerSecond);
+      m.stepTimeMs = MetricValue(result.stepTimeMs);
+      if (lossScaling_) {
+        m.extra.push_back({"loss_scale", MetricValue(scaler_.scale)});
+        m.extra.push_back({"skipped", MetricValue(result.applied ? 0.0 : 1.0)});
+      }
+      if (Status s = metrics_->write(m); !s)
+        return s;
+    }
+    if (onStep_)
+      onStep_(result);
+    if (root)
+      progress.update(step + 1, result.loss, result.tokensPerSecond);
+    bool last = step + 1 == o_.steps;
+    if (o_.checkpointEvery && ((step + 1) % o_.checkpointEvery == 0 || last)) {
+      if (root)
+        progress.clear();
+      if (Status s = checkpoint(step); !s)
+        return s;
+    }
+  }
+  if (root)
+    progress.finish();
+  return Status::success();
+}
+
+/// --export-onnx: every rank helps gather sharded parameters; rank 0 writes.
+Status TrainingJob::exportWeights() {
+  if (o_.exportOnnx.empty())
+    return Status::success();
+  std::map<std::string, HostTensor> trained;
+  TrainedWeights weights;
+  for (const Slot *slot : artifact_->manifest().slotsOfKind(SlotKind::Param))
+    if (slot->trainable) {
+      if (Status s = dist_.readFull(*session_, *slot, trained[slot->name]); !s)
+        return s;
+      weights.names.push_back(slot->name);
+    }
+  weights.read = [&](const std::string &name, HostTensor &value) {
+    value = std::move(trained.at(name));
+    return Status::success();
+  };
+  if (!dist_.isRoot())
+    return Status::success();
+  return compiler_->exportOnnx(o_.model, o_.exportOnnx, weights);
+}
+
+} // namespace
+
+Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
+                  const std::function<void(const StepResult &)> &onStep) {
+  RunSettings run;
+  if (Status s = resolveRunSettings(options, run); !s)
+    return s;
+  // A bad export target fails now, not after the training run.
+  if (!options.exportOnnx.empty() && compiler)
+    if (Status s = compiler->checkExportTarget(options.model, options.exportOnnx); !s)
+      return s;
+  // Ranks, groups and the data-parallel plan (one process: world size 1).
+  std::unique_ptr<DistributedRun> dist;
+  if (Status s = DistributedRun::create(options.parallelConfig, dist); !s)
+    return s;
+  if (Status s = checkRunnable(dist->config()); !s)
+    return s;
+  const int64_t ranks = dist->size();
+  if (options.batchSize % (ranks * options.gradAccum) != 0)
+    return Status::error("--batch-size " + std::to_string(options.batchSize) +
+                         " is the global batch: it must be a multiple of the world size (" +
+                         std::to_string(ranks) + ") times --grad-accum (" +
+                         std::to_string(options.gradAccum) + ")");
+  if (dist->dataParallel())
+    run.build.dataParallelOptions = dist->passOptions();
+  struct stat modelStat;
+  const bool fromArtifact =
+      ::stat(options.model.c_str(), &modelStat) == 0 && S_ISDIR(modelStat.st_mode);
+  if (!options.saveArtifact.empty()) {
+    if (fromArtifact)
+      return Status::error("--save-artifact compiles an .onnx model; " + options.model +
+                           " is a folder (already a saved training step?)");
+    if (!compiler)
+      return Status::error(options.model + ": --save-artifact compiles, which this "
+                                           "runtime-only build cannot do");
+    return saveTrainingStep(*compiler, run, *dist);
+  }
+  TrainingJob job(run, *dist, compiler, onStep);
+  if (Status s = job.prepare(); !s)
+    return s;
+  if (Status s = job.train(); !s)
+    return s;
+  return job.exportWeights();
+}
+
+} // namespace trc::rt

@@ -1,0 +1,99 @@
+//===- Trainer.h - the training loop as a library ---------------*- C++ -*-===//
+//
+// A Trainer runs a training job described by TrainerOptions: it connects the
+// ranks (DistributedRun, ParallelPlan), gets the training step (compiled from
+// an .onnx model by a StepCompiler, or a step saved with --save-artifact),
+// opens the data, and runs N optimizer steps of llm.c-style batches, logging
+// one metrics line per step and checkpointing parameters, optimizer state,
+// the data position and the step atomically. Resuming continues from the
+// latest checkpoint exactly (same batches, same state). With gradAccum K
+// each step runs K micro-steps of B/K rows and applies one update; with
+// fp16 a step whose gradients overflow is skipped and the loss scale backs
+// off (LossScaler.h). Token ids are checked against the rows of the
+// embedding they index. initWeights compiles with weights=init: each
+// trainable parameter starts from fresh values of its exported values'
+// recipe (docs/ARTIFACT.md). saveArtifact compiles the step and keeps it
+// with its training.trc (TrainingArtifact.h) instead of training.
+//
+// trc-run is a thin front end over this (tools/trc-run/TrainFlags.h turns
+// its flags into TrainerOptions). Errors are Status messages that name the
+// trc-run flag or --config key at fault; every rank must call run().
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_RUNTIME_TRAIN_TRAINER_H
+#define TRC_RUNTIME_TRAIN_TRAINER_H
+
+#include "runtime/support/Status.h"
+#include "runtime/train/StepCompiler.h"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace trc::rt {
+
+/// The optimizer of the compiled step (trc-build-train-step's options).
+struct OptimizerSettings {
+  std::string name = "adamw";            // adamw | adam | sgd      (--optimizer)
+  std::optional<double> momentum;        // sgd                     (--momentum)
+  std::optional<double> weightDecay;     //                         (--weight-decay)
+  std::optional<double> clipGradNorm;    // global-norm clipping    (--clip-grad-norm)
+  bool nesterov = false;                 //                         (--nesterov)
+};
+
+/// Everything a training job needs; each field names the trc-run flag that
+/// sets it. Defaults are trc-run's.
+struct TrainerOptions {
+  std::string model;                     // .onnx or a saved training step folder
+  std::string device = "auto";           // cpu | cuda | auto        (--device)
+  std::string data;                      // token file               (--data)
+  int64_t batchSize = 0;                 // global batch             (--batch-size)
+  int64_t seqLen = 0;                    //                          (--seq-len)
+  int64_t steps = 0;                     // 0 only with saveArtifact (--steps)
+  int64_t gradAccum = 1;                 // micro-steps per step     (--grad-accum)
+  uint64_t seed = 0;                     // data order, dropout, init (--seed)
+  bool shuffle = false;                  //                          (--shuffle)
+  std::vector<std::string> feeds;        // NAME=inputs|targets      (--feed)
+  OptimizerSettings optimizer;
+  double lr = 1e-3;                      //                          (--lr)
+  std::string lrSchedule = "constant";   // LrSchedule.h's spec      (--lr-schedule)
+  std::string loss;                      // "" or cross_entropy      (--loss)
+  std::optional<int64_t> ignoreIndex;    // with loss                (--ignore-index)
+  std::string precision = "fp32";        // fp32 | bf16 | fp16       (--precision)
+  std::optional<double> initialLossScale; // fp16 only, >= 1          (--loss-scale)
+  std::string attention = "auto";        // auto | fused | unfused   (--attention)
+  bool initWeights = false;              //                          (--init-weights)
+  std::string metricsPath;               // JSON lines               (--metrics)
+  std::string checkpointDir;             //                          (--checkpoint-dir)
+  int64_t checkpointEvery = 0;           // 0: never                 (--checkpoint-every)
+  bool resume = false;                   //                          (--resume)
+  std::string parallelConfig;            // ParallelPlan spec        (--config)
+  std::string exportOnnx;                // OUT.onnx after training  (--export-onnx)
+  std::string saveArtifact;              // compile and keep, no run (--save-artifact)
+  // The compile-time flags given explicitly (e.g. "--optimizer"): a saved
+  // step's own settings fill in the rest, and a given one must agree.
+  std::set<std::string> givenFlags;
+};
+
+/// The options' values and their combinations (not the files they name):
+/// the first problem, naming the flag.
+Status validateTrainerOptions(const TrainerOptions &options);
+
+/// One optimizer step's results, as the metrics line reports them.
+struct StepResult {
+  int64_t step = 0;          // 1-based
+  double loss = 0, learningRate = 0, gradNorm = 0, stepTimeMs = 0, tokensPerSecond = 0;
+  bool applied = true;       // false: an fp16 overflow skipped the update
+};
+
+/// Runs the job. `compiler` compiles .onnx models (null in a runtime-only
+/// build: only saved steps train). `onStep` (optional) sees every step.
+Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
+                  const std::function<void(const StepResult &)> &onStep = nullptr);
+
+} // namespace trc::rt
+
+#endif // TRC_RUNTIME_TRAIN_TRAINER_H

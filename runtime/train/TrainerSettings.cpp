@@ -1,0 +1,214 @@
+//===- TrainerSettings.cpp - options to compile settings and back ----------===//
+//
+// See TrainerSettings.h. The strings made here are recorded in saved steps
+// and checkpoints and compared on reuse, so they are built in one place.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/train/TrainerSettings.h"
+
+#include "runtime/train/TrainingArtifact.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+namespace trc::rt {
+namespace {
+
+/// The shortest text that reads back as `v` ("0.01", not "0.010000").
+std::string shortestText(double v) {
+  char buffer[64];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return ec == std::errc() ? std::string(buffer, end) : std::to_string(v);
+}
+
+/// trc-build-train-step's options, e.g. "optimizer=adamw weight-decay=0.1".
+std::string trainStepOptions(const TrainerOptions &o) {
+  std::string options = "optimizer=" + o.optimizer.name;
+  for (const auto &[value, key] : {std::pair{&o.optimizer.momentum, "momentum"},
+                                   std::pair{&o.optimizer.weightDecay, "weight-decay"},
+                                   std::pair{&o.optimizer.clipGradNorm, "clip-norm"}})
+    if (*value)
+      options += std::string(" ") + key + "=" + shortestText(**value);
+  if (o.optimizer.nesterov)
+    options += " nesterov=true";
+  if (o.gradAccum > 1)
+    options += " accumulate=true";
+  return options;
+}
+
+std::string lossSetting(const RunSettings &run) {
+  return run.build.loss.empty()
+             ? "model"
+             : run.build.loss + " ignore_index=" + std::to_string(run.build.ignoreIndex);
+}
+
+bool oneOf(const std::string &value, std::initializer_list<const char *> allowed) {
+  for (const char *a : allowed)
+    if (value == a)
+      return true;
+  return false;
+}
+
+} // namespace
+
+Status validateTrainerOptions(const TrainerOptions &o) {
+  // Saving the step needs its shape only; training needs data and steps.
+  const bool saving = !o.saveArtifact.empty();
+  if (o.data.empty() && !saving)
+    return Status::error("training needs --data");
+  if (o.batchSize < 1)
+    return Status::error("training needs --batch-size");
+  if (o.seqLen < 1)
+    return Status::error("training needs --seq-len");
+  if (o.steps < 1 && !saving)
+    return Status::error("training needs --steps");
+  if (o.checkpointEvery < 0)
+    return Status::error("option '--checkpoint-every' expects a positive integer");
+  if (o.checkpointEvery && o.checkpointDir.empty())
+    return Status::error("--checkpoint-every needs --checkpoint-dir");
+  if (o.resume && o.checkpointDir.empty())
+    return Status::error("--resume needs --checkpoint-dir");
+  if (!oneOf(o.optimizer.name, {"adamw", "adam", "sgd"}))
+    return Status::error("option '--optimizer' expects adamw, adam or sgd, got '" +
+                         o.optimizer.name + "'");
+  if (!(std::isfinite(o.lr) && o.lr > 0))
+    return Status::error("option '--lr' expects a positive number");
+  for (const auto &[value, flag] :
+       {std::pair{&o.optimizer.momentum, "--momentum"},
+        std::pair{&o.optimizer.weightDecay, "--weight-decay"},
+        std::pair{&o.optimizer.clipGradNorm, "--clip-grad-norm"}})
+    if (*value && !(std::isfinite(**value) && **value >= 0))
+      return Status::error(std::string("option '") + flag + "' expects a non-negative number");
+  if (o.gradAccum < 1)
+    return Status::error("option '--grad-accum' expects a positive integer");
+  if (o.batchSize % o.gradAccum != 0)
+    return Status::error("--grad-accum " + std::to_string(o.gradAccum) +
+                         " does not divide --batch-size " + std::to_string(o.batchSize) +
+                         " (each micro-step takes batch-size / grad-accum rows)");
+  if (!o.loss.empty() && o.loss != "cross_entropy")
+    return Status::error("option '--loss' expects cross_entropy, got '" + o.loss + "'");
+  if (o.ignoreIndex && o.loss.empty())
+    return Status::error("--ignore-index needs --loss cross_entropy");
+  if (!oneOf(o.precision, {"fp32", "bf16", "fp16"}))
+    return Status::error("option '--precision' expects fp32, bf16 or fp16, got '" +
+                         o.precision + "'");
+  if (!oneOf(o.attention, {"auto", "fused", "unfused"}))
+    return Status::error("option '--attention' expects auto, fused or unfused, got '" +
+                         o.attention + "'");
+  if (o.initialLossScale) {
+    if (o.precision != "fp16")
+      return Status::error("--loss-scale is the initial loss scale of --precision fp16");
+    if (!(*o.initialLossScale >= 1 && std::isfinite(*o.initialLossScale)))
+      return Status::error("option '--loss-scale' expects a number >= 1");
+  }
+  return Status::success();
+}
+
+Status resolveRunSettings(const TrainerOptions &options, RunSettings &run) {
+  if (Status s = validateTrainerOptions(options); !s)
+    return s;
+  run.options = options;
+  if (run.options.steps < 1)
+    run.options.steps = 1; // --save-artifact: no run
+  if (Status s = parseLrSchedule(options.lrSchedule, options.lr, run.options.steps, run.schedule);
+      !s)
+    return s.withPrefix("--lr-schedule: ");
+  run.initialLossScale = options.initialLossScale.value_or(65536.0);
+  run.build.trainStepOptions = trainStepOptions(options);
+  run.build.initWeights = options.initWeights;
+  run.build.initSeed = options.seed;
+  run.build.loss = options.loss;
+  run.build.ignoreIndex = options.ignoreIndex.value_or(-100);
+  run.build.precision = options.precision;
+  return Status::success();
+}
+
+std::map<std::string, std::string> compileSettings(const RunSettings &run) {
+  const std::string &attention = run.options.attention;
+  return {{"train_step", run.build.trainStepOptions},
+          {"precision", run.build.precision},
+          {"loss", lossSetting(run)},
+          {"attention", attention == "auto" ? (run.build.fuseAttention ? "fused" : "unfused")
+                                            : attention},
+          {"init_weights", run.build.initWeights ? "seed=" + std::to_string(run.build.initSeed)
+                                                 : "no"}};
+}
+
+std::map<std::string, std::string> checkpointConfig(const RunSettings &run) {
+  return {{"batch_size", std::to_string(run.options.batchSize)},
+          {"seq_len", std::to_string(run.options.seqLen)},
+          {"optimizer", run.build.trainStepOptions},
+          {"loss", lossSetting(run)},
+          {"precision", run.build.precision},
+          {"grad_accum", std::to_string(run.options.gradAccum)},
+          {"initial_loss_scale", std::to_string(run.initialLossScale)},
+          {"lr_schedule", run.schedule.spec()},
+          {"seed", std::to_string(run.options.seed)}};
+}
+
+namespace {
+// Which flags choose each compile-time setting.
+const std::map<std::string, std::vector<const char *>> kSettingFlags = {
+    {"train_step", {"--optimizer", "--momentum", "--weight-decay", "--clip-grad-norm",
+                    "--nesterov"}},
+    {"precision", {"--precision"}},
+    {"loss", {"--loss", "--ignore-index"}},
+    {"attention", {"--attention"}},
+    {"init_weights", {"--init-weights"}}};
+} // namespace
+
+Status adoptTrainingArtifact(const std::string &dir, int64_t ranks, const std::string &parallel,
+                             RunSettings &run, int64_t &vocab) {
+  TrainingArtifactInfo info;
+  if (Status s = readTrainingInfo(dir, info); !s)
+    return s;
+  auto differs = [&](const char *what, int64_t mine, int64_t saved) {
+    return Status::error(std::string(what) + " " + std::to_string(mine) +
+                         ": the training step in " + dir + " was compiled for " +
+                         std::to_string(saved) +
+                         " (save it again with trc-run MODEL.onnx ... --save-artifact)");
+  };
+  const TrainerOptions &o = run.options;
+  if (o.batchSize != info.batch)
+    return differs("--batch-size", o.batchSize, info.batch);
+  if (o.seqLen != info.seq)
+    return differs("--seq-len", o.seqLen, info.seq);
+  if (o.gradAccum != info.gradAccum)
+    return differs("--grad-accum", o.gradAccum, info.gradAccum);
+  if (ranks != info.ranks)
+    return differs("world size", ranks, info.ranks);
+  if (parallel != info.parallel)
+    return Status::error("--config: the training step in " + dir +
+                         " was compiled for the plan '" +
+                         (info.parallel.empty() ? std::string("none") : info.parallel) +
+                         "', this run asks for '" +
+                         (parallel.empty() ? std::string("none") : parallel) + "'");
+  auto mine = compileSettings(run);
+  for (const auto &[key, flags] : kSettingFlags) {
+    auto saved = info.settings.find(key);
+    if (saved == info.settings.end())
+      return Status::error(dir + "/" + kTrainingInfoFile + ": no setting '" + key + "'");
+    for (const char *flag : flags)
+      if (o.givenFlags.count(flag) && mine[key] != saved->second &&
+          !(key == "attention" && o.attention == "auto"))
+        return Status::error(std::string("option '") + flag + "': the training step in " +
+                             dir + " was compiled with " + key + " '" + saved->second +
+                             "' (this run asks for '" + mine[key] + "')");
+  }
+  // Flags not given take the step's settings (the checkpoints' config
+  // then matches a run that compiled with them).
+  run.options.attention = info.settings["attention"];
+  run.build.trainStepOptions = info.settings["train_step"];
+  run.build.precision = info.settings["precision"];
+  const std::string &loss = info.settings["loss"];
+  run.build.loss = loss == "model" ? "" : loss.substr(0, loss.find(' '));
+  if (size_t at = loss.find("ignore_index="); at != std::string::npos)
+    run.build.ignoreIndex = std::strtoll(loss.c_str() + at + 13, nullptr, 10);
+  run.inputsName = info.inputs;
+  run.targetsName = info.targets;
+  vocab = info.vocab;
+  return Status::success();
+}
+
+} // namespace trc::rt

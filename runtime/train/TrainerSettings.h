@@ -1,0 +1,50 @@
+//===- TrainerSettings.h - options to compile settings and back -*- C++ -*-===//
+//
+// Internal to the Trainer. The compile-time settings of a training step
+// (optimizer, precision, loss, attention, initial weights) spelled as the
+// strings a saved step (training.trc) and a checkpoint's config record, made
+// from TrainerOptions; and the other way: a saved step's settings adopted by
+// a run that did not give those flags, checked where it did.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_RUNTIME_TRAIN_TRAINERSETTINGS_H
+#define TRC_RUNTIME_TRAIN_TRAINERSETTINGS_H
+
+#include "runtime/support/Status.h"
+#include "runtime/train/LrSchedule.h"
+#include "runtime/train/StepCompiler.h"
+#include "runtime/train/Trainer.h"
+
+#include <map>
+#include <string>
+
+namespace trc::rt {
+
+/// The validated, resolved settings of one run.
+struct RunSettings {
+  TrainerOptions options;
+  std::string inputsName, targetsName; // graph inputs fed with token ids / targets
+  double initialLossScale = 65536.0;   // fp16
+  LrSchedule schedule;
+  TrainingBuild build;
+};
+
+/// Validates `options` and derives the run's settings (schedule, build).
+Status resolveRunSettings(const TrainerOptions &options, RunSettings &run);
+
+/// The compile-time settings a saved training step records.
+std::map<std::string, std::string> compileSettings(const RunSettings &run);
+
+/// What a checkpoint records of the run, checked on resume.
+std::map<std::string, std::string> checkpointConfig(const RunSettings &run);
+
+/// Takes the feeds, vocabulary and compile-time settings of the saved
+/// training step in `dir`; the run's shape and plan must be the step's, and
+/// a compile-time flag given must agree with what the step was compiled
+/// with (errors name the flag and the step's value).
+Status adoptTrainingArtifact(const std::string &dir, int64_t ranks, const std::string &parallel,
+                             RunSettings &run, int64_t &vocab);
+
+} // namespace trc::rt
+
+#endif // TRC_RUNTIME_TRAIN_TRAINERSETTINGS_H

@@ -1,0 +1,92 @@
+//===- TrainFlags.cpp - trc-run's training flags to TrainerOptions --------===//
+#include "TrainFlags.h"
+
+#include "RunHelpers.h"
+
+#include <cmath>
+#include <cstdlib>
+
+namespace trc {
+namespace {
+using rt::Status;
+
+bool parseFloat(const std::string &text, double &out) {
+  char *end = nullptr;
+  out = std::strtod(text.c_str(), &end);
+  return !text.empty() && *end == '\0' && std::isfinite(out);
+}
+
+} // namespace
+
+Status trainerOptionsFromFlags(const TrainArgs &a, rt::TrainerOptions &o) {
+  o.model = a.model;
+  o.device = a.device;
+  o.feeds = a.feeds;
+  o.shuffle = a.shuffle;
+  o.resume = a.resume;
+  o.optimizer.nesterov = a.nesterov;
+  o.initWeights = a.initWeights;
+  if (a.nesterov)
+    o.givenFlags.insert("--nesterov");
+  if (a.initWeights)
+    o.givenFlags.insert("--init-weights");
+  for (const auto &[flag, value] : a.values)
+    o.givenFlags.insert(flag);
+  auto has = [&](const char *flag) { return a.values.count(flag) > 0; };
+  auto text = [&](const char *flag) { return a.values.at(flag); };
+
+  for (auto [flag, field] : {std::pair{"--batch-size", &o.batchSize},
+                             std::pair{"--seq-len", &o.seqLen}, std::pair{"--steps", &o.steps}})
+    if (has(flag) && !parseInt(text(flag), 1, *field))
+      return Status::error(std::string("option '") + flag + "' expects a positive integer, got '" +
+                           text(flag) + "'");
+  if (has("--checkpoint-every") && !parseInt(text("--checkpoint-every"), 1, o.checkpointEvery))
+    return Status::error("option '--checkpoint-every' expects a positive integer");
+  int64_t seed = 0;
+  if (has("--seed") && !parseInt(text("--seed"), 0, seed))
+    return Status::error("option '--seed' expects a non-negative integer");
+  o.seed = uint64_t(seed);
+  if (has("--lr") && (!parseFloat(text("--lr"), o.lr) || o.lr <= 0))
+    return Status::error("option '--lr' expects a positive number");
+  for (auto [flag, field] : {std::pair{"--momentum", &o.optimizer.momentum},
+                             std::pair{"--weight-decay", &o.optimizer.weightDecay},
+                             std::pair{"--clip-grad-norm", &o.optimizer.clipGradNorm}}) {
+    double v;
+    if (!has(flag))
+      continue;
+    if (!parseFloat(text(flag), v) || v < 0)
+      return Status::error(std::string("option '") + flag + "' expects a non-negative number");
+    *field = v;
+  }
+  if (has("--grad-accum") && !parseInt(text("--grad-accum"), 1, o.gradAccum))
+    return Status::error("option '--grad-accum' expects a positive integer");
+  if (has("--ignore-index")) {
+    char *end = nullptr;
+    const std::string &t = text("--ignore-index");
+    long long v = std::strtoll(t.c_str(), &end, 10);
+    if (t.empty() || *end != '\0')
+      return Status::error("option '--ignore-index' expects an integer, got '" + t + "'");
+    o.ignoreIndex = v;
+  }
+  if (has("--loss-scale")) {
+    double v;
+    if (!parseFloat(text("--loss-scale"), v) || v < 1)
+      return Status::error(a.values.count("--precision") && text("--precision") == "fp16"
+                               ? "option '--loss-scale' expects a number >= 1"
+                               : "--loss-scale is the initial loss scale of --precision fp16");
+    o.initialLossScale = v;
+  }
+  // Plain strings: the library checks their values.
+  for (auto [flag, field] :
+       {std::pair{"--data", &o.data}, std::pair{"--metrics", &o.metricsPath},
+        std::pair{"--checkpoint-dir", &o.checkpointDir}, std::pair{"--optimizer", &o.optimizer.name},
+        std::pair{"--lr-schedule", &o.lrSchedule}, std::pair{"--loss", &o.loss},
+        std::pair{"--precision", &o.precision}, std::pair{"--attention", &o.attention},
+        std::pair{"--config", &o.parallelConfig}, std::pair{"--export-onnx", &o.exportOnnx},
+        std::pair{"--save-artifact", &o.saveArtifact}})
+    if (has(flag))
+      *field = text(flag);
+  return Status::success();
+}
+
+} // namespace trc

@@ -1,0 +1,36 @@
+//===- TrainFlags.h - trc-run's training flags to TrainerOptions -*- C++ -*-===//
+//
+// trc-run's training mode is a front end over the Trainer library
+// (runtime/train/Trainer.h): the flags it collected (TrainArgs) become
+// TrainerOptions here, with errors that name the flag and its bad value
+// ("option '--lr' expects a positive number"). Checks that involve several
+// options are the library's (validateTrainerOptions).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_TOOLS_TRC_RUN_TRAINFLAGS_H
+#define TRC_TOOLS_TRC_RUN_TRAINFLAGS_H
+
+#include "runtime/support/Status.h"
+#include "runtime/train/Trainer.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace trc {
+
+/// The training flags as given on the command line.
+struct TrainArgs {
+  std::string model, device = "auto";
+  std::map<std::string, std::string> values;   // --flag value
+  std::vector<std::string> feeds;              // --feed NAME=inputs|targets
+  bool shuffle = false, resume = false, nesterov = false;
+  bool initWeights = false; // --init-weights: fresh parameters (weights=init)
+};
+
+/// The Trainer's options from the flags; an error names the flag.
+rt::Status trainerOptionsFromFlags(const TrainArgs &args, rt::TrainerOptions &out);
+
+} // namespace trc
+
+#endif // TRC_TOOLS_TRC_RUN_TRAINFLAGS_H
