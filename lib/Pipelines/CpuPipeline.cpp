@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
 #include "trc/Pipelines/Pipelines.h"
+#include "trc/Pipelines/TrainingPipeline.h"
 
 #include "mlir/Pass/PassRegistry.h"
 
@@ -59,6 +60,7 @@ void registerTrcPipelines() {
       "trc-cuda-lowering",
       "trc IR (parameters as arguments) to host LLVM and PTX kernels for the CUDA backend",
       buildCudaLoweringPipeline);
+  registerTrainingPipeline();
 }
 
 } // namespace trc

@@ -91,13 +91,13 @@ Status DistributedRun::create(const std::string &configSpec,
   return Status::success();
 }
 
-std::string DistributedRun::passOptions() const {
-  std::string o = "zero-stage=" + std::to_string(config_.zeroStage) +
-                  " shard-degree=" + std::to_string(config_.shardDegree) +
-                  " bucket-mb=" + std::to_string(config_.bucketCapMb);
-  if (config_.zeroStage >= 2 && config_.replicas() > 1)
-    o += " hybrid=true";
-  return o;
+DataParallelBuild DistributedRun::dataParallelBuild() const {
+  DataParallelBuild dp;
+  dp.zeroStage = config_.zeroStage;
+  dp.shardDegree = config_.shardDegree;
+  dp.bucketMb = config_.bucketCapMb;
+  dp.hybrid = config_.zeroStage >= 2 && config_.replicas() > 1;
+  return dp;
 }
 
 Status DistributedRun::broadcastParameters(Session &session) {

@@ -29,6 +29,7 @@
 
 #include "runtime/comm/Communicator.h"
 #include "runtime/artifact/Session.h"
+#include "runtime/train/StepCompiler.h"
 
 #include <memory>
 #include <string>
@@ -50,8 +51,8 @@ public:
   int shardIndex() const { return shard_->rank(); }
   /// Whether the step is compiled data parallel (several ranks or --config).
   bool dataParallel() const { return dataParallel_; }
-  /// trc-data-parallel's pass options, e.g. "zero-stage=2 shard-degree=4 ...".
-  std::string passOptions() const;
+  /// How the step is compiled for this plan (trc-data-parallel's options).
+  DataParallelBuild dataParallelBuild() const;
 
   /// Rank 0's parameters (and its shards' owners') copied to every rank.
   rt::Status broadcastParameters(rt::Session &session);

@@ -21,23 +21,51 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace trc::rt {
 
-/// How the training step is built from the imported forward graph.
+/// The optimizer of the compiled step (trc-build-train-step's options).
+struct OptimizerSettings {
+  std::string name = "adamw";            // adamw | adam | sgd      (--optimizer)
+  std::optional<double> momentum;        // sgd                     (--momentum)
+  std::optional<double> weightDecay;     // default: the optimizer's (--weight-decay)
+  std::optional<double> clipGradNorm;    // global-norm clipping    (--clip-grad-norm)
+  bool nesterov = false;                 //                         (--nesterov)
+};
+
+/// Gradients averaged and ZeRO-sharded over the ranks (trc-data-parallel).
+struct DataParallelBuild {
+  int zeroStage = 0;
+  int shardDegree = 1;
+  double bucketMb = 25.0;
+  bool hybrid = false;   // stage >= 2 with replicas: a replica all-reduce too
+};
+
+/// How the training step is built from the imported forward graph: the
+/// typed form of trc-opt's --trc-training-pipeline options.
 struct TrainingBuild {
-  std::string trainStepOptions;  // trc-build-train-step's, e.g. "optimizer=adamw"
+  OptimizerSettings optimizer;
+  bool accumulate = false;       // gradient accumulation buffers (--grad-accum > 1)
   std::string loss;              // "" (the model's output is the loss) or "cross_entropy"
   int64_t ignoreIndex = -100;    // with loss = cross_entropy
   std::string precision = "fp32"; // fp32, bf16 or fp16 (fp16 adds loss scaling)
   bool fuseAttention = false;    // trc-fuse-attention: probabilities recomputed, not kept
   std::string tokenInput;        // graph input of the token ids
-  std::string dataParallelOptions; // trc-data-parallel's options; "" = one process
+  std::optional<DataParallelBuild> dataParallel; // none: one process
   bool initWeights = false;      // weights=init: trainable params from their recipes
   uint64_t initSeed = 0;         // weights=init's seed=
 };
+
+/// The step's optimizer spelled as --trc-training-pipeline's keys, e.g.
+/// "optimizer=adamw weight-decay=0.01 accumulate=true": what saved steps and
+/// checkpoints record (and compare on reuse).
+std::string describeTrainStep(const TrainingBuild &build);
+/// trc-data-parallel's options, e.g. "zero-stage=3 shard-degree=2
+/// bucket-mb=25.000000 hybrid=true", as saved steps record the plan.
+std::string describeDataParallel(const DataParallelBuild &dp);
 
 /// What the compiler learned about the model that the trainer checks.
 struct TrainingModelInfo {

@@ -153,7 +153,7 @@ Status saveTrainingStep(StepCompiler &compiler, RunSettings &run, DistributedRun
   saved.seq = o.seqLen;
   saved.gradAccum = o.gradAccum;
   saved.ranks = dist.size();
-  saved.parallel = run.build.dataParallelOptions;
+  saved.parallel = run.parallelRecord;
   saved.settings = compileSettings(run);
   if (Status s = writeTrainingInfo(artifactDir, saved); !s)
     return s;
@@ -288,8 +288,7 @@ Status TrainingJob::prepare() {
                  dist_.config().describe().c_str());
   int64_t vocab = 0;
   if (fromArtifact) {
-    if (Status s = adoptTrainingArtifact(o_.model, dist_.size(), run_.build.dataParallelOptions,
-                                         run_, vocab);
+    if (Status s = adoptTrainingArtifact(o_.model, dist_.size(), run_.parallelRecord, run_, vocab);
         !s)
       return s;
   } else if (Status s = chooseFeeds(*compiler_, run_); !s) {
@@ -581,8 +580,10 @@ Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
                          " is the global batch: it must be a multiple of the world size (" +
                          std::to_string(ranks) + ") times --grad-accum (" +
                          std::to_string(options.gradAccum) + ")");
-  if (dist->dataParallel())
-    run.build.dataParallelOptions = dist->passOptions();
+  if (dist->dataParallel()) {
+    run.build.dataParallel = dist->dataParallelBuild();
+    run.parallelRecord = describeDataParallel(*run.build.dataParallel);
+  }
   struct stat modelStat;
   const bool fromArtifact =
       ::stat(options.model.c_str(), &modelStat) == 0 && S_ISDIR(modelStat.st_mode);

@@ -35,15 +35,6 @@
 
 namespace trc::rt {
 
-/// The optimizer of the compiled step (trc-build-train-step's options).
-struct OptimizerSettings {
-  std::string name = "adamw";            // adamw | adam | sgd      (--optimizer)
-  std::optional<double> momentum;        // sgd                     (--momentum)
-  std::optional<double> weightDecay;     //                         (--weight-decay)
-  std::optional<double> clipGradNorm;    // global-norm clipping    (--clip-grad-norm)
-  bool nesterov = false;                 //                         (--nesterov)
-};
-
 /// Everything a training job needs; each field names the trc-run flag that
 /// sets it. Defaults are trc-run's.
 struct TrainerOptions {

@@ -22,21 +22,6 @@ std::string shortestText(double v) {
   return ec == std::errc() ? std::string(buffer, end) : std::to_string(v);
 }
 
-/// trc-build-train-step's options, e.g. "optimizer=adamw weight-decay=0.1".
-std::string trainStepOptions(const TrainerOptions &o) {
-  std::string options = "optimizer=" + o.optimizer.name;
-  for (const auto &[value, key] : {std::pair{&o.optimizer.momentum, "momentum"},
-                                   std::pair{&o.optimizer.weightDecay, "weight-decay"},
-                                   std::pair{&o.optimizer.clipGradNorm, "clip-norm"}})
-    if (*value)
-      options += std::string(" ") + key + "=" + shortestText(**value);
-  if (o.optimizer.nesterov)
-    options += " nesterov=true";
-  if (o.gradAccum > 1)
-    options += " accumulate=true";
-  return options;
-}
-
 std::string lossSetting(const RunSettings &run) {
   return run.build.loss.empty()
              ? "model"
@@ -51,6 +36,29 @@ bool oneOf(const std::string &value, std::initializer_list<const char *> allowed
 }
 
 } // namespace
+
+std::string describeTrainStep(const TrainingBuild &b) {
+  std::string options = "optimizer=" + b.optimizer.name;
+  for (const auto &[value, key] : {std::pair{&b.optimizer.momentum, "momentum"},
+                                   std::pair{&b.optimizer.weightDecay, "weight-decay"},
+                                   std::pair{&b.optimizer.clipGradNorm, "clip-norm"}})
+    if (*value)
+      options += std::string(" ") + key + "=" + shortestText(**value);
+  if (b.optimizer.nesterov)
+    options += " nesterov=true";
+  if (b.accumulate)
+    options += " accumulate=true";
+  return options;
+}
+
+std::string describeDataParallel(const DataParallelBuild &dp) {
+  std::string o = "zero-stage=" + std::to_string(dp.zeroStage) +
+                  " shard-degree=" + std::to_string(dp.shardDegree) +
+                  " bucket-mb=" + std::to_string(dp.bucketMb);
+  if (dp.hybrid)
+    o += " hybrid=true";
+  return o;
+}
 
 Status validateTrainerOptions(const TrainerOptions &o) {
   // Saving the step needs its shape only; training needs data and steps.
@@ -115,7 +123,9 @@ Status resolveRunSettings(const TrainerOptions &options, RunSettings &run) {
       !s)
     return s.withPrefix("--lr-schedule: ");
   run.initialLossScale = options.initialLossScale.value_or(65536.0);
-  run.build.trainStepOptions = trainStepOptions(options);
+  run.build.optimizer = options.optimizer;
+  run.build.accumulate = options.gradAccum > 1;
+  run.trainStepRecord = describeTrainStep(run.build);
   run.build.initWeights = options.initWeights;
   run.build.initSeed = options.seed;
   run.build.loss = options.loss;
@@ -126,7 +136,7 @@ Status resolveRunSettings(const TrainerOptions &options, RunSettings &run) {
 
 std::map<std::string, std::string> compileSettings(const RunSettings &run) {
   const std::string &attention = run.options.attention;
-  return {{"train_step", run.build.trainStepOptions},
+  return {{"train_step", run.trainStepRecord},
           {"precision", run.build.precision},
           {"loss", lossSetting(run)},
           {"attention", attention == "auto" ? (run.build.fuseAttention ? "fused" : "unfused")
@@ -138,7 +148,7 @@ std::map<std::string, std::string> compileSettings(const RunSettings &run) {
 std::map<std::string, std::string> checkpointConfig(const RunSettings &run) {
   return {{"batch_size", std::to_string(run.options.batchSize)},
           {"seq_len", std::to_string(run.options.seqLen)},
-          {"optimizer", run.build.trainStepOptions},
+          {"optimizer", run.trainStepRecord},
           {"loss", lossSetting(run)},
           {"precision", run.build.precision},
           {"grad_accum", std::to_string(run.options.gradAccum)},
@@ -199,7 +209,7 @@ Status adoptTrainingArtifact(const std::string &dir, int64_t ranks, const std::s
   // Flags not given take the step's settings (the checkpoints' config
   // then matches a run that compiled with them).
   run.options.attention = info.settings["attention"];
-  run.build.trainStepOptions = info.settings["train_step"];
+  run.trainStepRecord = info.settings["train_step"];
   run.build.precision = info.settings["precision"];
   const std::string &loss = info.settings["loss"];
   run.build.loss = loss == "model" ? "" : loss.substr(0, loss.find(' '));

@@ -27,6 +27,11 @@ struct RunSettings {
   double initialLossScale = 65536.0;   // fp16
   LrSchedule schedule;
   TrainingBuild build;
+  // The step's optimizer as saved steps and checkpoints record it:
+  // describeTrainStep(build), or a saved step's own record.
+  std::string trainStepRecord;
+  // The data-parallel plan as saved steps record it ("" = none).
+  std::string parallelRecord;
 };
 
 /// Validates `options` and derives the run's settings (schedule, build).

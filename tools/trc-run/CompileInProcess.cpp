@@ -6,6 +6,7 @@
 #include "trc/Import/OnnxImporter.h"
 #include "trc/Passes.h"
 #include "trc/Pipelines/Pipelines.h"
+#include "trc/Pipelines/TrainingPipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -23,22 +24,38 @@ namespace trc {
 
 namespace {
 
-/// The passes that turn the imported forward graph into @train_step.
-std::string trainingPipeline(const rt::TrainingBuild &build) {
-  std::string p;
-  if (build.loss == "cross_entropy")
-    p += "trc-append-loss{ignore-index=" + std::to_string(build.ignoreIndex) + "}, ";
-  p += "trc-parameters-to-arguments, trc-lower-dropout, ";
-  if (build.fuseAttention)
-    p += "func.func(trc-fuse-attention), ";
-  if (build.precision == "bf16")
-    p += "trc-mixed-precision{type=bf16}, ";
-  else if (build.precision == "fp16")
-    p += "trc-mixed-precision{type=f16 loss-scale=true}, ";
-  p += "trc-autodiff, ";
-  if (!build.dataParallelOptions.empty())
-    p += "trc-data-parallel{" + build.dataParallelOptions + "}, ";
-  return p + "trc-build-train-step{" + build.trainStepOptions + "}";
+/// The typed training pipeline (trc/Pipelines/TrainingPipeline.h) of a
+/// Trainer's build: the same struct trc-opt --trc-training-pipeline fills.
+TrainingPipelineOptions trainingPipeline(const rt::TrainingBuild &build) {
+  TrainingPipelineOptions o;
+  if (build.loss == "cross_entropy") {
+    AppendLossOptions loss;
+    loss.ignoreIndex = build.ignoreIndex;
+    o.loss = loss;
+  }
+  o.fuseAttention = build.fuseAttention;
+  if (build.precision == "bf16" || build.precision == "fp16") {
+    MixedPrecisionOptions mp;
+    mp.type = build.precision == "bf16" ? "bf16" : "f16";
+    mp.lossScale = build.precision == "fp16";
+    o.mixedPrecision = mp;
+  }
+  if (build.dataParallel) {
+    DataParallelOptions dp;
+    dp.zeroStage = build.dataParallel->zeroStage;
+    dp.shardDegree = build.dataParallel->shardDegree;
+    dp.bucketMb = build.dataParallel->bucketMb;
+    dp.hybrid = build.dataParallel->hybrid;
+    o.dataParallel = dp;
+  }
+  const rt::OptimizerSettings &opt = build.optimizer;
+  o.trainStep.optimizer = opt.name;
+  o.trainStep.weightDecay = opt.weightDecay.value_or(o.trainStep.weightDecay);
+  o.trainStep.momentum = opt.momentum.value_or(o.trainStep.momentum);
+  o.trainStep.clipNorm = opt.clipGradNorm.value_or(o.trainStep.clipNorm);
+  o.trainStep.nesterov = opt.nesterov;
+  o.trainStep.accumulate = build.accumulate;
+  return o;
 }
 
 /// The rows of the table that token input `name` indexes (an embedding
@@ -118,8 +135,8 @@ bool compile(const std::string &model,
     }
     info->vocabSize = vocabularyOf(main, training->tokenInput);
     mlir::PassManager pm(&context);
-    if (mlir::failed(mlir::parsePassPipeline(trainingPipeline(*training), pm, diag)) ||
-        mlir::failed(pm.run(*module))) {
+    buildTrainingPipeline(pm, trainingPipeline(*training));
+    if (mlir::failed(pm.run(*module))) {
       llvm::sys::fs::remove_directories(dir);
       return false;
     }

@@ -57,8 +57,8 @@ void buildCudaLoweringPipeline(mlir::OpPassManager &pm);
 /// kernel generator without a GPU (`--trc-compile="target=cpu emulate=cuda"`).
 void buildCudaEmulationPipeline(mlir::OpPassManager &pm);
 
-/// Registers `--trc-cpu-lowering` and `--trc-cuda-lowering` (the pipelines
-/// above) with trc-opt.
+/// Registers `--trc-cpu-lowering`, `--trc-cuda-lowering` (the pipelines
+/// above) and `--trc-training-pipeline` (TrainingPipeline.h) with trc-opt.
 void registerTrcPipelines();
 
 /// Compiles an imported module into an artifact folder at `outPath`

@@ -151,8 +151,10 @@ TEST(TrainerTest, FeedsComeFromTheModelsIntegerInputsAndCompileFailuresAreReport
   std::map<std::string, std::vector<int64_t>> expected{{"ids", {2, 8}}, {"labels", {2, 8}}};
   EXPECT_EQ(compiler.shapes, expected);
   EXPECT_EQ(compiler.build.tokenInput, "ids");
-  EXPECT_EQ(compiler.build.trainStepOptions,
-            "optimizer=adamw weight-decay=0.01 accumulate=true");
+  EXPECT_TRUE(compiler.build.accumulate);
+  EXPECT_EQ(compiler.build.optimizer.weightDecay, 0.01);
+  EXPECT_FALSE(compiler.build.dataParallel); // one process, no --config
+  EXPECT_EQ(describeTrainStep(compiler.build), "optimizer=adamw weight-decay=0.01 accumulate=true");
   EXPECT_FALSE(compiler.build.fuseAttention); // auto: unfused on the CPU
 
   // A feed that names no graph input.

@@ -1,0 +1,49 @@
+//===- TrainingPipeline.h - the forward graph to @train_step ----*- C++ -*-===//
+//
+// The passes that turn an imported forward graph into the training step, as
+// a typed builder: TrainingPipelineOptions holds each pass's own option
+// struct (generated from Passes.td), so nothing travels as a pasted pipeline
+// string. trc-run compiles through buildTrainingPipeline, and trc-opt runs
+// the same builder as `--trc-training-pipeline="optimizer=adamw ..."`
+// (registerTrainingPipeline), so both produce the same step.
+//
+// Order: [trc-append-loss] -> trc-parameters-to-arguments ->
+// trc-lower-dropout -> [trc-fuse-attention] -> [trc-mixed-precision] ->
+// trc-autodiff -> [trc-data-parallel] -> trc-build-train-step.
+// Preconditions: the module's @main returns a scalar loss first, or
+// `loss` is set (a logits model).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_PIPELINES_TRAININGPIPELINE_H
+#define TRC_PIPELINES_TRAININGPIPELINE_H
+
+#include "trc/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+
+#include <optional>
+#include <string>
+
+namespace trc {
+
+struct TrainingPipelineOptions {
+  /// A cross-entropy loss appended to a model that outputs logits.
+  std::optional<AppendLossOptions> loss;
+  /// Attention fused before autodiff (its backward recomputes probabilities).
+  bool fuseAttention = false;
+  /// bf16 or fp16 compute with fp32 master weights (fp16 adds loss scaling).
+  std::optional<MixedPrecisionOptions> mixedPrecision;
+  /// Gradients averaged (and ZeRO-sharded) over the ranks.
+  std::optional<DataParallelOptions> dataParallel;
+  BuildTrainStepOptions trainStep;
+};
+
+void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingPipelineOptions &options);
+
+/// Registers `--trc-training-pipeline` with trc-opt (called by
+/// registerTrcPipelines).
+void registerTrainingPipeline();
+
+} // namespace trc
+
+#endif // TRC_PIPELINES_TRAININGPIPELINE_H

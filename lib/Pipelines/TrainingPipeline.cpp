@@ -1,0 +1,138 @@
+//===- TrainingPipeline.cpp - the forward graph to @train_step -------------===//
+//
+// buildTrainingPipeline (see TrainingPipeline.h) and its trc-opt
+// registration: the command-line options below spell each pass's options
+// with the same names as the passes themselves, and fill the same typed
+// struct trc-run fills.
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Pipelines/TrainingPipeline.h"
+
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+
+namespace trc {
+
+void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingPipelineOptions &o) {
+  if (o.loss)
+    pm.addPass(createAppendLoss(*o.loss));
+  pm.addPass(createParametersToArguments());
+  pm.addPass(createLowerDropout());
+  if (o.fuseAttention)
+    pm.addNestedPass<mlir::func::FuncOp>(createFuseAttention());
+  if (o.mixedPrecision)
+    pm.addPass(createMixedPrecision(*o.mixedPrecision));
+  pm.addPass(createAutodiff());
+  if (o.dataParallel)
+    pm.addPass(createDataParallel(*o.dataParallel));
+  pm.addPass(createBuildTrainStep(o.trainStep));
+}
+
+namespace {
+
+/// trc-opt's spelling of TrainingPipelineOptions.
+struct TrainingPipelineCliOptions : public mlir::PassPipelineOptions<TrainingPipelineCliOptions> {
+  Option<std::string> loss{*this, "loss",
+                           llvm::cl::desc("none (the model outputs its loss) or cross_entropy"),
+                           llvm::cl::init("none")};
+  Option<int64_t> ignoreIndex{*this, "ignore-index",
+                              llvm::cl::desc("cross_entropy: targets equal to it count nothing"),
+                              llvm::cl::init(-100)};
+  Option<bool> fuseAttention{*this, "fuse-attention",
+                             llvm::cl::desc("fuse attention before autodiff"),
+                             llvm::cl::init(false)};
+  Option<std::string> precision{*this, "precision", llvm::cl::desc("fp32, bf16 or fp16"),
+                                llvm::cl::init("fp32")};
+  Option<bool> dataParallel{*this, "data-parallel",
+                            llvm::cl::desc("average gradients over the ranks (trc-data-parallel)"),
+                            llvm::cl::init(false)};
+  Option<int64_t> zeroStage{*this, "zero-stage", llvm::cl::desc("trc-data-parallel's zero-stage"),
+                            llvm::cl::init(0)};
+  Option<int64_t> shardDegree{*this, "shard-degree",
+                              llvm::cl::desc("trc-data-parallel's shard-degree"),
+                              llvm::cl::init(1)};
+  Option<double> bucketMb{*this, "bucket-mb", llvm::cl::desc("trc-data-parallel's bucket-mb"),
+                          llvm::cl::init(25.0)};
+  Option<bool> hybrid{*this, "hybrid", llvm::cl::desc("trc-data-parallel's hybrid"),
+                      llvm::cl::init(false)};
+  Option<std::string> optimizer{*this, "optimizer", llvm::cl::desc("adamw, adam or sgd"),
+                                llvm::cl::init("adamw")};
+  Option<double> weightDecay{*this, "weight-decay",
+                             llvm::cl::desc("decoupled (adamw) or L2 weight decay; -1: default"),
+                             llvm::cl::init(-1)};
+  Option<double> momentum{*this, "momentum", llvm::cl::desc("SGD momentum"), llvm::cl::init(0)};
+  Option<bool> nesterov{*this, "nesterov", llvm::cl::desc("SGD Nesterov momentum"),
+                        llvm::cl::init(false)};
+  Option<double> clipNorm{*this, "clip-norm",
+                          llvm::cl::desc("clip the global gradient norm (0: off)"),
+                          llvm::cl::init(0)};
+  Option<bool> accumulate{*this, "accumulate", llvm::cl::desc("gradient accumulation buffers"),
+                          llvm::cl::init(false)};
+};
+
+/// The typed options of the command line; false (with `problem`) on a
+/// value no pass accepts.
+bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptions &o,
+                    std::string &problem) {
+  if (cli.loss == "cross_entropy") {
+    AppendLossOptions loss;
+    loss.ignoreIndex = cli.ignoreIndex;
+    o.loss = loss;
+  } else if (cli.loss != "none") {
+    problem = "loss expects none or cross_entropy, got '" + cli.loss + "'";
+    return false;
+  }
+  o.fuseAttention = cli.fuseAttention;
+  if (cli.precision == "bf16" || cli.precision == "fp16") {
+    MixedPrecisionOptions mp;
+    mp.type = cli.precision == "bf16" ? "bf16" : "f16";
+    mp.lossScale = cli.precision == "fp16";
+    o.mixedPrecision = mp;
+  } else if (cli.precision != "fp32") {
+    problem = "precision expects fp32, bf16 or fp16, got '" + cli.precision + "'";
+    return false;
+  }
+  if (cli.dataParallel) {
+    DataParallelOptions dp;
+    dp.zeroStage = cli.zeroStage;
+    dp.shardDegree = cli.shardDegree;
+    dp.bucketMb = cli.bucketMb;
+    dp.hybrid = cli.hybrid;
+    o.dataParallel = dp;
+  }
+  o.trainStep.optimizer = cli.optimizer;
+  o.trainStep.weightDecay = cli.weightDecay;
+  o.trainStep.momentum = cli.momentum;
+  o.trainStep.nesterov = cli.nesterov;
+  o.trainStep.clipNorm = cli.clipNorm;
+  o.trainStep.accumulate = cli.accumulate;
+  return true;
+}
+
+} // namespace
+
+void registerTrainingPipeline() {
+  // registerPassPipeline rather than PassPipelineRegistration: a value no
+  // pass accepts must fail the pipeline's parsing with its diagnostic.
+  mlir::registerPassPipeline(
+      "trc-training-pipeline",
+      "the imported forward graph to @train_step: loss, mixed precision, autodiff, data "
+      "parallelism, optimizer (the pipeline trc-run compiles)",
+      [](mlir::OpPassManager &pm, llvm::StringRef text,
+         llvm::function_ref<mlir::LogicalResult(const llvm::Twine &)> errorHandler) {
+        TrainingPipelineCliOptions cli;
+        if (mlir::failed(cli.parseFromString(text)))
+          return mlir::failure();
+        TrainingPipelineOptions options;
+        std::string problem;
+        if (!toTypedOptions(cli, options, problem))
+          return errorHandler("--trc-training-pipeline: " + problem);
+        buildTrainingPipeline(pm, options);
+        return mlir::success();
+      },
+      [](llvm::function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
+        optHandler(TrainingPipelineCliOptions());
+      });
+}
+
+} // namespace trc
