@@ -7,6 +7,9 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/formats/Json.h"
 
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
+
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -73,6 +76,42 @@ const char *JsonValue::kindName(Kind kind) {
 //===----------------------------------------------------------------------===//
 // Parser
 //===----------------------------------------------------------------------===//
+
+namespace {
+
+using Members = std::vector<std::pair<std::string, JsonValue>>;
+
+// The keys of one object seen so far, as indexes into its members: a set of
+// string_views into the keys would dangle when the vector grows (short keys
+// live inside their std::string), and copies would double a header's memory.
+// Lookups take the new key's text (heterogeneous lookup), so duplicate
+// detection is linear in the number of keys, not quadratic.
+struct KeyHash {
+  using is_transparent = void;
+  const Members *members;
+  size_t operator()(std::string_view key) const {
+    return absl::Hash<std::string_view>()(key);
+  }
+  size_t operator()(size_t index) const {
+    return (*this)(std::string_view((*members)[index].first));
+  }
+};
+
+struct KeyEq {
+  using is_transparent = void;
+  const Members *members;
+  std::string_view text(std::string_view key) const { return key; }
+  std::string_view text(size_t index) const {
+    return (*members)[index].first;
+  }
+  template <typename A, typename B> bool operator()(A a, B b) const {
+    return text(a) == text(b);
+  }
+};
+
+using KeySet = absl::flat_hash_set<size_t, KeyHash, KeyEq>;
+
+} // namespace
 
 class JsonParser {
 public:
@@ -163,6 +202,7 @@ private:
       ++pos;
       return true;
     }
+    KeySet keys(0, KeyHash{&v.members_}, KeyEq{&v.members_});
     while (true) {
       skipSpace();
       if (pos >= s.size() || s[pos] != '"')
@@ -171,11 +211,9 @@ private:
       std::string key;
       if (!parseString(key))
         return false;
-      for (const auto &m : v.members_) {
-        if (m.first == key) {
-          pos = keyPos;
-          return fail("duplicate key \"" + key + "\"");
-        }
+      if (keys.contains(std::string_view(key))) {
+        pos = keyPos;
+        return fail("duplicate key \"" + key + "\"");
       }
       skipSpace();
       if (pos >= s.size() || s[pos] != ':')
@@ -183,6 +221,7 @@ private:
       ++pos;
       skipSpace();
       v.members_.emplace_back(std::move(key), JsonValue());
+      keys.insert(v.members_.size() - 1);
       if (!parseValue(v.members_.back().second, depth + 1))
         return false;
       skipSpace();
