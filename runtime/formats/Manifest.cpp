@@ -147,7 +147,7 @@ private:
   Status parseRecord(const std::vector<std::string_view> &f);
   Status parseFileRecord(const std::vector<std::string_view> &f,
                          const char *record, std::string &file, uint64_t &bytes,
-                         uint64_t &hash);
+                         Checksum &hash);
   Status parseSlot(const std::vector<std::string_view> &f);
   Status parseShard(const std::vector<std::string_view> &f);
   Status parseInit(const std::vector<std::string_view> &f);
@@ -247,10 +247,10 @@ Status Parser::parse(std::string_view text) {
 
 Status Parser::parseFileRecord(const std::vector<std::string_view> &f,
                                const char *record, std::string &file,
-                               uint64_t &bytes, uint64_t &hash) {
+                               uint64_t &bytes, Checksum &hash) {
   std::string r = record;
   if (f.size() != 4)
-    return fail(r + ": expected 3 fields (file, bytes, fnv1a64 hash), got " +
+    return fail(r + ": expected 3 fields (file, bytes, checksum), got " +
                 std::to_string(f.size() - 1));
   if (!isPlainFileName(f[1]))
     return fail(r + " file: " + quote(f[1]) +
@@ -258,9 +258,10 @@ Status Parser::parseFileRecord(const std::vector<std::string_view> &f,
   if (!parseUnsigned(f[2], bytes))
     return fail(r + " bytes: " + quote(f[2]) +
                 " is not a non-negative decimal integer");
-  if (!parseHex16(f[3], hash))
-    return fail(r + " hash: " + quote(f[3]) +
-                " is not 16 lower-case hex digits");
+  if (!parseChecksum(f[3], hash))
+    return fail(r + " checksum: " + quote(f[3]) +
+                " is not xxh3:<16 lower-case hex digits> (or 16 hex digits "
+                "alone, FNV-1a 64)");
   file = std::string(f[1]);
   return Status::success();
 }
@@ -567,11 +568,11 @@ Status Parser::parseInit(const std::vector<std::string_view> &f) {
   return Status::success();
 }
 
-// cubin|ptx <chip> <file> <bytes> <fnv1a64-hex> (target cuda).
+// cubin|ptx <chip> <file> <bytes> <checksum> (target cuda).
 Status Parser::parseKernelFile(const std::vector<std::string_view> &f, bool ptx) {
   std::string r = ptx ? "ptx" : "cubin";
   if (f.size() != 5)
-    return fail(r + ": expected 4 fields (chip, file, bytes, fnv1a64 hash), got " +
+    return fail(r + ": expected 4 fields (chip, file, bytes, checksum), got " +
                 std::to_string(f.size() - 1));
   KernelFile k;
   k.ptx = ptx;

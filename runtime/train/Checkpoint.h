@@ -5,10 +5,10 @@
 //   D/step-<N>/state.json           step, data position, RNG state, config
 //   D/latest                        "step-<N>\n": the checkpoint to resume
 //
-// state.json (format_version 1), written with exactly this layout:
+// state.json (format_version 2), written with exactly this layout:
 //   {
 //     "format": "trc-checkpoint",
-//     "format_version": 1,
+//     "format_version": 2,
 //     "trc_version": "0.1.0",
 //     "step": N,
 //     "data": {"position": P, "epoch": E, "batch_tokens": BT,
@@ -16,13 +16,18 @@
 //     "rng": {"seed": S, "state": [W0, W1, ...]},
 //     "config": {"key": "value", ...},
 //     "tensors": {"file": "tensors.safetensors", "bytes": B,
-//                 "fnv1a64": "<16 hex digits>"},
-//     "checksum": "fnv1a64:<16 hex digits>"
+//                 "checksum": "xxh3:<16 hex digits>"},
+//     "checksum": "xxh3:<16 hex digits>"
 //   }
-// "checksum" is the FNV-1a 64 of every byte before its own line, so a
-// flipped byte anywhere in state.json is detected; "tensors" carries the
-// size and FNV-1a 64 of tensors.safetensors. Integers are exact (uint64
-// where they are seeds or RNG words). Unknown keys are errors.
+// The last "checksum" is the XXH3-64 of every byte before its own line, so
+// a flipped byte anywhere in state.json is detected; "tensors" carries the
+// size and XXH3-64 of tensors.safetensors (checksums spelled as Checksum.h
+// says). Integers are exact (uint64 where they are seeds or RNG words).
+// Unknown keys are errors.
+//
+// format_version 1 (written before XXH3) is still read: the same layout
+// with "format_version": 1, the tensors' hash under "fnv1a64" as 16 bare
+// hex digits, and "checksum": "fnv1a64:<16 hex digits>", both FNV-1a 64.
 //
 // saveCheckpoint writes atomically: tensors.safetensors and state.json go
 // into D/.tmp-step-<N>-<pid>/, each fsynced; the folder is fsynced and
@@ -66,7 +71,9 @@
 
 namespace trc::rt {
 
-constexpr int64_t kCheckpointFormatVersion = 1;
+// The format saveCheckpoint writes, and the oldest one loading accepts.
+constexpr int64_t kCheckpointFormatVersion = 2;
+constexpr int64_t kOldestCheckpointFormatVersion = 1;
 // Largest state.json read back.
 constexpr size_t kMaxCheckpointStateBytes = size_t(16) << 20;
 

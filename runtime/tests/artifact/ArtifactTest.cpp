@@ -104,20 +104,68 @@ TEST(Artifact, RefusesAnotherTarget) {
             "artifact " + dir.path() + " was built for target cpu, not cuda");
 }
 
-TEST(Artifact, DetectsChecksumMismatches) {
+TEST(Artifact, ManifestsWriteXxh3AndOldFnvManifestsStillLoad) {
   TempDir dir;
   writeTestArtifact(dir.path());
-  flipByte(dir.file("weights.bin"), 5);
-  std::string err = loadError(dir.path());
-  EXPECT_EQ(err.rfind(dir.file("weights.bin") + ": checksum mismatch: fnv1a64 is ", 0),
-            0u)
-      << err;
-  EXPECT_NE(err.find("(corrupt artifact)"), std::string::npos);
+  std::string weights = testWeights();
+  EXPECT_NE(readFile(dir.file("manifest.trc"))
+                .find("weights weights.bin 128 xxh3:" +
+                      toHex16(xxh3_64(weights.data(), weights.size())) + "\n"),
+            std::string::npos);
+  EXPECT_EQ(loadError(dir.path()), "");
 
-  writeTestArtifact(dir.path());
-  flipByte(dir.file("program.so"), readFile(dir.file("program.so")).size() / 2);
-  err = loadError(dir.path());
-  EXPECT_EQ(err.rfind(dir.file("program.so") + ": checksum mismatch", 0), 0u) << err;
+  // A manifest written before XXH3: bare hex digits, FNV-1a 64.
+  ArtifactOptions old;
+  old.checksums = ChecksumKind::Fnv1a64;
+  writeTestArtifact(dir.path(), old);
+  EXPECT_NE(readFile(dir.file("manifest.trc"))
+                .find("weights weights.bin 128 " +
+                      toHex16(fnv1a64(weights.data(), weights.size())) + "\n"),
+            std::string::npos);
+  std::unique_ptr<Artifact> a;
+  Status s = Artifact::load(dir.path(), "cpu", a);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(a->manifest().weightsHash.kind, ChecksumKind::Fnv1a64);
+
+  // The spelling names the function: an FNV value labelled xxh3 is a
+  // mismatch, not accepted.
+  std::string m = readFile(dir.file("manifest.trc"));
+  std::string fnvHex = toHex16(fnv1a64(weights.data(), weights.size()));
+  m.replace(m.find(fnvHex), 16, "xxh3:" + fnvHex);
+  writeFile(dir.file("manifest.trc"), m);
+  EXPECT_EQ(loadError(dir.path()),
+            dir.file("weights.bin") + ": checksum mismatch: xxh3 is " +
+                toHex16(xxh3_64(weights.data(), weights.size())) +
+                ", the manifest says " + fnvHex + " (corrupt artifact)");
+}
+
+TEST(Artifact, DetectsChecksumMismatches) {
+  TempDir dir;
+  for (ChecksumKind kind : {ChecksumKind::Xxh3, ChecksumKind::Fnv1a64}) {
+    SCOPED_TRACE(checksumKindName(kind));
+    ArtifactOptions opt;
+    opt.checksums = kind;
+    writeTestArtifact(dir.path(), opt);
+    std::string weights = readFile(dir.file("weights.bin"));
+    flipByte(dir.file("weights.bin"), 5);
+    std::string flipped = readFile(dir.file("weights.bin"));
+    EXPECT_EQ(loadError(dir.path()),
+              dir.file("weights.bin") + ": checksum mismatch: " +
+                  checksumKindName(kind) + " is " +
+                  toHex16(checksumOf(kind, flipped.data(), flipped.size()).value) +
+                  ", the manifest says " +
+                  toHex16(checksumOf(kind, weights.data(), weights.size()).value) +
+                  " (corrupt artifact)");
+
+    writeTestArtifact(dir.path(), opt);
+    flipByte(dir.file("program.so"), readFile(dir.file("program.so")).size() / 2);
+    std::string err = loadError(dir.path());
+    EXPECT_EQ(err.rfind(dir.file("program.so") + ": checksum mismatch: " +
+                            checksumKindName(kind) + " is ",
+                        0),
+              0u)
+        << err;
+  }
 
   writeTestArtifact(dir.path());
   std::string w = readFile(dir.file("weights.bin"));

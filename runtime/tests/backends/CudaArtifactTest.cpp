@@ -84,7 +84,7 @@ TEST(CudaArtifact, EveryKernelFileIsChecked) {
   std::string flipped = cubin90;
   flipped[1234] ^= 1;
   writeFile(path, flipped);
-  EXPECT_CONTAINS(loadError(dir.path()), path + ": checksum mismatch: fnv1a64 is ");
+  EXPECT_CONTAINS(loadError(dir.path()), path + ": checksum mismatch: xxh3 is ");
   // Truncated, grown.
   writeFile(path, cubin90.substr(0, 100));
   EXPECT_CONTAINS(loadError(dir.path()),
@@ -103,6 +103,14 @@ TEST(CudaArtifact, EveryKernelFileIsChecked) {
   std::string ptx = dir.file("kernels.sm_50.ptx");
   writeFile(ptx, std::string(kTestPtx) + "\n");
   EXPECT_CONTAINS(loadError(dir.path()), ptx + ": size is ");
+
+  // A manifest written before XXH3 (bare hex, FNV-1a 64) loads, and its
+  // kernel files are still checked.
+  opt.checksums = ChecksumKind::Fnv1a64;
+  writeTestCudaArtifact(dir.path(), opt);
+  EXPECT_EQ(loadError(dir.path()), "");
+  writeFile(path, flipped);
+  EXPECT_CONTAINS(loadError(dir.path()), path + ": checksum mismatch: fnv1a64 is ");
 }
 
 TEST(CudaArtifact, ManifestErrorsNameTheFileAndLine) {

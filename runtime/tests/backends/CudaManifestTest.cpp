@@ -68,7 +68,7 @@ TEST(CudaManifest, ParsesKernelFilesAndTable) {
   EXPECT_EQ(m.kernelFiles[0].minor, 0);
   EXPECT_EQ(m.kernelFiles[0].file, "kernels.sm_80.cubin");
   EXPECT_EQ(m.kernelFiles[0].bytes, 5000u);
-  EXPECT_EQ(m.kernelFiles[0].hash, 0xa1u);
+  EXPECT_EQ(m.kernelFiles[0].hash, (Checksum{ChecksumKind::Fnv1a64, 0xa1u}));
   EXPECT_EQ(m.kernelFiles[0].line, 7);
   EXPECT_TRUE(m.kernelFiles[1].ptx);
   EXPECT_EQ(m.kernelFiles[3].chip, "sm_90");
@@ -108,7 +108,7 @@ TEST(CudaManifest, NoKernelsNoRecords) {
 TEST(CudaManifest, RejectsMalformedKernelFiles) {
   const std::string cubin80 = "cubin sm_80 kernels.sm_80.cubin 5000 00000000000000a1";
   EXPECT_MANIFEST_ERROR(with(cubin80, "cubin sm_80 kernels.sm_80.cubin 5000"),
-                        "line 7: cubin: expected 4 fields (chip, file, bytes, fnv1a64 hash), got 3");
+                        "line 7: cubin: expected 4 fields (chip, file, bytes, checksum), got 3");
   EXPECT_MANIFEST_ERROR(with(cubin80, cubin80 + " extra"), "line 7: cubin: expected 4 fields");
   for (const char *chip : {"sm80", "sm_8", "sm_", "compute_80", "sm_90a", "sm_080", "SM_80",
                            "sm_1000", "sm_-80"})
@@ -125,9 +125,12 @@ TEST(CudaManifest, RejectsMalformedKernelFiles) {
   EXPECT_MANIFEST_ERROR(with("kernels.sm_80.cubin 5000", "kernels.sm_80.cubin -1"),
                         "line 7: cubin bytes: '-1' is not a non-negative decimal integer");
   EXPECT_MANIFEST_ERROR(with("5000 00000000000000a1", "5000 00000000000000A1"),
-                        "line 7: cubin hash: '00000000000000A1' is not 16 lower-case hex digits");
+                        "line 7: cubin checksum: '00000000000000A1' is not xxh3:<16 lower-case hex "
+                        "digits>");
   EXPECT_MANIFEST_ERROR(with("5000 00000000000000a1", "5000 a1"),
-                        "line 7: cubin hash: 'a1' is not 16 lower-case hex digits");
+                        "line 7: cubin checksum: 'a1' is not xxh3:<16 lower-case hex digits>");
+  EXPECT_MANIFEST_ERROR(with("5000 00000000000000a1", "5000 xxh3:a1"),
+                        "line 7: cubin checksum: 'xxh3:a1' is not");
 }
 
 TEST(CudaManifest, RejectsDuplicateChipsAndFiles) {

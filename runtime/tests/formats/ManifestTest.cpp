@@ -3,7 +3,8 @@
 // A valid manifest parses into the expected fields; every malformed one is
 // rejected with a message naming the line and the field (one expectation
 // per defect); a manifest cut at any byte before `end` is rejected; random
-// byte flips never crash the parser. Also percent-decoding of names.
+// byte flips never crash the parser. Checksums are read in both spellings
+// (xxh3:<hex>, and bare hex for FNV-1a 64). Also percent-decoding of names.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/formats/Manifest.h"
@@ -19,7 +20,7 @@ namespace {
 
 const char *kHeader = "trc-artifact 1\n"
                       "target cpu\n"
-                      "program program.so 1000 0123456789abcdef\n"
+                      "program program.so 1000 xxh3:0123456789abcdef\n"
                       "entry trc_entry\n"
                       "arena 256\n"
                       "weights weights.bin 128 fedcba9876543210\n";
@@ -63,12 +64,15 @@ TEST(Manifest, ParsesAValidManifest) {
   EXPECT_EQ(m.target, "cpu");
   EXPECT_EQ(m.programFile, "program.so");
   EXPECT_EQ(m.programBytes, 1000u);
-  EXPECT_EQ(m.programHash, 0x0123456789abcdefULL);
+  EXPECT_EQ(m.programHash,
+            (Checksum{ChecksumKind::Xxh3, 0x0123456789abcdefULL}));
   EXPECT_EQ(m.entry, "trc_entry");
   EXPECT_EQ(m.arenaBytes, 256u);
   EXPECT_EQ(m.weightsFile, "weights.bin");
   EXPECT_EQ(m.weightsBytes, 128u);
-  EXPECT_EQ(m.weightsHash, 0xfedcba9876543210ULL);
+  // Bare hex digits: a manifest written before XXH3 (FNV-1a 64).
+  EXPECT_EQ(m.weightsHash,
+            (Checksum{ChecksumKind::Fnv1a64, 0xfedcba9876543210ULL}));
   ASSERT_EQ(m.slots.size(), 4u);
   EXPECT_EQ(m.slots[0].kind, SlotKind::Input);
   EXPECT_EQ(m.slots[0].name, "x");
@@ -146,7 +150,7 @@ TEST(Manifest, RejectsBadRecordStructure) {
   EXPECT_MANIFEST_ERROR(with("target cpu\n", ""), "line 10: missing 'target' record");
   EXPECT_MANIFEST_ERROR(with("entry trc_entry\n", ""), "missing 'entry' record");
   EXPECT_MANIFEST_ERROR(with("arena 256\n", ""), "missing 'arena' record");
-  EXPECT_MANIFEST_ERROR(with("program program.so 1000 0123456789abcdef\n", ""),
+  EXPECT_MANIFEST_ERROR(with("program program.so 1000 xxh3:0123456789abcdef\n", ""),
                         "missing 'program' record");
   EXPECT_MANIFEST_ERROR(with("weights weights.bin 128 fedcba9876543210\n", ""),
                         "missing 'weights' record");
@@ -173,23 +177,31 @@ TEST(Manifest, RejectsBadFileRecords) {
   EXPECT_MANIFEST_ERROR(with("program.so 1000", "program.so 99999999999999999999"),
                         "line 3: program bytes: '99999999999999999999' is not");
   EXPECT_MANIFEST_ERROR(with("0123456789abcdef", "0123456789ABCDEF"),
-                        "line 3: program hash: '0123456789ABCDEF' is not 16 "
-                        "lower-case hex digits");
+                        "line 3: program checksum: 'xxh3:0123456789ABCDEF' is "
+                        "not xxh3:<16 lower-case hex digits> (or 16 hex "
+                        "digits alone, FNV-1a 64)");
   EXPECT_MANIFEST_ERROR(with("0123456789abcdef", "0123456789abcde"),
-                        "line 3: program hash: '0123456789abcde' is not 16");
+                        "line 3: program checksum: 'xxh3:0123456789abcde' is not");
+  EXPECT_MANIFEST_ERROR(with("xxh3:", "xxh4:"),
+                        "line 3: program checksum: 'xxh4:0123456789abcdef' is not");
+  EXPECT_MANIFEST_ERROR(with("xxh3:", "XXH3:"),
+                        "line 3: program checksum: 'XXH3:0123456789abcdef' is not");
+  // Bare hex (FNV-1a 64, the old spelling) and fnv1a64: are accepted.
+  EXPECT_EQ(errorOf(with("xxh3:", "")), "");
+  EXPECT_EQ(errorOf(with("xxh3:", "fnv1a64:")), "");
   EXPECT_MANIFEST_ERROR(with("program program.so", "program ../program.so"),
                         "line 3: program file: '../program.so' is not a plain "
                         "file name inside the artifact folder");
   EXPECT_MANIFEST_ERROR(with("program program.so", "program /etc/passwd"),
                         "line 3: program file: '/etc/passwd' is not a plain");
-  EXPECT_MANIFEST_ERROR(with("program program.so 1000 0123456789abcdef",
+  EXPECT_MANIFEST_ERROR(with("program program.so 1000 xxh3:0123456789abcdef",
                              "program program.so 1000"),
                         "line 3: program: expected 3 fields (file, bytes, "
-                        "fnv1a64 hash), got 2");
+                        "checksum), got 2");
   EXPECT_MANIFEST_ERROR(with("weights.bin 128", "weights.bin 12.8"),
                         "line 6: weights bytes: '12.8' is not");
   EXPECT_MANIFEST_ERROR(with("fedcba9876543210", "fedcba987654321g"),
-                        "line 6: weights hash: 'fedcba987654321g' is not 16");
+                        "line 6: weights checksum: 'fedcba987654321g' is not");
   EXPECT_MANIFEST_ERROR(with("entry trc_entry", "entry 1abc"),
                         "line 4: entry symbol: '1abc' is not a C identifier");
   EXPECT_MANIFEST_ERROR(with("entry trc_entry", "entry"),

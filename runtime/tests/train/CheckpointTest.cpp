@@ -113,12 +113,32 @@ std::string loadError(const std::string &folder) {
   return s ? std::string() : s.message();
 }
 
-// Re-signs a state.json whose body was edited.
-std::string resign(const std::string &text) {
+// Re-signs a state.json whose body was edited (with XXH3, as trc does, or
+// with FNV-1a 64 as format_version 1 did).
+std::string resign(const std::string &text,
+                   ChecksumKind kind = ChecksumKind::Xxh3) {
   size_t at = text.rfind("\n  \"checksum\"");
   std::string body = text.substr(0, at + 1);
-  return body + "  \"checksum\": \"fnv1a64:" +
-         toHex16(fnv1a64(body.data(), body.size())) + "\"\n}\n";
+  return body + "  \"checksum\": \"" +
+         formatChecksum(checksumOf(kind, body.data(), body.size())) +
+         "\"\n}\n";
+}
+
+// A format_version 2 state.json rewritten as trc wrote format_version 1
+// before XXH3: the tensors' FNV-1a 64 as bare hex under "fnv1a64", and the
+// file's own checksum "fnv1a64:<hex>".
+std::string asFormat1(const std::string &state, const std::string &tensors) {
+  std::string text = state;
+  size_t at = text.find("\"format_version\": 2,");
+  EXPECT_NE(at, std::string::npos);
+  text.replace(at, 20, "\"format_version\": 1,");
+  std::string key = "\"checksum\": \"xxh3:";
+  at = text.find(key);
+  EXPECT_NE(at, std::string::npos);
+  text.replace(at, key.size() + 16,
+               "\"fnv1a64\": \"" +
+                   toHex16(fnv1a64(tensors.data(), tensors.size())));
+  return resign(text, ChecksumKind::Fnv1a64);
 }
 
 std::string replaced(std::string text, const std::string &from,
@@ -252,7 +272,7 @@ TEST(Checkpoint, StateJsonLayout) {
   std::string body =
       std::string("{\n"
                   "  \"format\": \"trc-checkpoint\",\n"
-                  "  \"format_version\": 1,\n"
+                  "  \"format_version\": 2,\n"
                   "  \"trc_version\": \"") +
       kTrcVersion +
       "\",\n"
@@ -267,10 +287,10 @@ TEST(Checkpoint, StateJsonLayout) {
       "    \"q\\\"uote\": \"a\\\\b\\n\"\n"
       "  },\n"
       "  \"tensors\": {\"file\": \"tensors.safetensors\", \"bytes\": " +
-      std::to_string(tensors.size()) + ", \"fnv1a64\": \"" +
-      toHex16(fnv1a64(tensors.data(), tensors.size())) + "\"},\n";
-  std::string want = body + "  \"checksum\": \"fnv1a64:" +
-                     toHex16(fnv1a64(body.data(), body.size())) + "\"\n}\n";
+      std::to_string(tensors.size()) + ", \"checksum\": \"xxh3:" +
+      toHex16(xxh3_64(tensors.data(), tensors.size())) + "\"},\n";
+  std::string want = body + "  \"checksum\": \"xxh3:" +
+                     toHex16(xxh3_64(body.data(), body.size())) + "\"\n}\n";
   std::string got = readFile(dir + "/step-5/state.json");
   EXPECT_EQ(got, want);
   JsonValue v;
@@ -407,7 +427,7 @@ TEST(Checkpoint, DetectsEveryFlippedOrTruncatedByte) {
   EXPECT_EQ(loadError(f), statePath + ": unexpected bytes after the checksum "
                                       "line");
   writeFile(statePath, replaced(state, "\"format\"", "\"formaT\""));
-  EXPECT_HAS(loadError(f), statePath + ": checksum mismatch (fnv1a64 ");
+  EXPECT_HAS(loadError(f), statePath + ": checksum mismatch (xxh3 ");
   EXPECT_HAS(loadError(f), "): the file is corrupt");
   writeFile(statePath, state);
 
@@ -445,9 +465,12 @@ TEST(Checkpoint, RejectsSignedButWrongState) {
   std::string p = statePath + ": ";
   EXPECT_EQ(withState(resign(replaced(state, "\"step\": 3", "\"step\": 4"))),
             p + "step 4 does not match the folder name step-3");
-  EXPECT_EQ(withState(resign(replaced(state, "\"format_version\": 1",
-                                      "\"format_version\": 2"))),
-            p + "format_version 2 is not supported (this trc reads 1)");
+  EXPECT_EQ(withState(resign(replaced(state, "\"format_version\": 2",
+                                      "\"format_version\": 3"))),
+            p + "format_version 3 is not supported (this trc reads 1 to 2)");
+  EXPECT_EQ(withState(resign(replaced(state, "\"format_version\": 2",
+                                      "\"format_version\": 0"))),
+            p + "format_version 0 is not supported (this trc reads 1 to 2)");
   EXPECT_EQ(withState(resign(replaced(state, "\"trc-checkpoint\"",
                                       "\"other\""))),
             p + "'format' is 'other', not 'trc-checkpoint'");
@@ -479,9 +502,16 @@ TEST(Checkpoint, RejectsSignedButWrongState) {
   EXPECT_EQ(withState(resign(replaced(state, "\"file\": \"tensors.safetensors\"",
                                       "\"file\": \"../x\""))),
             p + "tensors: 'file' is '../x', not 'tensors.safetensors'");
-  EXPECT_EQ(withState(resign(replaced(state, "\"fnv1a64\": \"",
-                                      "\"fnv1a64\": \"X"))),
-            p + "tensors: 'fnv1a64' is not 16 lower-case hex digits");
+  EXPECT_EQ(withState(resign(replaced(state, "\"checksum\": \"xxh3:",
+                                      "\"checksum\": \"xxh3:X"))),
+            p + "tensors: 'checksum' is not xxh3:<16 lower-case hex digits>");
+  // Format 2 names the tensors' checksum "checksum", format 1 "fnv1a64".
+  EXPECT_EQ(withState(resign(replaced(state, "\"checksum\": \"xxh3:",
+                                      "\"fnv1a64\": \"xxh3:"))),
+            p + "tensors: unexpected key 'fnv1a64'");
+  EXPECT_EQ(withState(resign(replaced(state, "\"format_version\": 2",
+                                      "\"format_version\": 1"))),
+            p + "tensors: unexpected key 'checksum'");
   EXPECT_HAS(withState(resign(replaced(state, "\"step\": 3,", "\"step\": 3"))),
              p + "expected ',' or '}' at byte");
   EXPECT_EQ(withState("{}\n"),
@@ -502,10 +532,64 @@ TEST(Checkpoint, RejectsSignedButWrongState) {
   size_t at = forged.find("\"bytes\": ");
   size_t end = forged.find(",", at);
   forged.replace(at, end - at, "\"bytes\": " + std::to_string(junk.size()));
-  at = forged.find("\"fnv1a64\": \"") + 12;
-  forged.replace(at, 16, toHex16(fnv1a64(junk.data(), junk.size())));
+  at = forged.find("\"checksum\": \"xxh3:") + 18;
+  forged.replace(at, 16, toHex16(xxh3_64(junk.data(), junk.size())));
   EXPECT_HAS(withState(resign(forged)), tensorsPath + ": header length ");
   EXPECT_HAS(withState(resign(forged)), " is more than the limit");
+}
+
+// Checkpoints written before XXH3 (format_version 1, FNV-1a 64 checksums)
+// still load, and corruption of either file is still detected.
+TEST(Checkpoint, Format1CheckpointsWithFnvChecksumsStillLoad) {
+  TempDir tmp;
+  std::string dir = tmp.file("ckpt");
+  Model m(4);
+  ASSERT_TRUE(save(dir, 3, m));
+  std::string f = dir + "/step-3";
+  std::string statePath = f + "/state.json";
+  std::string tensorsPath = f + "/tensors.safetensors";
+  std::string tensors = readFile(tensorsPath);
+  std::string old = asFormat1(readFile(statePath), tensors);
+  EXPECT_HAS(old, "\"format_version\": 1,");
+  EXPECT_HAS(old, ", \"fnv1a64\": \"" +
+                      toHex16(fnv1a64(tensors.data(), tensors.size())) +
+                      "\"},\n  \"checksum\": \"fnv1a64:");
+  writeFile(statePath, old);
+
+  Model got(0);
+  CheckpointState st;
+  Status s = loadCheckpoint(f, got.refs(), st);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_TRUE(got == m);
+  expectSameState(st, stateAt(3));
+
+  // A flipped byte of state.json: its own FNV-1a 64 no longer matches.
+  writeFile(statePath, replaced(old, "\"format\"", "\"formaT\""));
+  EXPECT_HAS(loadError(f), statePath + ": checksum mismatch (fnv1a64 ");
+  // A flipped byte of the tensors: the recorded FNV-1a 64 no longer matches.
+  writeFile(statePath, old);
+  std::string bad = tensors;
+  bad[bad.size() / 2] ^= 0x10;
+  writeFile(tensorsPath, bad);
+  EXPECT_EQ(loadError(f),
+            tensorsPath + ": checksum mismatch (fnv1a64 " +
+                toHex16(fnv1a64(bad.data(), bad.size())) +
+                ", state.json records " +
+                toHex16(fnv1a64(tensors.data(), tensors.size())) +
+                "): the file is corrupt");
+  writeFile(tensorsPath, tensors);
+  EXPECT_EQ(loadError(f), "");
+  std::string p = statePath + ": ";
+  writeFile(statePath, resign(replaced(old, "\"fnv1a64\": \"",
+                                       "\"fnv1a64\": \"xxh3:"),
+                              ChecksumKind::Fnv1a64));
+  EXPECT_EQ(loadError(f), p + "tensors: 'fnv1a64' is not 16 lower-case hex "
+                              "digits");
+
+  // Saving again writes format 2 with XXH3.
+  ASSERT_TRUE(save(dir, 3, m));
+  EXPECT_HAS(readFile(statePath), "\"format_version\": 2,");
+  EXPECT_HAS(readFile(statePath), "\"checksum\": \"xxh3:");
 }
 
 TEST(Checkpoint, RejectsTensorsTheCallerDoesNotExpect) {
