@@ -100,26 +100,35 @@ bool isBundlePath(const std::string &path) {
   return path.size() > 4 && path.compare(path.size() - 4, 4, ".trc") == 0;
 }
 
-Status packBundle(const std::string &dir, const std::string &bundle) {
+Status packBundle(const std::string &dir, const std::string &bundle,
+                  FileSystemHooks &fs) {
   std::vector<std::string> members(std::begin(kMembers), std::end(kMembers));
   std::vector<std::string> kernels = kernelFiles(dir);
   members.insert(members.end(), kernels.begin(), kernels.end());
-  std::string header = kernels.empty() ? "trc-bundle 1\n" : "trc-bundle 2\n", body;
-  for (const std::string &member : members) {
-    MappedFile file;
-    if (Status s = file.open(dir + "/" + member); !s)
+  std::string header = kernels.empty() ? "trc-bundle 1\n" : "trc-bundle 2\n";
+  // Members stay mapped and are streamed into the bundle (the weights may
+  // be gigabytes: no copy in memory).
+  std::vector<MappedFile> files(members.size());
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (Status s = files[i].open(dir + "/" + members[i]); !s)
       return s;
-    header += member + " " + std::to_string(file.size()) + "\n";
-    body.append(file.bytes());
+    header += members[i] + " " + std::to_string(files[i].size()) + "\n";
   }
   header += "end\n";
   if (header.size() > kMaxHeaderBytes)
     return Status::error(bundle + ": too many members for one bundle header");
-  return writeFileAtomic(bundle, header + body, systemFileSystem());
+  return writeFileAtomicWith(bundle, fs, [&](FileWriter &w) {
+    if (Status s = w.append(header); !s)
+      return s;
+    for (const MappedFile &file : files)
+      if (Status s = w.append(file.bytes()); !s)
+        return s;
+    return Status::success();
+  });
 }
 
 Status unpackBundle(const std::string &bundle, const std::string &dir,
-                    std::vector<std::string> *written) {
+                    std::vector<std::string> *written, FileSystemHooks &fs) {
   MappedFile file;
   std::vector<Member> members;
   if (Status s = openBundle(bundle, file, members); !s)
@@ -127,7 +136,7 @@ Status unpackBundle(const std::string &bundle, const std::string &dir,
   for (const Member &member : members) {
     if (Status s = writeFileAtomic(dir + "/" + member.name,
                                    file.bytes().substr(member.offset, member.size),
-                                   systemFileSystem());
+                                   fs);
         !s)
       return s;
     if (written)

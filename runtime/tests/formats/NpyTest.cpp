@@ -1,20 +1,27 @@
 //===- NpyTest.cpp - NumPy .npy reading and writing -------------------------===//
 //
 // Round trips of every dtype NumPy has (scalars, empty and n-d shapes), in
-// memory and through files (atomic write, no temp left), headers exactly as
-// NumPy writes them in versions 1.0, 2.0 and 3.0, and malformed files: each
-// rejected with a message naming the file and the defect.
+// memory and through files (atomic write, no temp left, and nothing partial
+// when the disk fills up or an fsync or rename fails: FailingFileSystem.h),
+// headers exactly as NumPy writes them in versions 1.0, 2.0 and 3.0, and
+// malformed files: each rejected with a message naming the file and the
+// defect.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/formats/Npy.h"
 
+#include "FailingFileSystem.h"
 #include "TestArtifact.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <random>
 
 using namespace trc::rt;
+using trc::rt::test::FailingFs;
+using trc::rt::test::readFile;
 using trc::rt::test::TempDir;
 
 namespace {
@@ -286,4 +293,85 @@ TEST(Npy, FileErrorsNameTheFile) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("bf.npy")));
   s = writeNpyFile(dir.file("no/such/dir/x.npy"), t);
   EXPECT_FALSE(s);
+}
+
+namespace {
+
+std::vector<std::string> names(const std::string &dir) {
+  std::vector<std::string> out;
+  for (const auto &e : std::filesystem::directory_iterator(dir))
+    out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+} // namespace
+
+// Every write, fsync and rename of writeNpyFile goes through the hooks: a
+// disk that fills up after any number of bytes, or a failing fsync or
+// rename, leaves the old file as it was and no temporary file.
+TEST(Npy, FailedWritesLeaveNothingPartial) {
+  TempDir dir;
+  std::string path = dir.file("out.npy");
+  ASSERT_TRUE(writeNpyFile(path, makeTensor(DType::F32, {4}, 1)));
+  std::string old = readFile(path);
+  HostTensor t = makeTensor(DType::F32, {20, 30}, 2);
+
+  FailingFs probe; // a write that succeeds: what it does
+  TempDir other;
+  ASSERT_TRUE(writeNpyFile(other.file("out.npy"), t, probe));
+  EXPECT_EQ(probe.written, readFile(other.file("out.npy")).size());
+  EXPECT_EQ(probe.fsyncs, 1);
+  EXPECT_EQ(probe.renames, 1);
+
+  for (uint64_t budget = 0; budget < probe.written;
+       budget += budget < 200 ? 1 : 97) {
+    FailingFs fs;
+    fs.budget = int64_t(budget);
+    Status s = writeNpyFile(path, t, fs);
+    ASSERT_FALSE(s) << "budget " << budget;
+    EXPECT_EQ(s.message().rfind(path + ".tmp-", 0), 0u) << s.message();
+    EXPECT_NE(s.message().find(": write failed: No space left on device"),
+              std::string::npos)
+        << s.message();
+    ASSERT_EQ(names(dir.path()), std::vector<std::string>{"out.npy"})
+        << "budget " << budget;
+    ASSERT_EQ(readFile(path), old) << "budget " << budget;
+  }
+  FailingFs fsyncFails;
+  fsyncFails.failFsyncAt = 0;
+  EXPECT_NE(writeNpyFile(path, t, fsyncFails)
+                .message()
+                .find(": fsync failed: Input/output error"),
+            std::string::npos);
+  EXPECT_EQ(names(dir.path()), std::vector<std::string>{"out.npy"});
+  FailingFs renameFails;
+  renameFails.failRenameAt = 0;
+  EXPECT_NE(writeNpyFile(path, t, renameFails).message().find(
+                path + ": cannot rename " + path + ".tmp-"),
+            std::string::npos);
+  EXPECT_EQ(names(dir.path()), std::vector<std::string>{"out.npy"});
+  EXPECT_EQ(readFile(path), old);
+
+  // A new file: nothing at all is left.
+  FailingFs full;
+  full.budget = 100;
+  EXPECT_FALSE(writeNpyFile(dir.file("new.npy"), t, full));
+  EXPECT_EQ(names(dir.path()), std::vector<std::string>{"out.npy"});
+
+  // writeNpyTemp (the first half, for all-or-nothing groups of files)
+  // removes its temp file on failure and names the final file.
+  FailingFs half;
+  half.budget = 1000;
+  Status s = writeNpyTemp(dir.file(".y.tmp"), dir.file("y.npy"), t, half);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), dir.file("y.npy") + ": " + dir.file(".y.tmp") +
+                             ": write failed: No space left on device");
+  EXPECT_EQ(names(dir.path()), std::vector<std::string>{"out.npy"});
+
+  // With space again, the write goes through.
+  ASSERT_TRUE(writeNpyFile(path, t));
+  HostTensor back;
+  ASSERT_TRUE(readNpyFile(path, back));
+  EXPECT_EQ(std::memcmp(back.data(), t.data(), t.byteSize()), 0);
 }

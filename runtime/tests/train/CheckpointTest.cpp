@@ -17,6 +17,7 @@
 #include "runtime/train/LrSchedule.h"
 #include "runtime/support/Version.h"
 
+#include "FailingFileSystem.h"
 #include "TestArtifact.h"
 
 #include <gtest/gtest.h>
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 using namespace trc::rt;
+using trc::rt::test::FailingFs;
 using trc::rt::test::readFile;
 using trc::rt::test::TempDir;
 using trc::rt::test::writeFile;
@@ -162,46 +164,6 @@ std::vector<std::string> entries(const std::string &dir) {
 #define EXPECT_HAS(message, substring)                                         \
   EXPECT_NE(std::string(message).find(substring), std::string::npos)           \
       << "expected '" << (substring) << "' in '" << (message) << "'"
-
-// Makes the disk "fill up": writes stop after a byte budget (a short write,
-// then ENOSPC), and the n-th fsync or rename can fail.
-class FailingFs : public FileSystemHooks {
-public:
-  int64_t budget = -1; // bytes still writable (-1: unlimited)
-  int failFsyncAt = -1, failRenameAt = -1;
-  int fsyncs = 0, renames = 0;
-  uint64_t written = 0;
-
-  ssize_t write(int fd, const void *data, size_t size) override {
-    if (budget == 0) {
-      errno = ENOSPC;
-      return -1;
-    }
-    if (budget > 0)
-      size = std::min<size_t>(size, size_t(budget));
-    ssize_t n = ::write(fd, data, size);
-    if (n > 0) {
-      written += uint64_t(n);
-      if (budget > 0)
-        budget -= n;
-    }
-    return n;
-  }
-  int fsync(int fd) override {
-    if (fsyncs++ == failFsyncAt) {
-      errno = EIO;
-      return -1;
-    }
-    return ::fsync(fd);
-  }
-  int rename(const char *from, const char *to) override {
-    if (renames++ == failRenameAt) {
-      errno = ENOSPC;
-      return -1;
-    }
-    return ::rename(from, to);
-  }
-};
 
 // After a failed save of step 2: step 1 is latest, loads, and nothing else
 // is left in the folder.
