@@ -2,9 +2,9 @@
 #include "runtime/formats/Bundle.h"
 
 #include "runtime/formats/FileOps.h"
+#include "runtime/support/Parse.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <dirent.h>
 #include <sstream>
 
@@ -71,15 +71,13 @@ Status parseBundle(const std::string &bundle, std::string_view bytes,
     for (const Member &seen : members)
       if (seen.name == name)
         return bad("member " + name + " twice");
-    char *end = nullptr;
     if (!(header >> sizeText))
       return bad("member " + name + " has no size");
-    unsigned long long size = std::strtoull(sizeText.c_str(), &end, 10);
-    if (*end != '\0' || sizeText.empty() || size > kMaxMemberBytes ||
-        size > bytes.size() - offset)
+    std::optional<uint64_t> size = parseUint64(sizeText, kMaxMemberBytes);
+    if (!size || *size > bytes.size() - offset)
       return bad("member " + name + " has a bad size '" + sizeText + "'");
-    members.push_back({name, offset, size_t(size)});
-    offset += size;
+    members.push_back({name, offset, size_t(*size)});
+    offset += *size;
   }
   if (members.size() < 3)
     return bad(std::string("expected member ") + kMembers[members.size()]);

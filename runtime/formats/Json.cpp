@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/formats/Json.h"
 
+#include "runtime/support/Parse.h"
+
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
 
@@ -27,25 +29,28 @@ static bool isIntegerText(const std::string &t) {
 bool JsonValue::asInt64(int64_t &out) const {
   if (kind_ != Kind::Number || !isIntegerText(text_))
     return false;
-  const char *b = text_.data(), *e = b + text_.size();
-  auto [p, ec] = std::from_chars(b, e, out);
-  return ec == std::errc() && p == e;
+  std::optional<int64_t> v = parseInt64(text_);
+  if (v)
+    out = *v;
+  return v.has_value();
 }
 
 bool JsonValue::asUint64(uint64_t &out) const {
-  if (kind_ != Kind::Number || !isIntegerText(text_) || text_[0] == '-')
+  if (kind_ != Kind::Number || !isIntegerText(text_))
     return false;
-  const char *b = text_.data(), *e = b + text_.size();
-  auto [p, ec] = std::from_chars(b, e, out);
-  return ec == std::errc() && p == e;
+  std::optional<uint64_t> v = parseUint64(text_); // "-0" is not unsigned
+  if (v)
+    out = *v;
+  return v.has_value();
 }
 
 bool JsonValue::asDouble(double &out) const {
   if (kind_ != Kind::Number)
     return false;
-  const char *b = text_.data(), *e = b + text_.size();
-  auto [p, ec] = std::from_chars(b, e, out);
-  return ec == std::errc() && p == e && std::isfinite(out);
+  std::optional<double> v = parseDouble(text_);
+  if (v)
+    out = *v;
+  return v.has_value();
 }
 
 const JsonValue *JsonValue::find(std::string_view key) const {

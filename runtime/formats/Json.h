@@ -8,7 +8,7 @@
 // a hash set, so a header of a million keys parses in linear time), no NaN,
 // Infinity, comments or trailing commas. Numbers keep their text, so
 // integers convert exactly (asInt64/asUint64) and others through
-// from_chars (locale-independent). Errors say what was expected and at
+// Parse.h (whole-text, locale-independent). Errors say what was expected and at
 // which byte ("expected ':' at byte 17").
 //
 // The writing helpers append JSON text: escaped strings, integers, and

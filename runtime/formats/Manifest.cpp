@@ -10,6 +10,7 @@
 #include "runtime/formats/Checksum.h"
 #include "runtime/backends/cuda/CudaProgram.h"
 #include "runtime/support/Names.h"
+#include "runtime/support/Parse.h"
 
 #include "runtime/support/HalfFloat.h"
 
@@ -71,19 +72,10 @@ std::string quote(std::string_view field) {
 
 // A non-negative decimal integer that fits in uint64 (no sign, no spaces).
 bool parseUnsigned(std::string_view text, uint64_t &value) {
-  if (text.empty() || text.size() > 20)
-    return false;
-  uint64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9')
-      return false;
-    uint64_t d = uint64_t(c - '0');
-    if (v > (UINT64_MAX - d) / 10)
-      return false;
-    v = v * 10 + d;
-  }
-  value = v;
-  return true;
+  std::optional<uint64_t> v = parseUint64(text);
+  if (v)
+    value = *v;
+  return v.has_value();
 }
 
 bool isPlainFileName(std::string_view name) {
@@ -209,20 +201,10 @@ Status Parser::parse(std::string_view text) {
       return fail("record " + quote(raw.substr(0, raw.find(' '))) +
                   " after 'end' (end must be the last record)");
 
-    std::vector<std::string_view> fields;
-    size_t start = 0;
-    while (true) {
-      size_t sp = raw.find(' ', start);
-      std::string_view f = raw.substr(
-          start, sp == std::string_view::npos ? std::string_view::npos
-                                              : sp - start);
+    std::vector<std::string_view> fields = splitText(raw, ' ');
+    for (std::string_view f : fields)
       if (f.empty())
         return fail("empty field (fields are separated by single spaces)");
-      fields.push_back(f);
-      if (sp == std::string_view::npos)
-        break;
-      start = sp + 1;
-    }
 
     if (!sawHeader) {
       if (fields[0] != "trc-artifact")

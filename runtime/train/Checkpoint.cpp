@@ -8,6 +8,7 @@
 
 #include "runtime/formats/Checksum.h"
 #include "runtime/formats/Json.h"
+#include "runtime/support/Parse.h"
 #include "runtime/support/Version.h"
 
 #include <algorithm>
@@ -35,18 +36,12 @@ std::string stepName(int64_t step) { return "step-" + std::to_string(step); }
 
 // "step-<digits>" -> the number; false for anything else.
 bool parseStepName(std::string_view name, int64_t &step) {
-  if (name.substr(0, 5) != "step-" || name.size() == 5 || name.size() > 24)
+  if (name.substr(0, 5) != "step-")
     return false;
-  int64_t v = 0;
-  for (char c : name.substr(5)) {
-    if (c < '0' || c > '9')
-      return false;
-    if (v > (INT64_MAX - (c - '0')) / 10)
-      return false;
-    v = v * 10 + (c - '0');
-  }
-  step = v;
-  return true;
+  std::optional<uint64_t> v = parseUint64(name.substr(5), INT64_MAX);
+  if (v)
+    step = int64_t(*v);
+  return v.has_value();
 }
 
 std::string baseName(const std::string &path) {
