@@ -12,8 +12,11 @@
 
 #include "TestArtifact.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 using namespace trc::rt;
 using namespace trc::rt::test;
 
@@ -84,7 +87,7 @@ TEST(Artifact, ManifestErrorsNameTheFileAndLine) {
   std::string m = readFile(dir.file("manifest.trc"));
   writeFile(dir.file("manifest.trc"), m.substr(0, m.size() / 2));
   std::string err = loadError(dir.path());
-  EXPECT_EQ(err.rfind(dir.file("manifest.trc") + ": line ", 0), 0u) << err;
+  EXPECT_THAT(err, StartsWith(dir.file("manifest.trc") + ": line ")) << err;
   writeFile(dir.file("manifest.trc"), m.substr(0, m.size() - 4));
   EXPECT_EQ(loadError(dir.path()),
             dir.file("manifest.trc") +
@@ -108,20 +111,18 @@ TEST(Artifact, ManifestsWriteXxh3AndOldFnvManifestsStillLoad) {
   TempDir dir;
   writeTestArtifact(dir.path());
   std::string weights = testWeights();
-  EXPECT_NE(readFile(dir.file("manifest.trc"))
-                .find("weights weights.bin 128 xxh3:" +
-                      toHex16(xxh3_64(weights.data(), weights.size())) + "\n"),
-            std::string::npos);
+  EXPECT_THAT(readFile(dir.file("manifest.trc")),
+              HasSubstr("weights weights.bin 128 xxh3:" +
+                        toHex16(xxh3_64(weights.data(), weights.size())) + "\n"));
   EXPECT_EQ(loadError(dir.path()), "");
 
   // A manifest written before XXH3: bare hex digits, FNV-1a 64.
   ArtifactOptions old;
   old.checksums = ChecksumKind::Fnv1a64;
   writeTestArtifact(dir.path(), old);
-  EXPECT_NE(readFile(dir.file("manifest.trc"))
-                .find("weights weights.bin 128 " +
-                      toHex16(fnv1a64(weights.data(), weights.size())) + "\n"),
-            std::string::npos);
+  EXPECT_THAT(readFile(dir.file("manifest.trc")),
+              HasSubstr("weights weights.bin 128 " +
+                        toHex16(fnv1a64(weights.data(), weights.size())) + "\n"));
   std::unique_ptr<Artifact> a;
   Status s = Artifact::load(dir.path(), "cpu", a);
   ASSERT_TRUE(s) << s.message();
@@ -160,10 +161,8 @@ TEST(Artifact, DetectsChecksumMismatches) {
     writeTestArtifact(dir.path(), opt);
     flipByte(dir.file("program.so"), readFile(dir.file("program.so")).size() / 2);
     std::string err = loadError(dir.path());
-    EXPECT_EQ(err.rfind(dir.file("program.so") + ": checksum mismatch: " +
-                            checksumKindName(kind) + " is ",
-                        0),
-              0u)
+    EXPECT_THAT(err, StartsWith(dir.file("program.so") +
+                                ": checksum mismatch: " + checksumKindName(kind) + " is "))
         << err;
   }
 
@@ -192,9 +191,7 @@ TEST(Artifact, ReportsProgramsThatCannotLoad) {
   writeFile(text.program, "this is not a shared object\n");
   writeTestArtifact(dir.path(), text);
   std::string err = loadError(dir.path());
-  EXPECT_EQ(err.rfind(dir.file("program.so") + ": cannot load the program: ", 0),
-            0u)
-      << err;
+  EXPECT_THAT(err, StartsWith(dir.file("program.so") + ": cannot load the program: ")) << err;
 
   // A program that imports a function the process does not export.
   TempDir dir2;
@@ -202,11 +199,8 @@ TEST(Artifact, ReportsProgramsThatCannotLoad) {
   undefined.program = TRC_TEST_PROGRAM_UNDEFINED;
   writeTestArtifact(dir2.path(), undefined);
   err = loadError(dir2.path());
-  EXPECT_EQ(err.rfind(dir2.file("program.so") + ": cannot load the program: ", 0),
-            0u)
-      << err;
-  EXPECT_NE(err.find("undefined symbol: trc_rt_does_not_exist"), std::string::npos)
-      << err;
+  EXPECT_THAT(err, StartsWith(dir2.file("program.so") + ": cannot load the program: ")) << err;
+  EXPECT_THAT(err, HasSubstr("undefined symbol: trc_rt_does_not_exist")) << err;
 
   // A manifest naming an entry the program does not define.
   TempDir dir3;

@@ -12,11 +12,13 @@
 #include "FailingFileSystem.h"
 #include "TestArtifact.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 
+using ::testing::HasSubstr;
 using namespace trc::rt;
 using namespace trc::rt::test;
 
@@ -78,8 +80,7 @@ TEST(Bundle, FailedPackLeavesTheOldBundle) {
     fs.budget = int64_t(budget);
     Status s = packBundle(b.path(), bundle, fs);
     ASSERT_FALSE(s) << "budget " << budget;
-    EXPECT_NE(s.message().find("write failed: No space left on device"),
-              std::string::npos)
+    EXPECT_THAT(s.message(), HasSubstr("write failed: No space left on device"))
         << s.message();
     ASSERT_EQ(names(out.path()), std::vector<std::string>{"m.trc"});
     ASSERT_EQ(readFile(bundle), old);
@@ -114,8 +115,7 @@ TEST(Bundle, FailedUnpackLeavesOnlyWholeListedMembers) {
     std::vector<std::string> written;
     Status s = unpackBundle(bundle, dir.path(), &written, fs);
     ASSERT_FALSE(s) << budget;
-    EXPECT_NE(s.message().find("write failed: No space left on device"),
-              std::string::npos)
+    EXPECT_THAT(s.message(), HasSubstr("write failed: No space left on device"))
         << s.message();
     std::vector<std::string> sorted = written;
     std::sort(sorted.begin(), sorted.end());

@@ -20,6 +20,7 @@
 #include "FailingFileSystem.h"
 #include "TestArtifact.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,6 +30,8 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 using namespace trc::rt;
 using trc::rt::test::FailingFs;
 using trc::rt::test::readFile;
@@ -161,10 +164,6 @@ std::vector<std::string> entries(const std::string &dir) {
   return names;
 }
 
-#define EXPECT_HAS(message, substring)                                         \
-  EXPECT_NE(std::string(message).find(substring), std::string::npos)           \
-      << "expected '" << (substring) << "' in '" << (message) << "'"
-
 // After a failed save of step 2: step 1 is latest, loads, and nothing else
 // is left in the folder.
 void expectStep1Intact(const std::string &dir, const Model &m1) {
@@ -264,7 +263,8 @@ TEST(Checkpoint, StateJsonLayout) {
   st.rng.clear();
   ASSERT_TRUE(saveCheckpoint(dir, st, m.views()));
   got = readFile(dir + "/step-6/state.json");
-  EXPECT_HAS(got, "\"state\": []},\n  \"config\": {},\n  \"tensors\"");
+  EXPECT_THAT(got,
+              HasSubstr("\"state\": []},\n  \"config\": {},\n  \"tensors\""));
   CheckpointState back;
   std::vector<NamedTensor> tensorsBack;
   ASSERT_TRUE(readCheckpoint(dir + "/step-6", back, tensorsBack));
@@ -339,8 +339,8 @@ TEST(Checkpoint, ReportsMissingPieces) {
   EXPECT_EQ(latestCheckpoint(dir, folder).message(),
             dir + "/latest: names " + dir + "/step-99, which does not exist");
   writeFile(dir + "/latest", std::string(100, 'x'));
-  EXPECT_HAS(latestCheckpoint(dir, folder).message(),
-             "/latest: is 100 bytes, more than the limit of 64");
+  EXPECT_THAT(latestCheckpoint(dir, folder).message(),
+              HasSubstr("/latest: is 100 bytes, more than the limit of 64"));
 
   ASSERT_TRUE(save(dir, 3, Model(1)));
   std::string f = dir + "/step-3";
@@ -354,8 +354,9 @@ TEST(Checkpoint, ReportsMissingPieces) {
   EXPECT_EQ(loadError(dir + "/step-4"),
             dir + "/step-4/state.json: cannot open: No such file or directory");
   writeFile(f + "/state.json", std::string((16 << 20) + 1, ' '));
-  EXPECT_HAS(loadError(f), f + "/state.json: is 16777217 bytes, more than "
-                               "the limit of 16777216");
+  EXPECT_THAT(loadError(f),
+              HasSubstr(f + "/state.json: is 16777217 bytes, more than "
+                            "the limit of 16777216"));
 }
 
 TEST(Checkpoint, DetectsEveryFlippedOrTruncatedByte) {
@@ -373,12 +374,14 @@ TEST(Checkpoint, DetectsEveryFlippedOrTruncatedByte) {
     bad[i] ^= 0x04;
     writeFile(statePath, bad);
     std::string msg = loadError(f);
-    ASSERT_EQ(msg.rfind(statePath + ": ", 0), 0u) << "byte " << i << ": " << msg;
+    ASSERT_THAT(msg, StartsWith(statePath + ": "))
+        << "byte " << i << ": " << msg;
   }
   for (size_t n = 0; n < state.size(); ++n) {
     writeFile(statePath, state.substr(0, n));
     std::string msg = loadError(f);
-    ASSERT_EQ(msg.rfind(statePath + ": ", 0), 0u) << "length " << n << ": " << msg;
+    ASSERT_THAT(msg, StartsWith(statePath + ": "))
+        << "length " << n << ": " << msg;
   }
   writeFile(statePath, state);
   EXPECT_EQ(loadError(f), "");
@@ -389,8 +392,9 @@ TEST(Checkpoint, DetectsEveryFlippedOrTruncatedByte) {
   EXPECT_EQ(loadError(f), statePath + ": unexpected bytes after the checksum "
                                       "line");
   writeFile(statePath, replaced(state, "\"format\"", "\"formaT\""));
-  EXPECT_HAS(loadError(f), statePath + ": checksum mismatch (xxh3 ");
-  EXPECT_HAS(loadError(f), "): the file is corrupt");
+  EXPECT_THAT(loadError(f),
+              HasSubstr(statePath + ": checksum mismatch (xxh3 "));
+  EXPECT_THAT(loadError(f), HasSubstr("): the file is corrupt"));
   writeFile(statePath, state);
 
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -398,7 +402,7 @@ TEST(Checkpoint, DetectsEveryFlippedOrTruncatedByte) {
     bad[i] ^= 0x10;
     writeFile(tensorsPath, bad);
     std::string msg = loadError(f);
-    ASSERT_EQ(msg.rfind(tensorsPath + ": checksum mismatch", 0), 0u)
+    ASSERT_THAT(msg, StartsWith(tensorsPath + ": checksum mismatch"))
         << "byte " << i << ": " << msg;
   }
   writeFile(tensorsPath, tensors.substr(0, tensors.size() - 1));
@@ -408,7 +412,7 @@ TEST(Checkpoint, DetectsEveryFlippedOrTruncatedByte) {
                               std::to_string(tensors.size()) +
                               " (the file is truncated)");
   writeFile(tensorsPath, tensors + "x");
-  EXPECT_HAS(loadError(f), "(the file is corrupt)");
+  EXPECT_THAT(loadError(f), HasSubstr("(the file is corrupt)"));
   writeFile(tensorsPath, tensors);
   EXPECT_EQ(loadError(f), "");
 }
@@ -474,14 +478,14 @@ TEST(Checkpoint, RejectsSignedButWrongState) {
   EXPECT_EQ(withState(resign(replaced(state, "\"format_version\": 2",
                                       "\"format_version\": 1"))),
             p + "tensors: unexpected key 'checksum'");
-  EXPECT_HAS(withState(resign(replaced(state, "\"step\": 3,", "\"step\": 3"))),
-             p + "expected ',' or '}' at byte");
+  EXPECT_THAT(withState(resign(replaced(state, "\"step\": 3,", "\"step\": 3"))),
+              HasSubstr(p + "expected ',' or '}' at byte"));
   EXPECT_EQ(withState("{}\n"),
             p + "no checksum line (the file is truncated or not a trc "
                 "checkpoint state)");
-  EXPECT_HAS(withState(resign(replaced(state, "\"config\": {",
-                                       "\"config\": {\"lr\": \"x\", "))),
-             p + "duplicate key \"lr\" at byte ");
+  EXPECT_THAT(withState(resign(replaced(state, "\"config\": {",
+                                        "\"config\": {\"lr\": \"x\", "))),
+              HasSubstr(p + "duplicate key \"lr\" at byte "));
   writeFile(statePath, state);
   EXPECT_EQ(loadError(f), "");
 
@@ -496,8 +500,9 @@ TEST(Checkpoint, RejectsSignedButWrongState) {
   forged.replace(at, end - at, "\"bytes\": " + std::to_string(junk.size()));
   at = forged.find("\"checksum\": \"xxh3:") + 18;
   forged.replace(at, 16, toHex16(xxh3_64(junk.data(), junk.size())));
-  EXPECT_HAS(withState(resign(forged)), tensorsPath + ": header length ");
-  EXPECT_HAS(withState(resign(forged)), " is more than the limit");
+  EXPECT_THAT(withState(resign(forged)),
+              HasSubstr(tensorsPath + ": header length "));
+  EXPECT_THAT(withState(resign(forged)), HasSubstr(" is more than the limit"));
 }
 
 // Checkpoints written before XXH3 (format_version 1, FNV-1a 64 checksums)
@@ -512,10 +517,10 @@ TEST(Checkpoint, Format1CheckpointsWithFnvChecksumsStillLoad) {
   std::string tensorsPath = f + "/tensors.safetensors";
   std::string tensors = readFile(tensorsPath);
   std::string old = asFormat1(readFile(statePath), tensors);
-  EXPECT_HAS(old, "\"format_version\": 1,");
-  EXPECT_HAS(old, ", \"fnv1a64\": \"" +
-                      toHex16(fnv1a64(tensors.data(), tensors.size())) +
-                      "\"},\n  \"checksum\": \"fnv1a64:");
+  EXPECT_THAT(old, HasSubstr("\"format_version\": 1,"));
+  EXPECT_THAT(old, HasSubstr(", \"fnv1a64\": \"" +
+                             toHex16(fnv1a64(tensors.data(), tensors.size())) +
+                             "\"},\n  \"checksum\": \"fnv1a64:"));
   writeFile(statePath, old);
 
   Model got(0);
@@ -527,7 +532,8 @@ TEST(Checkpoint, Format1CheckpointsWithFnvChecksumsStillLoad) {
 
   // A flipped byte of state.json: its own FNV-1a 64 no longer matches.
   writeFile(statePath, replaced(old, "\"format\"", "\"formaT\""));
-  EXPECT_HAS(loadError(f), statePath + ": checksum mismatch (fnv1a64 ");
+  EXPECT_THAT(loadError(f),
+              HasSubstr(statePath + ": checksum mismatch (fnv1a64 "));
   // A flipped byte of the tensors: the recorded FNV-1a 64 no longer matches.
   writeFile(statePath, old);
   std::string bad = tensors;
@@ -550,8 +556,8 @@ TEST(Checkpoint, Format1CheckpointsWithFnvChecksumsStillLoad) {
 
   // Saving again writes format 2 with XXH3.
   ASSERT_TRUE(save(dir, 3, m));
-  EXPECT_HAS(readFile(statePath), "\"format_version\": 2,");
-  EXPECT_HAS(readFile(statePath), "\"checksum\": \"xxh3:");
+  EXPECT_THAT(readFile(statePath), HasSubstr("\"format_version\": 2,"));
+  EXPECT_THAT(readFile(statePath), HasSubstr("\"checksum\": \"xxh3:"));
 }
 
 TEST(Checkpoint, RejectsTensorsTheCallerDoesNotExpect) {
@@ -612,13 +618,14 @@ TEST(Checkpoint, RejectsBadSaves) {
   EXPECT_EQ(saveCheckpoint(tmp.file("c"), st, m.views()).message(),
             "checkpoint step must not be negative, got -1");
   writeFile(tmp.file("file"), "x");
-  EXPECT_HAS(save(tmp.file("file"), 1, m).message(),
-             tmp.file("file") + ": cannot create the checkpoint folder");
+  EXPECT_THAT(
+      save(tmp.file("file"), 1, m).message(),
+      HasSubstr(tmp.file("file") + ": cannot create the checkpoint folder"));
   std::vector<SafetensorsView> views = m.views();
   views.push_back(views[0]);
   Status s = saveCheckpoint(tmp.file("c"), stateAt(1), views);
-  EXPECT_HAS(s.message(), "duplicate tensor name 'w'");
-  EXPECT_HAS(s.message(), "(no earlier checkpoint)");
+  EXPECT_THAT(s.message(), HasSubstr("duplicate tensor name 'w'"));
+  EXPECT_THAT(s.message(), HasSubstr("(no earlier checkpoint)"));
   EXPECT_EQ(entries(tmp.file("c")), std::vector<std::string>{});
 }
 
@@ -655,13 +662,13 @@ TEST(Checkpoint, DiskFullLeavesThePreviousCheckpoint) {
     fs.budget = int64_t(budget);
     Status s = save(dir, 2, m2, {0, &fs});
     ASSERT_FALSE(s) << "budget " << budget;
-    ASSERT_EQ(s.message().rfind("checkpoint " + dir + "/step-2 not saved: ", 0),
-              0u)
+    ASSERT_THAT(s.message(),
+                StartsWith("checkpoint " + dir + "/step-2 not saved: "))
         << s.message();
-    ASSERT_NE(s.message().find(": write failed: No space left on device; "
-                               "the previous checkpoint " +
-                               dir + "/step-1 is intact"),
-              std::string::npos)
+    ASSERT_THAT(s.message(),
+                HasSubstr(": write failed: No space left on device; "
+                          "the previous checkpoint " +
+                          dir + "/step-1 is intact"))
         << s.message();
     expectStep1Intact(dir, m1);
   }
@@ -670,8 +677,9 @@ TEST(Checkpoint, DiskFullLeavesThePreviousCheckpoint) {
     fs.failFsyncAt = i;
     Status s = save(dir, 2, m2, {0, &fs});
     ASSERT_FALSE(s);
-    EXPECT_HAS(s.message(), "fsync failed: Input/output error; the previous "
-                            "checkpoint");
+    EXPECT_THAT(s.message(),
+                HasSubstr("fsync failed: Input/output error; the previous "
+                          "checkpoint"));
     expectStep1Intact(dir, m1);
   }
   for (int i = 0; i < probe.renames; ++i) {
@@ -679,8 +687,9 @@ TEST(Checkpoint, DiskFullLeavesThePreviousCheckpoint) {
     fs.failRenameAt = i;
     Status s = save(dir, 2, m2, {0, &fs});
     ASSERT_FALSE(s);
-    EXPECT_HAS(s.message(), ": cannot rename ");
-    EXPECT_HAS(s.message(), "No space left on device; the previous checkpoint");
+    EXPECT_THAT(s.message(), HasSubstr(": cannot rename "));
+    EXPECT_THAT(s.message(),
+                HasSubstr("No space left on device; the previous checkpoint"));
     expectStep1Intact(dir, m1);
   }
   // With space again, the save goes through.
@@ -710,9 +719,10 @@ TEST(Checkpoint, RealDiskFullOnTmpfs) {
   views.push_back({"big", DType::F32, {int64_t(big.size())}, big.data()});
   Status s = saveCheckpoint(dir, stateAt(2), views);
   ASSERT_FALSE(s);
-  EXPECT_HAS(s.message(), "tensors.safetensors: write failed: No space left "
-                          "on device; the previous checkpoint " +
-                              dir + "/step-1 is intact");
+  EXPECT_THAT(s.message(),
+              HasSubstr("tensors.safetensors: write failed: No space left "
+                        "on device; the previous checkpoint " +
+                        dir + "/step-1 is intact"));
   expectStep1Intact(dir, m1);
   // The space was given back: a small save fits again.
   ASSERT_TRUE(save(dir, 2, Model(2)));
