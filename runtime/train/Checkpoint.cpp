@@ -473,25 +473,6 @@ Status latestCheckpoint(const std::string &dir, std::string &folder) {
   return Status::success();
 }
 
-Status listCheckpoints(const std::string &dir, std::vector<int64_t> &steps) {
-  steps.clear();
-  std::error_code ec;
-  fs::directory_iterator it(dir, ec), end;
-  if (ec)
-    return Status::error(dir + ": cannot list: " + ec.message());
-  for (; !ec && it != end; it.increment(ec)) {
-    int64_t step;
-    std::error_code typeError;
-    if (parseStepName(it->path().filename().string(), step) &&
-        it->is_directory(typeError))
-      steps.push_back(step);
-  }
-  if (ec)
-    return Status::error(dir + ": cannot list: " + ec.message());
-  std::sort(steps.begin(), steps.end());
-  return Status::success();
-}
-
 namespace {
 
 // Reads and verifies state.json and tensors.safetensors of a folder; the
@@ -532,62 +513,6 @@ Status openCheckpoint(const std::string &folder, CheckpointState &state,
 }
 
 } // namespace
-
-Status loadCheckpoint(const std::string &folder,
-                      const std::vector<CheckpointTensorRef> &tensors,
-                      CheckpointState &state) {
-  CheckpointState st;
-  MappedFile file;
-  SafetensorsIndex index;
-  std::string path;
-  TRC_TRY(openCheckpoint(folder, st, file, index, path));
-
-  // Every check before the first byte is copied.
-  std::vector<const SafetensorsEntry *> entries;
-  for (const CheckpointTensorRef &ref : tensors) {
-    const SafetensorsEntry *e = index.find(ref.name);
-    if (!e)
-      return Status::error(path + ": has no tensor '" + ref.name +
-                           "' (expected " + formatType(ref.dtype, ref.shape) +
-                           ")");
-    if (e->dtype != ref.dtype || e->shape != ref.shape)
-      return Status::error(path + ": tensor '" + ref.name + "' is " +
-                           formatType(e->dtype, e->shape) + ", expected " +
-                           formatType(ref.dtype, ref.shape));
-    for (const CheckpointTensorRef &other : tensors)
-      if (&other != &ref && other.name == ref.name)
-        return Status::error("tensor '" + ref.name +
-                             "' is expected twice");
-    if (e->end > e->begin && !ref.data)
-      return Status::error("tensor '" + ref.name + "' has no buffer");
-    entries.push_back(e);
-  }
-  for (const SafetensorsEntry &e : index.tensors) {
-    bool expected = false;
-    for (const CheckpointTensorRef &ref : tensors)
-      expected |= ref.name == e.name;
-    if (!expected)
-      return Status::error(path + ": has the unexpected tensor '" + e.name +
-                           "' (" + formatType(e.dtype, e.shape) + ")");
-  }
-  for (const SafetensorsEntry *e : entries) {
-    if (e->dtype != DType::I1)
-      continue;
-    const unsigned char *p = file.data() + index.dataStart + e->begin;
-    for (uint64_t i = 0; i < e->end - e->begin; ++i)
-      if (p[i] > 1)
-        return Status::error(path + ": BOOL tensor '" + e->name +
-                             "' has a byte other than 0 or 1");
-  }
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const SafetensorsEntry *e = entries[i];
-    if (e->end > e->begin)
-      std::memcpy(tensors[i].data, file.data() + index.dataStart + e->begin,
-                  size_t(e->end - e->begin));
-  }
-  state = std::move(st);
-  return Status::success();
-}
 
 Status readCheckpoint(const std::string &folder, CheckpointState &state,
                       std::vector<NamedTensor> &tensors) {

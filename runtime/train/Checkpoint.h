@@ -41,14 +41,12 @@
 // that earlier, crashed saves left behind. One process writes a folder D
 // at a time (rank 0).
 //
-// Loading: latestCheckpoint(D) reads `latest`; loadCheckpoint(folder)
+// Loading: latestCheckpoint(D) reads `latest`; readCheckpoint(folder)
 // checks state.json's own checksum, parses it strictly, checks that its
 // step matches the folder name, checks size and checksum of
-// tensors.safetensors, parses it (Safetensors.h), and only then compares
-// the tensors with what the caller expects (every expected name present
-// with the same dtype and shape, no other tensor) and copies them into the
-// caller's buffers, so a failed load writes nothing. Every error names the
-// file it is about.
+// tensors.safetensors, parses it (Safetensors.h) and returns every tensor
+// it holds; the caller compares them with what it expects. A failed read
+// returns nothing. Every error names the file it is about.
 //
 // Failure injection: every write, file fsync and rename of a save goes
 // through CheckpointWriteOptions::fs (FileOps.h), so tests make the disk
@@ -109,22 +107,6 @@ Status saveCheckpoint(const std::string &dir, const CheckpointState &state,
 // The folder `D/latest` names ("D/step-<N>"); fails if D/latest is missing
 // ("no checkpoint"), malformed, or names a folder that does not exist.
 Status latestCheckpoint(const std::string &dir, std::string &folder);
-
-// The step numbers of the step-<N> folders in D, ascending.
-Status listCheckpoints(const std::string &dir, std::vector<int64_t> &steps);
-
-// A tensor the caller expects in a checkpoint and the buffer to fill.
-struct CheckpointTensorRef {
-  std::string name;
-  DType dtype = DType::F32;
-  std::vector<int64_t> shape;
-  void *data = nullptr;
-};
-
-// Verifies and loads a checkpoint folder into the caller's buffers.
-Status loadCheckpoint(const std::string &folder,
-                      const std::vector<CheckpointTensorRef> &tensors,
-                      CheckpointState &state);
 
 // Verifies and reads a checkpoint folder whatever tensors it holds.
 Status readCheckpoint(const std::string &folder, CheckpointState &state,
