@@ -4,8 +4,9 @@
 #   bash scripts/gpu.sh [CUDA_ARTIFACT[:CPU_ARTIFACT] ...]
 #
 # For a machine with an NVIDIA GPU and driver, the CUDA toolkit, cmake,
-# ninja, a C++ compiler and Python (PyTorch's environment): no MLIR, no
-# package installs. It
+# ninja, a C++ compiler, Abseil and xxHash (Debian's libabsl-dev and
+# libxxhash-dev: the runtime links them) and Python (PyTorch's environment):
+# no MLIR, no package installs. It
 #   1. checks that a GPU is visible (nvidia-smi, where installed);
 #   2. configures a runtime-only build (-DTRC_ENABLE_COMPILER=OFF: the runtime
 #      and trc-run, no MLIR/LLVM/protobuf) in build-gpu/ and builds trc-run
@@ -91,8 +92,9 @@ if ! configure; then
   [[ -n "$src" && -f "$src/CMakeLists.txt" ]] ||
     die "GoogleTest is not installed and no source tree was found: set TRC_GTEST_SOURCE to a googletest checkout (e.g. a copy of the build machine's /usr/src/googletest)"
   note "building GoogleTest from $src"
+  # gmock too: the runtime tests use its matchers (HasSubstr).
   cmake -S "$src" -B "$BUILD/_gtest-build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_INSTALL_PREFIX="$BUILD/_gtest" -DBUILD_GMOCK=OFF -DINSTALL_GTEST=ON \
+    -DCMAKE_INSTALL_PREFIX="$BUILD/_gtest" -DBUILD_GMOCK=ON -DINSTALL_GTEST=ON \
     >"$BUILD/gtest.log" 2>&1 || { cat "$BUILD/gtest.log" >&2; die "configuring GoogleTest failed"; }
   ninja -C "$BUILD/_gtest-build" install >>"$BUILD/gtest.log" 2>&1 ||
     { tail -30 "$BUILD/gtest.log" >&2; die "building GoogleTest failed"; }

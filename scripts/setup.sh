@@ -23,6 +23,8 @@ DEBIAN_PACKAGES=(
   # ONNX, protobuf, Abseil, GoogleTest
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler libabsl-dev
   libgtest-dev libgmock-dev
+  # XXH3 checksums of artifacts and checkpoints (runtime/formats/Checksum.h)
+  libxxhash-dev
   # distributed and BLAS
   libopenmpi-dev openmpi-bin libopenblas-dev libopenblas0-pthread
   # Python: reference trainer/exporter and test tools

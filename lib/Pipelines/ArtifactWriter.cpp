@@ -78,7 +78,7 @@ bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error
       continue;
     }
     llvm::ArrayRef<char> bytes = slot.initialBytes;
-    uint64_t hash = rt::fnv1a64(bytes.data(), bytes.size()) ^ bytes.size();
+    uint64_t hash = rt::xxh3_64(bytes.data(), bytes.size()) ^ bytes.size();
     int64_t shared = -1;
     auto [first, last] = written.equal_range(hash);
     for (auto it = first; it != last && shared < 0 && !bytes.empty(); ++it)
@@ -100,10 +100,14 @@ bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error
   os << "trc-artifact 1\n"
      << "target " << contents.target << "\n"
      << "program program.so " << (*program)->getBufferSize() << " "
-     << rt::toHex16(rt::fnv1a64((*program)->getBufferStart(), (*program)->getBufferSize())) << "\n"
+     << rt::formatChecksum(rt::checksumOf(rt::ChecksumKind::Xxh3, (*program)->getBufferStart(),
+                                          (*program)->getBufferSize()))
+     << "\n"
      << "entry trc_entry\n"
      << "arena " << contents.arenaBytes << "\n"
-     << "weights weights.bin " << weights.size() << " " << rt::toHex16(rt::fnv1a64(weights.data(), weights.size())) << "\n";
+     << "weights weights.bin " << weights.size() << " "
+     << rt::formatChecksum(rt::checksumOf(rt::ChecksumKind::Xxh3, weights.data(), weights.size()))
+     << "\n";
   for (const std::string &record : contents.records)
     os << record << "\n";
   for (size_t i = 0; i < contents.slots.size(); ++i) {

@@ -41,7 +41,7 @@ bool writeFile(const std::string &path, llvm::StringRef bytes, std::string &erro
   return !ec;
 }
 
-/// "<kind> <chip> <file> <bytes> <fnv1a64>" for a file written in `dir`.
+/// "<kind> <chip> <file> <bytes> xxh3:<hex>" for a file written in `dir`.
 bool fileRecord(llvm::StringRef kind, llvm::StringRef chip, llvm::StringRef dir,
                 const std::string &file, std::vector<std::string> &records,
                 std::string &error) {
@@ -52,8 +52,9 @@ bool fileRecord(llvm::StringRef kind, llvm::StringRef chip, llvm::StringRef dir,
   }
   records.push_back((kind + " " + chip + " " + file + " " +
                      std::to_string((*bytes)->getBufferSize()) + " " +
-                     rt::toHex16(rt::fnv1a64((*bytes)->getBufferStart(),
-                                             (*bytes)->getBufferSize())))
+                     rt::formatChecksum(rt::checksumOf(rt::ChecksumKind::Xxh3,
+                                                       (*bytes)->getBufferStart(),
+                                                       (*bytes)->getBufferSize())))
                         .str());
   return true;
 }

@@ -66,17 +66,22 @@ Status checkSize(const std::string &path, size_t actual, uint64_t expected) {
   return Status::success();
 }
 
-Status checkHash(const std::string &path, uint64_t actual, uint64_t expected) {
+// `actual` is computed with the function the manifest names (`expected`'s
+// kind), so an old manifest's FNV-1a 64 is checked as such.
+Status checkHash(const std::string &path, const Checksum &actual,
+                 const Checksum &expected) {
   if (actual != expected)
-    return Status::error(path + ": checksum mismatch: fnv1a64 is " +
-                         toHex16(actual) + ", the manifest says " +
-                         toHex16(expected) + " (corrupt artifact)");
+    return Status::error(path + ": checksum mismatch: " +
+                         checksumKindName(expected.kind) + " is " +
+                         toHex16(actual.value) + ", the manifest says " +
+                         toHex16(expected.value) + " (corrupt artifact)");
   return Status::success();
 }
 
 // Hashes a whole file by reading it in chunks.
-Status hashFile(const std::string &path, int fd, size_t size, uint64_t &hash) {
-  Fnv1a64 h;
+Status hashFile(const std::string &path, int fd, size_t size,
+                Checksum &hash) {
+  Hasher h(hash.kind);
   std::string chunk(size_t(1) << 20, '\0');
   size_t done = 0;
   while (done < size) {
@@ -91,7 +96,7 @@ Status hashFile(const std::string &path, int fd, size_t size, uint64_t &hash) {
     h.update(chunk.data(), size_t(n));
     done += size_t(n);
   }
-  hash = h.value();
+  hash = h.checksum();
   return Status::success();
 }
 
@@ -178,7 +183,7 @@ Status Artifact::loadFolder(const std::string &dir, const std::string &target,
   {
     FileHandle file;
     size_t size = 0;
-    uint64_t hash = 0;
+    Checksum hash{m.programHash.kind, 0};
     if (Status s = openRegular(programPath, file, size); !s)
       return s;
     if (Status s = checkSize(programPath, size, m.programBytes); !s)
@@ -206,7 +211,9 @@ Status Artifact::loadFolder(const std::string &dir, const std::string &target,
       a->weights_ = static_cast<unsigned char *>(p);
       a->weightsSize_ = size;
     }
-    if (Status s = checkHash(weightsPath, fnv1a64(a->weights_, a->weightsSize_),
+    if (Status s = checkHash(weightsPath,
+                             checksumOf(m.weightsHash.kind, a->weights_,
+                                        a->weightsSize_),
                              m.weightsHash);
         !s)
       return s;
@@ -246,7 +253,9 @@ Status Artifact::loadFolder(const std::string &dir, const std::string &target,
                                       : std::string("the file shrank while being read")));
         done += size_t(n);
       }
-      if (Status s = checkHash(path, fnv1a64(image.bytes.data(), size), k.hash); !s)
+      if (Status s = checkHash(path, checksumOf(k.hash.kind, image.bytes.data(), size),
+                               k.hash);
+          !s)
         return s;
       cuda->images.push_back(std::move(image));
     }

@@ -2,8 +2,9 @@
 //
 // Artifact::load(dir, target) reads DIR/manifest.trc (at most 64 MiB),
 // parses it, refuses an artifact built for another target ("artifact DIR was
-// built for target cuda, not cpu"), checks the size and FNV-1a hash of the
-// program and the weights against the manifest, maps the weights read-only,
+// built for target cuda, not cpu"), checks the size and checksum (XXH3, or
+// FNV-1a 64 in manifests written before it: Checksum.h) of the program and
+// the weights against the manifest, maps the weights read-only,
 // dlopens the program (RTLD_NOW | RTLD_LOCAL: every trc_rt_* reference must
 // resolve against the process now) and looks up the entry symbol. Every
 // failure is a message naming the file and the problem. The Artifact keeps

@@ -11,6 +11,7 @@
 #include "runtime/formats/Checksum.h"
 #include "runtime/support/HalfFloat.h"
 #include "runtime/support/SplitMix64.h"
+#include "runtime/support/Parse.h"
 
 #include <array>
 #include <charconv>
@@ -202,7 +203,8 @@ std::string formatInitNumber(double value) {
 }
 
 bool parseInitNumber(std::string_view text, double &value) {
-  // The grammar first: from_chars would also take inf, nan and hex digits.
+  // The manifest's grammar first (docs/ARTIFACT.md): parseDouble alone would
+  // also take ".5" and "5.".
   size_t i = 0, n = text.size();
   auto digits = [&] {
     size_t start = i;
@@ -230,12 +232,10 @@ bool parseInitNumber(std::string_view text, double &value) {
   }
   if (i != n)
     return false;
-  double v = 0;
-  auto result = std::from_chars(text.data(), text.data() + n, v);
-  if (result.ec != std::errc() || result.ptr != text.data() + n || !std::isfinite(v))
-    return false;
-  value = v;
-  return true;
+  std::optional<double> v = parseDouble(text);
+  if (v)
+    value = *v;
+  return v.has_value();
 }
 
 std::string formatInitializer(const Initializer &init) {

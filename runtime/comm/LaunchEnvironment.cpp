@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/comm/LaunchEnvironment.h"
 
+#include "runtime/support/Parse.h"
+
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -23,18 +25,10 @@ std::string quoted(const char *name, const char *value) {
 
 // A decimal integer in [0, INT_MAX], digits only.
 bool parseNonNegative(std::string_view text, int &out) {
-  if (text.empty() || text.size() > 10)
-    return false;
-  int64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9')
-      return false;
-    v = v * 10 + (c - '0');
-  }
-  if (v > INT_MAX)
-    return false;
-  out = static_cast<int>(v);
-  return true;
+  std::optional<uint64_t> v = parseUint64(text, INT_MAX);
+  if (v)
+    out = static_cast<int>(*v);
+  return v.has_value();
 }
 
 // Reads variable `name` (which must be set) as an integer >= min.

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/comm/Watchdog.h"
 
+#include "runtime/support/Parse.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -51,9 +53,11 @@ bool parseStat(const std::string &stat, char &state, uint64_t &startTime) {
       return false;
     ++p;
   }
-  char *end = nullptr;
-  startTime = std::strtoull(p, &end, 10);
-  return end != p;
+  std::string_view field(p);
+  std::optional<uint64_t> v = parseUint64(field.substr(0, field.find(' ')));
+  if (v)
+    startTime = *v;
+  return v.has_value();
 }
 
 std::string trimmed(std::string s) {
@@ -95,16 +99,15 @@ Status readCollectiveTimeout(double &seconds) {
     seconds = kDefaultCollectiveTimeoutSeconds;
     return Status::success();
   }
-  char *end = nullptr;
-  errno = 0;
-  double v = std::strtod(value, &end);
+  // parseDouble reads "1.5" whatever LC_NUMERIC says (strtod did not).
+  std::optional<double> v = parseDouble(value);
   bool startsWithDigit =
       (value[0] >= '0' && value[0] <= '9') || value[0] == '.';
-  if (!startsWithDigit || *end || errno || !(v >= 0) || v > 1e9)
+  if (!startsWithDigit || !v || !(*v >= 0) || *v > 1e9)
     return Status::error(std::string("environment variable "
                                      "TRC_COLLECTIVE_TIMEOUT_S='") +
                          value + "' is not a number of seconds >= 0");
-  seconds = v;
+  seconds = *v;
   return Status::success();
 }
 

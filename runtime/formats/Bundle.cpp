@@ -2,9 +2,9 @@
 #include "runtime/formats/Bundle.h"
 
 #include "runtime/formats/FileOps.h"
+#include "runtime/support/Parse.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <dirent.h>
 #include <sstream>
 
@@ -71,15 +71,13 @@ Status parseBundle(const std::string &bundle, std::string_view bytes,
     for (const Member &seen : members)
       if (seen.name == name)
         return bad("member " + name + " twice");
-    char *end = nullptr;
     if (!(header >> sizeText))
       return bad("member " + name + " has no size");
-    unsigned long long size = std::strtoull(sizeText.c_str(), &end, 10);
-    if (*end != '\0' || sizeText.empty() || size > kMaxMemberBytes ||
-        size > bytes.size() - offset)
+    std::optional<uint64_t> size = parseUint64(sizeText, kMaxMemberBytes);
+    if (!size || *size > bytes.size() - offset)
       return bad("member " + name + " has a bad size '" + sizeText + "'");
-    members.push_back({name, offset, size_t(size)});
-    offset += size;
+    members.push_back({name, offset, size_t(*size)});
+    offset += *size;
   }
   if (members.size() < 3)
     return bad(std::string("expected member ") + kMembers[members.size()]);
@@ -100,26 +98,35 @@ bool isBundlePath(const std::string &path) {
   return path.size() > 4 && path.compare(path.size() - 4, 4, ".trc") == 0;
 }
 
-Status packBundle(const std::string &dir, const std::string &bundle) {
+Status packBundle(const std::string &dir, const std::string &bundle,
+                  FileSystemHooks &fs) {
   std::vector<std::string> members(std::begin(kMembers), std::end(kMembers));
   std::vector<std::string> kernels = kernelFiles(dir);
   members.insert(members.end(), kernels.begin(), kernels.end());
-  std::string header = kernels.empty() ? "trc-bundle 1\n" : "trc-bundle 2\n", body;
-  for (const std::string &member : members) {
-    MappedFile file;
-    if (Status s = file.open(dir + "/" + member); !s)
+  std::string header = kernels.empty() ? "trc-bundle 1\n" : "trc-bundle 2\n";
+  // Members stay mapped and are streamed into the bundle (the weights may
+  // be gigabytes: no copy in memory).
+  std::vector<MappedFile> files(members.size());
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (Status s = files[i].open(dir + "/" + members[i]); !s)
       return s;
-    header += member + " " + std::to_string(file.size()) + "\n";
-    body.append(file.bytes());
+    header += members[i] + " " + std::to_string(files[i].size()) + "\n";
   }
   header += "end\n";
   if (header.size() > kMaxHeaderBytes)
     return Status::error(bundle + ": too many members for one bundle header");
-  return writeFileAtomic(bundle, header + body, systemFileSystem());
+  return writeFileAtomicWith(bundle, fs, [&](FileWriter &w) {
+    if (Status s = w.append(header); !s)
+      return s;
+    for (const MappedFile &file : files)
+      if (Status s = w.append(file.bytes()); !s)
+        return s;
+    return Status::success();
+  });
 }
 
 Status unpackBundle(const std::string &bundle, const std::string &dir,
-                    std::vector<std::string> *written) {
+                    std::vector<std::string> *written, FileSystemHooks &fs) {
   MappedFile file;
   std::vector<Member> members;
   if (Status s = openBundle(bundle, file, members); !s)
@@ -127,7 +134,7 @@ Status unpackBundle(const std::string &bundle, const std::string &dir,
   for (const Member &member : members) {
     if (Status s = writeFileAtomic(dir + "/" + member.name,
                                    file.bytes().substr(member.offset, member.size),
-                                   systemFileSystem());
+                                   fs);
         !s)
       return s;
     if (written)

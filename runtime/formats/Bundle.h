@@ -19,6 +19,7 @@
 #ifndef TRC_RUNTIME_BUNDLE_H
 #define TRC_RUNTIME_BUNDLE_H
 
+#include "runtime/formats/FileOps.h"
 #include "runtime/support/Status.h"
 
 #include <string>
@@ -30,14 +31,19 @@ namespace trc::rt {
 bool isBundlePath(const std::string &path);
 
 /// Packs folder `dir`'s three files, and its kernel files if any, into
-/// `bundle`, atomically.
-Status packBundle(const std::string &dir, const std::string &bundle);
+/// `bundle`, atomically (FileOps.h's writeFileAtomicWith through `fs`): on
+/// failure no bundle and no temp file is left, an existing `bundle` intact.
+Status packBundle(const std::string &dir, const std::string &bundle,
+                  FileSystemHooks &fs = systemFileSystem());
 
 /// Unpacks `bundle` into the existing empty folder `dir` (the names of the
 /// files written are appended to `written`); every malformed bundle
-/// (header, names, sizes) is an error naming the file.
+/// (header, names, sizes) is an error naming the file. Each member is
+/// written atomically through `fs`; after a failure the members written
+/// before it (listed in `written`) remain for the caller to remove.
 Status unpackBundle(const std::string &bundle, const std::string &dir,
-                    std::vector<std::string> *written = nullptr);
+                    std::vector<std::string> *written = nullptr,
+                    FileSystemHooks &fs = systemFileSystem());
 
 /// The manifest member of `bundle`, without unpacking the rest.
 Status readBundleManifest(const std::string &bundle, std::string &manifest);

@@ -42,7 +42,7 @@ Status FileWriter::open(const std::string &path, FileSystemHooks &fs) {
   fs_ = &fs;
   path_ = path;
   bytes_ = 0;
-  hash_ = Fnv1a64();
+  hash_.reset();
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0)
     return Status::error(path + ": cannot create: " + std::strerror(errno));

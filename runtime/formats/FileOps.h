@@ -5,9 +5,9 @@
 //     goes (write, fsync, rename). The default forwards to the kernel; tests
 //     subclass it to make a write fail with ENOSPC after N bytes, an fsync or
 //     a rename fail, exactly as a full disk would.
-//   * FileWriter: creates a file, appends bytes (hashing them with FNV-1a 64
-//     on the way), and finish() fsyncs and closes it; a writer destroyed
-//     before finish() removes its file.
+//   * FileWriter: creates a file, appends bytes (hashing them with XXH3 on
+//     the way, Checksum.h), and finish() fsyncs and closes it; a writer
+//     destroyed before finish() removes its file.
 //   * writeFileAtomic: the temp-file + fsync + rename + fsync(folder) idiom
 //     for small files (the checkpoint `latest` pointer).
 //   * MappedFile: a whole file mapped read-only (an empty file maps to an
@@ -62,7 +62,8 @@ public:
   void abort();
 
   uint64_t bytesWritten() const { return bytes_; }
-  uint64_t hash() const { return hash_.value(); }
+  // The XXH3 checksum of the bytes appended so far.
+  Checksum checksum() const { return hash_.checksum(); }
   const std::string &path() const { return path_; }
 
 private:
@@ -70,7 +71,7 @@ private:
   std::string path_;
   int fd_ = -1;
   uint64_t bytes_ = 0;
-  Fnv1a64 hash_;
+  Hasher hash_;
 };
 
 // The folder part of a path ("." when there is none).

@@ -7,6 +7,11 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/formats/Json.h"
 
+#include "runtime/support/Parse.h"
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
+
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -24,25 +29,28 @@ static bool isIntegerText(const std::string &t) {
 bool JsonValue::asInt64(int64_t &out) const {
   if (kind_ != Kind::Number || !isIntegerText(text_))
     return false;
-  const char *b = text_.data(), *e = b + text_.size();
-  auto [p, ec] = std::from_chars(b, e, out);
-  return ec == std::errc() && p == e;
+  std::optional<int64_t> v = parseInt64(text_);
+  if (v)
+    out = *v;
+  return v.has_value();
 }
 
 bool JsonValue::asUint64(uint64_t &out) const {
-  if (kind_ != Kind::Number || !isIntegerText(text_) || text_[0] == '-')
+  if (kind_ != Kind::Number || !isIntegerText(text_))
     return false;
-  const char *b = text_.data(), *e = b + text_.size();
-  auto [p, ec] = std::from_chars(b, e, out);
-  return ec == std::errc() && p == e;
+  std::optional<uint64_t> v = parseUint64(text_); // "-0" is not unsigned
+  if (v)
+    out = *v;
+  return v.has_value();
 }
 
 bool JsonValue::asDouble(double &out) const {
   if (kind_ != Kind::Number)
     return false;
-  const char *b = text_.data(), *e = b + text_.size();
-  auto [p, ec] = std::from_chars(b, e, out);
-  return ec == std::errc() && p == e && std::isfinite(out);
+  std::optional<double> v = parseDouble(text_);
+  if (v)
+    out = *v;
+  return v.has_value();
 }
 
 const JsonValue *JsonValue::find(std::string_view key) const {
@@ -73,6 +81,42 @@ const char *JsonValue::kindName(Kind kind) {
 //===----------------------------------------------------------------------===//
 // Parser
 //===----------------------------------------------------------------------===//
+
+namespace {
+
+using Members = std::vector<std::pair<std::string, JsonValue>>;
+
+// The keys of one object seen so far, as indexes into its members: a set of
+// string_views into the keys would dangle when the vector grows (short keys
+// live inside their std::string), and copies would double a header's memory.
+// Lookups take the new key's text (heterogeneous lookup), so duplicate
+// detection is linear in the number of keys, not quadratic.
+struct KeyHash {
+  using is_transparent = void;
+  const Members *members;
+  size_t operator()(std::string_view key) const {
+    return absl::Hash<std::string_view>()(key);
+  }
+  size_t operator()(size_t index) const {
+    return (*this)(std::string_view((*members)[index].first));
+  }
+};
+
+struct KeyEq {
+  using is_transparent = void;
+  const Members *members;
+  std::string_view text(std::string_view key) const { return key; }
+  std::string_view text(size_t index) const {
+    return (*members)[index].first;
+  }
+  template <typename A, typename B> bool operator()(A a, B b) const {
+    return text(a) == text(b);
+  }
+};
+
+using KeySet = absl::flat_hash_set<size_t, KeyHash, KeyEq>;
+
+} // namespace
 
 class JsonParser {
 public:
@@ -163,6 +207,7 @@ private:
       ++pos;
       return true;
     }
+    KeySet keys(0, KeyHash{&v.members_}, KeyEq{&v.members_});
     while (true) {
       skipSpace();
       if (pos >= s.size() || s[pos] != '"')
@@ -171,11 +216,9 @@ private:
       std::string key;
       if (!parseString(key))
         return false;
-      for (const auto &m : v.members_) {
-        if (m.first == key) {
-          pos = keyPos;
-          return fail("duplicate key \"" + key + "\"");
-        }
+      if (keys.contains(std::string_view(key))) {
+        pos = keyPos;
+        return fail("duplicate key \"" + key + "\"");
       }
       skipSpace();
       if (pos >= s.size() || s[pos] != ':')
@@ -183,6 +226,7 @@ private:
       ++pos;
       skipSpace();
       v.members_.emplace_back(std::move(key), JsonValue());
+      keys.insert(v.members_.size() - 1);
       if (!parseValue(v.members_.back().second, depth + 1))
         return false;
       skipSpace();

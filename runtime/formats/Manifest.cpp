@@ -10,6 +10,7 @@
 #include "runtime/formats/Checksum.h"
 #include "runtime/backends/cuda/CudaProgram.h"
 #include "runtime/support/Names.h"
+#include "runtime/support/Parse.h"
 
 #include "runtime/support/HalfFloat.h"
 
@@ -71,19 +72,10 @@ std::string quote(std::string_view field) {
 
 // A non-negative decimal integer that fits in uint64 (no sign, no spaces).
 bool parseUnsigned(std::string_view text, uint64_t &value) {
-  if (text.empty() || text.size() > 20)
-    return false;
-  uint64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9')
-      return false;
-    uint64_t d = uint64_t(c - '0');
-    if (v > (UINT64_MAX - d) / 10)
-      return false;
-    v = v * 10 + d;
-  }
-  value = v;
-  return true;
+  std::optional<uint64_t> v = parseUint64(text);
+  if (v)
+    value = *v;
+  return v.has_value();
 }
 
 bool isPlainFileName(std::string_view name) {
@@ -147,7 +139,7 @@ private:
   Status parseRecord(const std::vector<std::string_view> &f);
   Status parseFileRecord(const std::vector<std::string_view> &f,
                          const char *record, std::string &file, uint64_t &bytes,
-                         uint64_t &hash);
+                         Checksum &hash);
   Status parseSlot(const std::vector<std::string_view> &f);
   Status parseShard(const std::vector<std::string_view> &f);
   Status parseInit(const std::vector<std::string_view> &f);
@@ -209,20 +201,10 @@ Status Parser::parse(std::string_view text) {
       return fail("record " + quote(raw.substr(0, raw.find(' '))) +
                   " after 'end' (end must be the last record)");
 
-    std::vector<std::string_view> fields;
-    size_t start = 0;
-    while (true) {
-      size_t sp = raw.find(' ', start);
-      std::string_view f = raw.substr(
-          start, sp == std::string_view::npos ? std::string_view::npos
-                                              : sp - start);
+    std::vector<std::string_view> fields = splitText(raw, ' ');
+    for (std::string_view f : fields)
       if (f.empty())
         return fail("empty field (fields are separated by single spaces)");
-      fields.push_back(f);
-      if (sp == std::string_view::npos)
-        break;
-      start = sp + 1;
-    }
 
     if (!sawHeader) {
       if (fields[0] != "trc-artifact")
@@ -247,10 +229,10 @@ Status Parser::parse(std::string_view text) {
 
 Status Parser::parseFileRecord(const std::vector<std::string_view> &f,
                                const char *record, std::string &file,
-                               uint64_t &bytes, uint64_t &hash) {
+                               uint64_t &bytes, Checksum &hash) {
   std::string r = record;
   if (f.size() != 4)
-    return fail(r + ": expected 3 fields (file, bytes, fnv1a64 hash), got " +
+    return fail(r + ": expected 3 fields (file, bytes, checksum), got " +
                 std::to_string(f.size() - 1));
   if (!isPlainFileName(f[1]))
     return fail(r + " file: " + quote(f[1]) +
@@ -258,9 +240,10 @@ Status Parser::parseFileRecord(const std::vector<std::string_view> &f,
   if (!parseUnsigned(f[2], bytes))
     return fail(r + " bytes: " + quote(f[2]) +
                 " is not a non-negative decimal integer");
-  if (!parseHex16(f[3], hash))
-    return fail(r + " hash: " + quote(f[3]) +
-                " is not 16 lower-case hex digits");
+  if (!parseChecksum(f[3], hash))
+    return fail(r + " checksum: " + quote(f[3]) +
+                " is not xxh3:<16 lower-case hex digits> (or 16 hex digits "
+                "alone, FNV-1a 64)");
   file = std::string(f[1]);
   return Status::success();
 }
@@ -567,11 +550,11 @@ Status Parser::parseInit(const std::vector<std::string_view> &f) {
   return Status::success();
 }
 
-// cubin|ptx <chip> <file> <bytes> <fnv1a64-hex> (target cuda).
+// cubin|ptx <chip> <file> <bytes> <checksum> (target cuda).
 Status Parser::parseKernelFile(const std::vector<std::string_view> &f, bool ptx) {
   std::string r = ptx ? "ptx" : "cubin";
   if (f.size() != 5)
-    return fail(r + ": expected 4 fields (chip, file, bytes, fnv1a64 hash), got " +
+    return fail(r + ": expected 4 fields (chip, file, bytes, checksum), got " +
                 std::to_string(f.size() - 1));
   KernelFile k;
   k.ptx = ptx;

@@ -10,7 +10,9 @@
 //     per kind (inputs, outputs, params);
 //   * rank <= 64, dims >= 0, each tensor at most 2^40 elements;
 //   * a param's offset is a multiple of 64 and its bytes lie inside weights;
-//   * file names are plain names inside the artifact folder;
+//   * file names are plain names inside the artifact folder; their hashes
+//     are checksums as Checksum.h spells them (xxh3:<hex>, or bare hex for
+//     the FNV-1a 64 of manifests written before XXH3);
 //   * a `shard` record follows its slot, whose shape is [ceil(full/degree)].
 //   * a param's offset is '-' exactly when an `init` record (after the slot;
 //     one per slot; floating dtypes only; finite decimal numbers, std >= 0,
@@ -29,6 +31,7 @@
 
 #include "runtime/support/DType.h"
 #include "runtime/artifact/Initializer.h"
+#include "runtime/formats/Checksum.h"
 #include "runtime/support/Status.h"
 
 #include <cstdint>
@@ -81,7 +84,7 @@ struct KernelFile {
   int major = 0, minor = 0;
   std::string file;
   uint64_t bytes = 0;
-  uint64_t hash = 0;
+  Checksum hash;
   int line = 0;
 };
 
@@ -90,12 +93,12 @@ struct Manifest {
   std::string target;
   std::string programFile;
   uint64_t programBytes = 0;
-  uint64_t programHash = 0;
+  Checksum programHash;
   std::string entry;
   uint64_t arenaBytes = 0;
   std::string weightsFile;
   uint64_t weightsBytes = 0;
-  uint64_t weightsHash = 0;
+  Checksum weightsHash;
   std::vector<Slot> slots; // sorted by index; slots[i].index == i
   // Target cuda: the kernel files in manifest order, and the kernel table
   // (decoded names; kernels[i] is kernel i).

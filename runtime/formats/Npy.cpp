@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/formats/Npy.h"
 
+#include "runtime/formats/FileOps.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -306,21 +308,6 @@ std::string sizeMismatch(const NpyHeader &h, size_t have) {
          (have < h.dataBytes ? " (truncated file)" : " (trailing bytes)");
 }
 
-Status writeAll(int fd, const void *data, size_t size) {
-  const char *p = static_cast<const char *>(data);
-  while (size > 0) {
-    ssize_t n = ::write(fd, p, size);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      return Status::error(std::strerror(errno));
-    }
-    p += n;
-    size -= size_t(n);
-  }
-  return Status::success();
-}
-
 } // namespace
 
 Status parseNpy(std::string_view bytes, const std::string &name,
@@ -440,40 +427,32 @@ Status encodeNpy(const HostTensor &tensor, std::string &out) {
 }
 
 Status writeNpyTemp(const std::string &tempPath, const std::string &finalName,
-                    const HostTensor &tensor) {
+                    const HostTensor &tensor, FileSystemHooks &fs) {
   std::string header;
   if (Status s = encodeNpyHeader(tensor, header); !s)
     return s.withPrefix(finalName + ": ");
-  int fd = ::open(tempPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                  0644);
-  if (fd < 0)
-    return Status::error(finalName + ": cannot create " + tempPath + ": " +
-                         std::strerror(errno));
-  Status s = writeAll(fd, header.data(), header.size());
+  // A writer that fails (or is destroyed unfinished) removes its file.
+  FileWriter w;
+  Status s = w.open(tempPath, fs);
   if (s)
-    s = writeAll(fd, tensor.data(), tensor.byteSize());
-  if (s && ::fsync(fd) != 0)
-    s = Status::error(std::strerror(errno));
-  if (::close(fd) != 0 && s)
-    s = Status::error(std::strerror(errno));
-  if (!s) {
-    ::unlink(tempPath.c_str());
-    return Status::error(finalName + ": write error: " + s.message());
-  }
-  return Status::success();
+    s = w.append(header);
+  if (s)
+    s = w.append(tensor.data(), tensor.byteSize());
+  if (s)
+    s = w.finish();
+  return s ? s : s.withPrefix(finalName + ": ");
 }
 
-Status writeNpyFile(const std::string &path, const HostTensor &tensor) {
-  std::string temp = path + ".tmp-" + std::to_string(::getpid());
-  if (Status s = writeNpyTemp(temp, path, tensor); !s)
-    return s;
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    ::unlink(temp.c_str());
-    return Status::error(path + ": cannot rename " + temp + ": " +
-                         std::strerror(e));
-  }
-  return Status::success();
+Status writeNpyFile(const std::string &path, const HostTensor &tensor,
+                    FileSystemHooks &fs) {
+  std::string header;
+  if (Status s = encodeNpyHeader(tensor, header); !s)
+    return s.withPrefix(path + ": ");
+  return writeFileAtomicWith(path, fs, [&](FileWriter &w) {
+    if (Status s = w.append(header); !s)
+      return s;
+    return w.append(tensor.data(), tensor.byteSize());
+  });
 }
 
 } // namespace trc::rt

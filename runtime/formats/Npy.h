@@ -9,12 +9,15 @@
 // implies. bf16 has no NumPy dtype and is neither read nor written.
 // Every error message starts with the file name: "x.npy: ...".
 // writeNpyFile writes to a temporary name in the same folder, fsyncs and
-// renames, so no partial file is ever left under the final name.
+// renames (FileOps.h's writeFileAtomicWith), so no partial file is ever left
+// under the final name, and a failed write (a full disk, a failed fsync or
+// rename, injected through FileSystemHooks in tests) leaves no file at all.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRC_RUNTIME_NPY_H
 #define TRC_RUNTIME_NPY_H
 
+#include "runtime/formats/FileOps.h"
 #include "runtime/support/Status.h"
 #include "runtime/support/Tensor.h"
 
@@ -36,12 +39,17 @@ Status readNpyFile(const std::string &path, HostTensor &out);
 Status encodeNpyHeader(const HostTensor &tensor, std::string &out);
 // The .npy (version 1.0) image of a tensor.
 Status encodeNpy(const HostTensor &tensor, std::string &out);
-// Writes `path` atomically: `path`.tmp-<pid> is written, fsynced and renamed.
-Status writeNpyFile(const std::string &path, const HostTensor &tensor);
-// The two halves of writeNpyFile, for writing several files all-or-nothing:
-// writeNpyTemp writes and fsyncs `tempPath`; the caller renames or removes it.
+// Writes `path` atomically: `path`.tmp-<pid> is written, fsynced and
+// renamed, and the folder fsynced. On failure nothing is left behind and
+// an existing `path` is untouched.
+Status writeNpyFile(const std::string &path, const HostTensor &tensor,
+                    FileSystemHooks &fs = systemFileSystem());
+// The first half of writeNpyFile, for writing several files all-or-nothing:
+// writeNpyTemp writes and fsyncs `tempPath` (removed again on failure);
+// the caller renames or removes it. Messages start with `finalName`.
 Status writeNpyTemp(const std::string &tempPath, const std::string &finalName,
-                    const HostTensor &tensor);
+                    const HostTensor &tensor,
+                    FileSystemHooks &fs = systemFileSystem());
 
 } // namespace trc::rt
 

@@ -1,6 +1,8 @@
 //===- ThreadPool.cpp - a small sleeping worker pool -----------------------===//
 #include "runtime/support/ThreadPool.h"
 
+#include "runtime/support/Parse.h"
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
@@ -94,11 +96,10 @@ private:
 
 Pool &pool() {
   static Pool instance([] {
-    if (const char *env = std::getenv("TRC_NUM_THREADS")) {
-      int n = std::atoi(env);
-      if (n >= 1 && n <= 1024)
-        return n;
-    }
+    // Anything but a whole number in [1, 1024] is ignored ("4x" too).
+    if (const char *env = std::getenv("TRC_NUM_THREADS"))
+      if (std::optional<int64_t> n = parseInt64(env, 1, 1024))
+        return int(*n);
     unsigned cores = std::thread::hardware_concurrency();
     return cores ? static_cast<int>(cores) : 1;
   }());

@@ -1,10 +1,14 @@
 //===- ThreadPool.h - a small sleeping worker pool -------------------------===//
 //
-// parallelFor(n, fn) runs fn(0..n-1) on the calling thread plus the pool's
-// workers and returns when all are done. Idle workers sleep on a condition
-// variable (they never spin), so they do not steal cores from the OpenMP
-// loops of compiled programs. Size: TRC_NUM_THREADS, else the number of
-// cores. Calls from several threads at once are serialized.
+// parallelFor(n, fn) runs fn(0..n-1), each index exactly once and in no
+// particular order, on the calling thread plus the pool's workers, and
+// returns when all are done (n <= 0: nothing runs). Idle workers sleep on a
+// condition variable (they never spin), so they do not steal cores from the
+// OpenMP loops of compiled programs. Size: TRC_NUM_THREADS (a whole number
+// in 1..1024), else the number of cores. Calls from several threads at once
+// are serialized: one job's tasks never run beside another's.
+// Precondition: fn does not throw (an exception escaping a task on a worker
+// ends the process); report failures through the captured state instead.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRC_RUNTIME_THREADPOOL_H

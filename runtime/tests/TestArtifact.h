@@ -68,10 +68,19 @@ inline std::string testWeights() {
   return w;
 }
 
+// A manifest's checksum of `bytes`: xxh3:<hex> as trc writes it, or (kind
+// Fnv1a64) 16 bare hex digits as manifests written before XXH3 spell it.
+inline std::string manifestChecksum(const std::string &bytes,
+                                    ChecksumKind kind = ChecksumKind::Xxh3) {
+  Checksum c = checksumOf(kind, bytes.data(), bytes.size());
+  return kind == ChecksumKind::Xxh3 ? formatChecksum(c) : toHex16(c.value);
+}
+
 struct ArtifactOptions {
   std::string target = "cpu";
   std::string entry = "trc_entry";
   std::string program = TRC_TEST_PROGRAM;
+  ChecksumKind checksums = ChecksumKind::Xxh3;
 };
 
 // The manifest of the test artifact for the given program and weights bytes.
@@ -83,11 +92,11 @@ inline std::string testManifest(const std::string &program,
   m += "# written by the runtime tests\n";
   m += "target " + opt.target + "\n";
   m += "program program.so " + std::to_string(program.size()) + " " +
-       toHex16(fnv1a64(program.data(), program.size())) + "\n";
+       manifestChecksum(program, opt.checksums) + "\n";
   m += "entry " + opt.entry + "\n";
   m += "arena 64\n";
   m += "weights weights.bin " + std::to_string(weights.size()) + " " +
-       toHex16(fnv1a64(weights.data(), weights.size())) + "\n";
+       manifestChecksum(weights, opt.checksums) + "\n";
   m += "slot 0 input x f32 2 4 3\n";
   m += "slot 1 param W f32 2 3 2 0 trainable\n";
   m += "slot 2 output y f32 2 4 2\n";

@@ -140,12 +140,14 @@ struct CudaArtifactOptions {
   bool withPtx = true;
   // Kernel records (defaults to the two kernels above).
   std::vector<std::string> kernels = {"trc_test_axpy", "trc_test_bias"};
+  ChecksumKind checksums = ChecksumKind::Xxh3;
 };
 
 inline std::string kernelFileRecord(const std::string &record, const std::string &file,
-                                    const std::string &bytes) {
+                                    const std::string &bytes,
+                                    ChecksumKind kind = ChecksumKind::Xxh3) {
   return record + " " + file + " " + std::to_string(bytes.size()) + " " +
-         toHex16(fnv1a64(bytes.data(), bytes.size())) + "\n";
+         manifestChecksum(bytes, kind) + "\n";
 }
 
 // The manifest of the cuda test artifact (slots of TestArtifact.h).
@@ -155,15 +157,15 @@ inline std::string testCudaManifest(const std::string &program, const std::strin
   m += "trc-artifact 1\n";
   m += "target cuda\n";
   m += "program program.so " + std::to_string(program.size()) + " " +
-       toHex16(fnv1a64(program.data(), program.size())) + "\n";
+       manifestChecksum(program, opt.checksums) + "\n";
   m += "entry trc_entry\n";
   m += "arena 64\n";
   m += "weights weights.bin " + std::to_string(weights.size()) + " " +
-       toHex16(fnv1a64(weights.data(), weights.size())) + "\n";
+       manifestChecksum(weights, opt.checksums) + "\n";
   if (opt.withPtx)
-    m += kernelFileRecord("ptx sm_50", "kernels.sm_50.ptx", kTestPtx);
+    m += kernelFileRecord("ptx sm_50", "kernels.sm_50.ptx", kTestPtx, opt.checksums);
   for (const auto &[record, file] : opt.extraFiles)
-    m += kernelFileRecord(record, file.first, file.second);
+    m += kernelFileRecord(record, file.first, file.second, opt.checksums);
   for (size_t i = 0; i < opt.kernels.size(); ++i)
     m += "kernel " + std::to_string(i) + " " + opt.kernels[i] + "\n";
   m += "slot 0 input x f32 2 4 3\n";

@@ -8,6 +8,7 @@
 
 #include "runtime/formats/Checksum.h"
 #include "runtime/formats/Json.h"
+#include "runtime/support/Parse.h"
 #include "runtime/support/Version.h"
 
 #include <algorithm>
@@ -28,24 +29,19 @@ namespace {
 constexpr const char *kTensorsFile = "tensors.safetensors";
 constexpr const char *kStateFile = "state.json";
 constexpr const char *kLatestFile = "latest";
-constexpr const char *kChecksumLine = "  \"checksum\": \"fnv1a64:";
+// The start of state.json's last member; its value is a spelled Checksum.
+constexpr const char *kChecksumLine = "  \"checksum\": \"";
 
 std::string stepName(int64_t step) { return "step-" + std::to_string(step); }
 
 // "step-<digits>" -> the number; false for anything else.
 bool parseStepName(std::string_view name, int64_t &step) {
-  if (name.substr(0, 5) != "step-" || name.size() == 5 || name.size() > 24)
+  if (name.substr(0, 5) != "step-")
     return false;
-  int64_t v = 0;
-  for (char c : name.substr(5)) {
-    if (c < '0' || c > '9')
-      return false;
-    if (v > (INT64_MAX - (c - '0')) / 10)
-      return false;
-    v = v * 10 + (c - '0');
-  }
-  step = v;
-  return true;
+  std::optional<uint64_t> v = parseUint64(name.substr(5), INT64_MAX);
+  if (v)
+    step = int64_t(*v);
+  return v.has_value();
 }
 
 std::string baseName(const std::string &path) {
@@ -61,7 +57,7 @@ std::string baseName(const std::string &path) {
 //===----------------------------------------------------------------------===//
 
 std::string encodeState(const CheckpointState &st, uint64_t tensorBytes,
-                        uint64_t tensorHash) {
+                        const Checksum &tensorHash) {
   std::string j = "{\n";
   j += "  \"format\": \"trc-checkpoint\",\n";
   j += "  \"format_version\": ";
@@ -104,9 +100,9 @@ std::string encodeState(const CheckpointState &st, uint64_t tensorBytes,
   j += kTensorsFile;
   j += "\", \"bytes\": ";
   appendJsonUint(j, tensorBytes);
-  j += ", \"fnv1a64\": \"" + toHex16(tensorHash) + "\"},\n";
-  uint64_t h = fnv1a64(j.data(), j.size());
-  j += kChecksumLine + toHex16(h) + "\"\n}\n";
+  j += ", \"checksum\": \"" + formatChecksum(tensorHash) + "\"},\n";
+  Checksum h = checksumOf(ChecksumKind::Xxh3, j.data(), j.size());
+  j += kChecksumLine + formatChecksum(h) + "\"\n}\n";
   return j;
 }
 
@@ -177,26 +173,28 @@ private:
 
 Status decodeState(const std::string &text, const std::string &path,
                    CheckpointState &st, uint64_t &tensorBytes,
-                   uint64_t &tensorHash) {
-  // The self-checksum first: any flipped byte fails here.
+                   Checksum &tensorHash) {
+  // The self-checksum first: any flipped byte fails here. Its spelling
+  // names the function (xxh3:, or fnv1a64: in format_version 1).
   size_t at = text.rfind(std::string("\n") + kChecksumLine);
   if (at == std::string::npos)
     return Status::error(path + ": no checksum line (the file is truncated "
                                 "or not a trc checkpoint state)");
-  uint64_t want = 0;
-  std::string_view hex =
-      std::string_view(text).substr(at + 1 + std::strlen(kChecksumLine), 16);
-  if (!parseHex16(hex, want))
+  size_t valueAt = at + 1 + std::strlen(kChecksumLine);
+  size_t quote = text.find('"', valueAt);
+  Checksum want;
+  if (quote == std::string::npos ||
+      !parseChecksum(std::string_view(text).substr(valueAt, quote - valueAt),
+                     want))
     return Status::error(path + ": malformed checksum line");
-  if (text.compare(at, std::string::npos,
-                   std::string("\n") + kChecksumLine + std::string(hex) +
-                       "\"\n}\n") != 0)
+  if (text.compare(quote, std::string::npos, "\"\n}\n") != 0)
     return Status::error(path + ": unexpected bytes after the checksum line");
-  uint64_t got = fnv1a64(text.data(), at + 1);
+  Checksum got = checksumOf(want.kind, text.data(), at + 1);
   if (got != want)
-    return Status::error(path + ": checksum mismatch (fnv1a64 " +
-                         toHex16(got) + ", recorded " + toHex16(want) +
-                         "): the file is corrupt");
+    return Status::error(path + ": checksum mismatch (" +
+                         checksumKindName(want.kind) + " " +
+                         toHex16(got.value) + ", recorded " +
+                         toHex16(want.value) + "): the file is corrupt");
 
   JsonValue root;
   if (Status s = parseJson(text, root); !s)
@@ -214,10 +212,13 @@ Status decodeState(const std::string &text, const std::string &path,
                          "', not 'trc-checkpoint'");
   int64_t version = 0;
   TRC_TRY(top.int64("format_version", version));
-  if (version != kCheckpointFormatVersion)
+  if (version < kOldestCheckpointFormatVersion ||
+      version > kCheckpointFormatVersion)
     return Status::error(where + "format_version " + std::to_string(version) +
                          " is not supported (this trc reads " +
-                         std::to_string(kCheckpointFormatVersion) + ")");
+                         std::to_string(kOldestCheckpointFormatVersion) +
+                         " to " + std::to_string(kCheckpointFormatVersion) +
+                         ")");
   TRC_TRY(top.string("trc_version", st.trcVersion));
   TRC_TRY(top.int64("step", st.step));
 
@@ -260,17 +261,26 @@ Status decodeState(const std::string &text, const std::string &path,
 
   TRC_TRY(top.object("tensors", tensors));
   Fields t(where + "tensors: ", *tensors);
-  TRC_TRY(t.only({"file", "bytes", "fnv1a64"}));
+  // Format 1 recorded the FNV-1a 64 as bare hex under "fnv1a64"; format 2
+  // a spelled checksum under "checksum".
+  const char *hashKey = version == 1 ? "fnv1a64" : "checksum";
+  TRC_TRY(t.only({"file", "bytes", hashKey}));
   std::string file, hash;
   TRC_TRY(t.string("file", file));
   if (file != kTensorsFile)
     return Status::error(where + "tensors: 'file' is '" + file + "', not '" +
                          kTensorsFile + "'");
   TRC_TRY(t.uint64("bytes", tensorBytes));
-  TRC_TRY(t.string("fnv1a64", hash));
-  if (!parseHex16(hash, tensorHash))
-    return Status::error(where + "tensors: 'fnv1a64' is not 16 lower-case "
-                                 "hex digits");
+  TRC_TRY(t.string(hashKey, hash));
+  if (version == 1) {
+    tensorHash.kind = ChecksumKind::Fnv1a64;
+    if (!parseHex16(hash, tensorHash.value))
+      return Status::error(where + "tensors: 'fnv1a64' is not 16 lower-case "
+                                   "hex digits");
+  } else if (!parseChecksum(hash, tensorHash)) {
+    return Status::error(where + "tensors: 'checksum' is not xxh3:<16 "
+                                 "lower-case hex digits>");
+  }
   return Status::success();
 }
 
@@ -295,7 +305,8 @@ Status writeInto(const std::string &temp, const CheckpointState &state,
   FileWriter tw;
   TRC_TRY(tw.open(temp + "/" + kTensorsFile, hooks));
   TRC_TRY(writeSafetensors(tw, tensors, meta));
-  uint64_t bytes = tw.bytesWritten(), hash = tw.hash();
+  uint64_t bytes = tw.bytesWritten();
+  Checksum hash = tw.checksum();
   TRC_TRY(tw.finish());
 
   FileWriter sw;
@@ -462,25 +473,6 @@ Status latestCheckpoint(const std::string &dir, std::string &folder) {
   return Status::success();
 }
 
-Status listCheckpoints(const std::string &dir, std::vector<int64_t> &steps) {
-  steps.clear();
-  std::error_code ec;
-  fs::directory_iterator it(dir, ec), end;
-  if (ec)
-    return Status::error(dir + ": cannot list: " + ec.message());
-  for (; !ec && it != end; it.increment(ec)) {
-    int64_t step;
-    std::error_code typeError;
-    if (parseStepName(it->path().filename().string(), step) &&
-        it->is_directory(typeError))
-      steps.push_back(step);
-  }
-  if (ec)
-    return Status::error(dir + ": cannot list: " + ec.message());
-  std::sort(steps.begin(), steps.end());
-  return Status::success();
-}
-
 namespace {
 
 // Reads and verifies state.json and tensors.safetensors of a folder; the
@@ -491,7 +483,8 @@ Status openCheckpoint(const std::string &folder, CheckpointState &state,
   std::string statePath = folder + "/" + kStateFile;
   std::string text;
   TRC_TRY(readSmallFile(statePath, kMaxCheckpointStateBytes, text));
-  uint64_t bytes = 0, hash = 0;
+  uint64_t bytes = 0;
+  Checksum hash;
   CheckpointState st;
   TRC_TRY(decodeState(text, statePath, st, bytes, hash));
   int64_t folderStep;
@@ -508,73 +501,18 @@ Status openCheckpoint(const std::string &folder, CheckpointState &state,
                          std::to_string(bytes) + " (the file is " +
                          (file.size() < bytes ? "truncated" : "corrupt") +
                          ")");
-  uint64_t got = fnv1a64(file.data(), file.size());
+  Checksum got = checksumOf(hash.kind, file.data(), file.size());
   if (got != hash)
-    return Status::error(tensorsPath + ": checksum mismatch (fnv1a64 " +
-                         toHex16(got) + ", state.json records " +
-                         toHex16(hash) + "): the file is corrupt");
+    return Status::error(tensorsPath + ": checksum mismatch (" +
+                         checksumKindName(hash.kind) + " " +
+                         toHex16(got.value) + ", state.json records " +
+                         toHex16(hash.value) + "): the file is corrupt");
   TRC_TRY(parseSafetensorsIndex(file.bytes(), tensorsPath, index));
   state = std::move(st);
   return Status::success();
 }
 
 } // namespace
-
-Status loadCheckpoint(const std::string &folder,
-                      const std::vector<CheckpointTensorRef> &tensors,
-                      CheckpointState &state) {
-  CheckpointState st;
-  MappedFile file;
-  SafetensorsIndex index;
-  std::string path;
-  TRC_TRY(openCheckpoint(folder, st, file, index, path));
-
-  // Every check before the first byte is copied.
-  std::vector<const SafetensorsEntry *> entries;
-  for (const CheckpointTensorRef &ref : tensors) {
-    const SafetensorsEntry *e = index.find(ref.name);
-    if (!e)
-      return Status::error(path + ": has no tensor '" + ref.name +
-                           "' (expected " + formatType(ref.dtype, ref.shape) +
-                           ")");
-    if (e->dtype != ref.dtype || e->shape != ref.shape)
-      return Status::error(path + ": tensor '" + ref.name + "' is " +
-                           formatType(e->dtype, e->shape) + ", expected " +
-                           formatType(ref.dtype, ref.shape));
-    for (const CheckpointTensorRef &other : tensors)
-      if (&other != &ref && other.name == ref.name)
-        return Status::error("tensor '" + ref.name +
-                             "' is expected twice");
-    if (e->end > e->begin && !ref.data)
-      return Status::error("tensor '" + ref.name + "' has no buffer");
-    entries.push_back(e);
-  }
-  for (const SafetensorsEntry &e : index.tensors) {
-    bool expected = false;
-    for (const CheckpointTensorRef &ref : tensors)
-      expected |= ref.name == e.name;
-    if (!expected)
-      return Status::error(path + ": has the unexpected tensor '" + e.name +
-                           "' (" + formatType(e.dtype, e.shape) + ")");
-  }
-  for (const SafetensorsEntry *e : entries) {
-    if (e->dtype != DType::I1)
-      continue;
-    const unsigned char *p = file.data() + index.dataStart + e->begin;
-    for (uint64_t i = 0; i < e->end - e->begin; ++i)
-      if (p[i] > 1)
-        return Status::error(path + ": BOOL tensor '" + e->name +
-                             "' has a byte other than 0 or 1");
-  }
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const SafetensorsEntry *e = entries[i];
-    if (e->end > e->begin)
-      std::memcpy(tensors[i].data, file.data() + index.dataStart + e->begin,
-                  size_t(e->end - e->begin));
-  }
-  state = std::move(st);
-  return Status::success();
-}
 
 Status readCheckpoint(const std::string &folder, CheckpointState &state,
                       std::vector<NamedTensor> &tensors) {

@@ -5,10 +5,10 @@
 //   D/step-<N>/state.json           step, data position, RNG state, config
 //   D/latest                        "step-<N>\n": the checkpoint to resume
 //
-// state.json (format_version 1), written with exactly this layout:
+// state.json (format_version 2), written with exactly this layout:
 //   {
 //     "format": "trc-checkpoint",
-//     "format_version": 1,
+//     "format_version": 2,
 //     "trc_version": "0.1.0",
 //     "step": N,
 //     "data": {"position": P, "epoch": E, "batch_tokens": BT,
@@ -16,13 +16,18 @@
 //     "rng": {"seed": S, "state": [W0, W1, ...]},
 //     "config": {"key": "value", ...},
 //     "tensors": {"file": "tensors.safetensors", "bytes": B,
-//                 "fnv1a64": "<16 hex digits>"},
-//     "checksum": "fnv1a64:<16 hex digits>"
+//                 "checksum": "xxh3:<16 hex digits>"},
+//     "checksum": "xxh3:<16 hex digits>"
 //   }
-// "checksum" is the FNV-1a 64 of every byte before its own line, so a
-// flipped byte anywhere in state.json is detected; "tensors" carries the
-// size and FNV-1a 64 of tensors.safetensors. Integers are exact (uint64
-// where they are seeds or RNG words). Unknown keys are errors.
+// The last "checksum" is the XXH3-64 of every byte before its own line, so
+// a flipped byte anywhere in state.json is detected; "tensors" carries the
+// size and XXH3-64 of tensors.safetensors (checksums spelled as Checksum.h
+// says). Integers are exact (uint64 where they are seeds or RNG words).
+// Unknown keys are errors.
+//
+// format_version 1 (written before XXH3) is still read: the same layout
+// with "format_version": 1, the tensors' hash under "fnv1a64" as 16 bare
+// hex digits, and "checksum": "fnv1a64:<16 hex digits>", both FNV-1a 64.
 //
 // saveCheckpoint writes atomically: tensors.safetensors and state.json go
 // into D/.tmp-step-<N>-<pid>/, each fsynced; the folder is fsynced and
@@ -36,14 +41,12 @@
 // that earlier, crashed saves left behind. One process writes a folder D
 // at a time (rank 0).
 //
-// Loading: latestCheckpoint(D) reads `latest`; loadCheckpoint(folder)
+// Loading: latestCheckpoint(D) reads `latest`; readCheckpoint(folder)
 // checks state.json's own checksum, parses it strictly, checks that its
 // step matches the folder name, checks size and checksum of
-// tensors.safetensors, parses it (Safetensors.h), and only then compares
-// the tensors with what the caller expects (every expected name present
-// with the same dtype and shape, no other tensor) and copies them into the
-// caller's buffers, so a failed load writes nothing. Every error names the
-// file it is about.
+// tensors.safetensors, parses it (Safetensors.h) and returns every tensor
+// it holds; the caller compares them with what it expects. A failed read
+// returns nothing. Every error names the file it is about.
 //
 // Failure injection: every write, file fsync and rename of a save goes
 // through CheckpointWriteOptions::fs (FileOps.h), so tests make the disk
@@ -66,7 +69,9 @@
 
 namespace trc::rt {
 
-constexpr int64_t kCheckpointFormatVersion = 1;
+// The format saveCheckpoint writes, and the oldest one loading accepts.
+constexpr int64_t kCheckpointFormatVersion = 2;
+constexpr int64_t kOldestCheckpointFormatVersion = 1;
 // Largest state.json read back.
 constexpr size_t kMaxCheckpointStateBytes = size_t(16) << 20;
 
@@ -102,22 +107,6 @@ Status saveCheckpoint(const std::string &dir, const CheckpointState &state,
 // The folder `D/latest` names ("D/step-<N>"); fails if D/latest is missing
 // ("no checkpoint"), malformed, or names a folder that does not exist.
 Status latestCheckpoint(const std::string &dir, std::string &folder);
-
-// The step numbers of the step-<N> folders in D, ascending.
-Status listCheckpoints(const std::string &dir, std::vector<int64_t> &steps);
-
-// A tensor the caller expects in a checkpoint and the buffer to fill.
-struct CheckpointTensorRef {
-  std::string name;
-  DType dtype = DType::F32;
-  std::vector<int64_t> shape;
-  void *data = nullptr;
-};
-
-// Verifies and loads a checkpoint folder into the caller's buffers.
-Status loadCheckpoint(const std::string &folder,
-                      const std::vector<CheckpointTensorRef> &tensors,
-                      CheckpointState &state);
 
 // Verifies and reads a checkpoint folder whatever tensors it holds.
 Status readCheckpoint(const std::string &folder, CheckpointState &state,

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/train/LrSchedule.h"
 
+#include "runtime/support/Parse.h"
+
 #include <charconv>
 #include <cmath>
 
@@ -77,22 +79,6 @@ std::string LrSchedule::spec() const {
   return s;
 }
 
-namespace {
-
-bool parseInt(std::string_view text, int64_t &out) {
-  const char *b = text.data(), *e = b + text.size();
-  auto [p, ec] = std::from_chars(b, e, out);
-  return !text.empty() && ec == std::errc() && p == e;
-}
-
-bool parseDouble(std::string_view text, double &out) {
-  const char *b = text.data(), *e = b + text.size();
-  auto [p, ec] = std::from_chars(b, e, out);
-  return !text.empty() && ec == std::errc() && p == e && std::isfinite(out);
-}
-
-} // namespace
-
 Status parseLrSchedule(std::string_view spec, double lr, int64_t defaultTotal,
                        LrSchedule &out) {
   std::string where = "--lr-schedule '" + std::string(spec) + "': ";
@@ -115,10 +101,7 @@ Status parseLrSchedule(std::string_view spec, double lr, int64_t defaultTotal,
        haveTotal = false;
   double ratio = 0;
   if (colon != std::string_view::npos) {
-    std::string_view rest = spec.substr(colon + 1);
-    while (true) {
-      size_t comma = rest.find(',');
-      std::string_view item = rest.substr(0, comma);
+    for (std::string_view item : splitText(spec.substr(colon + 1), ',')) {
       size_t eq = item.find('=');
       if (eq == std::string_view::npos)
         return Status::error(where + "expected key=value, got '" +
@@ -139,21 +122,26 @@ Status parseLrSchedule(std::string_view spec, double lr, int64_t defaultTotal,
         return Status::error(where + "duplicate key '" + key + "'");
       *seen = true;
       if (key == "warmup") {
-        if (!parseInt(value, s.warmupSteps) || s.warmupSteps < 0)
+        std::optional<int64_t> v = parseInt64(value, 0);
+        if (!v)
           return Status::error(bad + " (expected a non-negative integer)");
+        s.warmupSteps = *v;
       } else if (key == "total") {
-        if (!parseInt(value, s.totalSteps) || s.totalSteps <= 0)
+        std::optional<int64_t> v = parseInt64(value, 1);
+        if (!v)
           return Status::error(bad + " (expected a positive integer)");
+        s.totalSteps = *v;
       } else if (key == "min") {
-        if (!parseDouble(value, s.minLr) || s.minLr < 0)
+        std::optional<double> v = parseDouble(value);
+        if (!v || *v < 0)
           return Status::error(bad + " (expected a non-negative number)");
+        s.minLr = *v;
       } else {
-        if (!parseDouble(value, ratio) || ratio < 0 || ratio > 1)
+        std::optional<double> v = parseDouble(value);
+        if (!v || *v < 0 || *v > 1)
           return Status::error(bad + " (expected a number in [0, 1])");
+        ratio = *v;
       }
-      if (comma == std::string_view::npos)
-        break;
-      rest = rest.substr(comma + 1);
     }
   }
   if (haveMin && haveRatio)

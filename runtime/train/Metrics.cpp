@@ -7,9 +7,9 @@
 
 #include "runtime/formats/FileOps.h"
 #include "runtime/formats/Json.h"
+#include "runtime/support/Parse.h"
 
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -64,9 +64,14 @@ bool lineStep(std::string_view line, int64_t &step) {
   constexpr std::string_view prefix = "{\"step\":";
   if (line.substr(0, prefix.size()) != prefix)
     return false;
-  const char *b = line.data() + prefix.size(), *e = line.data() + line.size();
-  auto [p, ec] = std::from_chars(b, e, step);
-  return ec == std::errc() && p != b && p < e && (*p == ',' || *p == '}');
+  size_t end = line.find_first_of(",}", prefix.size());
+  if (end == std::string_view::npos)
+    return false;
+  std::optional<int64_t> v =
+      parseInt64(line.substr(prefix.size(), end - prefix.size()));
+  if (v)
+    step = *v;
+  return v.has_value();
 }
 
 } // namespace

@@ -12,14 +12,14 @@
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.trc
 // MANIFEST: trc-artifact 1
 // MANIFEST-NEXT: target cuda
-// MANIFEST-NEXT: program program.so {{[0-9]+}} {{[0-9a-f]+}}
+// MANIFEST-NEXT: program program.so {{[0-9]+}} xxh3:{{[0-9a-f]+$}}
 // MANIFEST-NEXT: entry trc_entry
 // MANIFEST-NEXT: arena {{[0-9]+}}
-// MANIFEST-NEXT: weights weights.bin 0 {{[0-9a-f]+}}
-// MANIFEST-NEXT: cubin sm_80 kernels.sm_80.cubin {{[0-9]+}} {{[0-9a-f]+}}
-// MANIFEST-NEXT: ptx sm_80 kernels.sm_80.ptx {{[0-9]+}} {{[0-9a-f]+}}
-// MANIFEST-NEXT: cubin sm_90 kernels.sm_90.cubin {{[0-9]+}} {{[0-9a-f]+}}
-// MANIFEST-NEXT: ptx sm_90 kernels.sm_90.ptx {{[0-9]+}} {{[0-9a-f]+}}
+// MANIFEST-NEXT: weights weights.bin 0 xxh3:{{[0-9a-f]+$}}
+// MANIFEST-NEXT: cubin sm_80 kernels.sm_80.cubin {{[0-9]+}} xxh3:{{[0-9a-f]+$}}
+// MANIFEST-NEXT: ptx sm_80 kernels.sm_80.ptx {{[0-9]+}} xxh3:{{[0-9a-f]+$}}
+// MANIFEST-NEXT: cubin sm_90 kernels.sm_90.cubin {{[0-9]+}} xxh3:{{[0-9a-f]+$}}
+// MANIFEST-NEXT: ptx sm_90 kernels.sm_90.ptx {{[0-9]+}} xxh3:{{[0-9a-f]+$}}
 // MANIFEST-NEXT: kernel 0 main_k0_generic
 // MANIFEST-NEXT: kernel 1 main_k1_rows
 // MANIFEST-NEXT: kernel 2 main_k2_copy

@@ -37,6 +37,9 @@ B = np.array([0.5, -1.0], dtype=np.float32)
 
 
 def fnv1a64(data):
+    """The manifest checksum as trc spelled it before XXH3 (bare hex, FNV-1a
+    64). trc now writes xxh3:<hex>, but runtimes still read this spelling;
+    these artifacts keep that path tested (docs/ARTIFACT.md)."""
     h = 0xCBF29CE484222325
     for byte in data:
         h ^= byte

@@ -219,12 +219,4 @@ const void *const *runtimeExports() {
   return table;
 }
 
-bool blasIsOpenBlas() {
-#ifdef TRC_HAVE_CBLAS
-  return true;
-#else
-  return false;
-#endif
-}
-
 } // namespace trc::rt

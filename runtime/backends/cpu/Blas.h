@@ -43,8 +43,6 @@ namespace trc::rt {
 // A null-terminated table of the addresses of every trc_rt_* function; using
 // it forces the linker to keep them in an executable (see CpuBackend).
 const void *const *runtimeExports();
-// True when the matmuls go to OpenBLAS.
-bool blasIsOpenBlas();
 } // namespace trc::rt
 
 #endif // TRC_RUNTIME_BLAS_H

@@ -9,6 +9,7 @@
 #include "runtime/backends/cuda/CudaBackend.h"
 
 #include "runtime/comm/LaunchEnvironment.h"
+#include "runtime/support/Parse.h"
 
 #include <atomic>
 #include <cerrno>
@@ -97,14 +98,12 @@ Status CudaBackend::create(std::unique_ptr<CudaBackend> &out, int ordinal) {
   if (ordinal < 0) {
     const char *chosen = std::getenv("TRC_CUDA_DEVICE");
     if (chosen && *chosen) {
-      char *end = nullptr;
-      errno = 0;
-      long v = std::strtol(chosen, &end, 10);
-      if (*end || errno || v < 0 || v >= count || !(chosen[0] >= '0' && chosen[0] <= '9'))
+      std::optional<uint64_t> v = parseUint64(chosen, uint64_t(count - 1));
+      if (!v)
         return Status::error("TRC_CUDA_DEVICE='" + std::string(chosen).substr(0, 32) +
                              "' is not a device ordinal (0.." + std::to_string(count - 1) +
                              " are visible)");
-      ordinal = int(v);
+      ordinal = int(*v);
     } else {
       ordinal = env.localRank % count;
     }

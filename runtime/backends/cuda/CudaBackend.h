@@ -133,7 +133,6 @@ public:
   uint64_t graphReplays() const { return replays_; }
   // Whether each launch and matmul is waited for (multi-process runs).
   bool synchronousCalls() const { return synchronous_; }
-  void setSynchronousCalls(bool on) { synchronous_ = on; }
   // The image the program's module was loaded from (null before its first
   // run); for messages and tests.
   const CudaImage *loadedImage(const CudaProgram &program) const;

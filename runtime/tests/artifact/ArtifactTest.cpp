@@ -12,8 +12,11 @@
 
 #include "TestArtifact.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 using namespace trc::rt;
 using namespace trc::rt::test;
 
@@ -84,7 +87,7 @@ TEST(Artifact, ManifestErrorsNameTheFileAndLine) {
   std::string m = readFile(dir.file("manifest.trc"));
   writeFile(dir.file("manifest.trc"), m.substr(0, m.size() / 2));
   std::string err = loadError(dir.path());
-  EXPECT_EQ(err.rfind(dir.file("manifest.trc") + ": line ", 0), 0u) << err;
+  EXPECT_THAT(err, StartsWith(dir.file("manifest.trc") + ": line ")) << err;
   writeFile(dir.file("manifest.trc"), m.substr(0, m.size() - 4));
   EXPECT_EQ(loadError(dir.path()),
             dir.file("manifest.trc") +
@@ -104,20 +107,64 @@ TEST(Artifact, RefusesAnotherTarget) {
             "artifact " + dir.path() + " was built for target cpu, not cuda");
 }
 
-TEST(Artifact, DetectsChecksumMismatches) {
+TEST(Artifact, ManifestsWriteXxh3AndOldFnvManifestsStillLoad) {
   TempDir dir;
   writeTestArtifact(dir.path());
-  flipByte(dir.file("weights.bin"), 5);
-  std::string err = loadError(dir.path());
-  EXPECT_EQ(err.rfind(dir.file("weights.bin") + ": checksum mismatch: fnv1a64 is ", 0),
-            0u)
-      << err;
-  EXPECT_NE(err.find("(corrupt artifact)"), std::string::npos);
+  std::string weights = testWeights();
+  EXPECT_THAT(readFile(dir.file("manifest.trc")),
+              HasSubstr("weights weights.bin 128 xxh3:" +
+                        toHex16(xxh3_64(weights.data(), weights.size())) + "\n"));
+  EXPECT_EQ(loadError(dir.path()), "");
 
-  writeTestArtifact(dir.path());
-  flipByte(dir.file("program.so"), readFile(dir.file("program.so")).size() / 2);
-  err = loadError(dir.path());
-  EXPECT_EQ(err.rfind(dir.file("program.so") + ": checksum mismatch", 0), 0u) << err;
+  // A manifest written before XXH3: bare hex digits, FNV-1a 64.
+  ArtifactOptions old;
+  old.checksums = ChecksumKind::Fnv1a64;
+  writeTestArtifact(dir.path(), old);
+  EXPECT_THAT(readFile(dir.file("manifest.trc")),
+              HasSubstr("weights weights.bin 128 " +
+                        toHex16(fnv1a64(weights.data(), weights.size())) + "\n"));
+  std::unique_ptr<Artifact> a;
+  Status s = Artifact::load(dir.path(), "cpu", a);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(a->manifest().weightsHash.kind, ChecksumKind::Fnv1a64);
+
+  // The spelling names the function: an FNV value labelled xxh3 is a
+  // mismatch, not accepted.
+  std::string m = readFile(dir.file("manifest.trc"));
+  std::string fnvHex = toHex16(fnv1a64(weights.data(), weights.size()));
+  m.replace(m.find(fnvHex), 16, "xxh3:" + fnvHex);
+  writeFile(dir.file("manifest.trc"), m);
+  EXPECT_EQ(loadError(dir.path()),
+            dir.file("weights.bin") + ": checksum mismatch: xxh3 is " +
+                toHex16(xxh3_64(weights.data(), weights.size())) +
+                ", the manifest says " + fnvHex + " (corrupt artifact)");
+}
+
+TEST(Artifact, DetectsChecksumMismatches) {
+  TempDir dir;
+  for (ChecksumKind kind : {ChecksumKind::Xxh3, ChecksumKind::Fnv1a64}) {
+    SCOPED_TRACE(checksumKindName(kind));
+    ArtifactOptions opt;
+    opt.checksums = kind;
+    writeTestArtifact(dir.path(), opt);
+    std::string weights = readFile(dir.file("weights.bin"));
+    flipByte(dir.file("weights.bin"), 5);
+    std::string flipped = readFile(dir.file("weights.bin"));
+    EXPECT_EQ(loadError(dir.path()),
+              dir.file("weights.bin") + ": checksum mismatch: " +
+                  checksumKindName(kind) + " is " +
+                  toHex16(checksumOf(kind, flipped.data(), flipped.size()).value) +
+                  ", the manifest says " +
+                  toHex16(checksumOf(kind, weights.data(), weights.size()).value) +
+                  " (corrupt artifact)");
+
+    writeTestArtifact(dir.path(), opt);
+    flipByte(dir.file("program.so"), readFile(dir.file("program.so")).size() / 2);
+    std::string err = loadError(dir.path());
+    EXPECT_THAT(err, StartsWith(dir.file("program.so") +
+                                ": checksum mismatch: " + checksumKindName(kind) + " is "))
+        << err;
+  }
 
   writeTestArtifact(dir.path());
   std::string w = readFile(dir.file("weights.bin"));
@@ -144,9 +191,7 @@ TEST(Artifact, ReportsProgramsThatCannotLoad) {
   writeFile(text.program, "this is not a shared object\n");
   writeTestArtifact(dir.path(), text);
   std::string err = loadError(dir.path());
-  EXPECT_EQ(err.rfind(dir.file("program.so") + ": cannot load the program: ", 0),
-            0u)
-      << err;
+  EXPECT_THAT(err, StartsWith(dir.file("program.so") + ": cannot load the program: ")) << err;
 
   // A program that imports a function the process does not export.
   TempDir dir2;
@@ -154,11 +199,8 @@ TEST(Artifact, ReportsProgramsThatCannotLoad) {
   undefined.program = TRC_TEST_PROGRAM_UNDEFINED;
   writeTestArtifact(dir2.path(), undefined);
   err = loadError(dir2.path());
-  EXPECT_EQ(err.rfind(dir2.file("program.so") + ": cannot load the program: ", 0),
-            0u)
-      << err;
-  EXPECT_NE(err.find("undefined symbol: trc_rt_does_not_exist"), std::string::npos)
-      << err;
+  EXPECT_THAT(err, StartsWith(dir2.file("program.so") + ": cannot load the program: ")) << err;
+  EXPECT_THAT(err, HasSubstr("undefined symbol: trc_rt_does_not_exist")) << err;
 
   // A manifest naming an entry the program does not define.
   TempDir dir3;

@@ -18,6 +18,7 @@
 
 #include "TestCudaArtifact.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,6 +26,7 @@
 #include <cstring>
 #include <random>
 
+using ::testing::HasSubstr;
 using namespace trc::rt;
 using namespace trc::rt::test;
 
@@ -369,8 +371,7 @@ TEST(Initializer, EachShardMakesItsChunkOfTheFullTensor) {
   }
   std::unique_ptr<Session> session;
   Status s = Session::create(*artifact, cpu, session, 4);
-  EXPECT_NE(s.message().find("sharded over 4 ranks; rank 4 of its group has no shard"),
-            std::string::npos)
+  EXPECT_THAT(s.message(), HasSubstr("sharded over 4 ranks; rank 4 of its group has no shard"))
       << s.message();
 }
 

@@ -13,8 +13,11 @@
 
 #include "TestArtifact.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 using namespace trc::rt;
 using namespace trc::rt::test;
 
@@ -99,7 +102,8 @@ TEST_F(SessionTest, RejectsUnknownInputs) {
   EXPECT_EQ(s.message(), "unknown input 'y' (the artifact's inputs: 'x', 'in/two')");
   s = session->setInput("a b\n", tensor(DType::F32, {4, 3}));
   ASSERT_FALSE(s);
-  EXPECT_EQ(s.message().rfind("unknown input 'a%20b%0A'", 0), 0u) << s.message();
+  EXPECT_THAT(s.message(), StartsWith("unknown input 'a%20b%0A'"))
+      << s.message();
 }
 
 TEST_F(SessionTest, RejectsWrongShapesAndDTypes) {
@@ -167,7 +171,8 @@ TEST(SessionShards, EachRankLoadsItsChunk) {
   std::unique_ptr<Session> session;
   s = Session::create(*artifact, cpu, session, 4);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("sharded over 4 ranks; rank 4 of its group has no shard"),
-            std::string::npos)
+  EXPECT_THAT(
+      s.message(),
+      HasSubstr("sharded over 4 ranks; rank 4 of its group has no shard"))
       << s.message();
 }

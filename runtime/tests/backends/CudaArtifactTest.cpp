@@ -17,10 +17,13 @@
 
 #include "TestCudaArtifact.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 using namespace trc::rt;
 using namespace trc::rt::test;
 
@@ -31,10 +34,6 @@ std::string loadError(const std::string &dir, const std::string &target = "cuda"
   Status s = Artifact::load(dir, target, a);
   return s ? std::string() : s.message();
 }
-
-#define EXPECT_CONTAINS(text, substring)                                       \
-  EXPECT_NE(std::string(text).find(substring), std::string::npos)              \
-      << "expected '" << (substring) << "' in '" << (text) << "'"
 
 } // namespace
 
@@ -84,25 +83,34 @@ TEST(CudaArtifact, EveryKernelFileIsChecked) {
   std::string flipped = cubin90;
   flipped[1234] ^= 1;
   writeFile(path, flipped);
-  EXPECT_CONTAINS(loadError(dir.path()), path + ": checksum mismatch: fnv1a64 is ");
+  EXPECT_THAT(loadError(dir.path()), HasSubstr(path + ": checksum mismatch: xxh3 is "));
   // Truncated, grown.
   writeFile(path, cubin90.substr(0, 100));
-  EXPECT_CONTAINS(loadError(dir.path()),
-                  path + ": size is 100 bytes, the manifest says 4000 (truncated or corrupt");
+  EXPECT_THAT(
+      loadError(dir.path()),
+      HasSubstr(path + ": size is 100 bytes, the manifest says 4000 (truncated or corrupt"));
   writeFile(path, cubin90 + "x");
-  EXPECT_CONTAINS(loadError(dir.path()), path + ": size is 4001 bytes");
+  EXPECT_THAT(loadError(dir.path()), HasSubstr(path + ": size is 4001 bytes"));
   // Missing, or not a file.
   std::filesystem::remove(path);
-  EXPECT_CONTAINS(loadError(dir.path()), path + ": cannot open: No such file or directory");
+  EXPECT_THAT(loadError(dir.path()), HasSubstr(path + ": cannot open: No such file or directory"));
   std::filesystem::create_directory(path);
-  EXPECT_CONTAINS(loadError(dir.path()), path + ": not a regular file");
+  EXPECT_THAT(loadError(dir.path()), HasSubstr(path + ": not a regular file"));
   std::filesystem::remove(path);
   writeFile(path, cubin90);
   EXPECT_EQ(loadError(dir.path()), "");
   // The PTX too.
   std::string ptx = dir.file("kernels.sm_50.ptx");
   writeFile(ptx, std::string(kTestPtx) + "\n");
-  EXPECT_CONTAINS(loadError(dir.path()), ptx + ": size is ");
+  EXPECT_THAT(loadError(dir.path()), HasSubstr(ptx + ": size is "));
+
+  // A manifest written before XXH3 (bare hex, FNV-1a 64) loads, and its
+  // kernel files are still checked.
+  opt.checksums = ChecksumKind::Fnv1a64;
+  writeTestCudaArtifact(dir.path(), opt);
+  EXPECT_EQ(loadError(dir.path()), "");
+  writeFile(path, flipped);
+  EXPECT_THAT(loadError(dir.path()), HasSubstr(path + ": checksum mismatch: fnv1a64 is "));
 }
 
 TEST(CudaArtifact, ManifestErrorsNameTheFileAndLine) {
@@ -110,9 +118,9 @@ TEST(CudaArtifact, ManifestErrorsNameTheFileAndLine) {
   CudaArtifactOptions opt;
   opt.kernels = {"trc_test_axpy", "bad.name"};
   writeTestCudaArtifact(dir.path(), opt);
-  EXPECT_CONTAINS(loadError(dir.path()), dir.file("manifest.trc") +
-                                             ": line 9: kernel name: 'bad.name' is not a "
-                                             "kernel symbol");
+  EXPECT_THAT(loadError(dir.path()),
+              HasSubstr(dir.file("manifest.trc") + ": line 9: kernel name: 'bad.name' is not a "
+                                                   "kernel symbol"));
 }
 
 TEST(CudaArtifact, TargetsMustMatch) {
@@ -153,7 +161,7 @@ TEST(CudaArtifact, SingleFileArtifactsCarryTheirKernels) {
   std::string bundle = out.file("art.trc");
   ASSERT_TRUE(packBundle(dir.path(), bundle));
   std::string bytes = readFile(bundle);
-  EXPECT_EQ(bytes.rfind("trc-bundle 2\nmanifest.trc ", 0), 0u) << bytes.substr(0, 200);
+  EXPECT_THAT(bytes, StartsWith("trc-bundle 2\nmanifest.trc ")) << bytes.substr(0, 200);
   {
     std::unique_ptr<Artifact> a;
     Status s = Artifact::load(bundle, "cuda", a);
@@ -167,7 +175,7 @@ TEST(CudaArtifact, SingleFileArtifactsCarryTheirKernels) {
     EXPECT_EQ(p.origin, bundle);
     std::string manifest;
     ASSERT_TRUE(readBundleManifest(bundle, manifest));
-    EXPECT_NE(manifest.find("target cuda"), std::string::npos);
+    EXPECT_THAT(manifest, HasSubstr("target cuda"));
   }
   // Without kernel files: a version 1 bundle (three members), which loads.
   TempDir plain;
@@ -177,7 +185,7 @@ TEST(CudaArtifact, SingleFileArtifactsCarryTheirKernels) {
   writeTestCudaArtifact(plain.path(), noKernels);
   std::string plainBundle = out.file("plain.trc");
   ASSERT_TRUE(packBundle(plain.path(), plainBundle));
-  EXPECT_EQ(readFile(plainBundle).rfind("trc-bundle 1\n", 0), 0u);
+  EXPECT_THAT(readFile(plainBundle), StartsWith("trc-bundle 1\n"));
   EXPECT_EQ(loadError(plainBundle), "");
   // A version 1 bundle holds three members; extra members are kernel files.
   std::string v1 = out.file("v1.trc");

@@ -32,6 +32,7 @@
 #include "ScopedEnvironment.h"
 #include "TestCudaArtifact.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -43,6 +44,7 @@
 #include <random>
 #include <sys/wait.h>
 
+using ::testing::HasSubstr;
 using namespace trc::rt;
 using namespace trc::rt::test;
 
@@ -137,8 +139,7 @@ TEST_F(CudaTest, DescribesTheDevice) {
   EXPECT_GE(backend->computeMajor(), 5);
   EXPECT_FALSE(backend->deviceName().empty());
   EXPECT_NE(backend->stream(), nullptr);
-  EXPECT_NE(backend->describe().find("sm_" + std::to_string(backend->computeMajor())),
-            std::string::npos);
+  EXPECT_THAT(backend->describe(), HasSubstr("sm_" + std::to_string(backend->computeMajor())));
 }
 
 TEST_F(CudaTest, AllocationsAreAlignedAndZeroFilled) {
@@ -185,8 +186,8 @@ TEST_F(CudaTest, AnAbsurdAllocationIsAnError) {
   void *p = nullptr;
   Status s = backend->allocate(size_t(1) << 60, p);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("cannot allocate"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("cuMemAlloc"), std::string::npos) << s.message();
+  EXPECT_THAT(s.message(), HasSubstr("cannot allocate")) << s.message();
+  EXPECT_THAT(s.message(), HasSubstr("cuMemAlloc")) << s.message();
   // The backend still works.
   DeviceBuffer ok;
   EXPECT_TRUE(ok.allocate(*backend, 256));
@@ -297,8 +298,7 @@ TEST_F(CudaTest, ImagesThatDoNotFitTheDeviceAreErrors) {
   gStep = [](void **, void *) {};
   Status s = backend->run(&programEntryA, nullptr, nullptr);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("ART: the artifact's kernels were not compiled for this GPU"),
-            std::string::npos)
+  EXPECT_THAT(s.message(), HasSubstr("ART: the artifact's kernels were not compiled for this GPU"))
       << s.message();
 }
 
@@ -319,9 +319,8 @@ TEST_F(CudaTest, CorruptImagesAndMissingKernelsAreErrors) {
     gStep = [](void **, void *) {};
     Status s = backend->run(&programEntryA, nullptr, nullptr);
     ASSERT_FALSE(s);
-    EXPECT_NE(s.message().find("cannot load ART/kernels.bad.cubin"), std::string::npos)
-        << s.message();
-    EXPECT_NE(s.message().find("cuModuleLoadData: "), std::string::npos) << s.message();
+    EXPECT_THAT(s.message(), HasSubstr("cannot load ART/kernels.bad.cubin")) << s.message();
+    EXPECT_THAT(s.message(), HasSubstr("cuModuleLoadData: ")) << s.message();
   }
   // PTX that does not compile: the JIT's log is in the message.
   auto broken = ptxProgram(0);
@@ -330,7 +329,7 @@ TEST_F(CudaTest, CorruptImagesAndMissingKernelsAreErrors) {
     RegisteredProgram reg(&programEntryB, broken);
     Status s = backend->run(&programEntryB, nullptr, nullptr);
     ASSERT_FALSE(s);
-    EXPECT_NE(s.message().find("cuModuleLoadDataEx: "), std::string::npos) << s.message();
+    EXPECT_THAT(s.message(), HasSubstr("cuModuleLoadDataEx: ")) << s.message();
   }
   // A kernel the manifest names but the module lacks.
   auto missing = ptxProgram(0);
@@ -339,9 +338,8 @@ TEST_F(CudaTest, CorruptImagesAndMissingKernelsAreErrors) {
     RegisteredProgram reg(&programEntryB, missing);
     Status s = backend->run(&programEntryB, nullptr, nullptr);
     ASSERT_FALSE(s);
-    EXPECT_NE(s.message().find("kernel 2 'no_such_kernel' of the manifest is not in "
-                               "kernels.sm_50.ptx"),
-              std::string::npos)
+    EXPECT_THAT(s.message(), HasSubstr("kernel 2 'no_such_kernel' of the manifest is not in "
+                                       "kernels.sm_50.ptx"))
         << s.message();
   }
 }
@@ -360,25 +358,24 @@ TEST_F(CudaTest, LaunchErrorsAreReportedByTheRun) {
   void *params[5] = {&p, &p, &p, &a, &n};
   Status s = runWith([&] { trc_rt_cuda_launch(7, 1, 1, 1, 32, 1, 1, 0, params, 5); });
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("trc_rt_cuda_launch: kernel 7: no such kernel (the artifact has 2)"),
-            std::string::npos)
+  EXPECT_THAT(s.message(),
+              HasSubstr("trc_rt_cuda_launch: kernel 7: no such kernel (the artifact has 2)"))
       << s.message();
   s = runWith([&] { trc_rt_cuda_launch(0, 0, 1, 1, 32, 1, 1, 0, params, 5); });
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("kernel 0 (trc_test_axpy): bad launch shape, grid (0, 1, 1)"),
-            std::string::npos)
+  EXPECT_THAT(s.message(), HasSubstr("kernel 0 (trc_test_axpy): bad launch shape, grid (0, 1, 1)"))
       << s.message();
   // The driver refuses 4096 threads per block: its message names the call.
   s = runWith([&] { trc_rt_cuda_launch(0, 1, 1, 1, 4096, 1, 1, 0, params, 5); });
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("cuLaunchKernel: "), std::string::npos) << s.message();
+  EXPECT_THAT(s.message(), HasSubstr("cuLaunchKernel: ")) << s.message();
   // Only the first error of a run is reported; later launches are skipped.
   s = runWith([&] {
     trc_rt_cuda_launch(-1, 1, 1, 1, 32, 1, 1, 0, params, 5);
     trc_rt_cuda_launch(9, 1, 1, 1, 32, 1, 1, 0, params, 5);
   });
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("kernel -1"), std::string::npos) << s.message();
+  EXPECT_THAT(s.message(), HasSubstr("kernel -1")) << s.message();
   // The next run is clean.
   s = runWith([&] { trc_rt_cuda_launch(0, 1, 1, 1, 32, 1, 1, 0, params, 5); });
   EXPECT_TRUE(s) << s.message();
@@ -386,8 +383,7 @@ TEST_F(CudaTest, LaunchErrorsAreReportedByTheRun) {
   gStep = [&](void **, void *) { trc_rt_cuda_launch(0, 1, 1, 1, 32, 1, 1, 0, params, 5); };
   s = backend->run(&stepEntry, nullptr, nullptr);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("the running program has no kernels"), std::string::npos)
-      << s.message();
+  EXPECT_THAT(s.message(), HasSubstr("the running program has no kernels")) << s.message();
 }
 
 TEST_F(CudaTest, EntriesCalledOutsideARunAreReportedByTheNext) {
@@ -395,9 +391,9 @@ TEST_F(CudaTest, EntriesCalledOutsideARunAreReportedByTheNext) {
   gStep = [](void **, void *) {};
   Status s = backend->run(&stepEntry, nullptr, nullptr);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("trc_rt_cuda_launch: kernel 0 (called outside a run of the CUDA "
-                             "backend)"),
-            std::string::npos)
+  EXPECT_THAT(s.message(),
+              HasSubstr("trc_rt_cuda_launch: kernel 0 (called outside a run of the CUDA "
+                        "backend)"))
       << s.message();
   EXPECT_TRUE(backend->run(&stepEntry, nullptr, nullptr));
 }
@@ -554,10 +550,10 @@ TEST_F(CudaTest, CublasLtRefusesOverlappingRows) {
   };
   Status s = backend->run(&stepEntry, nullptr, nullptr);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("trc_rt_cublaslt_matmul_f32: f32 matmul (batch 1, m 3, n 4, k 4"),
-            std::string::npos)
+  EXPECT_THAT(s.message(),
+              HasSubstr("trc_rt_cublaslt_matmul_f32: f32 matmul (batch 1, m 3, n 4, k 4"))
       << s.message();
-  EXPECT_NE(s.message().find("leading dimension of A (2)"), std::string::npos) << s.message();
+  EXPECT_THAT(s.message(), HasSubstr("leading dimension of A (2)")) << s.message();
 }
 
 // --- CUDA graphs ----------------------------------------------------------------
@@ -649,7 +645,7 @@ TEST_F(CudaTest, GraphReplayMatchesPlainRuns) {
   std::unique_ptr<CudaBackend> plain;
   ASSERT_TRUE(CudaBackend::create(plain));
   EXPECT_FALSE(plain->graphsEnabled());
-  EXPECT_NE(plain->graphNote().find("TRC_CUDA_GRAPHS=0"), std::string::npos);
+  EXPECT_THAT(plain->graphNote(), HasSubstr("TRC_CUDA_GRAPHS=0"));
   for (int run = 0; run < 3; ++run)
     ASSERT_TRUE(plain->run(&programEntryA, slots, arena.get()));
   EXPECT_EQ(plain->graphCaptures(), 0u);
@@ -690,7 +686,7 @@ TEST_F(CudaTest, AStepThatCannotBeCapturedRunsPlainly) {
       ASSERT_EQ(z[i], std::fma(2.0f, x[i], step + float(i))) << "run " << run << ", " << i;
   }
   EXPECT_FALSE(backend->graphsEnabled());
-  EXPECT_NE(backend->graphNote().find("the step could not be captured"), std::string::npos)
+  EXPECT_THAT(backend->graphNote(), HasSubstr("the step could not be captured"))
       << backend->graphNote();
   EXPECT_EQ(backend->graphCaptures(), 0u);
   EXPECT_EQ(backend->graphReplays(), 0u);
@@ -702,13 +698,12 @@ TEST_F(CudaTest, BadGraphSwitchIsAnError) {
   std::unique_ptr<CudaBackend> b;
   Status s = CudaBackend::create(b);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("TRC_CUDA_GRAPHS must be 0 or 1, got 'yes'"), std::string::npos)
-      << s.message();
+  EXPECT_THAT(s.message(), HasSubstr("TRC_CUDA_GRAPHS must be 0 or 1, got 'yes'")) << s.message();
   env.set("TRC_CUDA_GRAPHS", "1");
   env.set("TRC_CUDA_DEVICE", "999");
   s = CudaBackend::create(b);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("TRC_CUDA_DEVICE='999' is not a device ordinal"), std::string::npos)
+  EXPECT_THAT(s.message(), HasSubstr("TRC_CUDA_DEVICE='999' is not a device ordinal"))
       << s.message();
   env.set("TRC_CUDA_DEVICE", "0");
   EXPECT_TRUE(CudaBackend::create(b));
@@ -724,7 +719,7 @@ TEST_F(CudaTest, MultiProcessRunsWaitForEachCallAndSkipGraphs) {
   ASSERT_TRUE(CudaBackend::create(b));
   EXPECT_TRUE(b->synchronousCalls());
   EXPECT_FALSE(b->graphsEnabled());
-  EXPECT_NE(b->graphNote().find("multi-process"), std::string::npos) << b->graphNote();
+  EXPECT_THAT(b->graphNote(), HasSubstr("multi-process")) << b->graphNote();
 }
 
 // --- end to end: Artifact + Session + createBackend ------------------------------

@@ -12,11 +12,15 @@
 #include "runtime/backends/cuda/CudaBackend.h"
 #include "runtime/backends/cuda/CudaDriver.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 using namespace trc::rt;
 
 namespace {
@@ -47,7 +51,7 @@ TEST(CudaDriver, EverySymbolIsInTheToolkitsDriverStub) {
   EXPECT_FALSE(cudaResultString(api, cudaabi::kErrorStubLibrary).empty());
   Status check = cudaCheck(api, "cuInit", cudaabi::kErrorStubLibrary);
   ASSERT_FALSE(check);
-  EXPECT_EQ(check.message().rfind("cuInit: ", 0), 0u) << check.message();
+  EXPECT_THAT(check.message(), StartsWith("cuInit: ")) << check.message();
   EXPECT_TRUE(cudaCheck(api, "cuInit", cudaabi::kSuccess));
   // Unloaded again: a loaded library with the soname libcuda.so.1 is what a
   // later dlopen("libcuda.so.1") would return, stub or not.
@@ -59,23 +63,28 @@ TEST(CudaDriver, MissingLibrariesAndSymbolsAreNamed) {
   CudaDriver api;
   Status s = bindCudaDriver("libtrc-no-such-driver.so.1", api);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("the CUDA driver libtrc-no-such-driver.so.1 is not installed ("),
-            std::string::npos)
+  EXPECT_THAT(
+      s.message(),
+      HasSubstr(
+          "the CUDA driver libtrc-no-such-driver.so.1 is not installed ("))
       << s.message();
   // A library without the driver's symbols.
   s = bindCudaDriver(TRC_TEST_PROGRAM, api);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("has no symbol cuInit"), std::string::npos) << s.message();
+  EXPECT_THAT(s.message(), HasSubstr("has no symbol cuInit")) << s.message();
 
   CublasLtApi lt;
   s = bindCublasLt("libtrc-no-such-cublasLt.so", lt);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("cuBLASLt: libtrc-no-such-cublasLt.so not found or not loadable"),
-            std::string::npos)
+  EXPECT_THAT(
+      s.message(),
+      HasSubstr(
+          "cuBLASLt: libtrc-no-such-cublasLt.so not found or not loadable"))
       << s.message();
   s = bindCublasLt(TRC_TEST_PROGRAM, lt);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("has no symbol cublasLtCreate"), std::string::npos) << s.message();
+  EXPECT_THAT(s.message(), HasSubstr("has no symbol cublasLtCreate"))
+      << s.message();
 }
 
 TEST(CudaDriver, EverySymbolIsInTheToolkitsCublasLt) {
@@ -91,8 +100,8 @@ TEST(CudaDriver, EverySymbolIsInTheToolkitsCublasLt) {
   EXPECT_NE(api.GetStatusName, nullptr);
   // Needs no GPU: the library's own version.
   EXPECT_GE(api.GetVersion(), size_t(120000)) << "cuBLASLt 12 or newer";
-  EXPECT_NE(cublasLtStatusString(api, cublasltabi::kStatusNotSupported).find("NOT_SUPPORTED"),
-            std::string::npos)
+  EXPECT_THAT(cublasLtStatusString(api, cublasltabi::kStatusNotSupported),
+              HasSubstr("NOT_SUPPORTED"))
       << cublasLtStatusString(api, cublasltabi::kStatusNotSupported);
 #endif
 }
@@ -104,11 +113,10 @@ TEST(CudaDriver, CreateBackendWithoutAGpu) {
   std::unique_ptr<Backend> backend;
   Status s = createBackend("cuda", backend);
   ASSERT_FALSE(s);
-  EXPECT_EQ(s.message().rfind("--device cuda: ", 0), 0u) << s.message();
+  EXPECT_THAT(s.message(), StartsWith("--device cuda: ")) << s.message();
   // It says what is missing: the driver, a real driver, or a device.
-  bool named = s.message().find("libcuda.so.1") != std::string::npos ||
-               s.message().find("no CUDA device") != std::string::npos;
-  EXPECT_TRUE(named) << s.message();
+  EXPECT_THAT(s.message(),
+              AnyOf(HasSubstr("libcuda.so.1"), HasSubstr("no CUDA device")));
   EXPECT_EQ(s.message().find("--device cuda: ", 1), std::string::npos) << "said once";
   // The same message every time (a failed load is not retried).
   Status again = createBackend("cuda", backend);

@@ -9,8 +9,10 @@
 #include "runtime/backends/cuda/CudaProgram.h"
 #include "runtime/formats/Manifest.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+using ::testing::HasSubstr;
 using namespace trc::rt;
 
 namespace {
@@ -50,10 +52,6 @@ std::string errorOf(const std::string &text) {
   return s ? std::string() : s.message();
 }
 
-#define EXPECT_MANIFEST_ERROR(text, substring)                                 \
-  EXPECT_NE(errorOf(text).find(substring), std::string::npos)                  \
-      << "expected '" << (substring) << "' in '" << errorOf(text) << "'"
-
 } // namespace
 
 TEST(CudaManifest, ParsesKernelFilesAndTable) {
@@ -68,7 +66,7 @@ TEST(CudaManifest, ParsesKernelFilesAndTable) {
   EXPECT_EQ(m.kernelFiles[0].minor, 0);
   EXPECT_EQ(m.kernelFiles[0].file, "kernels.sm_80.cubin");
   EXPECT_EQ(m.kernelFiles[0].bytes, 5000u);
-  EXPECT_EQ(m.kernelFiles[0].hash, 0xa1u);
+  EXPECT_EQ(m.kernelFiles[0].hash, (Checksum{ChecksumKind::Fnv1a64, 0xa1u}));
   EXPECT_EQ(m.kernelFiles[0].line, 7);
   EXPECT_TRUE(m.kernelFiles[1].ptx);
   EXPECT_EQ(m.kernelFiles[3].chip, "sm_90");
@@ -107,89 +105,97 @@ TEST(CudaManifest, NoKernelsNoRecords) {
 
 TEST(CudaManifest, RejectsMalformedKernelFiles) {
   const std::string cubin80 = "cubin sm_80 kernels.sm_80.cubin 5000 00000000000000a1";
-  EXPECT_MANIFEST_ERROR(with(cubin80, "cubin sm_80 kernels.sm_80.cubin 5000"),
-                        "line 7: cubin: expected 4 fields (chip, file, bytes, fnv1a64 hash), got 3");
-  EXPECT_MANIFEST_ERROR(with(cubin80, cubin80 + " extra"), "line 7: cubin: expected 4 fields");
+  EXPECT_THAT(errorOf(with(cubin80, "cubin sm_80 kernels.sm_80.cubin 5000")),
+              HasSubstr("line 7: cubin: expected 4 fields (chip, file, bytes, checksum), got 3"));
+  EXPECT_THAT(errorOf(with(cubin80, cubin80 + " extra")),
+              HasSubstr("line 7: cubin: expected 4 fields"));
   for (const char *chip : {"sm80", "sm_8", "sm_", "compute_80", "sm_90a", "sm_080", "SM_80",
                            "sm_1000", "sm_-80"})
-    EXPECT_MANIFEST_ERROR(with("cubin sm_80 ", std::string("cubin ") + chip + " "),
-                          "line 7: cubin chip: '" + std::string(chip) + "' is not a chip name");
-  EXPECT_MANIFEST_ERROR(with("ptx sm_80 kernels", "ptx sm_8a kernels"),
-                        "line 8: ptx chip: 'sm_8a' is not a chip name");
-  EXPECT_MANIFEST_ERROR(with("kernels.sm_80.cubin", "../kernels.sm_80.cubin"),
-                        "line 7: cubin file: '../kernels.sm_80.cubin' is not a plain file name");
-  EXPECT_MANIFEST_ERROR(with("kernels.sm_80.cubin", "/tmp/k.cubin"),
-                        "line 7: cubin file: '/tmp/k.cubin' is not a plain file name");
-  EXPECT_MANIFEST_ERROR(with("kernels.sm_90.ptx", "sub/k.ptx"),
-                        "line 10: ptx file: 'sub/k.ptx' is not a plain file name");
-  EXPECT_MANIFEST_ERROR(with("kernels.sm_80.cubin 5000", "kernels.sm_80.cubin -1"),
-                        "line 7: cubin bytes: '-1' is not a non-negative decimal integer");
-  EXPECT_MANIFEST_ERROR(with("5000 00000000000000a1", "5000 00000000000000A1"),
-                        "line 7: cubin hash: '00000000000000A1' is not 16 lower-case hex digits");
-  EXPECT_MANIFEST_ERROR(with("5000 00000000000000a1", "5000 a1"),
-                        "line 7: cubin hash: 'a1' is not 16 lower-case hex digits");
+    EXPECT_THAT(errorOf(with("cubin sm_80 ", std::string("cubin ") + chip + " ")),
+                HasSubstr("line 7: cubin chip: '" + std::string(chip) + "' is not a chip name"));
+  EXPECT_THAT(errorOf(with("ptx sm_80 kernels", "ptx sm_8a kernels")),
+              HasSubstr("line 8: ptx chip: 'sm_8a' is not a chip name"));
+  EXPECT_THAT(errorOf(with("kernels.sm_80.cubin", "../kernels.sm_80.cubin")),
+              HasSubstr("line 7: cubin file: '../kernels.sm_80.cubin' is not a plain file name"));
+  EXPECT_THAT(errorOf(with("kernels.sm_80.cubin", "/tmp/k.cubin")),
+              HasSubstr("line 7: cubin file: '/tmp/k.cubin' is not a plain file name"));
+  EXPECT_THAT(errorOf(with("kernels.sm_90.ptx", "sub/k.ptx")),
+              HasSubstr("line 10: ptx file: 'sub/k.ptx' is not a plain file name"));
+  EXPECT_THAT(errorOf(with("kernels.sm_80.cubin 5000", "kernels.sm_80.cubin -1")),
+              HasSubstr("line 7: cubin bytes: '-1' is not a non-negative decimal integer"));
+  EXPECT_THAT(errorOf(with("5000 00000000000000a1", "5000 00000000000000A1")),
+              HasSubstr("line 7: cubin checksum: '00000000000000A1' is not xxh3:<16 lower-case hex "
+                        "digits>"));
+  EXPECT_THAT(errorOf(with("5000 00000000000000a1", "5000 a1")),
+              HasSubstr("line 7: cubin checksum: 'a1' is not xxh3:<16 lower-case hex digits>"));
+  EXPECT_THAT(errorOf(with("5000 00000000000000a1", "5000 xxh3:a1")),
+              HasSubstr("line 7: cubin checksum: 'xxh3:a1' is not"));
 }
 
 TEST(CudaManifest, RejectsDuplicateChipsAndFiles) {
-  EXPECT_MANIFEST_ERROR(with("cubin sm_90 kernels.sm_90.cubin", "cubin sm_80 kernels.sm_90.cubin"),
-                        "line 9: cubin chip: duplicate cubin for sm_80 (first at line 7)");
-  EXPECT_MANIFEST_ERROR(with("ptx sm_90 kernels.sm_90.ptx", "ptx sm_80 kernels.sm_90.ptx"),
-                        "line 10: ptx chip: duplicate ptx for sm_80 (first at line 8)");
-  EXPECT_MANIFEST_ERROR(with("kernels.sm_90.cubin", "kernels.sm_80.cubin"),
-                        "line 9: cubin file: kernels.sm_80.cubin is already named at line 7");
-  EXPECT_MANIFEST_ERROR(with("kernels.sm_80.ptx", "kernels.sm_80.cubin"),
-                        "line 8: ptx file: kernels.sm_80.cubin is already named at line 7");
-  EXPECT_MANIFEST_ERROR(with("kernels.sm_80.ptx", "program.so"),
-                        "line 8: ptx file: program.so is already the program or weights file");
-  EXPECT_MANIFEST_ERROR(with("kernels.sm_90.cubin", "weights.bin"),
-                        "line 9: cubin file: weights.bin is already the program or weights file");
+  EXPECT_THAT(errorOf(with("cubin sm_90 kernels.sm_90.cubin", "cubin sm_80 kernels.sm_90.cubin")),
+              HasSubstr("line 9: cubin chip: duplicate cubin for sm_80 (first at line 7)"));
+  EXPECT_THAT(errorOf(with("ptx sm_90 kernels.sm_90.ptx", "ptx sm_80 kernels.sm_90.ptx")),
+              HasSubstr("line 10: ptx chip: duplicate ptx for sm_80 (first at line 8)"));
+  EXPECT_THAT(errorOf(with("kernels.sm_90.cubin", "kernels.sm_80.cubin")),
+              HasSubstr("line 9: cubin file: kernels.sm_80.cubin is already named at line 7"));
+  EXPECT_THAT(errorOf(with("kernels.sm_80.ptx", "kernels.sm_80.cubin")),
+              HasSubstr("line 8: ptx file: kernels.sm_80.cubin is already named at line 7"));
+  EXPECT_THAT(errorOf(with("kernels.sm_80.ptx", "program.so")),
+              HasSubstr("line 8: ptx file: program.so is already the program or weights file"));
+  EXPECT_THAT(errorOf(with("kernels.sm_90.cubin", "weights.bin")),
+              HasSubstr("line 9: cubin file: weights.bin is already the program or weights file"));
 }
 
 TEST(CudaManifest, RejectsMalformedKernels) {
-  EXPECT_MANIFEST_ERROR(with("kernel 0 main_k0_generic", "kernel 0"),
-                        "line 11: kernel: expected 2 fields (index, name), got 1");
-  EXPECT_MANIFEST_ERROR(with("kernel 0 main_k0_generic", "kernel 0 a b"),
-                        "line 11: kernel: expected 2 fields (index, name), got 3");
-  EXPECT_MANIFEST_ERROR(with("kernel 0 ", "kernel x "),
-                        "line 11: kernel index: 'x' is not a kernel index");
-  EXPECT_MANIFEST_ERROR(with("kernel 0 ", "kernel -1 "),
-                        "line 11: kernel index: '-1' is not a kernel index");
-  EXPECT_MANIFEST_ERROR(with("kernel 0 ", "kernel 99999999999 "),
-                        "line 11: kernel index: '99999999999' is not a kernel index");
-  EXPECT_MANIFEST_ERROR(with("main_k0_generic", "0main"),
-                        "line 11: kernel name: '0main' is not a kernel symbol");
-  EXPECT_MANIFEST_ERROR(with("main_k0_generic", "main.k0"),
-                        "line 11: kernel name: 'main.k0' is not a kernel symbol");
-  EXPECT_MANIFEST_ERROR(with("main_k0_generic", "main%20k0"),
-                        "line 11: kernel name: 'main%20k0' is not a kernel symbol");
-  EXPECT_MANIFEST_ERROR(with("main_k0_generic", "bad%2"), "line 11: kernel name: 'bad%2': ");
-  EXPECT_MANIFEST_ERROR(with("kernel 1 ", "kernel 0 "),
-                        "line 12: kernel index: duplicate kernel index 0 (first at line 11)");
-  EXPECT_MANIFEST_ERROR(with("main_k1_reduce", "main_k0_generic"),
-                        "line 12: kernel name: duplicate kernel 'main_k0_generic' (first at line 11)");
-  EXPECT_MANIFEST_ERROR(with("kernel 1 ", "kernel 2 "),
-                        "line 12: kernel index: no kernel 1 (kernels must be numbered 0..1 "
-                        "without gaps)");
-  EXPECT_MANIFEST_ERROR(with("kernel 0 ", "kernel 3 "),
-                        "line 12: kernel index: no kernel 0 (kernels must be numbered 0..1");
+  EXPECT_THAT(errorOf(with("kernel 0 main_k0_generic", "kernel 0")),
+              HasSubstr("line 11: kernel: expected 2 fields (index, name), got 1"));
+  EXPECT_THAT(errorOf(with("kernel 0 main_k0_generic", "kernel 0 a b")),
+              HasSubstr("line 11: kernel: expected 2 fields (index, name), got 3"));
+  EXPECT_THAT(errorOf(with("kernel 0 ", "kernel x ")),
+              HasSubstr("line 11: kernel index: 'x' is not a kernel index"));
+  EXPECT_THAT(errorOf(with("kernel 0 ", "kernel -1 ")),
+              HasSubstr("line 11: kernel index: '-1' is not a kernel index"));
+  EXPECT_THAT(errorOf(with("kernel 0 ", "kernel 99999999999 ")),
+              HasSubstr("line 11: kernel index: '99999999999' is not a kernel index"));
+  EXPECT_THAT(errorOf(with("main_k0_generic", "0main")),
+              HasSubstr("line 11: kernel name: '0main' is not a kernel symbol"));
+  EXPECT_THAT(errorOf(with("main_k0_generic", "main.k0")),
+              HasSubstr("line 11: kernel name: 'main.k0' is not a kernel symbol"));
+  EXPECT_THAT(errorOf(with("main_k0_generic", "main%20k0")),
+              HasSubstr("line 11: kernel name: 'main%20k0' is not a kernel symbol"));
+  EXPECT_THAT(errorOf(with("main_k0_generic", "bad%2")),
+              HasSubstr("line 11: kernel name: 'bad%2': "));
+  EXPECT_THAT(errorOf(with("kernel 1 ", "kernel 0 ")),
+              HasSubstr("line 12: kernel index: duplicate kernel index 0 (first at line 11)"));
+  EXPECT_THAT(
+      errorOf(with("main_k1_reduce", "main_k0_generic")),
+      HasSubstr("line 12: kernel name: duplicate kernel 'main_k0_generic' (first at line 11)"));
+  EXPECT_THAT(errorOf(with("kernel 1 ", "kernel 2 ")),
+              HasSubstr("line 12: kernel index: no kernel 1 (kernels must be numbered 0..1 "
+                        "without gaps)"));
+  EXPECT_THAT(errorOf(with("kernel 0 ", "kernel 3 ")),
+              HasSubstr("line 12: kernel index: no kernel 0 (kernels must be numbered 0..1"));
 }
 
 TEST(CudaManifest, KernelsAndFilesGoTogether) {
   std::string noFiles = std::string(kHeader) + "kernel 0 a\n" + kSlots;
-  EXPECT_MANIFEST_ERROR(noFiles, "line 7: kernel: the manifest has kernels but no cubin or "
-                                 "ptx record to load them from");
+  EXPECT_THAT(errorOf(noFiles),
+              HasSubstr("line 7: kernel: the manifest has kernels but no cubin or "
+                        "ptx record to load them from"));
   std::string noKernels =
       std::string(kHeader) + "ptx sm_90 k.ptx 1 0000000000000001\n" + kSlots;
-  EXPECT_MANIFEST_ERROR(noKernels, "line 7: ptx: kernel files but no kernel records");
+  EXPECT_THAT(errorOf(noKernels), HasSubstr("line 7: ptx: kernel files but no kernel records"));
 }
 
 TEST(CudaManifest, OnlyTargetCudaHasKernelRecords) {
-  EXPECT_MANIFEST_ERROR(with("target cuda", "target cpu"),
-                        "line 7: cubin: kernel records belong to target cuda, not cpu");
+  EXPECT_THAT(errorOf(with("target cuda", "target cpu")),
+              HasSubstr("line 7: cubin: kernel records belong to target cuda, not cpu"));
   std::string kernelOnly = std::string(kHeader) + "kernel 0 a\n" + kSlots;
   size_t pos = kernelOnly.find("target cuda");
   kernelOnly.replace(pos, 11, "target cpu");
-  EXPECT_MANIFEST_ERROR(kernelOnly, "line 7: kernel: kernel records belong to target cuda");
+  EXPECT_THAT(errorOf(kernelOnly),
+              HasSubstr("line 7: kernel: kernel records belong to target cuda"));
 }
 
 TEST(CudaManifest, TruncationNeverParses) {
@@ -250,9 +256,9 @@ TEST(CudaImageChoice, FollowsTheArtifactRules) {
   EXPECT_EQ(chosen(p, 8, 6, true), "kernels.sm_80.ptx");
   // Older than every file: an error naming the device and the files.
   std::string old = chosen(p, 7, 5);
-  EXPECT_NE(old.find("error: the artifact's kernels were not compiled for this GPU (sm_75): "
-                     "it has sm_80 cubin, sm_80 ptx, sm_86 cubin, sm_90 cubin, sm_90 ptx"),
-            std::string::npos)
+  EXPECT_THAT(old,
+              HasSubstr("error: the artifact's kernels were not compiled for this GPU (sm_75): "
+                        "it has sm_80 cubin, sm_80 ptx, sm_86 cubin, sm_90 cubin, sm_90 ptx"))
       << old;
 }
 
@@ -261,13 +267,13 @@ TEST(CudaImageChoice, CubinsNeedTheSameMajor) {
   cubinsOnly.images = {image("sm_80", false), image("sm_90", false)};
   // Cubins are binary compatible within a major only, from their minor up.
   EXPECT_EQ(chosen(cubinsOnly, 9, 0), "kernels.sm_90.cubin");
-  EXPECT_NE(chosen(cubinsOnly, 10, 0).find("error: "), std::string::npos);
+  EXPECT_THAT(chosen(cubinsOnly, 10, 0), HasSubstr("error: "));
   CudaProgram minorTooNew;
   minorTooNew.images = {image("sm_86", false)};
-  EXPECT_NE(chosen(minorTooNew, 8, 0).find("error: "), std::string::npos);
+  EXPECT_THAT(chosen(minorTooNew, 8, 0), HasSubstr("error: "));
   EXPECT_EQ(chosen(minorTooNew, 8, 9), "kernels.sm_86.cubin");
   CudaProgram none;
-  EXPECT_NE(chosen(none, 9, 0).find("it has no kernel files"), std::string::npos);
+  EXPECT_THAT(chosen(none, 9, 0), HasSubstr("it has no kernel files"));
 }
 
 TEST(CudaProgramRegistry, LatestRegistrationWins) {

@@ -14,10 +14,12 @@
 #include "trc/Abi/CollectiveAbi.h"
 #include "runtime/comm/SingleProcessCommunicator.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <vector>
 
+using ::testing::HasSubstr;
 using namespace trc::rt;
 
 namespace {
@@ -58,17 +60,18 @@ TEST(Collectives, WrongGroupSizeIsAnErrorReportedOnce) {
   EXPECT_EQ(untouched, std::vector<float>(4, -1));
   Status s = takeCollectiveError();
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("reduce-scatter: the program splits tensors over 2 ranks, but "
-                             "its shard group has 1"),
-            std::string::npos)
+  EXPECT_THAT(
+      s.message(),
+      HasSubstr("reduce-scatter: the program splits tensors over 2 ranks, but "
+                "its shard group has 1"))
       << s.message();
   EXPECT_TRUE(takeCollectiveError()); // reported once
   trc_rt_broadcast(trc::abi::kGroupWorld, trc::abi::kF32, 3, 4, address(in.data()),
                    address(untouched.data()));
   s = takeCollectiveError();
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("root 3 is not a rank of the world group (1 ranks)"),
-            std::string::npos)
+  EXPECT_THAT(s.message(),
+              HasSubstr("root 3 is not a rank of the world group (1 ranks)"))
       << s.message();
   setCollectiveGroups(nullptr, nullptr, nullptr);
 }

@@ -11,18 +11,15 @@
 
 #include "ScopedEnvironment.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <vector>
 
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
 using namespace trc::rt;
 using trc::rt::test::ScopedEnvironment;
-
-namespace {
-bool contains(const std::string &text, const std::string &part) {
-  return text.find(part) != std::string::npos;
-}
-} // namespace
 
 TEST(SingleProcessCommunicator, RankAndSize) {
   SingleProcessCommunicator comm;
@@ -68,7 +65,7 @@ TEST(SingleProcessCommunicator, NoOtherRanks) {
   EXPECT_EQ(s.message(), "recv: no peer rank 0 in a world of size 1");
   s = comm.allReduce(&x, &x, SIZE_MAX / 2, DType::I32, ReduceOp::Sum);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("overflows"), std::string::npos);
+  EXPECT_THAT(s.message(), HasSubstr("overflows"));
 }
 
 TEST(SingleProcessCommunicator, SplitAndSubgroup) {
@@ -126,24 +123,25 @@ TEST(CreateCommunicator, MissingMpiLibraryIsNamed) {
   std::unique_ptr<Communicator> comm;
   Status s = createCommunicator("mpi", comm);
   ASSERT_FALSE(s);
-  EXPECT_TRUE(contains(s.message(),
-                       "cannot load the MPI library '/nonexistent/libmpi.so.40' "
-                       "(named by TRC_MPI_LIBRARY): "))
+  EXPECT_THAT(
+      s.message(),
+      HasSubstr("cannot load the MPI library '/nonexistent/libmpi.so.40' "
+                "(named by TRC_MPI_LIBRARY): "))
       << s.message();
   // auto under a launcher that says 2 processes needs MPI.
   e.set("OMPI_COMM_WORLD_RANK", "0");
   e.set("OMPI_COMM_WORLD_SIZE", "2");
   s = createCommunicator("auto", comm);
   ASSERT_FALSE(s);
-  EXPECT_TRUE(contains(s.message(), "this process is rank 0 of 2 under Open "
-                                    "MPI: cannot load the MPI library "
-                                    "'/nonexistent/libmpi.so.40'"))
+  EXPECT_THAT(s.message(), HasSubstr("this process is rank 0 of 2 under Open "
+                                     "MPI: cannot load the MPI library "
+                                     "'/nonexistent/libmpi.so.40'"))
       << s.message();
   // A malformed launch variable is reported before any loading.
   e.set("OMPI_COMM_WORLD_SIZE", "two");
   s = createCommunicator("auto", comm);
   ASSERT_FALSE(s);
-  EXPECT_TRUE(contains(s.message(), "OMPI_COMM_WORLD_SIZE='two'"));
+  EXPECT_THAT(s.message(), HasSubstr("OMPI_COMM_WORLD_SIZE='two'"));
 }
 
 TEST(CreateCommunicator, NonMpiLibraryIsRefused) {
@@ -172,8 +170,8 @@ TEST(CreateCommunicator, NcclFailsCleanlyWithoutLibraryOrDevice) {
   e.set("TRC_NCCL_LIBRARY", "/nonexistent/libnccl.so.2");
   Status s = createCommunicator("nccl", comm);
   ASSERT_FALSE(s);
-  EXPECT_TRUE(contains(s.message(), "nccl: /nonexistent/libnccl.so.2 (named "
-                                    "by TRC_NCCL_LIBRARY) not found"))
+  EXPECT_THAT(s.message(), HasSubstr("nccl: /nonexistent/libnccl.so.2 (named "
+                                     "by TRC_NCCL_LIBRARY) not found"))
       << s.message();
   e.unset("TRC_NCCL_LIBRARY");
   s = createCommunicator("nccl", comm);
@@ -183,7 +181,6 @@ TEST(CreateCommunicator, NcclFailsCleanlyWithoutLibraryOrDevice) {
     EXPECT_EQ(comm->size(), 1);
     return;
   }
-  EXPECT_TRUE(contains(s.message(), "libnccl.so.2") ||
-              contains(s.message(), "no CUDA device"))
-      << s.message();
+  EXPECT_THAT(s.message(),
+              AnyOf(HasSubstr("libnccl.so.2"), HasSubstr("no CUDA device")));
 }

@@ -9,8 +9,10 @@
 
 #include "ScopedEnvironment.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+using ::testing::HasSubstr;
 using namespace trc::rt;
 using trc::rt::test::ScopedEnvironment;
 
@@ -119,18 +121,16 @@ TEST(LaunchEnvironment, MalformedValuesNameTheVariable) {
   EXPECT_EQ(readError(), "environment variable OMPI_COMM_WORLD_SIZE='' is not "
                          "a non-negative decimal integer");
   setOpenMpi(e, "-1", "4", "0", "1");
-  EXPECT_NE(readError().find("OMPI_COMM_WORLD_RANK='-1'"), std::string::npos);
+  EXPECT_THAT(readError(), HasSubstr("OMPI_COMM_WORLD_RANK='-1'"));
   setOpenMpi(e, "0", "99999999999", "0", "1");
-  EXPECT_NE(readError().find("OMPI_COMM_WORLD_SIZE='99999999999'"),
-            std::string::npos);
+  EXPECT_THAT(readError(), HasSubstr("OMPI_COMM_WORLD_SIZE='99999999999'"));
   setOpenMpi(e, "0", " 4", "0", "1");
-  EXPECT_NE(readError().find("OMPI_COMM_WORLD_SIZE=' 4'"), std::string::npos);
+  EXPECT_THAT(readError(), HasSubstr("OMPI_COMM_WORLD_SIZE=' 4'"));
   setOpenMpi(e, "0", "0", "0", "1");
   EXPECT_EQ(readError(), "environment variable OMPI_COMM_WORLD_SIZE='0' must "
                          "be at least 1");
   setOpenMpi(e, "0", "4", "0", "x");
-  EXPECT_NE(readError().find("OMPI_COMM_WORLD_LOCAL_SIZE='x'"),
-            std::string::npos);
+  EXPECT_THAT(readError(), HasSubstr("OMPI_COMM_WORLD_LOCAL_SIZE='x'"));
 }
 
 TEST(LaunchEnvironment, ContradictionsNameTheVariables) {
@@ -149,7 +149,7 @@ TEST(LaunchEnvironment, ContradictionsNameTheVariables) {
   EXPECT_EQ(readError(), "environment variable PMIX_RANK=2 contradicts "
                          "OMPI_COMM_WORLD_RANK=1");
   e.set("PMIX_RANK", "one");
-  EXPECT_NE(readError().find("PMIX_RANK='one'"), std::string::npos);
+  EXPECT_THAT(readError(), HasSubstr("PMIX_RANK='one'"));
   e.unset("PMIX_RANK");
   e.unset("OMPI_COMM_WORLD_SIZE");
   EXPECT_EQ(readError(), "environment variable OMPI_COMM_WORLD_RANK is set "
@@ -240,10 +240,9 @@ TEST(LaunchEnvironment, SlurmErrorsNameTheVariable) {
   EXPECT_EQ(readError(), "environment variable SLURM_LOCALID=2 is not below "
                          "the local size from SLURM_STEP_TASKS_PER_NODE=2");
   setSlurmStep(e, "1", "4", "0", "8", "0");
-  EXPECT_NE(readError().find("SLURM_STEP_TASKS_PER_NODE='8' gives node 0 8 "
-                             "task(s)"),
-            std::string::npos);
+  EXPECT_THAT(readError(),
+              HasSubstr("SLURM_STEP_TASKS_PER_NODE='8' gives node 0 8 "
+                        "task(s)"));
   setSlurmStep(e, "1", "four", "0", "2(x2)", "0");
-  EXPECT_NE(readError().find("SLURM_STEP_NUM_TASKS='four'"),
-            std::string::npos);
+  EXPECT_THAT(readError(), HasSubstr("SLURM_STEP_NUM_TASKS='four'"));
 }

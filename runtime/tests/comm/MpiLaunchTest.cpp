@@ -10,6 +10,7 @@
 // as root, Open MPI's run-as-root variables are set for it.
 //
 //===----------------------------------------------------------------------===//
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -25,6 +26,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
+
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -162,10 +167,6 @@ protected:
   std::string mpirun_;
 };
 
-bool contains(const std::string &text, const std::string &part) {
-  return text.find(part) != std::string::npos;
-}
-
 void expectAllRanksPassed(const RunResult &r, int np, const char *backend) {
   EXPECT_EQ(r.exitCode, 0) << r.output;
   EXPECT_FALSE(r.timedOut);
@@ -178,7 +179,7 @@ void expectAllRanksPassed(const RunResult &r, int np, const char *backend) {
     while (at != std::string::npos && !found) {
       size_t eol = r.output.find('\n', at);
       std::string l = r.output.substr(at, eol - at);
-      found = contains(l, tail);
+      found = l.find(tail) != std::string::npos;
       at = r.output.find(line, at + 1);
     }
     EXPECT_TRUE(found) << "no success line for rank " << rank << "\n"
@@ -217,10 +218,9 @@ TEST_F(MpiLaunch, KilledRankEndsTheRun) {
   EXPECT_FALSE(r.timedOut) << r.output;
   EXPECT_LT(r.seconds, 60) << r.output;
   // mpirun names the rank it lost; so does our watchdog if it is first.
-  EXPECT_TRUE(contains(r.output, "process rank 1 with PID") ||
-              contains(r.output, "error: rank 1 (pid"))
-      << r.output;
-  EXPECT_FALSE(contains(r.output, "the call returned without rank 1"))
+  EXPECT_THAT(r.output, AnyOf(HasSubstr("process rank 1 with PID"),
+                              HasSubstr("error: rank 1 (pid")));
+  EXPECT_THAT(r.output, Not(HasSubstr("the call returned without rank 1")))
       << r.output;
 }
 
@@ -234,12 +234,12 @@ TEST_F(MpiLaunch, KilledRankIsNamedByTheWatchdog) {
   RunResult r = run(argv, baseEnv(), 90);
   EXPECT_FALSE(r.timedOut) << r.output;
   EXPECT_LT(r.seconds, 60) << r.output;
-  EXPECT_TRUE(contains(r.output, "error: rank 1 (pid ")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("error: rank 1 (pid ")) << r.output;
   for (int survivor : {0, 2, 3})
-    EXPECT_TRUE(contains(r.output, ") is gone (exited or was killed) while "
-                                   "rank " +
-                                       std::to_string(survivor) +
-                                       " waited in collective allReduce"))
+    EXPECT_THAT(r.output, HasSubstr(") is gone (exited or was killed) while "
+                                    "rank " +
+                                    std::to_string(survivor) +
+                                    " waited in collective allReduce"))
         << "rank " << survivor << "\n"
         << r.output;
 }
@@ -251,8 +251,8 @@ TEST_F(MpiLaunch, CollectiveTimesOut) {
   EXPECT_NE(r.exitCode, 0) << r.output;
   EXPECT_FALSE(r.timedOut) << r.output;
   EXPECT_LT(r.seconds, 30) << r.output;
-  EXPECT_TRUE(contains(r.output, "error: collective allReduce timed out "
-                                 "after 1 s waiting for ranks "))
+  EXPECT_THAT(r.output, HasSubstr("error: collective allReduce timed out "
+                                  "after 1 s waiting for ranks "))
       << r.output;
 }
 
@@ -261,8 +261,8 @@ TEST_F(MpiLaunch, ReceiveTimesOutNamingThePeer) {
                     baseEnv({{"TRC_COLLECTIVE_TIMEOUT_S", "1"}}), 90);
   EXPECT_NE(r.exitCode, 0) << r.output;
   EXPECT_LT(r.seconds, 30) << r.output;
-  EXPECT_TRUE(contains(r.output, "error: recv from rank 1 timed out after 1 s "
-                                 "waiting for rank 1 (not responding; this "
-                                 "is rank 0 of 2)"))
+  EXPECT_THAT(r.output, HasSubstr("error: recv from rank 1 timed out after 1 s "
+                                  "waiting for rank 1 (not responding; this "
+                                  "is rank 0 of 2)"))
       << r.output;
 }

@@ -11,6 +11,7 @@
 #include "runtime/comm/Watchdog.h"
 
 #include "ScopedEnvironment.h"
+#include "ScopedLocale.h"
 
 #include <gtest/gtest.h>
 
@@ -85,6 +86,21 @@ TEST(Watchdog, ReadsTheTimeoutVariable) {
                                         "TRC_COLLECTIVE_TIMEOUT_S='") +
                                 bad + "' is not a number of seconds >= 0");
   }
+}
+
+// strtod read the variable with the process's LC_NUMERIC: under de_DE
+// "2.5" was rejected (it stopped at the '.') and "2,5" accepted.
+TEST(Watchdog, TheTimeoutVariableIgnoresTheLocale) {
+  trc::rt::test::ScopedDecimalCommaLocale locale;
+  if (!locale.ok())
+    GTEST_SKIP() << "no decimal-comma locale installed";
+  ScopedEnvironment e;
+  double s = -1;
+  e.set("TRC_COLLECTIVE_TIMEOUT_S", "2.5");
+  ASSERT_TRUE(readCollectiveTimeout(s)) << locale.name();
+  EXPECT_EQ(s, 2.5);
+  e.set("TRC_COLLECTIVE_TIMEOUT_S", "2,5");
+  EXPECT_FALSE(readCollectiveTimeout(s)) << locale.name();
 }
 
 TEST(Watchdog, IdentifiesThisProcess) {

@@ -1,20 +1,30 @@
 //===- NpyTest.cpp - NumPy .npy reading and writing -------------------------===//
 //
 // Round trips of every dtype NumPy has (scalars, empty and n-d shapes), in
-// memory and through files (atomic write, no temp left), headers exactly as
-// NumPy writes them in versions 1.0, 2.0 and 3.0, and malformed files: each
-// rejected with a message naming the file and the defect.
+// memory and through files (atomic write, no temp left, and nothing partial
+// when the disk fills up or an fsync or rename fails: FailingFileSystem.h),
+// headers exactly as NumPy writes them in versions 1.0, 2.0 and 3.0, and
+// malformed files: each rejected with a message naming the file and the
+// defect.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/formats/Npy.h"
 
+#include "FailingFileSystem.h"
 #include "TestArtifact.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <random>
 
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 using namespace trc::rt;
+using trc::rt::test::FailingFs;
+using trc::rt::test::readFile;
 using trc::rt::test::TempDir;
 
 namespace {
@@ -58,10 +68,6 @@ std::string errorOf(const std::string &image) {
   return s ? std::string() : s.message();
 }
 
-#define EXPECT_NPY_ERROR(image, substring)                                     \
-  EXPECT_NE(errorOf(image).find(substring), std::string::npos)                 \
-      << "expected '" << (substring) << "' in '" << errorOf(image) << "'"
-
 const char *kF4 = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
 
 } // namespace
@@ -99,12 +105,13 @@ TEST(Npy, WritesTheHeaderNumPyWrites) {
   EXPECT_EQ(image[127], '\n');
   HostTensor v = makeTensor(DType::I1, {7}, 2);
   ASSERT_TRUE(encodeNpy(v, image));
-  EXPECT_NE(image.find("{'descr': '|b1', 'fortran_order': False, 'shape': (7,), }"),
-            std::string::npos);
+  EXPECT_THAT(
+      image,
+      HasSubstr("{'descr': '|b1', 'fortran_order': False, 'shape': (7,), }"));
   HostTensor s = makeTensor(DType::I8, {}, 3);
   ASSERT_TRUE(encodeNpy(s, image));
-  EXPECT_NE(image.find("'descr': '|i1'"), std::string::npos);
-  EXPECT_NE(image.find("'shape': (), }"), std::string::npos);
+  EXPECT_THAT(image, HasSubstr("'descr': '|i1'"));
+  EXPECT_THAT(image, HasSubstr("'shape': (), }"));
 }
 
 TEST(Npy, ReadsVersions1To3AndNumPySpellings) {
@@ -133,96 +140,128 @@ TEST(Npy, ReadsVersions1To3AndNumPySpellings) {
 
 TEST(Npy, RejectsMalformedFiles) {
   std::string data = floats({1, 2, 3, 4, 5, 6});
-  EXPECT_NPY_ERROR("", "x.npy: the file is empty (not a .npy file)");
-  EXPECT_NPY_ERROR("PK\x03\x04 a zip file",
-                   "x.npy: not a .npy file (bad magic; expected \\x93NUMPY)");
-  EXPECT_NPY_ERROR(std::string("\x93NUMPY\x01", 7), "x.npy: truncated .npy preamble");
-  EXPECT_NPY_ERROR(std::string("\x93NUMPY\x04\x00\x10\x00", 10),
-                   "x.npy: unsupported .npy format version 4.0 (reads 1.0, 2.0 "
-                   "and 3.0)");
-  EXPECT_NPY_ERROR(std::string("\x93NUMPY\x02\x00\x00\x00\x00\x10", 12),
-                   "x.npy: header length 268435456 is larger than the limit of "
-                   "65536 bytes");
-  EXPECT_NPY_ERROR(npyImage(1, kF4, data).substr(0, 40),
-                   "x.npy: truncated header (118 bytes announced, 30 present)");
-  EXPECT_NPY_ERROR(npyImage(1, "[1, 2]", ""), "x.npy: malformed header: expected '{'");
-  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'shape': (2, 3), }", data),
-                   "x.npy: malformed header: the dict must have the keys");
-  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'fortran_order': False, "
+  EXPECT_THAT(errorOf(""),
+              HasSubstr("x.npy: the file is empty (not a .npy file)"));
+  EXPECT_THAT(
+      errorOf("PK\x03\x04 a zip file"),
+      HasSubstr("x.npy: not a .npy file (bad magic; expected \\x93NUMPY)"));
+  EXPECT_THAT(errorOf(std::string("\x93NUMPY\x01", 7)),
+              HasSubstr("x.npy: truncated .npy preamble"));
+  EXPECT_THAT(
+      errorOf(std::string("\x93NUMPY\x04\x00\x10\x00", 10)),
+      HasSubstr("x.npy: unsupported .npy format version 4.0 (reads 1.0, 2.0 "
+                "and 3.0)"));
+  EXPECT_THAT(
+      errorOf(std::string("\x93NUMPY\x02\x00\x00\x00\x00\x10", 12)),
+      HasSubstr("x.npy: header length 268435456 is larger than the limit of "
+                "65536 bytes"));
+  EXPECT_THAT(
+      errorOf(npyImage(1, kF4, data).substr(0, 40)),
+      HasSubstr("x.npy: truncated header (118 bytes announced, 30 present)"));
+  EXPECT_THAT(errorOf(npyImage(1, "[1, 2]", "")),
+              HasSubstr("x.npy: malformed header: expected '{'"));
+  EXPECT_THAT(
+      errorOf(npyImage(1, "{'descr': '<f4', 'shape': (2, 3), }", data)),
+      HasSubstr("x.npy: malformed header: the dict must have the keys"));
+  EXPECT_THAT(errorOf(npyImage(1,
+                               "{'descr': '<f4', 'fortran_order': False, "
                                "'shape': (2, 3), 'extra': 1}",
-                            data),
-                   "x.npy: malformed header: unexpected key 'extra'");
-  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'descr': '<f4', "
+                               data)),
+              HasSubstr("x.npy: malformed header: unexpected key 'extra'"));
+  EXPECT_THAT(errorOf(npyImage(1,
+                               "{'descr': '<f4', 'descr': '<f4', "
                                "'fortran_order': False, 'shape': (2, 3)}",
-                            data),
-                   "x.npy: malformed header: duplicate key 'descr'");
-  EXPECT_NPY_ERROR(npyImage(1, "{'descr': [('a', '<f4')], 'fortran_order': "
-                               "False, 'shape': (2,)}",
-                            data),
-                   "'descr' is not a string (structured dtypes are not supported)");
-  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'fortran_order': 0, "
+                               data)),
+              HasSubstr("x.npy: malformed header: duplicate key 'descr'"));
+  EXPECT_THAT(
+      errorOf(npyImage(1,
+                       "{'descr': [('a', '<f4')], 'fortran_order': "
+                       "False, 'shape': (2,)}",
+                       data)),
+      HasSubstr(
+          "'descr' is not a string (structured dtypes are not supported)"));
+  EXPECT_THAT(errorOf(npyImage(1,
+                               "{'descr': '<f4', 'fortran_order': 0, "
                                "'shape': (2, 3)}",
-                            data),
-                   "'fortran_order' is not True or False");
-  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'fortran_order': True, "
+                               data)),
+              HasSubstr("'fortran_order' is not True or False"));
+  EXPECT_THAT(
+      errorOf(npyImage(1,
+                       "{'descr': '<f4', 'fortran_order': True, "
+                       "'shape': (2, 3), }",
+                       data)),
+      HasSubstr("x.npy: fortran_order True is not supported (only C order"));
+  EXPECT_THAT(errorOf(npyImage(1,
+                               "{'descr': '>f4', 'fortran_order': False, "
                                "'shape': (2, 3), }",
-                            data),
-                   "x.npy: fortran_order True is not supported (only C order");
-  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '>f4', 'fortran_order': False, "
-                               "'shape': (2, 3), }",
-                            data),
-                   "x.npy: big-endian dtype '>f4' is not supported");
-  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<c8', 'fortran_order': False, "
+                               data)),
+              HasSubstr("x.npy: big-endian dtype '>f4' is not supported"));
+  EXPECT_THAT(errorOf(npyImage(1,
+                               "{'descr': '<c8', 'fortran_order': False, "
                                "'shape': (3,), }",
-                            data),
-                   "x.npy: unsupported dtype '<c8' (supported:");
-  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'fortran_order': False, "
-                               "'shape': (6), }",
-                            data),
-                   "'shape' is not a tuple (a 1-element tuple needs a trailing "
-                   "comma)");
-  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'fortran_order': False, "
+                               data)),
+              HasSubstr("x.npy: unsupported dtype '<c8' (supported:"));
+  EXPECT_THAT(
+      errorOf(npyImage(1,
+                       "{'descr': '<f4', 'fortran_order': False, "
+                       "'shape': (6), }",
+                       data)),
+      HasSubstr("'shape' is not a tuple (a 1-element tuple needs a trailing "
+                "comma)"));
+  EXPECT_THAT(errorOf(npyImage(1,
+                               "{'descr': '<f4', 'fortran_order': False, "
                                "'shape': [2, 3], }",
-                            data),
-                   "x.npy: malformed header: 'shape' is not a tuple");
-  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'fortran_order': False, "
-                               "'shape': (-6,), }",
-                            data),
-                   "'shape' holds something other than non-negative integers");
-  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'fortran_order': False, "
+                               data)),
+              HasSubstr("x.npy: malformed header: 'shape' is not a tuple"));
+  EXPECT_THAT(
+      errorOf(npyImage(1,
+                       "{'descr': '<f4', 'fortran_order': False, "
+                       "'shape': (-6,), }",
+                       data)),
+      HasSubstr("'shape' holds something other than non-negative integers"));
+  EXPECT_THAT(errorOf(npyImage(1,
+                               "{'descr': '<f4', 'fortran_order': False, "
                                "'shape': (2 3), }",
-                            data),
-                   "'shape' is not a tuple of integers");
-  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'fortran_order': False, "
+                               data)),
+              HasSubstr("'shape' is not a tuple of integers"));
+  EXPECT_THAT(errorOf(npyImage(1,
+                               "{'descr': '<f4', 'fortran_order': False, "
                                "'shape': (99999999999999999999999,), }",
-                            data),
-                   "'shape' has a dimension over 2^40");
-  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'fortran_order': False, "
+                               data)),
+              HasSubstr("'shape' has a dimension over 2^40"));
+  EXPECT_THAT(errorOf(npyImage(1,
+                               "{'descr': '<f4', 'fortran_order': False, "
                                "'shape': (1048576, 1048576, 4), }",
-                            data),
-                   "x.npy: shape [1048576, 1048576, 4] has more than 2^40 "
-                   "elements");
+                               data)),
+              HasSubstr("x.npy: shape [1048576, 1048576, 4] has more than 2^40 "
+                        "elements"));
   std::string deep = "(";
   for (int i = 0; i < 70; ++i)
     deep += "1, ";
-  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '<f4', 'fortran_order': False, "
-                               "'shape': " + deep + "), }",
-                            data),
-                   "'shape' has more than 64 dimensions");
-  EXPECT_NPY_ERROR(npyImage(1, std::string(kF4) + " junk", data),
-                   "x.npy: malformed header: trailing characters after the dict");
-  EXPECT_NPY_ERROR(npyImage(1, std::string("{'descr': '<f4'\0", 16), data),
-                   "x.npy: malformed header: it contains a NUL byte");
-  EXPECT_NPY_ERROR(npyImage(1, kF4, data.substr(0, 20)),
-                   "x.npy: data is 20 bytes, but f32 [2, 3] needs 24 (truncated "
-                   "file)");
-  EXPECT_NPY_ERROR(npyImage(1, kF4, data + "!"),
-                   "x.npy: data is 25 bytes, but f32 [2, 3] needs 24 (trailing "
-                   "bytes)");
-  EXPECT_NPY_ERROR(npyImage(1, "{'descr': '|b1', 'fortran_order': False, "
+  EXPECT_THAT(errorOf(npyImage(1,
+                               "{'descr': '<f4', 'fortran_order': False, "
+                               "'shape': " +
+                                   deep + "), }",
+                               data)),
+              HasSubstr("'shape' has more than 64 dimensions"));
+  EXPECT_THAT(
+      errorOf(npyImage(1, std::string(kF4) + " junk", data)),
+      HasSubstr("x.npy: malformed header: trailing characters after the dict"));
+  EXPECT_THAT(errorOf(npyImage(1, std::string("{'descr': '<f4'\0", 16), data)),
+              HasSubstr("x.npy: malformed header: it contains a NUL byte"));
+  EXPECT_THAT(
+      errorOf(npyImage(1, kF4, data.substr(0, 20))),
+      HasSubstr("x.npy: data is 20 bytes, but f32 [2, 3] needs 24 (truncated "
+                "file)"));
+  EXPECT_THAT(
+      errorOf(npyImage(1, kF4, data + "!")),
+      HasSubstr("x.npy: data is 25 bytes, but f32 [2, 3] needs 24 (trailing "
+                "bytes)"));
+  EXPECT_THAT(errorOf(npyImage(1,
+                               "{'descr': '|b1', 'fortran_order': False, "
                                "'shape': (3,), }",
-                            std::string("\x01\x00\x02", 3)),
-                   "x.npy: bool element 2 is 2, not 0 or 1");
+                               std::string("\x01\x00\x02", 3))),
+              HasSubstr("x.npy: bool element 2 is 2, not 0 or 1"));
 }
 
 TEST(Npy, RandomCorruptionNeverCrashes) {
@@ -237,7 +276,7 @@ TEST(Npy, RandomCorruptionNeverCrashes) {
     HostTensor out;
     Status s = parseNpy(bad, "r.npy", out);
     if (!s) {
-      EXPECT_EQ(s.message().rfind("r.npy: ", 0), 0u) << s.message();
+      EXPECT_THAT(s.message(), StartsWith("r.npy: ")) << s.message();
     }
   }
 }
@@ -274,16 +313,93 @@ TEST(Npy, FileErrorsNameTheFile) {
                            npyImage(1, kF4, floats({1, 2})));
   s = readNpyFile(dir.file("short.npy"), t);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("short.npy: data is 8 bytes, but f32 [2, 3] needs 24"),
-            std::string::npos);
+  EXPECT_THAT(s.message(),
+              HasSubstr("short.npy: data is 8 bytes, but f32 [2, 3] needs 24"));
 
   HostTensor bf;
   ASSERT_TRUE(bf.allocate(DType::BF16, {2}));
   s = writeNpyFile(dir.file("bf.npy"), bf);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("dtype bf16 has no NumPy equivalent"),
-            std::string::npos);
+  EXPECT_THAT(s.message(), HasSubstr("dtype bf16 has no NumPy equivalent"));
   EXPECT_FALSE(std::filesystem::exists(dir.file("bf.npy")));
   s = writeNpyFile(dir.file("no/such/dir/x.npy"), t);
   EXPECT_FALSE(s);
+}
+
+namespace {
+
+std::vector<std::string> names(const std::string &dir) {
+  std::vector<std::string> out;
+  for (const auto &e : std::filesystem::directory_iterator(dir))
+    out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+} // namespace
+
+// Every write, fsync and rename of writeNpyFile goes through the hooks: a
+// disk that fills up after any number of bytes, or a failing fsync or
+// rename, leaves the old file as it was and no temporary file.
+TEST(Npy, FailedWritesLeaveNothingPartial) {
+  TempDir dir;
+  std::string path = dir.file("out.npy");
+  ASSERT_TRUE(writeNpyFile(path, makeTensor(DType::F32, {4}, 1)));
+  std::string old = readFile(path);
+  HostTensor t = makeTensor(DType::F32, {20, 30}, 2);
+
+  FailingFs probe; // a write that succeeds: what it does
+  TempDir other;
+  ASSERT_TRUE(writeNpyFile(other.file("out.npy"), t, probe));
+  EXPECT_EQ(probe.written, readFile(other.file("out.npy")).size());
+  EXPECT_EQ(probe.fsyncs, 1);
+  EXPECT_EQ(probe.renames, 1);
+
+  for (uint64_t budget = 0; budget < probe.written;
+       budget += budget < 200 ? 1 : 97) {
+    FailingFs fs;
+    fs.budget = int64_t(budget);
+    Status s = writeNpyFile(path, t, fs);
+    ASSERT_FALSE(s) << "budget " << budget;
+    EXPECT_THAT(s.message(), StartsWith(path + ".tmp-")) << s.message();
+    EXPECT_THAT(s.message(),
+                HasSubstr(": write failed: No space left on device"))
+        << s.message();
+    ASSERT_EQ(names(dir.path()), std::vector<std::string>{"out.npy"})
+        << "budget " << budget;
+    ASSERT_EQ(readFile(path), old) << "budget " << budget;
+  }
+  FailingFs fsyncFails;
+  fsyncFails.failFsyncAt = 0;
+  EXPECT_THAT(writeNpyFile(path, t, fsyncFails).message(),
+              HasSubstr(": fsync failed: Input/output error"));
+  EXPECT_EQ(names(dir.path()), std::vector<std::string>{"out.npy"});
+  FailingFs renameFails;
+  renameFails.failRenameAt = 0;
+  EXPECT_THAT(writeNpyFile(path, t, renameFails).message(),
+              HasSubstr(path + ": cannot rename " + path + ".tmp-"));
+  EXPECT_EQ(names(dir.path()), std::vector<std::string>{"out.npy"});
+  EXPECT_EQ(readFile(path), old);
+
+  // A new file: nothing at all is left.
+  FailingFs full;
+  full.budget = 100;
+  EXPECT_FALSE(writeNpyFile(dir.file("new.npy"), t, full));
+  EXPECT_EQ(names(dir.path()), std::vector<std::string>{"out.npy"});
+
+  // writeNpyTemp (the first half, for all-or-nothing groups of files)
+  // removes its temp file on failure and names the final file.
+  FailingFs half;
+  half.budget = 1000;
+  Status s = writeNpyTemp(dir.file(".y.tmp"), dir.file("y.npy"), t, half);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), dir.file("y.npy") + ": " + dir.file(".y.tmp") +
+                             ": write failed: No space left on device");
+  EXPECT_EQ(names(dir.path()), std::vector<std::string>{"out.npy"});
+
+  // With space again, the write goes through.
+  ASSERT_TRUE(writeNpyFile(path, t));
+  HostTensor back;
+  ASSERT_TRUE(readNpyFile(path, back));
+  EXPECT_EQ(std::memcmp(back.data(), t.data(), t.byteSize()), 0);
 }

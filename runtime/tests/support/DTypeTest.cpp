@@ -10,10 +10,12 @@
 #include "runtime/support/DType.h"
 #include "runtime/support/Tensor.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
 
+using ::testing::HasSubstr;
 using namespace trc::rt;
 
 TEST(DType, NamesAndSizes) {
@@ -79,14 +81,14 @@ TEST(Tensor, RefusesAbsurdShapes) {
   HostTensor t;
   Status s = t.allocate(DType::F32, {int64_t(1) << 30, int64_t(1) << 30});
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("more than 2^40 elements"), std::string::npos);
+  EXPECT_THAT(s.message(), HasSubstr("more than 2^40 elements"));
 }
 
 TEST(Tensor, ReportsOutOfMemory) {
   AlignedBuffer b;
   Status s = b.allocate(SIZE_MAX / 2);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("out of memory"), std::string::npos);
+  EXPECT_THAT(s.message(), HasSubstr("out of memory"));
 }
 
 TEST(Backend, CpuAllocationsAreAlignedAndNonNull) {
@@ -119,7 +121,7 @@ TEST(Backend, DeviceNames) {
   Status s = createBackend("cuda", b);
   EXPECT_EQ(bool(s), gpu) << s.message();
   if (!gpu)
-    EXPECT_NE(s.message().find("--device cuda: " + why), std::string::npos) << s.message();
+    EXPECT_THAT(s.message(), HasSubstr("--device cuda: " + why)) << s.message();
   s = createBackend("tpu", b);
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "unknown device 'tpu' (expected cpu, cuda or auto)");

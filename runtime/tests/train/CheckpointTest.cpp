@@ -3,8 +3,9 @@
 // Round trips (tensors, state, config), state.json's exact layout, pruning
 // to the last K, replacing a folder, every corruption we can make (each
 // byte of state.json and of tensors.safetensors flipped, every truncation,
-// missing files, forged-but-signed contents, tensors that do not match the
-// caller's), the disk filling up at every point of a save (simulated
+// missing files, forged-but-signed contents; a failed read returns
+// nothing), old format_version 1 checkpoints (FNV-1a 64), the disk filling
+// up at every point of a save (simulated
 // through FileSystemHooks, and for real on a tiny tmpfs when the test may
 // mount one), and a resumed toy training run that continues bit for bit.
 //
@@ -17,8 +18,10 @@
 #include "runtime/train/LrSchedule.h"
 #include "runtime/support/Version.h"
 
+#include "FailingFileSystem.h"
 #include "TestArtifact.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,7 +31,10 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 using namespace trc::rt;
+using trc::rt::test::FailingFs;
 using trc::rt::test::readFile;
 using trc::rt::test::TempDir;
 using trc::rt::test::writeFile;
@@ -59,13 +65,9 @@ struct Model {
             {"adam.t", DType::I64, {}, &t},
             {"mask", DType::I1, {3}, mask}};
   }
-  std::vector<CheckpointTensorRef> refs() {
-    return {{"w", DType::F32, {3, 2}, w.data()},
-            {"b", DType::F32, {2}, b.data()},
-            {"adam.m.w", DType::F32, {3, 2}, mw.data()},
-            {"adam.v.w", DType::F32, {3, 2}, vw.data()},
-            {"adam.t", DType::I64, {}, &t},
-            {"mask", DType::I1, {3}, mask}};
+  // Their buffers, to load into (in the order of views()).
+  std::vector<void *> buffers() {
+    return {w.data(), b.data(), mw.data(), vw.data(), &t, mask};
   }
   bool operator==(const Model &o) const {
     return w == o.w && b == o.b && mw == o.mw && vw == o.vw && t == o.t &&
@@ -106,19 +108,64 @@ Status save(const std::string &dir, int64_t step, const Model &m,
   return saveCheckpoint(dir, stateAt(step), m.views(), opt);
 }
 
+// readCheckpoint, then the tensors copied into `m` (each of the model's
+// present with its dtype and shape, no other), as trc-run resumes.
+Status loadInto(const std::string &folder, Model &m, CheckpointState &st) {
+  std::vector<NamedTensor> tensors;
+  CheckpointState read;
+  if (Status s = readCheckpoint(folder, read, tensors); !s)
+    return s;
+  std::vector<SafetensorsView> views = m.views();
+  std::vector<void *> buffers = m.buffers();
+  if (tensors.size() != views.size())
+    return Status::error("expected " + std::to_string(views.size()) +
+                         " tensors, got " + std::to_string(tensors.size()));
+  for (size_t i = 0; i < views.size(); ++i) {
+    const SafetensorsView &v = views[i];
+    auto it = std::find_if(tensors.begin(), tensors.end(),
+                           [&](const NamedTensor &t) { return t.name == v.name; });
+    if (it == tensors.end() || it->tensor.dtype != v.dtype ||
+        it->tensor.shape != v.shape)
+      return Status::error("tensor '" + v.name + "' is missing or different");
+    std::memcpy(buffers[i], it->tensor.data(), it->tensor.byteSize());
+  }
+  st = std::move(read);
+  return Status::success();
+}
+
 std::string loadError(const std::string &folder) {
   Model m(99);
   CheckpointState st;
-  Status s = loadCheckpoint(folder, m.refs(), st);
+  Status s = loadInto(folder, m, st);
   return s ? std::string() : s.message();
 }
 
-// Re-signs a state.json whose body was edited.
-std::string resign(const std::string &text) {
+// Re-signs a state.json whose body was edited (with XXH3, as trc does, or
+// with FNV-1a 64 as format_version 1 did).
+std::string resign(const std::string &text,
+                   ChecksumKind kind = ChecksumKind::Xxh3) {
   size_t at = text.rfind("\n  \"checksum\"");
   std::string body = text.substr(0, at + 1);
-  return body + "  \"checksum\": \"fnv1a64:" +
-         toHex16(fnv1a64(body.data(), body.size())) + "\"\n}\n";
+  return body + "  \"checksum\": \"" +
+         formatChecksum(checksumOf(kind, body.data(), body.size())) +
+         "\"\n}\n";
+}
+
+// A format_version 2 state.json rewritten as trc wrote format_version 1
+// before XXH3: the tensors' FNV-1a 64 as bare hex under "fnv1a64", and the
+// file's own checksum "fnv1a64:<hex>".
+std::string asFormat1(const std::string &state, const std::string &tensors) {
+  std::string text = state;
+  size_t at = text.find("\"format_version\": 2,");
+  EXPECT_NE(at, std::string::npos);
+  text.replace(at, 20, "\"format_version\": 1,");
+  std::string key = "\"checksum\": \"xxh3:";
+  at = text.find(key);
+  EXPECT_NE(at, std::string::npos);
+  text.replace(at, key.size() + 16,
+               "\"fnv1a64\": \"" +
+                   toHex16(fnv1a64(tensors.data(), tensors.size())));
+  return resign(text, ChecksumKind::Fnv1a64);
 }
 
 std::string replaced(std::string text, const std::string &from,
@@ -139,50 +186,6 @@ std::vector<std::string> entries(const std::string &dir) {
   return names;
 }
 
-#define EXPECT_HAS(message, substring)                                         \
-  EXPECT_NE(std::string(message).find(substring), std::string::npos)           \
-      << "expected '" << (substring) << "' in '" << (message) << "'"
-
-// Makes the disk "fill up": writes stop after a byte budget (a short write,
-// then ENOSPC), and the n-th fsync or rename can fail.
-class FailingFs : public FileSystemHooks {
-public:
-  int64_t budget = -1; // bytes still writable (-1: unlimited)
-  int failFsyncAt = -1, failRenameAt = -1;
-  int fsyncs = 0, renames = 0;
-  uint64_t written = 0;
-
-  ssize_t write(int fd, const void *data, size_t size) override {
-    if (budget == 0) {
-      errno = ENOSPC;
-      return -1;
-    }
-    if (budget > 0)
-      size = std::min<size_t>(size, size_t(budget));
-    ssize_t n = ::write(fd, data, size);
-    if (n > 0) {
-      written += uint64_t(n);
-      if (budget > 0)
-        budget -= n;
-    }
-    return n;
-  }
-  int fsync(int fd) override {
-    if (fsyncs++ == failFsyncAt) {
-      errno = EIO;
-      return -1;
-    }
-    return ::fsync(fd);
-  }
-  int rename(const char *from, const char *to) override {
-    if (renames++ == failRenameAt) {
-      errno = ENOSPC;
-      return -1;
-    }
-    return ::rename(from, to);
-  }
-};
-
 // After a failed save of step 2: step 1 is latest, loads, and nothing else
 // is left in the folder.
 void expectStep1Intact(const std::string &dir, const Model &m1) {
@@ -191,7 +194,7 @@ void expectStep1Intact(const std::string &dir, const Model &m1) {
   EXPECT_EQ(folder, dir + "/step-1");
   Model got(77);
   CheckpointState st;
-  Status s = loadCheckpoint(folder, got.refs(), st);
+  Status s = loadInto(folder, got, st);
   ASSERT_TRUE(s) << s.message();
   EXPECT_TRUE(got == m1);
   EXPECT_EQ(st.step, 1);
@@ -219,21 +222,24 @@ TEST(Checkpoint, SavesAndLoads) {
   EXPECT_EQ(folder, dir + "/step-10");
   Model got(0);
   CheckpointState st;
-  s = loadCheckpoint(folder, got.refs(), st);
+  s = loadInto(folder, got, st);
   ASSERT_TRUE(s) << s.message();
   EXPECT_TRUE(got == m);
   expectSameState(st, stateAt(10));
   EXPECT_EQ(st.trcVersion, kTrcVersion);
 
-  // Tensors in any expected order; readCheckpoint needs no expectations.
-  Model again(0);
-  std::vector<CheckpointTensorRef> refs = again.refs();
-  std::reverse(refs.begin(), refs.end());
-  ASSERT_TRUE(loadCheckpoint(folder, refs, st));
-  EXPECT_TRUE(again == m);
+  // Every tensor, with its name, dtype and shape.
   std::vector<NamedTensor> tensors;
   ASSERT_TRUE(readCheckpoint(folder, st, tensors));
-  EXPECT_EQ(tensors.size(), 6u);
+  ASSERT_EQ(tensors.size(), 6u);
+  std::vector<SafetensorsView> views = m.views();
+  for (const SafetensorsView &v : views) {
+    auto it = std::find_if(tensors.begin(), tensors.end(),
+                           [&](const NamedTensor &t) { return t.name == v.name; });
+    ASSERT_NE(it, tensors.end()) << v.name;
+    EXPECT_EQ(it->tensor.dtype, v.dtype) << v.name;
+    EXPECT_EQ(it->tensor.shape, v.shape) << v.name;
+  }
 
   // tensors.safetensors is a plain safetensors file.
   SafetensorsMetadata meta;
@@ -252,7 +258,7 @@ TEST(Checkpoint, StateJsonLayout) {
   std::string body =
       std::string("{\n"
                   "  \"format\": \"trc-checkpoint\",\n"
-                  "  \"format_version\": 1,\n"
+                  "  \"format_version\": 2,\n"
                   "  \"trc_version\": \"") +
       kTrcVersion +
       "\",\n"
@@ -267,10 +273,10 @@ TEST(Checkpoint, StateJsonLayout) {
       "    \"q\\\"uote\": \"a\\\\b\\n\"\n"
       "  },\n"
       "  \"tensors\": {\"file\": \"tensors.safetensors\", \"bytes\": " +
-      std::to_string(tensors.size()) + ", \"fnv1a64\": \"" +
-      toHex16(fnv1a64(tensors.data(), tensors.size())) + "\"},\n";
-  std::string want = body + "  \"checksum\": \"fnv1a64:" +
-                     toHex16(fnv1a64(body.data(), body.size())) + "\"\n}\n";
+      std::to_string(tensors.size()) + ", \"checksum\": \"xxh3:" +
+      toHex16(xxh3_64(tensors.data(), tensors.size())) + "\"},\n";
+  std::string want = body + "  \"checksum\": \"xxh3:" +
+                     toHex16(xxh3_64(body.data(), body.size())) + "\"\n}\n";
   std::string got = readFile(dir + "/step-5/state.json");
   EXPECT_EQ(got, want);
   JsonValue v;
@@ -282,7 +288,8 @@ TEST(Checkpoint, StateJsonLayout) {
   st.rng.clear();
   ASSERT_TRUE(saveCheckpoint(dir, st, m.views()));
   got = readFile(dir + "/step-6/state.json");
-  EXPECT_HAS(got, "\"state\": []},\n  \"config\": {},\n  \"tensors\"");
+  EXPECT_THAT(got,
+              HasSubstr("\"state\": []},\n  \"config\": {},\n  \"tensors\""));
   CheckpointState back;
   std::vector<NamedTensor> tensorsBack;
   ASSERT_TRUE(readCheckpoint(dir + "/step-6", back, tensorsBack));
@@ -296,18 +303,16 @@ TEST(Checkpoint, KeepsTheLastK) {
   opt.keepLast = 2;
   for (int64_t step = 1; step <= 5; ++step)
     ASSERT_TRUE(save(dir, step * 10, Model(float(step)), opt));
-  std::vector<int64_t> steps;
-  ASSERT_TRUE(listCheckpoints(dir, steps));
-  EXPECT_EQ(steps, (std::vector<int64_t>{40, 50}));
+  EXPECT_EQ(entries(dir),
+            (std::vector<std::string>{"latest", "step-40", "step-50"}));
   opt.keepLast = 1;
   ASSERT_TRUE(save(dir, 60, Model(6), opt));
-  ASSERT_TRUE(listCheckpoints(dir, steps));
-  EXPECT_EQ(steps, (std::vector<int64_t>{60}));
+  EXPECT_EQ(entries(dir), (std::vector<std::string>{"latest", "step-60"}));
   opt.keepLast = 0; // keep all
   ASSERT_TRUE(save(dir, 70, Model(7), opt));
   ASSERT_TRUE(save(dir, 80, Model(8), opt));
-  ASSERT_TRUE(listCheckpoints(dir, steps));
-  EXPECT_EQ(steps, (std::vector<int64_t>{60, 70, 80}));
+  EXPECT_EQ(entries(dir), (std::vector<std::string>{"latest", "step-60",
+                                                    "step-70", "step-80"}));
   // Leftovers of crashed saves are removed by the next save.
   std::filesystem::create_directory(dir + "/.tmp-step-90-999999");
   writeFile(dir + "/latest.tmp-999999", "x");
@@ -326,7 +331,7 @@ TEST(Checkpoint, ReplacesAnExistingFolder) {
   ASSERT_TRUE(save(dir, 5, m2));
   Model got;
   CheckpointState st;
-  ASSERT_TRUE(loadCheckpoint(dir + "/step-5", got.refs(), st));
+  ASSERT_TRUE(loadInto(dir + "/step-5", got, st));
   EXPECT_TRUE(got == m2);
   // A leftover step folder that `latest` does not name.
   std::filesystem::create_directory(dir + "/step-7");
@@ -335,7 +340,7 @@ TEST(Checkpoint, ReplacesAnExistingFolder) {
   ASSERT_TRUE(save(dir, 7, m3));
   EXPECT_EQ(entries(dir + "/step-7"),
             (std::vector<std::string>{"state.json", "tensors.safetensors"}));
-  ASSERT_TRUE(loadCheckpoint(dir + "/step-7", got.refs(), st));
+  ASSERT_TRUE(loadInto(dir + "/step-7", got, st));
   EXPECT_TRUE(got == m3);
   EXPECT_EQ(entries(dir),
             (std::vector<std::string>{"latest", "step-5", "step-7"}));
@@ -357,8 +362,8 @@ TEST(Checkpoint, ReportsMissingPieces) {
   EXPECT_EQ(latestCheckpoint(dir, folder).message(),
             dir + "/latest: names " + dir + "/step-99, which does not exist");
   writeFile(dir + "/latest", std::string(100, 'x'));
-  EXPECT_HAS(latestCheckpoint(dir, folder).message(),
-             "/latest: is 100 bytes, more than the limit of 64");
+  EXPECT_THAT(latestCheckpoint(dir, folder).message(),
+              HasSubstr("/latest: is 100 bytes, more than the limit of 64"));
 
   ASSERT_TRUE(save(dir, 3, Model(1)));
   std::string f = dir + "/step-3";
@@ -372,8 +377,9 @@ TEST(Checkpoint, ReportsMissingPieces) {
   EXPECT_EQ(loadError(dir + "/step-4"),
             dir + "/step-4/state.json: cannot open: No such file or directory");
   writeFile(f + "/state.json", std::string((16 << 20) + 1, ' '));
-  EXPECT_HAS(loadError(f), f + "/state.json: is 16777217 bytes, more than "
-                               "the limit of 16777216");
+  EXPECT_THAT(loadError(f),
+              HasSubstr(f + "/state.json: is 16777217 bytes, more than "
+                            "the limit of 16777216"));
 }
 
 TEST(Checkpoint, DetectsEveryFlippedOrTruncatedByte) {
@@ -391,12 +397,14 @@ TEST(Checkpoint, DetectsEveryFlippedOrTruncatedByte) {
     bad[i] ^= 0x04;
     writeFile(statePath, bad);
     std::string msg = loadError(f);
-    ASSERT_EQ(msg.rfind(statePath + ": ", 0), 0u) << "byte " << i << ": " << msg;
+    ASSERT_THAT(msg, StartsWith(statePath + ": "))
+        << "byte " << i << ": " << msg;
   }
   for (size_t n = 0; n < state.size(); ++n) {
     writeFile(statePath, state.substr(0, n));
     std::string msg = loadError(f);
-    ASSERT_EQ(msg.rfind(statePath + ": ", 0), 0u) << "length " << n << ": " << msg;
+    ASSERT_THAT(msg, StartsWith(statePath + ": "))
+        << "length " << n << ": " << msg;
   }
   writeFile(statePath, state);
   EXPECT_EQ(loadError(f), "");
@@ -407,8 +415,9 @@ TEST(Checkpoint, DetectsEveryFlippedOrTruncatedByte) {
   EXPECT_EQ(loadError(f), statePath + ": unexpected bytes after the checksum "
                                       "line");
   writeFile(statePath, replaced(state, "\"format\"", "\"formaT\""));
-  EXPECT_HAS(loadError(f), statePath + ": checksum mismatch (fnv1a64 ");
-  EXPECT_HAS(loadError(f), "): the file is corrupt");
+  EXPECT_THAT(loadError(f),
+              HasSubstr(statePath + ": checksum mismatch (xxh3 "));
+  EXPECT_THAT(loadError(f), HasSubstr("): the file is corrupt"));
   writeFile(statePath, state);
 
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -416,7 +425,7 @@ TEST(Checkpoint, DetectsEveryFlippedOrTruncatedByte) {
     bad[i] ^= 0x10;
     writeFile(tensorsPath, bad);
     std::string msg = loadError(f);
-    ASSERT_EQ(msg.rfind(tensorsPath + ": checksum mismatch", 0), 0u)
+    ASSERT_THAT(msg, StartsWith(tensorsPath + ": checksum mismatch"))
         << "byte " << i << ": " << msg;
   }
   writeFile(tensorsPath, tensors.substr(0, tensors.size() - 1));
@@ -426,7 +435,7 @@ TEST(Checkpoint, DetectsEveryFlippedOrTruncatedByte) {
                               std::to_string(tensors.size()) +
                               " (the file is truncated)");
   writeFile(tensorsPath, tensors + "x");
-  EXPECT_HAS(loadError(f), "(the file is corrupt)");
+  EXPECT_THAT(loadError(f), HasSubstr("(the file is corrupt)"));
   writeFile(tensorsPath, tensors);
   EXPECT_EQ(loadError(f), "");
 }
@@ -445,9 +454,12 @@ TEST(Checkpoint, RejectsSignedButWrongState) {
   std::string p = statePath + ": ";
   EXPECT_EQ(withState(resign(replaced(state, "\"step\": 3", "\"step\": 4"))),
             p + "step 4 does not match the folder name step-3");
-  EXPECT_EQ(withState(resign(replaced(state, "\"format_version\": 1",
-                                      "\"format_version\": 2"))),
-            p + "format_version 2 is not supported (this trc reads 1)");
+  EXPECT_EQ(withState(resign(replaced(state, "\"format_version\": 2",
+                                      "\"format_version\": 3"))),
+            p + "format_version 3 is not supported (this trc reads 1 to 2)");
+  EXPECT_EQ(withState(resign(replaced(state, "\"format_version\": 2",
+                                      "\"format_version\": 0"))),
+            p + "format_version 0 is not supported (this trc reads 1 to 2)");
   EXPECT_EQ(withState(resign(replaced(state, "\"trc-checkpoint\"",
                                       "\"other\""))),
             p + "'format' is 'other', not 'trc-checkpoint'");
@@ -479,17 +491,24 @@ TEST(Checkpoint, RejectsSignedButWrongState) {
   EXPECT_EQ(withState(resign(replaced(state, "\"file\": \"tensors.safetensors\"",
                                       "\"file\": \"../x\""))),
             p + "tensors: 'file' is '../x', not 'tensors.safetensors'");
-  EXPECT_EQ(withState(resign(replaced(state, "\"fnv1a64\": \"",
-                                      "\"fnv1a64\": \"X"))),
-            p + "tensors: 'fnv1a64' is not 16 lower-case hex digits");
-  EXPECT_HAS(withState(resign(replaced(state, "\"step\": 3,", "\"step\": 3"))),
-             p + "expected ',' or '}' at byte");
+  EXPECT_EQ(withState(resign(replaced(state, "\"checksum\": \"xxh3:",
+                                      "\"checksum\": \"xxh3:X"))),
+            p + "tensors: 'checksum' is not xxh3:<16 lower-case hex digits>");
+  // Format 2 names the tensors' checksum "checksum", format 1 "fnv1a64".
+  EXPECT_EQ(withState(resign(replaced(state, "\"checksum\": \"xxh3:",
+                                      "\"fnv1a64\": \"xxh3:"))),
+            p + "tensors: unexpected key 'fnv1a64'");
+  EXPECT_EQ(withState(resign(replaced(state, "\"format_version\": 2",
+                                      "\"format_version\": 1"))),
+            p + "tensors: unexpected key 'checksum'");
+  EXPECT_THAT(withState(resign(replaced(state, "\"step\": 3,", "\"step\": 3"))),
+              HasSubstr(p + "expected ',' or '}' at byte"));
   EXPECT_EQ(withState("{}\n"),
             p + "no checksum line (the file is truncated or not a trc "
                 "checkpoint state)");
-  EXPECT_HAS(withState(resign(replaced(state, "\"config\": {",
-                                       "\"config\": {\"lr\": \"x\", "))),
-             p + "duplicate key \"lr\" at byte ");
+  EXPECT_THAT(withState(resign(replaced(state, "\"config\": {",
+                                        "\"config\": {\"lr\": \"x\", "))),
+              HasSubstr(p + "duplicate key \"lr\" at byte "));
   writeFile(statePath, state);
   EXPECT_EQ(loadError(f), "");
 
@@ -502,46 +521,89 @@ TEST(Checkpoint, RejectsSignedButWrongState) {
   size_t at = forged.find("\"bytes\": ");
   size_t end = forged.find(",", at);
   forged.replace(at, end - at, "\"bytes\": " + std::to_string(junk.size()));
-  at = forged.find("\"fnv1a64\": \"") + 12;
-  forged.replace(at, 16, toHex16(fnv1a64(junk.data(), junk.size())));
-  EXPECT_HAS(withState(resign(forged)), tensorsPath + ": header length ");
-  EXPECT_HAS(withState(resign(forged)), " is more than the limit");
+  at = forged.find("\"checksum\": \"xxh3:") + 18;
+  forged.replace(at, 16, toHex16(xxh3_64(junk.data(), junk.size())));
+  EXPECT_THAT(withState(resign(forged)),
+              HasSubstr(tensorsPath + ": header length "));
+  EXPECT_THAT(withState(resign(forged)), HasSubstr(" is more than the limit"));
 }
 
-TEST(Checkpoint, RejectsTensorsTheCallerDoesNotExpect) {
+// Checkpoints written before XXH3 (format_version 1, FNV-1a 64 checksums)
+// still load, and corruption of either file is still detected.
+TEST(Checkpoint, Format1CheckpointsWithFnvChecksumsStillLoad) {
+  TempDir tmp;
+  std::string dir = tmp.file("ckpt");
+  Model m(4);
+  ASSERT_TRUE(save(dir, 3, m));
+  std::string f = dir + "/step-3";
+  std::string statePath = f + "/state.json";
+  std::string tensorsPath = f + "/tensors.safetensors";
+  std::string tensors = readFile(tensorsPath);
+  std::string old = asFormat1(readFile(statePath), tensors);
+  EXPECT_THAT(old, HasSubstr("\"format_version\": 1,"));
+  EXPECT_THAT(old, HasSubstr(", \"fnv1a64\": \"" +
+                             toHex16(fnv1a64(tensors.data(), tensors.size())) +
+                             "\"},\n  \"checksum\": \"fnv1a64:"));
+  writeFile(statePath, old);
+
+  Model got(0);
+  CheckpointState st;
+  Status s = loadInto(f, got, st);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_TRUE(got == m);
+  expectSameState(st, stateAt(3));
+
+  // A flipped byte of state.json: its own FNV-1a 64 no longer matches.
+  writeFile(statePath, replaced(old, "\"format\"", "\"formaT\""));
+  EXPECT_THAT(loadError(f),
+              HasSubstr(statePath + ": checksum mismatch (fnv1a64 "));
+  // A flipped byte of the tensors: the recorded FNV-1a 64 no longer matches.
+  writeFile(statePath, old);
+  std::string bad = tensors;
+  bad[bad.size() / 2] ^= 0x10;
+  writeFile(tensorsPath, bad);
+  EXPECT_EQ(loadError(f),
+            tensorsPath + ": checksum mismatch (fnv1a64 " +
+                toHex16(fnv1a64(bad.data(), bad.size())) +
+                ", state.json records " +
+                toHex16(fnv1a64(tensors.data(), tensors.size())) +
+                "): the file is corrupt");
+  writeFile(tensorsPath, tensors);
+  EXPECT_EQ(loadError(f), "");
+  std::string p = statePath + ": ";
+  writeFile(statePath, resign(replaced(old, "\"fnv1a64\": \"",
+                                       "\"fnv1a64\": \"xxh3:"),
+                              ChecksumKind::Fnv1a64));
+  EXPECT_EQ(loadError(f), p + "tensors: 'fnv1a64' is not 16 lower-case hex "
+                              "digits");
+
+  // Saving again writes format 2 with XXH3.
+  ASSERT_TRUE(save(dir, 3, m));
+  EXPECT_THAT(readFile(statePath), HasSubstr("\"format_version\": 2,"));
+  EXPECT_THAT(readFile(statePath), HasSubstr("\"checksum\": \"xxh3:"));
+}
+
+// A failed read returns nothing: the caller's state and tensors stay as
+// they were.
+TEST(Checkpoint, AFailedReadReturnsNothing) {
   TempDir tmp;
   std::string dir = tmp.file("ckpt");
   ASSERT_TRUE(save(dir, 3, Model(1)));
   std::string f = dir + "/step-3";
-  std::string path = f + "/tensors.safetensors";
-  auto errorWith = [&](std::vector<CheckpointTensorRef> refs) {
-    CheckpointState st;
-    st.step = -7;
-    Status s = loadCheckpoint(f, refs, st);
-    EXPECT_EQ(st.step, -7); // untouched on failure
-    return s ? std::string() : s.message();
-  };
-  Model m(42), untouched(42);
-  std::vector<CheckpointTensorRef> refs = m.refs();
-  refs[0].shape = {2, 3};
-  EXPECT_EQ(errorWith(refs),
-            path + ": tensor 'w' is f32 [3, 2], expected f32 [2, 3]");
-  refs = m.refs();
-  refs[4].dtype = DType::I32;
-  EXPECT_EQ(errorWith(refs),
-            path + ": tensor 'adam.t' is i64 [], expected i32 []");
-  refs = m.refs();
-  refs.push_back({"extra", DType::F32, {2}, m.b.data()});
-  EXPECT_EQ(errorWith(refs),
-            path + ": has no tensor 'extra' (expected f32 [2])");
-  refs = m.refs();
-  refs.erase(refs.begin() + 1);
-  EXPECT_EQ(errorWith(refs),
-            path + ": has the unexpected tensor 'b' (f32 [2])");
-  refs = m.refs();
-  refs.push_back(refs[0]);
-  EXPECT_EQ(errorWith(refs), "tensor 'w' is expected twice");
-  EXPECT_TRUE(m == untouched); // nothing was copied
+  std::string tensorsPath = f + "/tensors.safetensors";
+  std::string tensors = readFile(tensorsPath);
+  tensors[tensors.size() - 1] ^= 1;
+  writeFile(tensorsPath, tensors);
+  CheckpointState st;
+  st.step = -7;
+  std::vector<NamedTensor> out(1);
+  out[0].name = "before";
+  Status s = readCheckpoint(f, st, out);
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.message(), StartsWith(tensorsPath + ": checksum mismatch"));
+  EXPECT_EQ(st.step, -7);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].name, "before");
 }
 
 TEST(Checkpoint, ChecksTheRunsConfig) {
@@ -566,13 +628,14 @@ TEST(Checkpoint, RejectsBadSaves) {
   EXPECT_EQ(saveCheckpoint(tmp.file("c"), st, m.views()).message(),
             "checkpoint step must not be negative, got -1");
   writeFile(tmp.file("file"), "x");
-  EXPECT_HAS(save(tmp.file("file"), 1, m).message(),
-             tmp.file("file") + ": cannot create the checkpoint folder");
+  EXPECT_THAT(
+      save(tmp.file("file"), 1, m).message(),
+      HasSubstr(tmp.file("file") + ": cannot create the checkpoint folder"));
   std::vector<SafetensorsView> views = m.views();
   views.push_back(views[0]);
   Status s = saveCheckpoint(tmp.file("c"), stateAt(1), views);
-  EXPECT_HAS(s.message(), "duplicate tensor name 'w'");
-  EXPECT_HAS(s.message(), "(no earlier checkpoint)");
+  EXPECT_THAT(s.message(), HasSubstr("duplicate tensor name 'w'"));
+  EXPECT_THAT(s.message(), HasSubstr("(no earlier checkpoint)"));
   EXPECT_EQ(entries(tmp.file("c")), std::vector<std::string>{});
 }
 
@@ -609,13 +672,13 @@ TEST(Checkpoint, DiskFullLeavesThePreviousCheckpoint) {
     fs.budget = int64_t(budget);
     Status s = save(dir, 2, m2, {0, &fs});
     ASSERT_FALSE(s) << "budget " << budget;
-    ASSERT_EQ(s.message().rfind("checkpoint " + dir + "/step-2 not saved: ", 0),
-              0u)
+    ASSERT_THAT(s.message(),
+                StartsWith("checkpoint " + dir + "/step-2 not saved: "))
         << s.message();
-    ASSERT_NE(s.message().find(": write failed: No space left on device; "
-                               "the previous checkpoint " +
-                               dir + "/step-1 is intact"),
-              std::string::npos)
+    ASSERT_THAT(s.message(),
+                HasSubstr(": write failed: No space left on device; "
+                          "the previous checkpoint " +
+                          dir + "/step-1 is intact"))
         << s.message();
     expectStep1Intact(dir, m1);
   }
@@ -624,8 +687,9 @@ TEST(Checkpoint, DiskFullLeavesThePreviousCheckpoint) {
     fs.failFsyncAt = i;
     Status s = save(dir, 2, m2, {0, &fs});
     ASSERT_FALSE(s);
-    EXPECT_HAS(s.message(), "fsync failed: Input/output error; the previous "
-                            "checkpoint");
+    EXPECT_THAT(s.message(),
+                HasSubstr("fsync failed: Input/output error; the previous "
+                          "checkpoint"));
     expectStep1Intact(dir, m1);
   }
   for (int i = 0; i < probe.renames; ++i) {
@@ -633,8 +697,9 @@ TEST(Checkpoint, DiskFullLeavesThePreviousCheckpoint) {
     fs.failRenameAt = i;
     Status s = save(dir, 2, m2, {0, &fs});
     ASSERT_FALSE(s);
-    EXPECT_HAS(s.message(), ": cannot rename ");
-    EXPECT_HAS(s.message(), "No space left on device; the previous checkpoint");
+    EXPECT_THAT(s.message(), HasSubstr(": cannot rename "));
+    EXPECT_THAT(s.message(),
+                HasSubstr("No space left on device; the previous checkpoint"));
     expectStep1Intact(dir, m1);
   }
   // With space again, the save goes through.
@@ -664,9 +729,10 @@ TEST(Checkpoint, RealDiskFullOnTmpfs) {
   views.push_back({"big", DType::F32, {int64_t(big.size())}, big.data()});
   Status s = saveCheckpoint(dir, stateAt(2), views);
   ASSERT_FALSE(s);
-  EXPECT_HAS(s.message(), "tensors.safetensors: write failed: No space left "
-                          "on device; the previous checkpoint " +
-                              dir + "/step-1 is intact");
+  EXPECT_THAT(s.message(),
+              HasSubstr("tensors.safetensors: write failed: No space left "
+                        "on device; the previous checkpoint " +
+                        dir + "/step-1 is intact"));
   expectStep1Intact(dir, m1);
   // The space was given back: a small save fits again.
   ASSERT_TRUE(save(dir, 2, Model(2)));
@@ -730,9 +796,13 @@ TEST(Checkpoint, ResumedRunContinuesBitForBit) {
   ASSERT_TRUE(latestCheckpoint(tmp.file("ckpt"), folder));
   Run resumed;
   CheckpointState st;
-  Status s = loadCheckpoint(folder, {{"w", DType::F32, {26}, resumed.w.data()}},
-                            st);
+  std::vector<NamedTensor> tensors;
+  Status s = readCheckpoint(folder, st, tensors);
   ASSERT_TRUE(s) << s.message();
+  ASSERT_EQ(tensors.size(), 1u);
+  ASSERT_EQ(tensors[0].name, "w");
+  ASSERT_EQ(tensors[0].tensor.byteSize(), resumed.w.size() * 4);
+  std::memcpy(resumed.w.data(), tensors[0].tensor.data(), resumed.w.size() * 4);
   resumed.rng = st.rng.at(0);
   ASSERT_TRUE(DataLoader::open(data, opt, dl));
   ASSERT_TRUE(dl->restore(st.data));

@@ -11,6 +11,7 @@
 
 #include "TestArtifact.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include <set>
 #include <vector>
 
+using ::testing::HasSubstr;
 using namespace trc::rt;
 using trc::rt::test::TempDir;
 using trc::rt::test::writeFile;
@@ -80,10 +82,6 @@ DataLoaderOptions bt(int64_t b, int64_t t) {
   o.seqLen = t;
   return o;
 }
-
-#define EXPECT_HAS(message, substring)                                         \
-  EXPECT_NE(std::string(message).find(substring), std::string::npos)           \
-      << "expected '" << (substring) << "' in '" << (message) << "'"
 
 } // namespace
 
@@ -277,20 +275,23 @@ TEST(DataLoader, SeekMovesTheCursor) {
   ASSERT_TRUE(dl->seek(93)); // the last start: 93 + 7 = 100
   next(*dl);
   EXPECT_EQ(dl->position(), 0);
-  EXPECT_HAS(dl->seek(94).message(),
-             "data.txt: data position 94 is outside the file (a step there "
-             "reads tokens 94 to 100, the file has 100)");
-  EXPECT_HAS(dl->seek(-1).message(), "data position -1 is outside the file");
+  EXPECT_THAT(
+      dl->seek(94).message(),
+      HasSubstr("data.txt: data position 94 is outside the file (a step there "
+                "reads tokens 94 to 100, the file has 100)"));
+  EXPECT_THAT(dl->seek(-1).message(),
+              HasSubstr("data position -1 is outside the file"));
 
   DataLoaderOptions opt = bt(2, 3);
   opt.shuffle = true;
   auto sh = open(path, opt);
   ASSERT_TRUE(sh);
   EXPECT_TRUE(sh->seek(96 - 6));
-  EXPECT_HAS(sh->seek(5).message(),
-             "data position 5 is not a multiple of B*T = 6 below 96 "
-             "(shuffled epochs have 16 windows)");
-  EXPECT_HAS(sh->seek(96).message(), "data position 96 is not a multiple");
+  EXPECT_THAT(sh->seek(5).message(),
+              HasSubstr("data position 5 is not a multiple of B*T = 6 below 96 "
+                        "(shuffled epochs have 16 windows)"));
+  EXPECT_THAT(sh->seek(96).message(),
+              HasSubstr("data position 96 is not a multiple"));
 }
 
 TEST(DataLoader, RejectsMismatchedStates) {
@@ -309,66 +310,82 @@ TEST(DataLoader, RejectsMismatchedStates) {
   };
   DataLoaderState s = good;
   s.batchTokens = 8;
-  EXPECT_HAS(restoreError(s),
-             "data.txt: cannot restore the data position: it was saved with "
-             "B*T = 8 tokens per step, this run reads 6");
+  EXPECT_THAT(
+      restoreError(s),
+      HasSubstr("data.txt: cannot restore the data position: it was saved with "
+                "B*T = 8 tokens per step, this run reads 6"));
   s = good;
   s.numTokens = 99;
-  EXPECT_HAS(restoreError(s), "the data file had 99 tokens when it was "
-                              "saved, it has 100 now");
+  EXPECT_THAT(restoreError(s),
+              HasSubstr("the data file had 99 tokens when it was "
+                        "saved, it has 100 now"));
   s = good;
   s.shuffle = false;
-  EXPECT_HAS(restoreError(s), "it was saved with shuffle off, this run has "
-                              "it on");
+  EXPECT_THAT(restoreError(s),
+              HasSubstr("it was saved with shuffle off, this run has "
+                        "it on"));
   s = good;
   s.seed = 6;
-  EXPECT_HAS(restoreError(s), "it was saved with shuffle seed 6, this run "
-                              "has 5");
+  EXPECT_THAT(restoreError(s),
+              HasSubstr("it was saved with shuffle seed 6, this run "
+                        "has 5"));
   s = good;
   s.epoch = -1;
-  EXPECT_HAS(restoreError(s), "its epoch -1 is negative");
+  EXPECT_THAT(restoreError(s), HasSubstr("its epoch -1 is negative"));
   s = good;
   s.position = 7;
-  EXPECT_HAS(restoreError(s), "data position 7 is not a multiple");
+  EXPECT_THAT(restoreError(s), HasSubstr("data position 7 is not a multiple"));
   EXPECT_EQ(restoreError(good), "");
 }
 
 TEST(DataLoader, RejectsBadFiles) {
   TempDir dir;
   std::string path;
-  EXPECT_HAS(openError(dir.file("missing.txt"), bt(1, 1)),
-             "missing.txt: cannot open: No such file or directory");
-  EXPECT_HAS(openError(dir.path(), bt(1, 1)), ": is not a regular file");
+  EXPECT_THAT(openError(dir.file("missing.txt"), bt(1, 1)),
+              HasSubstr("missing.txt: cannot open: No such file or directory"));
+  EXPECT_THAT(openError(dir.path(), bt(1, 1)),
+              HasSubstr(": is not a regular file"));
   writeFile(path = dir.file("empty.txt"), "");
-  EXPECT_HAS(openError(path, bt(1, 1)), "empty.txt: the data file is empty");
+  EXPECT_THAT(openError(path, bt(1, 1)),
+              HasSubstr("empty.txt: the data file is empty"));
   writeFile(path = dir.file("short.txt"), text(16));
-  EXPECT_HAS(openError(path, bt(4, 4)),
-             "short.txt: 16 tokens are too few for batch size 4 x sequence "
-             "length 4 (a step reads B*T+1 = 17 tokens)");
+  EXPECT_THAT(
+      openError(path, bt(4, 4)),
+      HasSubstr("short.txt: 16 tokens are too few for batch size 4 x sequence "
+                "length 4 (a step reads B*T+1 = 17 tokens)"));
   EXPECT_EQ(openError(dir.file("short.txt"), bt(3, 5)), "");
 
   std::vector<uint16_t> tokens(50, 7);
   writeFile(path = dir.file("v2.bin"), tokenFile(tokens, 20240520, 2));
-  EXPECT_HAS(openError(path, bt(1, 1)),
-             "v2.bin: bad token-file header: version 2, expected 1 (uint16 "
-             "tokens)");
+  EXPECT_THAT(
+      openError(path, bt(1, 1)),
+      HasSubstr("v2.bin: bad token-file header: version 2, expected 1 (uint16 "
+                "tokens)"));
   writeFile(path = dir.file("zero.bin"), tokenFile({}, 20240520, 1, 0));
-  EXPECT_HAS(openError(path, bt(1, 1)),
-             "zero.bin: bad token-file header: token count 0 is not positive");
+  EXPECT_THAT(
+      openError(path, bt(1, 1)),
+      HasSubstr(
+          "zero.bin: bad token-file header: token count 0 is not positive"));
   writeFile(path = dir.file("neg.bin"), tokenFile(tokens, 20240520, 1, -3));
-  EXPECT_HAS(openError(path, bt(1, 1)), "token count -3 is not positive");
+  EXPECT_THAT(openError(path, bt(1, 1)),
+              HasSubstr("token count -3 is not positive"));
   writeFile(path = dir.file("long.bin"), tokenFile(tokens, 20240520, 1, 60));
-  EXPECT_HAS(openError(path, bt(1, 1)),
-             "long.bin: bad token-file header: it declares 60 tokens (a file "
-             "of 1144 bytes) but the file is 1124 bytes");
+  EXPECT_THAT(
+      openError(path, bt(1, 1)),
+      HasSubstr(
+          "long.bin: bad token-file header: it declares 60 tokens (a file "
+          "of 1144 bytes) but the file is 1124 bytes"));
   writeFile(path = dir.file("extra.bin"), tokenFile(tokens) + "x");
-  EXPECT_HAS(openError(path, bt(1, 1)),
-             "it declares 50 tokens (a file of 1124 bytes) but the file is "
-             "1125 bytes");
+  EXPECT_THAT(
+      openError(path, bt(1, 1)),
+      HasSubstr("it declares 50 tokens (a file of 1124 bytes) but the file is "
+                "1125 bytes"));
   writeFile(path = dir.file("cut.bin"), tokenFile(tokens).substr(0, 600));
-  EXPECT_HAS(openError(path, bt(1, 1)),
-             "cut.bin: bad token-file header: the file is 600 bytes, shorter "
-             "than the 1024-byte header");
+  EXPECT_THAT(
+      openError(path, bt(1, 1)),
+      HasSubstr(
+          "cut.bin: bad token-file header: the file is 600 bytes, shorter "
+          "than the 1024-byte header"));
   // Another magic is text (its bytes are tokens).
   writeFile(path = dir.file("other.bin"), tokenFile(tokens, 20240521));
   auto dl = open(path, bt(1, 1));
@@ -422,23 +439,26 @@ TEST(DataLoader, RejectsBadOptions) {
   TempDir dir;
   std::string path = dir.file("data.txt");
   writeFile(path, text(100));
-  EXPECT_HAS(openError(path, bt(0, 4)),
-             "data.txt: batch size must be positive, got 0");
-  EXPECT_HAS(openError(path, bt(2, -1)),
-             "data.txt: sequence length must be positive, got -1");
-  EXPECT_HAS(openError(path, bt(int64_t(1) << 30, int64_t(1) << 30)),
-             "batch size 1073741824 x sequence length 1073741824 is too large");
+  EXPECT_THAT(openError(path, bt(0, 4)),
+              HasSubstr("data.txt: batch size must be positive, got 0"));
+  EXPECT_THAT(openError(path, bt(2, -1)),
+              HasSubstr("data.txt: sequence length must be positive, got -1"));
+  EXPECT_THAT(
+      openError(path, bt(int64_t(1) << 30, int64_t(1) << 30)),
+      HasSubstr(
+          "batch size 1073741824 x sequence length 1073741824 is too large"));
   DataLoaderOptions opt = bt(4, 4);
   opt.rowBegin = 2, opt.rowEnd = 2;
-  EXPECT_HAS(openError(path, opt),
-             "data.txt: rows [2, 2) are not a non-empty range inside the "
-             "batch of 4");
+  EXPECT_THAT(
+      openError(path, opt),
+      HasSubstr("data.txt: rows [2, 2) are not a non-empty range inside the "
+                "batch of 4"));
   opt.rowBegin = 0, opt.rowEnd = 5;
-  EXPECT_HAS(openError(path, opt), "rows [0, 5) are not");
+  EXPECT_THAT(openError(path, opt), HasSubstr("rows [0, 5) are not"));
   opt.rowBegin = -1, opt.rowEnd = 2;
-  EXPECT_HAS(openError(path, opt), "rows [-1, 2) are not");
+  EXPECT_THAT(openError(path, opt), HasSubstr("rows [-1, 2) are not"));
   opt = bt(4, 4);
   opt.vocabSize = -5;
-  EXPECT_HAS(openError(path, opt),
-             "vocabulary size must not be negative, got -5");
+  EXPECT_THAT(openError(path, opt),
+              HasSubstr("vocabulary size must not be negative, got -5"));
 }

@@ -13,6 +13,7 @@
 
 #include "TestArtifact.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <charconv>
@@ -23,6 +24,8 @@
 #include <random>
 #include <unistd.h>
 
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 using namespace trc::rt;
 using trc::rt::test::readFile;
 using trc::rt::test::TempDir;
@@ -124,9 +127,8 @@ TEST(Metrics, NumbersReadBackExactly) {
   StepMetrics m;
   m.step = std::numeric_limits<int64_t>::min();
   m.extra = {{"max", std::numeric_limits<long long>::max()}};
-  EXPECT_NE(lineOf(m).find("\"step\":-9223372036854775808,"),
-            std::string::npos);
-  EXPECT_NE(lineOf(m).find("\"max\":9223372036854775807}"), std::string::npos);
+  EXPECT_THAT(lineOf(m), HasSubstr("\"step\":-9223372036854775808,"));
+  EXPECT_THAT(lineOf(m), HasSubstr("\"max\":9223372036854775807}"));
 }
 
 TEST(Metrics, RejectsBadExtraNames) {
@@ -172,9 +174,9 @@ TEST(Metrics, WriterFlushesEveryLine) {
 
   std::unique_ptr<MetricsWriter> w2;
   Status s = MetricsWriter::create(dir.file("no/such/m.jsonl"), w2);
-  EXPECT_NE(s.message().find("no/such/m.jsonl: cannot open the metrics file: "
-                             "No such file or directory"),
-            std::string::npos)
+  EXPECT_THAT(s.message(),
+              HasSubstr("no/such/m.jsonl: cannot open the metrics file: "
+                        "No such file or directory"))
       << s.message();
 }
 
@@ -263,10 +265,9 @@ TEST(Metrics, ProgressBarIsSilentWithoutATerminal) {
     EXPECT_TRUE(bar.enabled());
     bar.update(1, 2.5, 100);
     std::string first = drain(fds[0]);
-    EXPECT_EQ(first.rfind("\rstep 1/10 [##..................]  10% | loss "
-                          "2.5000 | 100 tok/s | eta ",
-                          0),
-              0u)
+    EXPECT_THAT(first,
+                StartsWith("\rstep 1/10 [##..................]  10% | loss "
+                           "2.5000 | 100 tok/s | eta "))
         << first;
     EXPECT_EQ(first.substr(first.size() - 3), "\x1b[K");
     bar.update(2, 2.4, 100); // within 100 ms: not redrawn
@@ -274,7 +275,7 @@ TEST(Metrics, ProgressBarIsSilentWithoutATerminal) {
     bar.clear();
     EXPECT_EQ(drain(fds[0]), "\r\x1b[K");
     bar.update(10, 2.0, 100); // the last step is always drawn
-    EXPECT_NE(drain(fds[0]).find("step 10/10"), std::string::npos);
+    EXPECT_THAT(drain(fds[0]), HasSubstr("step 10/10"));
     bar.finish();
     EXPECT_EQ(drain(fds[0]), "\n");
     bar.finish();
@@ -297,8 +298,8 @@ TEST(Metrics, ProgressBarDrawsOnATerminal) {
     bar.update(4, 1.25, 10);
   }
   std::string out = drain(master);
-  EXPECT_NE(out.find("step 4/4 [####################] 100% | loss 1.2500"),
-            std::string::npos)
+  EXPECT_THAT(out,
+              HasSubstr("step 4/4 [####################] 100% | loss 1.2500"))
       << out;
   ::close(slave);
   ::close(master);
