@@ -4,7 +4,11 @@
 
 #include "runtime/comm/Collectives.h"
 #include "runtime/comm/LaunchEnvironment.h"
+#include "runtime/formats/FileOps.h"
 #include "runtime/support/Names.h"
+#include "runtime/support/Parse.h"
+
+#include <algorithm>
 
 #include <cstdlib>
 #include <cstring>
@@ -179,26 +183,46 @@ Status DistributedRun::shareArtifact(bool compiled, std::string &artifactDir,
       return Status::error("cannot create " + dir + ": " + ec.message());
     artifactDir = dir;
   }
-  for (const char *member : {"manifest.trc", "program.so", "weights.bin"}) {
-    std::string path = artifactDir + "/" + member, bytes;
-    if (isRoot()) {
-      std::ifstream in(path, std::ios::binary);
-      bytes.assign(std::istreambuf_iterator<char>(in), {});
-      if (!in.good() && !in.eof())
-        return Status::error("cannot read " + path);
-    }
+  // Every file of the artifact (a cuda step has its kernel images too).
+  auto shareBytes = [&](std::string &bytes) {
     int64_t size = int64_t(bytes.size());
     if (Status s = world_->broadcast(&size, 1, DType::I64, 0); !s)
       return s.withPrefix("sharing the compiled step: ");
     bytes.resize(size_t(size));
     if (Status s = world_->broadcast(bytes.data(), bytes.size(), DType::U8, 0); !s)
       return s.withPrefix("sharing the compiled step: ");
-    if (!isRoot()) {
-      std::ofstream out(path, std::ios::binary);
-      out.write(bytes.data(), std::streamsize(bytes.size()));
-      if (!out)
-        return Status::error("cannot write " + path);
+    return Status::success();
+  };
+  std::string names;
+  if (isRoot()) {
+    std::vector<std::string> files;
+    std::error_code ec;
+    for (const auto &entry : std::filesystem::directory_iterator(artifactDir, ec))
+      if (entry.is_regular_file())
+        files.push_back(entry.path().filename().string());
+    if (ec)
+      return Status::error("cannot list " + artifactDir + ": " + ec.message());
+    std::sort(files.begin(), files.end());
+    for (const std::string &f : files)
+      names += f + "\n";
+  }
+  if (Status s = shareBytes(names); !s)
+    return s;
+  for (std::string_view member : splitText(names, '\n')) {
+    if (member.empty())
+      continue;
+    std::string path = artifactDir + "/" + std::string(member), bytes;
+    if (isRoot()) {
+      std::ifstream in(path, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+      if (!in.good() && !in.eof())
+        return Status::error("cannot read " + path);
     }
+    if (Status s = shareBytes(bytes); !s)
+      return s;
+    if (!isRoot())
+      if (Status s = writeFileAtomic(path, bytes, systemFileSystem()); !s)
+        return s;
   }
   return Status::success();
 }

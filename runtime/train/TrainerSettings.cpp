@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/train/TrainerSettings.h"
 
+#include "runtime/support/Parse.h"
 #include "runtime/train/TrainingArtifact.h"
 
 #include <charconv>
@@ -213,8 +214,12 @@ Status adoptTrainingArtifact(const std::string &dir, int64_t ranks, const std::s
   run.build.precision = info.settings["precision"];
   const std::string &loss = info.settings["loss"];
   run.build.loss = loss == "model" ? "" : loss.substr(0, loss.find(' '));
-  if (size_t at = loss.find("ignore_index="); at != std::string::npos)
-    run.build.ignoreIndex = std::strtoll(loss.c_str() + at + 13, nullptr, 10);
+  if (size_t at = loss.find("ignore_index="); at != std::string::npos) {
+    std::optional<int64_t> index = parseInt64(std::string_view(loss).substr(at + 13));
+    if (!index)
+      return Status::error(dir + "/" + kTrainingInfoFile + ": bad setting loss '" + loss + "'");
+    run.build.ignoreIndex = *index;
+  }
   run.inputsName = info.inputs;
   run.targetsName = info.targets;
   vocab = info.vocab;

@@ -3,12 +3,15 @@
 
 #include "runtime/formats/FileOps.h"
 #include "runtime/support/Names.h"
+#include "runtime/support/Parse.h"
 
 #include <cerrno>
 #include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 
 namespace trc::rt {
@@ -17,17 +20,6 @@ using rt::Status;
 
 namespace {
 constexpr size_t kMaxInfoBytes = 1 << 16;
-
-/// `text` as a whole decimal integer of at least `lo`.
-bool parseInt(const std::string &text, int64_t lo, int64_t &out) {
-  char *end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || v < lo)
-    return false;
-  out = v;
-  return true;
-}
 
 } // namespace
 
@@ -84,9 +76,11 @@ Status readTrainingInfo(const std::string &dir, TrainingArtifactInfo &info) {
       return Status::success();
     };
     auto count = [&](int64_t min, int64_t &out) {
-      if (!parseInt(value, min, out))
+      std::optional<int64_t> parsed = parseInt64(value, min);
+      if (!parsed)
         return bad("'" + key + "' expects an integer >= " + std::to_string(min) + ", got '" +
                    rt::percentEncode(value) + "'");
+      out = *parsed;
       return Status::success();
     };
     Status s = Status::success();
@@ -126,9 +120,9 @@ Status readTrainingInfo(const std::string &dir, TrainingArtifactInfo &info) {
 
 Status installTrainingArtifact(const std::string &built, const std::string &dir) {
   namespace fs = std::filesystem;
-  // The old step goes only once the new one is complete; a rename across
-  // file systems falls back to a copy.
   std::error_code ec;
+  // Stage the new step beside `dir` (a rename across file systems falls
+  // back to a copy), so that installing it is a rename in one folder.
   std::string staging = dir + ".saving";
   fs::remove_all(staging, ec);
   if (systemFileSystem().rename(built.c_str(), staging.c_str()) != 0) {
@@ -137,10 +131,21 @@ Status installTrainingArtifact(const std::string &built, const std::string &dir)
     if (ec)
       return Status::error("cannot write " + staging + ": " + ec.message());
   }
-  fs::remove_all(dir, ec);
-  if (systemFileSystem().rename(staging.c_str(), dir.c_str()) != 0)
+  if (Status s = fsyncDirectory(parentDirectory(staging)); !s)
+    return s;
+  // Swap the old step and the new one in one step (renameat2's
+  // RENAME_EXCHANGE), so there is never a moment with no step at `dir`;
+  // where there is no old step, a plain rename.
+  bool exists = fs::exists(dir, ec);
+  if (exists) {
+    if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) != 0)
+      return Status::error("cannot replace " + dir + " with " + staging + ": " +
+                           std::strerror(errno));
+    fs::remove_all(staging, ec); // now the old step
+  } else if (systemFileSystem().rename(staging.c_str(), dir.c_str()) != 0) {
     return Status::error(std::string("cannot rename ") + staging + " into place: " +
                          std::strerror(errno));
+  }
   return fsyncDirectory(parentDirectory(dir));
 }
 

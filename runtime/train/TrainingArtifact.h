@@ -43,8 +43,9 @@ bool isTrainingArtifact(const std::string &dir);
 
 rt::Status writeTrainingInfo(const std::string &dir, const TrainingArtifactInfo &info);
 /// Moves the folder `built` (a compiled step with its training.trc) to
-/// `dir`, replacing a step saved there before only once the new one is
-/// complete, and makes the rename durable (FileOps.h).
+/// `dir`, exchanging it with a step saved there before in one rename (there
+/// is always a whole step at `dir`), and makes the renames durable
+/// (FileOps.h). Preconditions: Linux (renameat2), `dir`'s folder exists.
 rt::Status installTrainingArtifact(const std::string &built, const std::string &dir);
 /// Reads DIR/training.trc; errors name the file and the line.
 rt::Status readTrainingInfo(const std::string &dir, TrainingArtifactInfo &info);

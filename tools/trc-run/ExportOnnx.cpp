@@ -1,6 +1,8 @@
 //===- ExportOnnx.cpp - trc-run --export-onnx: trained weights into ONNX ----===//
 #include "ExportOnnx.h"
 
+#include "runtime/support/Parse.h"
+
 #include "trc/Import/OnnxImporter.h"
 
 #include "runtime/formats/Bundle.h"
@@ -115,13 +117,11 @@ public:
         location = entry.value();
       } else if (entry.key() == "offset" || entry.key() == "length") {
         const std::string &v = entry.value();
-        char *end = nullptr;
-        errno = 0;
-        long long n = std::strtoll(v.c_str(), &end, 10);
-        if (v.empty() || *end != '\0' || n < 0 || errno != 0)
+        std::optional<int64_t> n = rt::parseInt64(v, 0);
+        if (!n)
           return fail("external data " + entry.key() + " '" + v +
                       "' is not a non-negative integer");
-        (entry.key() == "offset" ? offset : length) = n;
+        (entry.key() == "offset" ? offset : length) = *n;
       }
     }
     if (location.empty())

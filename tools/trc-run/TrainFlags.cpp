@@ -3,20 +3,10 @@
 
 #include "RunHelpers.h"
 
-#include <cmath>
-#include <cstdlib>
+#include <limits>
 
 namespace trc {
-namespace {
 using rt::Status;
-
-bool parseFloat(const std::string &text, double &out) {
-  char *end = nullptr;
-  out = std::strtod(text.c_str(), &end);
-  return !text.empty() && *end == '\0' && std::isfinite(out);
-}
-
-} // namespace
 
 Status trainerOptionsFromFlags(const TrainArgs &a, rt::TrainerOptions &o) {
   o.model = a.model;
@@ -61,11 +51,10 @@ Status trainerOptionsFromFlags(const TrainArgs &a, rt::TrainerOptions &o) {
   if (has("--grad-accum") && !parseInt(text("--grad-accum"), 1, o.gradAccum))
     return Status::error("option '--grad-accum' expects a positive integer");
   if (has("--ignore-index")) {
-    char *end = nullptr;
-    const std::string &t = text("--ignore-index");
-    long long v = std::strtoll(t.c_str(), &end, 10);
-    if (t.empty() || *end != '\0')
-      return Status::error("option '--ignore-index' expects an integer, got '" + t + "'");
+    int64_t v;
+    if (!parseInt(text("--ignore-index"), std::numeric_limits<int64_t>::min(), v))
+      return Status::error("option '--ignore-index' expects an integer, got '" +
+                           text("--ignore-index") + "'");
     o.ignoreIndex = v;
   }
   if (has("--loss-scale")) {

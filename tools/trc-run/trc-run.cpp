@@ -203,9 +203,8 @@ Status parseArgs(int argc, char **argv, Options &opt) {
     if (value.empty())
       return Status::error("option '" + flag + "' needs a non-empty value");
     if (flag == "--repeat") {
-      char *end = nullptr;
-      long n = std::strtol(value.c_str(), &end, 10);
-      if (*end != '\0' || n < 1 || n > 1000000)
+      int64_t n;
+      if (!trc::parseInt(value, 1, n, 1000000))
         return Status::error("option '--repeat' expects a count from 1 to 1000000, got '" +
                              value + "'");
       opt.repeat = static_cast<int>(n);
