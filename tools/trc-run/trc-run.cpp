@@ -1,14 +1,12 @@
 //===- trc-run.cpp - run a compiled trc artifact ----------------------------===//
 //
-// Evaluation mode:
+// A thin front end: it parses the flags and hands them to the runtime's
+// libraries. Evaluation mode:
 //   trc-run ARTIFACT_DIR [--device cpu|cuda|auto] --input NAME=FILE.npy ...
 //           --output-dir DIR
-// loads the artifact, binds every input from a .npy file, runs the program
-// once and writes DIR/<output name>.npy for every output ('/' and '%' in a
-// name are percent-encoded in the file name; bf16 outputs are widened to f32
-// since NumPy has no bfloat16). Any problem prints one `error: ...` line and
-// exits 1, before anything is written: the outputs are written to temporary
-// files that are renamed into place only when all of them were written.
+// runs the artifact once on the inputs and writes DIR/<output name>.npy for
+// every output (runtime/artifact/Evaluation.h: all or nothing). Any problem
+// prints one `error: ...` line and exits 1.
 // `--device auto` runs an artifact on its target (cpu or cuda) and compiles
 // an .onnx model for the GPU when one is present, else the CPU. MODEL may be an
 // .onnx file when trc-run is built with the compiler: it is compiled
@@ -19,34 +17,25 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/artifact/Artifact.h"
+#include "runtime/artifact/Evaluation.h"
 #include "runtime/backends/Backend.h"
-#include "runtime/formats/FileOps.h"
-#include "runtime/formats/Manifest.h"
-#include "runtime/support/Names.h"
 #include "runtime/formats/Npy.h"
-#include "runtime/artifact/Session.h"
+#include "runtime/support/Names.h"
 #include "runtime/train/Trainer.h"
 
 #include "RunHelpers.h"
 #include "TrainFlags.h"
 #ifdef TRC_RUN_WITH_COMPILER
 #include "CompileInProcess.h"
-#include "ExportOnnx.h"
 #include <map>
 #endif
 
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <filesystem>
 #include <new>
 #include <string>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -249,34 +238,6 @@ Status parseArgs(int argc, char **argv, Options &opt) {
   return Status::success();
 }
 
-// mkdir -p.
-Status makeDirs(const std::string &path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode))
-      return Status::success();
-    return Status::error(path + ": exists and is not a folder");
-  }
-  size_t slash = path.find_last_of('/');
-  if (slash != std::string::npos && slash > 0) {
-    if (Status s = makeDirs(path.substr(0, slash)); !s)
-      return s;
-  }
-  if (::mkdir(path.c_str(), 0777) != 0 && errno != EEXIST)
-    return Status::error(path + ": cannot create folder: " + std::strerror(errno));
-  return Status::success();
-}
-
-// bf16 -> f32 (exact).
-void widenBf16(const HostTensor &in, HostTensor &out) {
-  const uint16_t *src = in.as<uint16_t>();
-  float *dst = out.as<float>();
-  for (int64_t i = 0; i < in.numElements(); ++i) {
-    uint32_t bits = uint32_t(src[i]) << 16;
-    std::memcpy(&dst[i], &bits, 4);
-  }
-}
-
 int runEvaluation(const Options &opt) {
   std::unique_ptr<Backend> backend;
   // --device auto runs an artifact on the device it was compiled for.
@@ -313,86 +274,12 @@ int runEvaluation(const Options &opt) {
   // A temporary artifact compiled above is removed when this run ends.
   TemporaryArtifact removeTemporary{artifactDir != opt.model ? artifactDir : ""};
 
-  std::unique_ptr<Artifact> artifact;
-  std::unique_ptr<Session> session;
-  if (Status s = openSession(artifactDir, *backend, artifact, session); !s)
+  EvaluationOptions evaluation;
+  evaluation.inputs = opt.inputs;
+  evaluation.outputDir = opt.outputDir;
+  evaluation.repeat = opt.repeat;
+  if (Status s = evaluateArtifact(artifactDir, *backend, evaluation); !s)
     return fail(s.message());
-
-  for (const auto &[name, file] : opt.inputs) {
-    // Check the name before reading a possibly large file.
-    if (!artifact->manifest().find(SlotKind::Input, name)) {
-      HostTensor none;
-      return fail(session->setInput(name, none).message());
-    }
-    HostTensor value;
-    if (Status s = readNpyFile(file, value); !s)
-      return fail("input '" + percentEncode(name) + "': " + s.message());
-    if (Status s = session->setInput(name, value); !s)
-      return fail(s.message() + " (from " + file + ")");
-  }
-  if (Status s = session->run(); !s)
-    return fail(s.message());
-  if (opt.repeat > 0) {
-    double total = 0, best = 1e300;
-    for (int r = 0; r < opt.repeat; ++r) {
-      auto start = std::chrono::steady_clock::now();
-      if (Status s = session->run(); !s)
-        return fail(s.message());
-      double ms = std::chrono::duration<double, std::milli>(
-                      std::chrono::steady_clock::now() - start)
-                      .count();
-      total += ms;
-      best = std::min(best, ms);
-    }
-    std::fprintf(stderr, "trc-run: %d runs, mean %.3f ms, best %.3f ms per run\n",
-                 opt.repeat, total / opt.repeat, best);
-  }
-
-  // Fetch every output, then write them all to temporary files, then rename.
-  std::vector<std::pair<std::string, HostTensor>> outputs;
-  for (const Slot *slot : artifact->manifest().slotsOfKind(SlotKind::Output)) {
-    HostTensor value;
-    if (Status s = session->getOutput(slot->name, value); !s)
-      return fail(s.message());
-    if (value.dtype == DType::BF16) {
-      HostTensor wide;
-      if (Status s = wide.allocate(DType::F32, value.shape); !s)
-        return fail("output '" + percentEncode(slot->name) + "': " + s.message());
-      widenBf16(value, wide);
-      value = std::move(wide);
-    }
-    outputs.emplace_back(slot->name, std::move(value));
-  }
-  if (Status s = makeDirs(opt.outputDir); !s)
-    return fail(s.message());
-  std::string dir = opt.outputDir;
-  if (dir.back() != '/')
-    dir += '/';
-  std::vector<std::pair<std::string, std::string>> written; // temp, final
-  auto cleanup = [&]() {
-    for (const auto &[temp, final] : written)
-      ::unlink(temp.c_str());
-  };
-  std::string pid = std::to_string(::getpid());
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    std::string finalPath = dir + outputFileName(outputs[i].first);
-    std::string temp = dir + ".trc-run-" + pid + "-" + std::to_string(i) + ".tmp";
-    if (Status s = writeNpyTemp(temp, finalPath, outputs[i].second); !s) {
-      cleanup();
-      return fail(s.message());
-    }
-    written.emplace_back(temp, finalPath);
-  }
-  for (size_t i = 0; i < written.size(); ++i) {
-    if (::rename(written[i].first.c_str(), written[i].second.c_str()) != 0) {
-      int e = errno;
-      for (size_t j = 0; j < i; ++j)
-        ::unlink(written[j].second.c_str());
-      cleanup();
-      return fail(written[i].second + ": cannot rename into place: " +
-                  std::strerror(e));
-    }
-  }
   return 0;
 }
 
