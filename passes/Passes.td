@@ -195,14 +195,15 @@ def Autodiff : Pass<"trc-autodiff", "mlir::ModuleOp"> {
     `trc.grad_of = "<name>"`. `@main` is unchanged.
 
     Every op on a path from a trainable parameter to the loss applies its
-    vector-Jacobian product rule (passes/Training/Vjp*.cpp: elementwise ops,
-    select, convert, dot_general, reduce, the data-movement ops, gather and
-    scatter_add, and the composites softmax, log_softmax, layer_norm, gelu
-    and cross_entropy, so decomposition is optional). Gradients of a value
-    used several times are summed (a tied embedding read by gather and by a
-    transpose gets both). Frozen parameters, integer and i1 values (labels,
-    indices, masks) get none. It is an error when the first result is not a
-    scalar float, or when an op on such a path has no rule (e.g. dropout).
+    vector-Jacobian product rule (VjpOpInterface, lib/Training/Vjp*.cpp:
+    elementwise ops, select, convert, dot_general, reduce, the data-movement
+    ops, gather and scatter_add, and the composites softmax, log_softmax,
+    layer_norm, gelu and cross_entropy, so decomposition is optional).
+    Gradients of a value used several times are summed (a tied embedding
+    read by gather and by a transpose gets both). Frozen parameters, integer
+    and i1 values (labels, indices, masks) get none. It is an error when the
+    first result is not a scalar float, or when an op on such a path has no
+    rule (e.g. dropout).
 
     The backward pass is kept small: the seed 1 and identities fold away,
     constants are built once, a transposed product becomes the product with
