@@ -75,7 +75,7 @@ def LowerToLinalg : Pass<"trc-lower-to-linalg", "mlir::func::FuncOp"> {
 def TestPrintMemoryPlan : Pass<"test-trc-print-memory-plan", "mlir::func::FuncOp"> {
   let summary = "prints the static memory plan of a bufferized function";
   let description = [{
-    Computes `trc::MemoryPlan` (include/trc/Memory/MemoryPlan.h) and prints
+    Computes `trc::MemoryPlan` (include/trc/Analysis/MemoryPlan.h) and prints
     the arena size against its lower bound and against no reuse, then each
     buffer's offset, size and live range. The IR is unchanged.
 
@@ -426,7 +426,7 @@ def FuseOps : Pass<"trc-fuse", "mlir::func::FuncOp"> {
   let description = [{
     Groups the ops of each function into trc.fusion regions, each one kernel
     that reads its operands from device memory once and writes only the
-    values used outside it (passes/Fusion: FusionPlanner.cpp decides,
+    values used outside it (lib/Analysis: FusionPlanner.cpp decides,
     FusionCostModel.cpp counts bytes). Run it on the whole training step,
     after trc-autodiff and trc-build-train-step (autodiff does not
     differentiate through regions) and before lowering; trc-unfuse undoes it
