@@ -42,7 +42,7 @@ def Trc_AttentionOp : Trc_Op<"attention", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Trc_AttentionGradOp : Trc_Op<"attention_grad", [Pure]> {
+def Trc_AttentionGradOp : Trc_Op<"attention_grad", [Pure, Trc_NoVjp]> {
   let summary = "d q, d k, d v of trc.attention given d result";
   let description = [{
     The probabilities are recomputed from q and k (nothing of the forward

@@ -11,6 +11,7 @@
 include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
+include "TrcInterfaces.td"
 
 def Trc_Dialect : Dialect {
   let name = "trc";

@@ -36,9 +36,11 @@ def Trc_CollectiveReduction : I32EnumAttr<"CollectiveReduction",
 def Trc_CollectiveReductionAttr
     : EnumAttr<Trc_Dialect, Trc_CollectiveReduction, "reduction">;
 
-// Side effects keep collectives in program order on every rank.
+// Side effects keep collectives in program order on every rank. They are
+// inserted after autodiff: no VJP rules.
 class Trc_CollectiveOp<string mnemonic, list<Trait> traits = []>
-    : Trc_Op<mnemonic, !listconcat(traits, [MemoryEffects<[MemRead, MemWrite]>])>;
+    : Trc_Op<mnemonic, !listconcat(traits, [MemoryEffects<[MemRead, MemWrite]>,
+                                            Trc_NoVjp])>;
 
 def Trc_AllReduceOp : Trc_CollectiveOp<"all_reduce", [SameOperandsAndResultType]> {
   let summary = "element-wise reduction over the ranks of a group";

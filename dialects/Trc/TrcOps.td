@@ -19,7 +19,7 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 //===----------------------------------------------------------------------===//
 
 def Trc_ConstantOp : Trc_Op<"constant",
-    [ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
+    [ConstantLike, Pure, AllTypesMatch<["value", "result"]>, Trc_NoVjp]> {
   let summary = "a constant tensor";
   let description = [{
     ```mlir
@@ -32,7 +32,7 @@ def Trc_ConstantOp : Trc_Op<"constant",
   let hasFolder = 1;
 }
 
-def Trc_ParameterOp : Trc_Op<"parameter", [Symbol]> {
+def Trc_ParameterOp : Trc_Op<"parameter", [Symbol, Trc_NoVjp]> {
   let summary = "a model parameter (an ONNX initializer)";
   let description = [{
     A named tensor of the model's state, declared once at module level and read
@@ -60,14 +60,14 @@ def Trc_ParameterOp : Trc_Op<"parameter", [Symbol]> {
 }
 
 def Trc_GetParameterOp : Trc_Op<"get_parameter",
-    [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>, Trc_NoVjp]> {
   let summary = "reads the current value of a parameter";
   let arguments = (ins FlatSymbolRefAttr:$name);
   let results = (outs Trc_Tensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
 }
 
-def Trc_IotaOp : Trc_Op<"iota", [Pure]> {
+def Trc_IotaOp : Trc_Op<"iota", [Pure, Trc_NoVjp]> {
   let summary = "0, 1, 2, ... along one dimension, broadcast along the others";
   let arguments = (ins I64Attr:$dimension);
   let results = (outs StaticShapeTensorOf<[Trc_Float, I32, I64]>:$result);
@@ -75,7 +75,7 @@ def Trc_IotaOp : Trc_Op<"iota", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Trc_RandomUniformOp : Trc_Op<"random_uniform", [Pure]> {
+def Trc_RandomUniformOp : Trc_Op<"random_uniform", [Pure, Trc_NoVjp]> {
   let summary = "counter-based uniform numbers in [0, 1) from a key";
   let description = [{
     Element i (row-major linear index) is a pure function of (key, stream,
@@ -122,7 +122,7 @@ def Trc_LogisticOp : Trc_UnaryOp<"logistic", Trc_FloatTensor> {
   let summary = "1/(1+e^-x)";
 }
 def Trc_FloorOp : Trc_UnaryOp<"floor", Trc_FloatTensor> { let summary = "floor(x)"; }
-def Trc_NotOp : Trc_UnaryOp<"not", Trc_PredTensor> {
+def Trc_NotOp : Trc_UnaryOp<"not", Trc_PredTensor, [Trc_NoVjp]> {
   let summary = "logical not"; let hasFolder = 1;
 }
 
@@ -160,16 +160,16 @@ def Trc_MaxOp : Trc_BinaryOp<"max", Trc_Tensor, [Commutative]> {
 def Trc_MinOp : Trc_BinaryOp<"min", Trc_Tensor, [Commutative]> {
   let summary = "min(x, y)";
 }
-def Trc_AndOp : Trc_BinaryOp<"and", Trc_PredTensor, [Commutative]> {
+def Trc_AndOp : Trc_BinaryOp<"and", Trc_PredTensor, [Commutative, Trc_NoVjp]> {
   let summary = "logical and";
 }
-def Trc_OrOp : Trc_BinaryOp<"or", Trc_PredTensor, [Commutative]> {
+def Trc_OrOp : Trc_BinaryOp<"or", Trc_PredTensor, [Commutative, Trc_NoVjp]> {
   let summary = "logical or";
 }
 
 def Trc_CompareOp : Trc_Op<"compare",
     [Pure, Elementwise, AllTypesMatch<["lhs", "rhs"]>,
-     AllShapesMatch<["lhs", "result"]>]> {
+     AllShapesMatch<["lhs", "result"]>, Trc_NoVjp]> {
   let summary = "elementwise comparison giving i1";
   let description = [{
     ```mlir
@@ -453,7 +453,7 @@ def Trc_CrossEntropyOp : Trc_Op<"cross_entropy", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Trc_DropoutOp : Trc_Op<"dropout", [SameOperandsAndResultType]> {
+def Trc_DropoutOp : Trc_Op<"dropout", [SameOperandsAndResultType, Trc_NoVjp]> {
   let summary = "zeroes elements with probability `ratio` and scales the rest";
   let description = [{
     Random in training: trc-lower-dropout turns it into a trc.random_uniform

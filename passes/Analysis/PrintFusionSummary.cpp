@@ -6,7 +6,7 @@
 // before and after are the function as it is. The IR is unchanged.
 //
 //===----------------------------------------------------------------------===//
-#include "../Fusion/FusionCostModel.h"
+#include "trc/Analysis/FusionCostModel.h"
 
 #include "trc/Passes.h"
 

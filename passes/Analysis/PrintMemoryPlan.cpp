@@ -4,7 +4,7 @@
 // unchanged. Precondition: bufferized IR.
 //
 //===----------------------------------------------------------------------===//
-#include "trc/Memory/MemoryPlan.h"
+#include "trc/Analysis/MemoryPlan.h"
 #include "trc/Passes.h"
 
 namespace trc {

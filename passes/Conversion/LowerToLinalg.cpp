@@ -7,7 +7,7 @@
 // become empty tensors.
 //
 //===----------------------------------------------------------------------===//
-#include "ScalarOps.h"
+#include "trc/Conversion/ScalarOps.h"
 #include "trc/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

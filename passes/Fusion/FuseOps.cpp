@@ -1,16 +1,16 @@
 //===- FuseOps.cpp - trc-fuse ------------------------------------------------===//
 //
-// Groups the ops of each function into kernels (FusionPlanner.cpp decides)
-// and rewrites each group of two or more ops into a trc.fusion: its body
-// clones the group's ops, recomputed producers and copied broadcasts and
-// constants; its operands are what the group reads and its results what
-// others read. Ops the groups replaced are erased and the block is put back
+// Groups the ops of each function into kernels (planFusion decides:
+// lib/Analysis/FusionPlanner.cpp) and rewrites each group of two or more ops
+// into a trc.fusion: its body clones the group's ops, recomputed producers
+// and copied broadcasts and constants; its operands are what the group reads
+// and its results what others read. Ops the groups replaced are erased and the block is put back
 // in a topological order. The function records its cost before fusion in
 // `trc.unfused_cost = array<i64: kernels, bytes>` for
 // trc-print-fusion-summary.
 //
 //===----------------------------------------------------------------------===//
-#include "FusionPlanner.h"
+#include "trc/Analysis/FusionPlanner.h"
 
 #include "trc/Passes.h"
 

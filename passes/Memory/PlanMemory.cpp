@@ -5,7 +5,7 @@
 // deallocated (memref.dealloc of a planned buffer is an error).
 //
 //===----------------------------------------------------------------------===//
-#include "trc/Memory/MemoryPlan.h"
+#include "trc/Analysis/MemoryPlan.h"
 #include "trc/Passes.h"
 
 #include "mlir/IR/Builders.h"

@@ -5,10 +5,10 @@
 // parameter argument to the loss are found (forward: depends on such an
 // argument and has a float type; backward: the loss depends on it), and the
 // ops that produce them are visited in reverse order, each applying its VJP
-// rule (Vjp.h) to the gradient accumulated for its result. Gradients of a
-// value used several times are summed. @main_grad returns the loss and one
-// gradient per trainable parameter argument; forward values nothing needs
-// any more are erased.
+// rule (VjpOpInterface; the rules are lib/Training/Vjp*.cpp) to the gradient
+// accumulated for its result. Gradients of a value used several times are
+// summed. @main_grad returns the loss and one gradient per trainable
+// parameter argument; forward values nothing needs any more are erased.
 //
 // Preconditions: @main has one block (no control flow) and takes its
 // parameters as arguments (trc-parameters-to-arguments); its first result is
@@ -16,8 +16,8 @@
 // frozen parameters.
 //
 //===----------------------------------------------------------------------===//
-#include "Vjp.h"
 #include "trc/Passes.h"
+#include "trc/Training/Vjp.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -76,13 +76,12 @@ LogicalResult differentiate(func::FuncOp fn, ArrayRef<unsigned> params,
         needed.insert(v);
   auto onPath = [&](Value v) { return active.contains(v) && needed.contains(v); };
 
-  const VjpRegistry &registry = VjpRegistry::get();
   SmallVector<Operation *> path;
   bool missing = false;
   for (Operation &op : body.without_terminator()) {
     if (!llvm::any_of(op.getResults(), onPath))
       continue;
-    if (op.getNumResults() != 1 || op.getNumRegions() || !registry.lookup(&op)) {
+    if (op.getNumResults() != 1 || op.getNumRegions() || !isa<VjpOpInterface>(op)) {
       op.emitError() << "'" << op.getName()
                      << "' has no VJP rule, and it is on the path from a trainable "
                         "parameter to the loss";
@@ -110,7 +109,7 @@ LogicalResult differentiate(func::FuncOp fn, ArrayRef<unsigned> params,
     SmallVector<bool> wanted = llvm::map_to_vector(
         op->getOperands(), [&](Value v) { return onPath(v); });
     VjpContext context(b, op, g, wanted, &constants);
-    if (failed((*registry.lookup(op))(op, context)))
+    if (failed(cast<VjpOpInterface>(op).buildVjp(context)))
       return failure();
     for (auto [operand, grad] : llvm::zip_equal(op->getOperands(), context.operandGrads())) {
       if (!grad)
@@ -145,6 +144,13 @@ LogicalResult differentiate(func::FuncOp fn, ArrayRef<unsigned> params,
 }
 
 struct Autodiff : trc::impl::AutodiffBase<Autodiff> {
+  /// The rules come with the pass, whichever tool runs it (attaching them
+  /// again is a no-op).
+  void getDependentDialects(DialectRegistry &registry) const override {
+    AutodiffBase::getDependentDialects(registry);
+    registerVjpRules(registry);
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto main = module.lookupSymbol<func::FuncOp>("main");

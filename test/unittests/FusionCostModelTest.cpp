@@ -1,13 +1,12 @@
 //===- FusionCostModelTest.cpp - trc-fuse's cost model and matchers --------===//
 //
 // The byte counts and recomputation costs trc-fuse decides with
-// (passes/Fusion/FusionCostModel.h), the GELU recognizer, and the planner on
+// (include/trc/Analysis/FusionCostModel.h), the GELU recognizer, and the planner on
 // small functions.
 //
 //===----------------------------------------------------------------------===//
-#include "Fusion/FusionCostModel.h"
-#include "Fusion/FusionPlanner.h"
-
+#include "trc/Analysis/FusionCostModel.h"
+#include "trc/Analysis/FusionPlanner.h"
 #include "trc/Dialect/Trc.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Dialect/Trc.h"
+#include "trc/InitAllDialects.h"
 #include "trc/Passes.h"
 #include "trc/Pipelines/Pipelines.h"
 
@@ -22,8 +23,6 @@
 #include "runtime/artifact/Session.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -91,9 +90,7 @@ std::string denseHex(const std::vector<double> &values, const std::string &eleme
 mlir::DialectRegistry &registry() {
   static mlir::DialectRegistry *r = [] {
     auto *reg = new mlir::DialectRegistry;
-    reg->insert<trc::TrcDialect>();
-    mlir::registerAllDialects(*reg);
-    mlir::registerAllExtensions(*reg);
+    trc::registerAllDialects(*reg);
     mlir::registerAllPasses();
     trc::registerTrcPasses();
     llvm::InitializeNativeTarget();

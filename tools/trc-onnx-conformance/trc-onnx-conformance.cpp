@@ -39,6 +39,7 @@
 
 #include "trc/Dialect/Trc.h"
 #include "trc/Import/OnnxImporter.h"
+#include "trc/InitAllDialects.h"
 #include "trc/Passes.h"
 #include "trc/Pipelines/Pipelines.h"
 
@@ -50,8 +51,6 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -534,9 +533,7 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   trc::registerTrcPasses();
   mlir::DialectRegistry registry;
-  registry.insert<trc::TrcDialect>();
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
+  trc::registerAllDialects(registry);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::SmallString<128> scratchRoot;

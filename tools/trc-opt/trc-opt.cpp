@@ -7,8 +7,8 @@
 // verify-diagnostics, ...). Output is written only when everything succeeds.
 //
 //===----------------------------------------------------------------------===//
-#include "trc/Dialect/Trc.h"
 #include "trc/Import/OnnxImporter.h"
+#include "trc/InitAllDialects.h"
 #include "trc/Passes.h"
 #include "trc/Pipelines/Pipelines.h"
 
@@ -19,8 +19,6 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
@@ -151,10 +149,8 @@ static int importAndRun(const std::string &inputFilename,
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   DialectRegistry registry;
-  registry.insert<trc::TrcDialect>();
   // Upstream dialects and passes too: lowered trc IR is linalg, memref, llvm...
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
+  trc::registerAllDialects(registry);
   registerAllPasses();
   trc::registerTrcPasses();
   trc::registerTrcPipelines();

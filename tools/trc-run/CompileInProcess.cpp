@@ -4,6 +4,7 @@
 
 #include "trc/Dialect/Trc.h"
 #include "trc/Import/OnnxImporter.h"
+#include "trc/InitAllDialects.h"
 #include "trc/Passes.h"
 #include "trc/Pipelines/Pipelines.h"
 #include "trc/Pipelines/TrainingPipeline.h"
@@ -109,9 +110,7 @@ bool compile(const std::string &model,
   }();
   (void)registered;
   mlir::DialectRegistry registry;
-  registry.insert<TrcDialect>();
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
+  trc::registerAllDialects(registry);
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
 

@@ -1,7 +1,7 @@
 //===- Trc.h - the trc graph dialect ----------------------------*- C++ -*-===//
 //
-// Declares the trc dialect, its enums, attributes and ops (generated from
-// dialects/Trc/*.td). Include this to build or inspect trc IR.
+// Declares the trc dialect, its enums, attributes, op interfaces and ops
+// (generated from dialects/Trc/*.td). Include this to build or inspect trc IR.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRC_DIALECT_TRC_H
@@ -18,6 +18,19 @@
 
 #include "TrcDialect.h.inc"
 #include "TrcEnums.h.inc"
+
+namespace trc {
+namespace autodiff {
+class VjpContext; // include/trc/Training/Vjp.h
+} // namespace autodiff
+
+/// The trait of an op without a VJP rule by design (Trc_NoVjp in
+/// dialects/Trc/TrcInterfaces.td).
+template <typename ConcreteType>
+class NoVjp : public mlir::OpTrait::TraitBase<ConcreteType, NoVjp> {};
+} // namespace trc
+
+#include "TrcInterfaces.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "TrcAttrs.h.inc"

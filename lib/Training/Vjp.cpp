@@ -1,11 +1,11 @@
-//===- Vjp.cpp - the VJP builder helpers and the rule registry -------------===//
+//===- Vjp.cpp - the builder helpers the VJP rules share -------------------===//
 //
-// Helpers every rule shares (Vjp.h) and the registry of all rules. Builders
-// fold through the trc folders, so rules may write the general formula and
-// let identities (x * 1, transposes by the identity...) vanish.
+// VjpBuilder (include/trc/Training/Vjp.h): builders fold through the trc
+// folders, so rules may write the general formula and let identities (x * 1,
+// transposes by the identity...) vanish.
 //
 //===----------------------------------------------------------------------===//
-#include "Vjp.h"
+#include "trc/Training/Vjp.h"
 
 #include "mlir/IR/Matchers.h"
 
@@ -217,23 +217,6 @@ Value VjpBuilder::unbroadcast(Value grad, RankedTensorType operand,
       summed.push_back(d);
   }
   return reshape(reduce(ReduceKind::Sum, grad, summed), operand.getShape());
-}
-
-const VjpRegistry::Rule *VjpRegistry::lookup(Operation *op) const {
-  auto it = rules_.find(op->getName().getStringRef());
-  return it == rules_.end() ? nullptr : &it->second;
-}
-
-const VjpRegistry &VjpRegistry::get() {
-  static const VjpRegistry registry = [] {
-    VjpRegistry r;
-    addElementwiseVjps(r);
-    addContractionVjps(r);
-    addDataMovementVjps(r);
-    addCompositeVjps(r);
-    return r;
-  }();
-  return registry;
 }
 
 } // namespace trc::autodiff

@@ -5,8 +5,8 @@
 // integer element types.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TRC_PASSES_CONVERSION_SCALAROPS_H
-#define TRC_PASSES_CONVERSION_SCALAROPS_H
+#ifndef TRC_CONVERSION_SCALAROPS_H
+#define TRC_CONVERSION_SCALAROPS_H
 
 #include "trc/Dialect/Trc.h"
 
@@ -34,4 +34,4 @@ mlir::Value combine(mlir::OpBuilder &b, mlir::Location loc, ReduceKind kind,
 
 } // namespace trc::scalar
 
-#endif
+#endif // TRC_CONVERSION_SCALAROPS_H

@@ -9,8 +9,8 @@
 // bytes at the device's bytes-per-flop ratio.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TRC_PASSES_FUSION_FUSIONCOSTMODEL_H
-#define TRC_PASSES_FUSION_FUSIONCOSTMODEL_H
+#ifndef TRC_ANALYSIS_FUSIONCOSTMODEL_H
+#define TRC_ANALYSIS_FUSIONCOSTMODEL_H
 
 #include "mlir/IR/Block.h"
 #include "mlir/IR/Operation.h"
@@ -102,4 +102,4 @@ KernelTotals measure(mlir::Block &block);
 
 } // namespace trc::fusion
 
-#endif // TRC_PASSES_FUSION_FUSIONCOSTMODEL_H
+#endif // TRC_ANALYSIS_FUSIONCOSTMODEL_H

@@ -7,7 +7,7 @@
 // with an already placed allocation whose live range intersects.
 //
 //===----------------------------------------------------------------------===//
-#include "trc/Memory/MemoryPlan.h"
+#include "trc/Analysis/MemoryPlan.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"

@@ -4,7 +4,7 @@
 // output written once per kernel (tiling re-reads and caches are ignored).
 //
 //===----------------------------------------------------------------------===//
-#include "FusionCostModel.h"
+#include "trc/Analysis/FusionCostModel.h"
 
 #include "trc/Dialect/Trc.h"
 

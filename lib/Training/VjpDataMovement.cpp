@@ -10,20 +10,19 @@
 // [n, 1], pad to [n, s], reshape to [n * s]).
 //
 //===----------------------------------------------------------------------===//
-#include "Vjp.h"
+#include "VjpRules.h"
 
 using namespace mlir;
 
 namespace trc::autodiff {
-namespace {
 
-LogicalResult broadcastInDimVjp(BroadcastInDimOp op, VjpContext &c) {
+LogicalResult vjp(BroadcastInDimOp op, VjpContext &c) {
   c.setGrad(0, c.unbroadcast(c.grad, VjpBuilder::type(op.getOperand()),
                              op.getBroadcastDimensions()));
   return success();
 }
 
-LogicalResult transposeVjp(TransposeOp op, VjpContext &c) {
+LogicalResult vjp(TransposeOp op, VjpContext &c) {
   auto perm = op.getPermutation();
   SmallVector<int64_t> inverse(perm.size());
   for (auto [i, p] : llvm::enumerate(perm))
@@ -32,12 +31,12 @@ LogicalResult transposeVjp(TransposeOp op, VjpContext &c) {
   return success();
 }
 
-LogicalResult reshapeVjp(ReshapeOp op, VjpContext &c) {
+LogicalResult vjp(ReshapeOp op, VjpContext &c) {
   c.setGrad(0, c.reshape(c.grad, VjpBuilder::type(op.getOperand()).getShape()));
   return success();
 }
 
-LogicalResult sliceVjp(SliceOp op, VjpContext &c) {
+LogicalResult vjp(SliceOp op, VjpContext &c) {
   auto in = VjpBuilder::type(op.getOperand());
   auto out = op.getType();
   if (out.getNumElements() == 0) {
@@ -76,12 +75,12 @@ LogicalResult sliceVjp(SliceOp op, VjpContext &c) {
   return success();
 }
 
-LogicalResult reverseVjp(ReverseOp op, VjpContext &c) {
+LogicalResult vjp(ReverseOp op, VjpContext &c) {
   c.setGrad(0, c.b.create<ReverseOp>(c.loc, c.grad, op.getDimensions()));
   return success();
 }
 
-LogicalResult concatenateVjp(ConcatenateOp op, VjpContext &c) {
+LogicalResult vjp(ConcatenateOp op, VjpContext &c) {
   int64_t dim = op.getDimension(), offset = 0;
   auto shape = op.getType().getShape();
   for (auto [i, input] : llvm::enumerate(op.getInputs())) {
@@ -97,7 +96,7 @@ LogicalResult concatenateVjp(ConcatenateOp op, VjpContext &c) {
   return success();
 }
 
-LogicalResult padVjp(PadOp op, VjpContext &c) {
+LogicalResult vjp(PadOp op, VjpContext &c) {
   auto in = VjpBuilder::type(op.getOperand());
   auto low = op.getEdgePaddingLow();
   SmallVector<int64_t> limit;
@@ -114,33 +113,19 @@ LogicalResult padVjp(PadOp op, VjpContext &c) {
   return success();
 }
 
-LogicalResult gatherVjp(GatherOp op, VjpContext &c) {
+LogicalResult vjp(GatherOp op, VjpContext &c) {
   auto in = VjpBuilder::type(op.getOperand());
   c.setGrad(0, c.b.create<ScatterAddOp>(c.loc, in, c.zeros(in), op.getIndices(), c.grad,
                                         op.getAxis()));
   return success();
 }
 
-LogicalResult scatterAddVjp(ScatterAddOp op, VjpContext &c) {
+LogicalResult vjp(ScatterAddOp op, VjpContext &c) {
   c.setGrad(0, c.grad);
   if (c.wants(2))
     c.setGrad(2, c.b.create<GatherOp>(c.loc, op.getUpdates().getType(), c.grad,
                                       op.getIndices(), op.getAxis()));
   return success();
-}
-
-} // namespace
-
-void addDataMovementVjps(VjpRegistry &r) {
-  r.add(broadcastInDimVjp);
-  r.add(transposeVjp);
-  r.add(reshapeVjp);
-  r.add(sliceVjp);
-  r.add(reverseVjp);
-  r.add(concatenateVjp);
-  r.add(padVjp);
-  r.add(gatherVjp);
-  r.add(scatterAddVjp);
 }
 
 } // namespace trc::autodiff

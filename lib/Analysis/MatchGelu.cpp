@@ -8,7 +8,7 @@
 // definitions.
 //
 //===----------------------------------------------------------------------===//
-#include "FusionPlanner.h"
+#include "trc/Analysis/FusionPlanner.h"
 
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/DenseMap.h"

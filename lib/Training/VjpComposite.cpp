@@ -19,16 +19,15 @@
 // dropout has no rule: its mask is not reproducible here yet.
 //
 //===----------------------------------------------------------------------===//
-#include "Vjp.h"
+#include "VjpRules.h"
 
 #include <cmath>
 
 using namespace mlir;
 
 namespace trc::autodiff {
-namespace {
 
-LogicalResult softmaxVjp(SoftmaxOp op, VjpContext &c) {
+LogicalResult vjp(SoftmaxOp op, VjpContext &c) {
   Value r = op.getResult();
   auto t = VjpBuilder::type(r);
   int64_t axis = op.getAxis();
@@ -37,7 +36,7 @@ LogicalResult softmaxVjp(SoftmaxOp op, VjpContext &c) {
   return success();
 }
 
-LogicalResult logSoftmaxVjp(LogSoftmaxOp op, VjpContext &c) {
+LogicalResult vjp(LogSoftmaxOp op, VjpContext &c) {
   Value r = op.getResult();
   auto t = VjpBuilder::type(r);
   int64_t axis = op.getAxis();
@@ -46,7 +45,7 @@ LogicalResult logSoftmaxVjp(LogSoftmaxOp op, VjpContext &c) {
   return success();
 }
 
-LogicalResult layerNormVjp(LayerNormOp op, VjpContext &c) {
+LogicalResult vjp(LayerNormOp op, VjpContext &c) {
   Value x = op.getOperand(), g = c.grad;
   auto t = VjpBuilder::type(x);
   int64_t axis = op.getAxis();
@@ -79,7 +78,7 @@ LogicalResult layerNormVjp(LayerNormOp op, VjpContext &c) {
   return success();
 }
 
-LogicalResult geluVjp(GeluOp op, VjpContext &c) {
+LogicalResult vjp(GeluOp op, VjpContext &c) {
   Value x = op.getOperand();
   Value derivative;
   if (op.getTanhApproximation()) {
@@ -104,7 +103,7 @@ LogicalResult geluVjp(GeluOp op, VjpContext &c) {
   return success();
 }
 
-LogicalResult crossEntropyVjp(CrossEntropyOp op, VjpContext &c) {
+LogicalResult vjp(CrossEntropyOp op, VjpContext &c) {
   Value logits = op.getLogits(), labels = op.getLabels();
   auto t = VjpBuilder::type(logits);
   auto labelType = VjpBuilder::type(labels);
@@ -155,7 +154,7 @@ LogicalResult crossEntropyVjp(CrossEntropyOp op, VjpContext &c) {
   return success();
 }
 
-LogicalResult attentionVjp(AttentionOp op, VjpContext &c) {
+LogicalResult vjp(AttentionOp op, VjpContext &c) {
   auto grads = AttentionGradOp::create(c.b, c.loc, op.getQ().getType(), op.getK().getType(),
                                        op.getV().getType(), op.getQ(), op.getK(), op.getV(),
                                        c.grad, op.getMask(), op.getScaleAttr(),
@@ -164,17 +163,6 @@ LogicalResult attentionVjp(AttentionOp op, VjpContext &c) {
   c.setGrad(1, grads.getKGrad());
   c.setGrad(2, grads.getVGrad());
   return success();
-}
-
-} // namespace
-
-void addCompositeVjps(VjpRegistry &r) {
-  r.add(attentionVjp);
-  r.add(softmaxVjp);
-  r.add(logSoftmaxVjp);
-  r.add(layerNormVjp);
-  r.add(geluVjp);
-  r.add(crossEntropyVjp);
 }
 
 } // namespace trc::autodiff

@@ -1,10 +1,13 @@
 //===- Vjp.h - vector-Jacobian product rules of trc ops ---------*- C++ -*-===//
 //
-// The rules trc-autodiff applies, one per op, keyed by op name in a
-// VjpRegistry. A rule reads the op (its operands and result are forward
+// What the VJP rules of trc ops are written with, and how they are attached.
+// Each differentiable trc op implements VjpOpInterface
+// (dialects/Trc/TrcInterfaces.td) through an external model that calls its
+// rule; registerVjpRules attaches them all (trc::registerAllDialects does it
+// for every tool). A rule reads the op (its operands and result are forward
 // values that stay live) and the gradient of the loss with respect to its
 // result, and emits trc ops computing the gradient with respect to each
-// operand the caller wants. Rules are grouped by op family:
+// operand the caller wants. Rules are grouped by op family (lib/Training/):
 //   VjpElementwise.cpp  unary/binary elementwise, select, convert
 //   VjpContraction.cpp  dot_general, reduce
 //   VjpDataMovement.cpp broadcast_in_dim, transpose, reshape, slice, reverse,
@@ -17,15 +20,14 @@
 // emitError and fail when the op's attributes make it non-differentiable.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TRC_PASSES_TRAINING_VJP_H
-#define TRC_PASSES_TRAINING_VJP_H
+#ifndef TRC_TRAINING_VJP_H
+#define TRC_TRAINING_VJP_H
 
 #include "trc/Dialect/Trc.h"
 
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/StringMap.h"
-
-#include <functional>
+#include "mlir/IR/DialectRegistry.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace trc::autodiff {
 
@@ -129,32 +131,10 @@ private:
   llvm::SmallVector<mlir::Value> operandGrads_;
 };
 
-/// Rules keyed by op name.
-class VjpRegistry {
-public:
-  using Rule = std::function<mlir::LogicalResult(mlir::Operation *, VjpContext &)>;
-
-  template <typename OpT>
-  void add(mlir::LogicalResult (*rule)(OpT, VjpContext &)) {
-    rules_[OpT::getOperationName()] = [rule](mlir::Operation *op, VjpContext &c) {
-      return rule(mlir::cast<OpT>(op), c);
-    };
-  }
-  /// The rule of `op`, or null.
-  const Rule *lookup(mlir::Operation *op) const;
-
-  /// Every rule of the families above.
-  static const VjpRegistry &get();
-
-private:
-  llvm::StringMap<Rule> rules_;
-};
-
-void addElementwiseVjps(VjpRegistry &registry);
-void addContractionVjps(VjpRegistry &registry);
-void addDataMovementVjps(VjpRegistry &registry);
-void addCompositeVjps(VjpRegistry &registry);
+/// Attaches every VJP rule to its op (VjpOpInterface external models, applied
+/// when the trc dialect is loaded). Idempotent.
+void registerVjpRules(mlir::DialectRegistry &registry);
 
 } // namespace trc::autodiff
 
-#endif // TRC_PASSES_TRAINING_VJP_H
+#endif // TRC_TRAINING_VJP_H

@@ -1,5 +1,12 @@
 //===- ScalarOps.cpp - scalar arith/math bodies of trc elementwise ops ----===//
-#include "ScalarOps.h"
+//
+// include/trc/Conversion/ScalarOps.h: each elementwise trc op as arith/math
+// ops on scalars, for the bodies of the linalg ops trc-lower-to-linalg
+// builds; conversions with ONNX Cast semantics; reduction identities and
+// combiners. Preconditions: float or signless integer element types.
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Conversion/ScalarOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -12,15 +12,14 @@
 // zero the product of the others (two or more zeros: all zero).
 //
 //===----------------------------------------------------------------------===//
-#include "Vjp.h"
+#include "VjpRules.h"
 
 using namespace mlir;
 
 namespace trc::autodiff {
-namespace {
 
-SmallVector<int64_t> freeDims(int64_t rank, ArrayRef<int64_t> batch,
-                              ArrayRef<int64_t> contract) {
+static SmallVector<int64_t> freeDims(int64_t rank, ArrayRef<int64_t> batch,
+                                     ArrayRef<int64_t> contract) {
   SmallVector<int64_t> free;
   for (int64_t i = 0; i < rank; ++i)
     if (!llvm::is_contained(batch, i) && !llvm::is_contained(contract, i))
@@ -28,7 +27,7 @@ SmallVector<int64_t> freeDims(int64_t rank, ArrayRef<int64_t> batch,
   return free;
 }
 
-SmallVector<int64_t> inversePermutation(ArrayRef<int64_t> perm) {
+static SmallVector<int64_t> inversePermutation(ArrayRef<int64_t> perm) {
   SmallVector<int64_t> inverse(perm.size());
   for (auto [i, p] : llvm::enumerate(perm))
     inverse[p] = static_cast<int64_t>(i);
@@ -37,8 +36,8 @@ SmallVector<int64_t> inversePermutation(ArrayRef<int64_t> perm) {
 
 /// dims of `other` in increasing order that are in `otherContract`, each
 /// mapped to its partner in `mineContract`.
-SmallVector<int64_t> partnersInOrder(ArrayRef<int64_t> otherContract,
-                                     ArrayRef<int64_t> mineContract) {
+static SmallVector<int64_t> partnersInOrder(ArrayRef<int64_t> otherContract,
+                                            ArrayRef<int64_t> mineContract) {
   SmallVector<std::pair<int64_t, int64_t>> pairs;
   for (auto [o, m] : llvm::zip_equal(otherContract, mineContract))
     pairs.push_back({o, m});
@@ -46,7 +45,7 @@ SmallVector<int64_t> partnersInOrder(ArrayRef<int64_t> otherContract,
   return llvm::map_to_vector(pairs, [](auto p) { return p.second; });
 }
 
-LogicalResult dotGeneralVjp(DotGeneralOp op, VjpContext &c) {
+LogicalResult vjp(DotGeneralOp op, VjpContext &c) {
   Value lhs = op.getLhs(), rhs = op.getRhs(), g = c.grad;
   auto lb = op.getLhsBatchingDims(), rb = op.getRhsBatchingDims();
   auto lc = op.getLhsContractingDims(), rc = op.getRhsContractingDims();
@@ -91,7 +90,7 @@ LogicalResult dotGeneralVjp(DotGeneralOp op, VjpContext &c) {
   return success();
 }
 
-LogicalResult reduceVjp(ReduceOp op, VjpContext &c) {
+LogicalResult vjp(ReduceOp op, VjpContext &c) {
   Value x = op.getOperand();
   auto t = VjpBuilder::type(x);
   auto dims = op.getDimensions();
@@ -124,13 +123,6 @@ LogicalResult reduceVjp(ReduceOp op, VjpContext &c) {
   }
   }
   return op.emitOpError("has an unknown reduction kind");
-}
-
-} // namespace
-
-void addContractionVjps(VjpRegistry &r) {
-  r.add(dotGeneralVjp);
-  r.add(reduceVjp);
 }
 
 } // namespace trc::autodiff

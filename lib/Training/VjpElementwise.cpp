@@ -8,7 +8,7 @@
 // never on a differentiable path.
 //
 //===----------------------------------------------------------------------===//
-#include "Vjp.h"
+#include "VjpRules.h"
 
 #include "mlir/IR/Matchers.h"
 
@@ -17,22 +17,21 @@
 using namespace mlir;
 
 namespace trc::autodiff {
-namespace {
 
-LogicalResult addVjp(AddOp, VjpContext &c) {
+LogicalResult vjp(AddOp, VjpContext &c) {
   c.setGrad(0, c.grad);
   c.setGrad(1, c.grad);
   return success();
 }
 
-LogicalResult subVjp(SubOp, VjpContext &c) {
+LogicalResult vjp(SubOp, VjpContext &c) {
   c.setGrad(0, c.grad);
   if (c.wants(1))
     c.setGrad(1, c.neg(c.grad));
   return success();
 }
 
-LogicalResult mulVjp(MulOp op, VjpContext &c) {
+LogicalResult vjp(MulOp op, VjpContext &c) {
   if (c.wants(0))
     c.setGrad(0, c.mul(c.grad, op.getRhs()));
   if (c.wants(1))
@@ -41,7 +40,7 @@ LogicalResult mulVjp(MulOp op, VjpContext &c) {
 }
 
 // d(x/y) = g/y dx - g x/y^2 dy, and x/y^2 = (x/y)/y: gy = -(gx * r).
-LogicalResult divVjp(DivOp op, VjpContext &c) {
+LogicalResult vjp(DivOp op, VjpContext &c) {
   Value gx = c.div(c.grad, op.getRhs());
   c.setGrad(0, gx);
   if (c.wants(1))
@@ -52,7 +51,7 @@ LogicalResult divVjp(DivOp op, VjpContext &c) {
 // d(x^y) = y x^(y-1) dx + r ln(x) dy. A constant exponent c gives
 // c x^(c-1) with x^0 and x^1 written out; ln(x) at x == 0 counts as 0 (the
 // limit of r ln x for y > 0, PyTorch's convention).
-LogicalResult powVjp(PowOp op, VjpContext &c) {
+LogicalResult vjp(PowOp op, VjpContext &c) {
   Value x = op.getLhs(), y = op.getRhs();
   if (c.wants(0)) {
     SplatElementsAttr exponent;
@@ -78,13 +77,13 @@ LogicalResult powVjp(PowOp op, VjpContext &c) {
   return success();
 }
 
-LogicalResult negVjp(NegOp, VjpContext &c) {
+LogicalResult vjp(NegOp, VjpContext &c) {
   c.setGrad(0, c.neg(c.grad));
   return success();
 }
 
 // sign(x) * g, with sign(0) = 0.
-LogicalResult absVjp(AbsOp op, VjpContext &c) {
+LogicalResult vjp(AbsOp op, VjpContext &c) {
   Value x = op.getOperand(), zero = c.like(x, 0.0);
   Value positive = c.select(c.compare(CompareDirection::GT, x, zero), c.grad, zero);
   c.setGrad(0, c.select(c.compare(CompareDirection::LT, x, zero), c.neg(c.grad),
@@ -92,66 +91,66 @@ LogicalResult absVjp(AbsOp op, VjpContext &c) {
   return success();
 }
 
-LogicalResult expVjp(ExpOp op, VjpContext &c) {
+LogicalResult vjp(ExpOp op, VjpContext &c) {
   c.setGrad(0, c.mul(c.grad, op.getResult()));
   return success();
 }
 
-LogicalResult logVjp(LogOp op, VjpContext &c) {
+LogicalResult vjp(LogOp op, VjpContext &c) {
   c.setGrad(0, c.div(c.grad, op.getOperand()));
   return success();
 }
 
 // 0.5 g / sqrt(x)
-LogicalResult sqrtVjp(SqrtOp op, VjpContext &c) {
+LogicalResult vjp(SqrtOp op, VjpContext &c) {
   c.setGrad(0, c.div(c.scale(c.grad, 0.5), op.getResult()));
   return success();
 }
 
 // -0.5 x^(-3/2) = -0.5 r / x
-LogicalResult rsqrtVjp(RsqrtOp op, VjpContext &c) {
+LogicalResult vjp(RsqrtOp op, VjpContext &c) {
   c.setGrad(0, c.scale(c.div(c.mul(c.grad, op.getResult()), op.getOperand()), -0.5));
   return success();
 }
 
 // 1 - r^2
-LogicalResult tanhVjp(TanhOp op, VjpContext &c) {
+LogicalResult vjp(TanhOp op, VjpContext &c) {
   Value r = op.getResult();
   c.setGrad(0, c.mul(c.grad, c.sub(c.like(r, 1.0), c.mul(r, r))));
   return success();
 }
 
 // 2/sqrt(pi) e^(-x^2)
-LogicalResult erfVjp(ErfOp op, VjpContext &c) {
+LogicalResult vjp(ErfOp op, VjpContext &c) {
   Value x = op.getOperand();
   Value density = c.unary<ExpOp>(c.neg(c.mul(x, x)));
   c.setGrad(0, c.mul(c.scale(c.grad, 2.0 / std::sqrt(M_PI)), density));
   return success();
 }
 
-LogicalResult sinVjp(SinOp op, VjpContext &c) {
+LogicalResult vjp(SinOp op, VjpContext &c) {
   c.setGrad(0, c.mul(c.grad, c.unary<CosOp>(op.getOperand())));
   return success();
 }
 
-LogicalResult cosVjp(CosOp op, VjpContext &c) {
+LogicalResult vjp(CosOp op, VjpContext &c) {
   c.setGrad(0, c.neg(c.mul(c.grad, c.unary<SinOp>(op.getOperand()))));
   return success();
 }
 
 // r (1 - r)
-LogicalResult logisticVjp(LogisticOp op, VjpContext &c) {
+LogicalResult vjp(LogisticOp op, VjpContext &c) {
   Value r = op.getResult();
   c.setGrad(0, c.mul(c.mul(c.grad, r), c.sub(c.like(r, 1.0), r)));
   return success();
 }
 
 // Piecewise constant: no gradient.
-LogicalResult floorVjp(FloorOp, VjpContext &) { return success(); }
+LogicalResult vjp(FloorOp, VjpContext &) { return success(); }
 
 /// max (wins = GT) or min (wins = LT): the share of g that goes to the lhs is
 /// 1 where it wins, 1/2 on ties, 0 where it loses; the rhs gets the rest.
-LogicalResult extremumVjp(Operation *op, CompareDirection wins, VjpContext &c) {
+static LogicalResult extremumVjp(Operation *op, CompareDirection wins, VjpContext &c) {
   Value x = op->getOperand(0), y = op->getOperand(1);
   Value one = c.like(x, 1.0), zero = c.like(x, 0.0);
   auto share = [&](Value a, Value b) {
@@ -170,16 +169,16 @@ LogicalResult extremumVjp(Operation *op, CompareDirection wins, VjpContext &c) {
   return success();
 }
 
-LogicalResult maxVjp(MaxOp op, VjpContext &c) {
+LogicalResult vjp(MaxOp op, VjpContext &c) {
   return extremumVjp(op, CompareDirection::GT, c);
 }
 
-LogicalResult minVjp(MinOp op, VjpContext &c) {
+LogicalResult vjp(MinOp op, VjpContext &c) {
   return extremumVjp(op, CompareDirection::LT, c);
 }
 
 // The gradient goes to the branch that was picked; none to the predicate.
-LogicalResult selectVjp(SelectOp op, VjpContext &c) {
+LogicalResult vjp(SelectOp op, VjpContext &c) {
   Value zero = c.like(c.grad, 0.0);
   if (c.wants(1))
     c.setGrad(1, c.select(op.getPred(), c.grad, zero));
@@ -190,35 +189,9 @@ LogicalResult selectVjp(SelectOp op, VjpContext &c) {
 
 // float -> float: convert the gradient back. (An integer operand is never
 // wanted; an integer result is never on a differentiable path.)
-LogicalResult convertVjp(ConvertOp op, VjpContext &c) {
+LogicalResult vjp(ConvertOp op, VjpContext &c) {
   c.setGrad(0, c.convert(c.grad, VjpBuilder::type(op.getOperand()).getElementType()));
   return success();
-}
-
-} // namespace
-
-void addElementwiseVjps(VjpRegistry &r) {
-  r.add(addVjp);
-  r.add(subVjp);
-  r.add(mulVjp);
-  r.add(divVjp);
-  r.add(powVjp);
-  r.add(negVjp);
-  r.add(absVjp);
-  r.add(expVjp);
-  r.add(logVjp);
-  r.add(sqrtVjp);
-  r.add(rsqrtVjp);
-  r.add(tanhVjp);
-  r.add(erfVjp);
-  r.add(sinVjp);
-  r.add(cosVjp);
-  r.add(logisticVjp);
-  r.add(floorVjp);
-  r.add(maxVjp);
-  r.add(minVjp);
-  r.add(selectVjp);
-  r.add(convertVjp);
 }
 
 } // namespace trc::autodiff

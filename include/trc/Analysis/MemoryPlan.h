@@ -13,8 +13,8 @@
 // Positions are indices of the function's top-level operations.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TRC_MEMORY_MEMORYPLAN_H
-#define TRC_MEMORY_MEMORYPLAN_H
+#ifndef TRC_ANALYSIS_MEMORYPLAN_H
+#define TRC_ANALYSIS_MEMORYPLAN_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -55,4 +55,4 @@ struct MemoryPlan {
 
 } // namespace trc
 
-#endif
+#endif // TRC_ANALYSIS_MEMORYPLAN_H

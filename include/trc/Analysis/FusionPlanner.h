@@ -5,10 +5,10 @@
 // The plan only reads the IR.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TRC_PASSES_FUSION_FUSIONPLANNER_H
-#define TRC_PASSES_FUSION_FUSIONPLANNER_H
+#ifndef TRC_ANALYSIS_FUSIONPLANNER_H
+#define TRC_ANALYSIS_FUSIONPLANNER_H
 
-#include "FusionCostModel.h"
+#include "trc/Analysis/FusionCostModel.h"
 
 #include "trc/Dialect/Trc.h"
 
@@ -72,4 +72,4 @@ std::optional<GeluMatch> matchGelu(mlir::Value x,
 
 } // namespace trc::fusion
 
-#endif // TRC_PASSES_FUSION_FUSIONPLANNER_H
+#endif // TRC_ANALYSIS_FUSIONPLANNER_H

@@ -1,0 +1,99 @@
+//===- GpuKernels.h - CUDA kernels from linalg on buffers -------*- C++ -*-===//
+//
+// The three kernel emitters of trc-linalg-to-gpu (passes/Conversion/
+// LinalgToGpu.cpp), each a gpu.launch in @trc_kernels built at the builder's
+// insertion point over blocks of up to 256 threads (x only):
+//   generic   one linalg.generic: its parallel iteration space linearized,
+//             one point per thread (4 contiguous points with 16-byte vector
+//             accesses when the layouts allow), reductions as a sequential
+//             loop with the accumulators in registers
+//             (lib/Conversion/GpuGenericKernel.cpp);
+//   loop nest a host scf.for nest (a bufferized scatter_add), its innermost
+//             loop spread over threads when provably parallel, else one
+//             thread (lib/Conversion/GpuLoopNestKernel.cpp);
+//   rows      a reduction over trailing dimensions and the ops after it on
+//             the same rows, one thread per row (lib/Conversion/
+//             GpuRowKernel.cpp).
+// Preconditions: linalg ops on buffers with static shapes, strides and
+// offsets; buffers at least 16-byte aligned (slots and the arena are
+// 64-byte aligned, the memory plan's offsets multiples of 64). Constants and
+// constant globals the kernel reads are sunk into it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_CONVERSION_GPUKERNELS_H
+#define TRC_CONVERSION_GPUKERNELS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace trc::gpukernels {
+
+/// Static strides and offset of a memref, or failure.
+mlir::LogicalResult staticLayout(mlir::MemRefType type,
+                                 llvm::SmallVectorImpl<int64_t> &strides, int64_t &offset);
+
+/// Builds the launch of one generic op on buffers before `op` (which the
+/// caller erases). `fills[i]`, when set, is the value the i-th output was
+/// filled with just before the op (a reduction's identity): the kernel starts
+/// from it instead of reading the output.
+mlir::LogicalResult emitGenericKernel(mlir::linalg::GenericOp op, mlir::OpBuilder &b,
+                                      llvm::SmallVector<mlir::Value> fills,
+                                      llvm::StringRef kernelName);
+
+/// Builds the launch of a host loop nest before it (the caller erases the
+/// nest). When its innermost loop is provably parallel — every store is in
+/// it, and every access to a stored buffer indexes its last dimension with
+/// that loop's induction variable and nothing else reaches those bytes —
+/// each thread runs the outer loops for one iteration of it (deterministic:
+/// each element is updated in the host order), and `parallel` is set;
+/// otherwise one thread runs it all.
+mlir::LogicalResult emitLoopNestKernel(mlir::scf::ForOp nest, mlir::OpBuilder &b,
+                                       llvm::StringRef kernelName, bool &parallel);
+
+/// Row kernels. A reduction over the trailing dimensions of a space S (k row
+/// dimensions, then m reduced ones) and the ops after it on the same rows
+/// form one kernel, one thread per row (layer norm, softmax: what trc-fuse's
+/// reduction fusions group). What an op of the group writes is never read
+/// back from memory inside it: reductions and row ops (over S[:k]) leave a
+/// scalar per row in a register, elementwise ops over S are recomputed
+/// wherever they are read (inside a reduction's loop, or in the final loop
+/// that stores them), and only results read after the group are stored, at
+/// the end of the thread. So every buffer the group writes must be
+/// accessed inside it only row-locally (the identity map over S, or the
+/// row prefix), and no other buffer it reads may overlap one it writes.
+enum class RowRole { None, Full, Reduction, Row };
+
+struct RowGroup {
+  llvm::SmallVector<int64_t> space; // S
+  unsigned rows = 0;                // k
+  llvm::SmallVector<mlir::linalg::GenericOp> ops;
+  llvm::SmallVector<RowRole> roles;
+  // source[i][j]: the group op whose result op i's operand j reads, or -1
+  // for the buffer's contents before the group.
+  llvm::SmallVector<llvm::SmallVector<int>> source;
+  llvm::SmallVector<bool> stores; // op i's result is read after the group
+};
+
+/// The group starting at `ops[first]` (a reduction over trailing
+/// dimensions), extended over the next ops while they qualify (only pure
+/// host code between them).
+RowGroup formRowGroup(llvm::ArrayRef<mlir::linalg::GenericOp> ops, size_t first);
+
+/// Marks which results of `g` are read after it: the last version of a
+/// buffer the caller sees (not an arena temporary) or that an op after the
+/// group uses.
+void markStores(RowGroup &g);
+
+/// Builds the launch of a group (marked by markStores) before its last op;
+/// the caller erases the group's ops. `fills` maps a reduction to the values
+/// its outputs start from, as for emitGenericKernel.
+mlir::LogicalResult
+emitRowKernel(RowGroup &g, mlir::OpBuilder &b,
+              const llvm::DenseMap<mlir::Operation *, llvm::SmallVector<mlir::Value>> &fills,
+              llvm::StringRef kernelName);
+
+} // namespace trc::gpukernels
+
+#endif // TRC_CONVERSION_GPUKERNELS_H

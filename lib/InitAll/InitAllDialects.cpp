@@ -1,0 +1,20 @@
+//===- InitAllDialects.cpp - every dialect a trc tool works with ----------===//
+//
+// trc::registerAllDialects (include/trc/InitAllDialects.h): the one place
+// that lists what a context for trc IR needs.
+//
+//===----------------------------------------------------------------------===//
+#include "trc/InitAllDialects.h"
+
+#include "trc/Dialect/Trc.h"
+#include "trc/Training/Vjp.h"
+
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+
+void trc::registerAllDialects(mlir::DialectRegistry &registry) {
+  registry.insert<TrcDialect>();
+  autodiff::registerVjpRules(registry);
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+}

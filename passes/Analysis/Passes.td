@@ -1,0 +1,61 @@
+//===- Passes.td - trc passes: Analysis --------------------*- tablegen -*-===//
+//
+// Printers of analyses for lit tests and users (test-trc-print-*) and the
+// fusion summary; the IR is unchanged.
+// Implemented in passes/Analysis/<Name>.cpp; included by passes/Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_PASSES_ANALYSIS_PASSES_TD
+#define TRC_PASSES_ANALYSIS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TestPrintOpStats : Pass<"test-trc-print-op-stats", "mlir::ModuleOp"> {
+  let summary = "prints op counts and parameter totals of a trc module";
+  let description = [{
+    A printable summary of an imported model, for lit tests and for users:
+    how many of each op, how many parameters (trainable and frozen) and their
+    bytes. Printed to stdout, IR unchanged.
+
+    ```
+    trc-opt gpt2.onnx --dim batch=8 --test-trc-print-op-stats
+    ops: trc.add=12 trc.dot_general=8 ...
+    parameters: 28 trainable (102400 elements, 409600 bytes), 0 frozen
+    ```
+  }];
+  let dependentDialects = ["trc::TrcDialect"];
+}
+
+def TestPrintMemoryPlan : Pass<"test-trc-print-memory-plan", "mlir::func::FuncOp"> {
+  let summary = "prints the static memory plan of a bufferized function";
+  let description = [{
+    Computes `trc::MemoryPlan` (include/trc/Analysis/MemoryPlan.h) and prints
+    the arena size against its lower bound and against no reuse, then each
+    buffer's offset, size and live range. The IR is unchanged.
+
+    ```
+    memory plan: 3 buffers, arena 128 bytes, lower bound 128 (arena/bound 1.000), ...
+      buffer 0: offset 0 size 64 live [0, 2] memref<4x4xf32>
+    ```
+  }];
+}
+
+def PrintFusionSummary : Pass<"trc-print-fusion-summary", "mlir::ModuleOp"> {
+  let summary = "prints kernels and device memory bytes before and after trc-fuse";
+  let description = [{
+    Per function and in total: the number of kernels (every op but
+    constants, get_parameter, reshape and calls is one; a trc.fusion is one)
+    and the bytes they read and write in device memory (each operand read
+    and each result written once; splat constants are immediates), before
+    fusion (as trc-fuse recorded it) and now, and the fusions by kind. The
+    IR is unchanged.
+
+    ```
+    fusion summary (kernels, device memory bytes: before -> after fusion)
+    @main: kernels 5 -> 1, bytes 640 -> 192 (30.0%), fusions 1 elementwise, 0 reduction, 0 matmul_epilogue
+    total: kernels 5 -> 1, bytes 640 -> 192 (30.0%), fusions 1 elementwise, 0 reduction, 0 matmul_epilogue
+    ```
+  }];
+}
+
+#endif // TRC_PASSES_ANALYSIS_PASSES_TD

@@ -1,0 +1,224 @@
+//===- Passes.td - trc passes: Conversion ------------------*- tablegen -*-===//
+//
+// Lowering: trc to linalg on tensors, buffers to runtime calls (BLAS,
+// collectives), and the CUDA backend's kernels and launches.
+// Implemented in passes/Conversion/<Name>.cpp; included by passes/Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_PASSES_CONVERSION_PASSES_TD
+#define TRC_PASSES_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LowerToLinalg : Pass<"trc-lower-to-linalg", "mlir::func::FuncOp"> {
+  let summary = "lowers core trc ops to linalg, tensor, arith and math on tensors";
+  let description = [{
+    Elementwise ops, compare, select, convert and iota become `linalg.generic`
+    with scalar arith/math bodies; reduce becomes `linalg.reduce`; transpose
+    `linalg.transpose`; broadcast_in_dim and reverse `linalg.generic` with
+    affine input maps; reshape `tensor.reshape`; slice `tensor.extract_slice`;
+    concatenate and pad `tensor.insert_slice` into a filled tensor; gather a
+    `linalg.generic` that reads with `tensor.extract`; scatter_add an
+    `scf.for` nest over the updates that accumulates into a copy of the
+    operand (a fill when it is a splat) with `tensor.extract`/`tensor.insert`
+    (in place after bufferization); dot_general a
+    `linalg.batch_matmul` on operands transposed and reshaped to [B, M, K] and
+    [B, K, N] (the CPU pipeline later hands it to BLAS).
+
+    Preconditions: composites decomposed (trc-decompose-composites), signless
+    or float element types. `trc.get_parameter` is left alone.
+  }];
+  let dependentDialects = ["trc::TrcDialect", "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect", "mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect", "mlir::scf::SCFDialect"];
+}
+
+def MatmulToRuntimeCall : Pass<"trc-matmul-to-runtime-call", "mlir::ModuleOp"> {
+  let summary = "hands linalg.batch_matmul on memrefs to the runtime's BLAS";
+  let description = [{
+    Replaces each f32/f64 `linalg.batch_matmul` on strided memrefs whose
+    innermost or row stride is 1 with a call to `trc_rt_matmul_f32/f64`
+    (docs/ARTIFACT.md): pointers, leading dimensions, batch strides and
+    transpose flags come from the memref layouts, so slices and transposed
+    views need no copy. A zero `linalg.fill` of the result just before the
+    call is dropped (the call overwrites it).
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect"];
+}
+
+def CollectivesToRuntimeCall
+    : Pass<"trc-collectives-to-runtime-call", "mlir::ModuleOp"> {
+  let summary = "lowers trc collectives to calls of the runtime's communicators";
+  let description = [{
+    Replaces trc.all_reduce, trc.reduce_scatter, trc.all_gather,
+    trc.broadcast_from and trc.shard_slice on tensors by a call to
+    `trc_rt_all_reduce` (etc., docs/ARTIFACT.md "Collectives") reading a
+    read-only buffer of the operand and writing a fresh buffer that becomes
+    the result. Runs before bufferization.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::bufferization::BufferizationDialect"];
+}
+
+def CopiesToLinalg : Pass<"trc-copies-to-linalg", "mlir::ModuleOp"> {
+  let summary = "rewrites memref.copy into linalg.copy";
+  let description = [{
+    So that copies lower to plain loops (or memcpy) instead of calls into
+    MLIR's C runner library, which the runtime does not link.
+
+    ```mlir
+    memref.copy %a, %b : memref<4xf32, strided<[2]>> to memref<4xf32>
+    // becomes
+    linalg.copy ins(%a : memref<4xf32, strided<[2]>>) outs(%b : memref<4xf32>)
+    ```
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def ApproximateMath : Pass<"trc-approximate-math", "mlir::ModuleOp"> {
+  let summary = "replaces f32 math calls by polynomial approximations";
+  let description = [{
+    exp, expm1, tanh, erf, sin, cos, rsqrt... on f32 become MLIR's
+    polynomial approximations (a few ulp from libm), written in arith ops so
+    LLVM vectorizes the loops around them instead of calling libm per
+    element. Logarithms stay libm calls (the approximation is wrong for
+    subnormal inputs). Runs on loops or scalars before lowering to LLVM.
+
+    ```mlir
+    %y = math.tanh %x : f32
+    // becomes a rational approximation in arith.mulf/addf/divf/select
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// CUDA backend (lib/Pipelines/CudaPipeline.cpp)
+//===----------------------------------------------------------------------===//
+
+def LinalgToGpu : Pass<"trc-linalg-to-gpu", "mlir::func::FuncOp"> {
+  let summary = "turns every linalg op on buffers into one gpu.launch";
+  let description = [{
+    The kernel generator of the CUDA backend. Each linalg op on memrefs
+    with static shapes becomes a `gpu.launch` (outlined later by
+    gpu-kernel-outlining into `gpu.module @trc_kernels`, kernel
+    `<function>_k<N>_<op>`): its parallel iteration space is linearized
+    and tiled over blocks of up to 256 threads (`block_id.x * T +
+    thread_id.x`, guarded when T does not divide it), each thread
+    computes one point (delinearized with constant divisions) and runs the
+    op's reduction dimensions as a sequential loop whose accumulators stay
+    in registers (`scf.for` with `iter_args`), reading the output once and
+    writing it once. A reduction over trailing dimensions and the ops after
+    it on the same rows (elementwise over the same space, reductions over
+    the same dimensions, ops over the rows: a layer norm, a softmax) form
+    one row kernel, a thread per row: reductions and row results stay in
+    registers, elementwise results are recomputed where they are read and
+    stored only when read after the group (every buffer the group writes
+    is accessed row-locally inside it, and nothing it reads overlaps one it
+    writes). Elementwise ops whose innermost dimension is a
+    multiple of 4 and contiguous in every operand move 4 elements per thread
+    with 16-byte vector loads and stores (`vector.load`/`vector.store`).
+    Constants read in a kernel (`memref.get_global` and views of it) are
+    sunk into it, so they live in the cubin. A constant `linalg.fill` of a
+    reduction's output right before it becomes the reduction's starting
+    value (no fill kernel).
+
+    Host `scf.for` nests (trc-lower-to-linalg's scatter_add) become kernels
+    too: when every store is in the innermost loop and every access to a
+    stored buffer indexes its last dimension with that loop's induction
+    variable (and no other accessed buffer overlaps it), each thread runs
+    the outer loops for one iteration of the innermost (deterministic);
+    otherwise the nest runs on one thread, with a remark.
+
+    `memref.reshape` with a static result becomes `memref.reinterpret_cast`
+    (no shape buffer is read). Afterwards the function may only do pointer
+    arithmetic, launches and calls of `trc_rt_*` entries on the host: any
+    other op that touches memory (a load, store, copy, allocation, a
+    constant read by a library call...) is an error naming it, since the
+    host cannot read device memory.
+
+    ```mlir
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%a : memref<1000xf32>) outs(%b : memref<1000xf32>) {...}
+    // becomes
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, ...) threads(%tx, %ty, %tz)
+        in (%sx = %c256, ...) module(@trc_kernels) function(@main_k0_generic) {
+      %i = (%bx * 256 + %tx), if %i < 1000: load %a[%i], body, store %b[%i]
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
+def MatmulToCublasLt : Pass<"trc-matmul-to-cublaslt", "mlir::ModuleOp"> {
+  let summary = "retargets the matrix-product runtime calls to cuBLASLt";
+  let description = [{
+    Renames the calls trc-matmul-to-runtime-call made, `trc_rt_matmul_<t>`
+    (t = f32, f64, bf16, f16), to the CUDA runtime's
+    `trc_rt_cublaslt_matmul_<t>`: the same arguments (docs/ARTIFACT.md),
+    with device pointers, run on the runtime's stream in launch order.
+
+    ```mlir
+    func.call @trc_rt_matmul_f32(%b, %m, %n, %k, ...)
+    // becomes
+    func.call @trc_rt_cublaslt_matmul_f32(%b, %m, %n, %k, ...)
+    ```
+  }];
+}
+
+def GpuLaunchToLoops : Pass<"trc-gpu-launch-to-loops", "mlir::func::FuncOp"> {
+  let summary = "runs each gpu.launch as sequential host loops (tests kernels on the CPU)";
+  let description = [{
+    Replaces every `gpu.launch` by `scf.for` loops over its blocks and then
+    its threads, the body cloned inside with the block and thread ids bound
+    to the loop variables. Exact for kernels whose threads do not
+    communicate (no barriers, shuffles or shared memory: all that
+    trc-linalg-to-gpu makes); anything else is an error. With it the CPU
+    backend runs the CUDA backend's kernels, so that their indexing,
+    vector accesses, reductions, row kernels and loop nests are checked
+    against onnxruntime and the CPU's own lowering without a GPU
+    (`--trc-compile="target=cpu emulate=cuda"`).
+
+    ```mlir
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, ...) threads(%tx, %ty, %tz)
+        in (%sx = %c256, ...) { ...; gpu.terminator }
+    // becomes
+    scf.for %bz = %c0 to %c1 step %c1 { scf.for %by ... { scf.for %bx = %c0 to %c4 ... {
+      scf.for %tz ... { scf.for %ty ... { scf.for %tx = %c0 to %c256 ... { ... } } } } } }
+    ```
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+}
+
+def GpuLaunchToRuntimeCall : Pass<"trc-gpu-launch-to-runtime-call", "mlir::ModuleOp"> {
+  let summary = "turns gpu.launch_func into calls of trc_rt_cuda_launch";
+  let description = [{
+    Runs after gpu-to-llvm (kernel operands are LLVM values: bare pointers
+    and scalars). Each `gpu.launch_func @trc_kernels::@k` becomes a call
+
+        trc_rt_cuda_launch(i32 kernel, i64 gridX, gridY, gridZ,
+                           i64 blockX, blockY, blockZ, i32 sharedBytes,
+                           ptr params, i32 numParams)
+
+    where `params` points to an array of pointers to each operand's value
+    (cuLaunchKernel's kernelParams) and `kernel` is the kernel's index in
+    the module attribute `trc.cuda_kernels` (the names, in the order of
+    their first launch), which the artifact's kernel table repeats. The
+    artifact's program thus never calls the CUDA driver itself.
+
+    ```mlir
+    gpu.launch_func @trc_kernels::@main_k0_generic blocks in (%c4, %c1, %c1)
+        threads in (%c256, %c1, %c1) : i64 args(%p : !llvm.ptr)
+    // becomes
+    llvm.call @trc_rt_cuda_launch(%c0_i32, %c4, %c1, %c1, %c256, %c1, %c1,
+                                  %c0_i32, %params, %c1_i32)
+    ```
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+#endif // TRC_PASSES_CONVERSION_PASSES_TD

@@ -1,0 +1,113 @@
+//===- Passes.td - trc passes: Transforms ------------------*- tablegen -*-===//
+//
+// Module-level rewrites shared by the pipelines: composites decomposed,
+// parameters as arguments, loop nests outlined, duplicates merged.
+// Implemented in passes/Transforms/<Name>.cpp; included by passes/Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_PASSES_TRANSFORMS_PASSES_TD
+#define TRC_PASSES_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def DecomposeComposites : Pass<"trc-decompose-composites"> {
+  let summary = "rewrites composite trc ops into core trc ops";
+  let description = [{
+    softmax, log_softmax, layer_norm, gelu and cross_entropy become their
+    definitions in core ops (reduce, broadcast_in_dim, exp, log, rsqrt, erf,
+    tanh, compare, select...), numerically stable (max-subtracted softmax).
+    Backends without a fused kernel for a composite lower this form.
+
+    ```mlir
+    %y = trc.softmax %x axis = 1 : tensor<4x8xf32>
+    // becomes
+    %m = trc.reduce max %x dims = [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+    %mb = trc.broadcast_in_dim %m, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+    %d = trc.sub %x, %mb : tensor<4x8xf32>
+    %e = trc.exp %d : tensor<4x8xf32>
+    %s = trc.reduce sum %e dims = [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+    %sb = trc.broadcast_in_dim %s, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+    %y = trc.div %e, %sb : tensor<4x8xf32>
+    ```
+    Dropout is not decomposed here: it needs the step's random state.
+  }];
+  let dependentDialects = ["trc::TrcDialect"];
+}
+
+def ParametersToArguments : Pass<"trc-parameters-to-arguments", "mlir::ModuleOp"> {
+  let summary = "turns the parameters @main reads into arguments after its inputs";
+  let description = [{
+    Each `trc.parameter` that `@main` reads becomes a new argument (in
+    declaration order) with attribute `trc.param = "<name>"`; its
+    `trc.get_parameter` ops are replaced by the argument. The parameter
+    symbols stay (they hold the initial values the artifact writes).
+
+    ```mlir
+    %w = trc.get_parameter @w : tensor<4x4xf32>
+    // becomes an argument %arg1: tensor<4x4xf32> {trc.param = "w"}
+    ```
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// CUDA backend (lib/Pipelines/CudaPipeline.cpp)
+//===----------------------------------------------------------------------===//
+
+def OutlineLoopNests : Pass<"trc-outline-loop-nests", "mlir::ModuleOp"> {
+  let summary = "moves each top-level loop nest of a function into its own function";
+  let description = [{
+    Every `scf.parallel` and `scf.for` directly in a `func.func`'s body
+    (when the body has two or more) becomes a private function
+    `@<function>_loop<N>` marked `noinline` (LLVM passthrough), taking the values the nest
+    reads from above as arguments (constants are cloned in), and is replaced
+    by a call. The CPU backend needs it for large steps: OpenMP's IR builder
+    scans the whole enclosing function once per parallel region, which made
+    translating one function of thousands of loop nests quadratic, and
+    LLVM's optimizer and code generator are faster on many small functions.
+    A nest reading a value a bare-pointer call cannot pass (a memref of
+    dynamic shape or layout) stays where it is.
+
+    ```mlir
+    func.func @main(%a: memref<8xf32>) {
+      scf.parallel (%i) = (%c0) to (%c8) step (%c1) { ... %a ... }
+      scf.for %j = %c0 to %c8 step %c1 { ... }
+    }
+    // becomes
+    func.func private @main_loop0(%a: memref<8xf32>)
+        attributes {passthrough = ["noinline"]} {
+      %c0 = arith.constant 0 : index  ...
+      scf.parallel (%i) = (%c0) to (%c8) step (%c1) { ... %a ... }
+      return
+    }
+    func.func @main(%a: memref<8xf32>) { call @main_loop0(%a) ... call @main_loop1() ... }
+    ```
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
+def DeduplicateFunctions : Pass<"trc-deduplicate-functions", "mlir::ModuleOp"> {
+  let summary = "merges private functions and GPU kernels whose bodies are the same";
+  let description = [{
+    Outlining makes one function per loop nest (trc-outline-loop-nests, CPU)
+    or per launch (gpu-kernel-outlining, CUDA); a transformer's layers run
+    the same computation on other buffers, so most of those functions are
+    copies (GPT-2 124M's training step: 1428 kernel launches, 127 distinct
+    kernels). Private `func.func` ops of the module, and `gpu.func` ops of
+    each `gpu.module`, with the same signature, attributes (the name aside)
+    and body (locations aside) become one: every reference to a copy
+    (`func.call`, `gpu.launch_func`) names the first such function and the
+    copies are erased, so each distinct function is optimized and compiled
+    once. Public functions are never merged.
+
+    ```mlir
+    gpu.module @trc_kernels {
+      gpu.func @main_k0(%a: memref<8xf32>) kernel { ... }
+      gpu.func @main_k7(%a: memref<8xf32>) kernel { ... }   // the same body
+    }
+    gpu.launch_func @trc_kernels::@main_k7 ...
+    // becomes: @main_k7 erased, the launch is of @trc_kernels::@main_k0
+    ```
+  }];
+}
+
+#endif // TRC_PASSES_TRANSFORMS_PASSES_TD
