@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "trc/Dialect/Trc.h"
 #include "trc/InitAllDialects.h"
+#include "trc/InitAllPasses.h"
 #include "trc/Passes.h"
 #include "trc/Pipelines/Pipelines.h"
 
@@ -23,7 +24,6 @@
 #include "runtime/artifact/Session.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
@@ -91,8 +91,7 @@ mlir::DialectRegistry &registry() {
   static mlir::DialectRegistry *r = [] {
     auto *reg = new mlir::DialectRegistry;
     trc::registerAllDialects(*reg);
-    mlir::registerAllPasses();
-    trc::registerTrcPasses();
+    trc::registerAllPasses();
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     return reg;

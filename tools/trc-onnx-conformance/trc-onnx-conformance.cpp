@@ -40,6 +40,7 @@
 #include "trc/Dialect/Trc.h"
 #include "trc/Import/OnnxImporter.h"
 #include "trc/InitAllDialects.h"
+#include "trc/InitAllPasses.h"
 #include "trc/Passes.h"
 #include "trc/Pipelines/Pipelines.h"
 
@@ -51,7 +52,6 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllPasses.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -530,8 +530,7 @@ int main(int argc, char **argv) {
   std::sort(tests.begin(), tests.end());
 
   // Everything the children share, set up once before forking.
-  mlir::registerAllPasses();
-  trc::registerTrcPasses();
+  trc::registerAllPasses();
   mlir::DialectRegistry registry;
   trc::registerAllDialects(registry);
   llvm::InitializeNativeTarget();

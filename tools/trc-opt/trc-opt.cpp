@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "trc/Import/OnnxImporter.h"
 #include "trc/InitAllDialects.h"
+#include "trc/InitAllPasses.h"
 #include "trc/Passes.h"
 #include "trc/Pipelines/Pipelines.h"
 
@@ -19,7 +20,6 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -151,9 +151,7 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   // Upstream dialects and passes too: lowered trc IR is linalg, memref, llvm...
   trc::registerAllDialects(registry);
-  registerAllPasses();
-  trc::registerTrcPasses();
-  trc::registerTrcPipelines();
+  trc::registerAllPasses();
 
   auto [inputFilename, outputFilename] =
       registerAndParseCLIOptions(argc, argv, "trc-opt: the trc compiler driver", registry);

@@ -5,15 +5,13 @@
 #include "trc/Dialect/Trc.h"
 #include "trc/Import/OnnxImporter.h"
 #include "trc/InitAllDialects.h"
+#include "trc/InitAllPasses.h"
 #include "trc/Passes.h"
 #include "trc/Pipelines/Pipelines.h"
 #include "trc/Pipelines/TrainingPipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/FileSystem.h"
@@ -103,12 +101,7 @@ bool compile(const std::string &model,
              const std::map<std::string, std::vector<int64_t>> &inputShapes,
              const rt::TrainingBuild *training, const std::string &target,
              std::string &artifactDir, rt::TrainingModelInfo *info, std::string &error) {
-  static bool registered = [] {
-    mlir::registerAllPasses();
-    registerTrcPasses();
-    return true;
-  }();
-  (void)registered;
+  registerAllPasses();
   mlir::DialectRegistry registry;
   trc::registerAllDialects(registry);
   mlir::MLIRContext context(registry);
