@@ -69,8 +69,15 @@ void Planner::mergeGroups() {
     }
     if (candidates.empty())
       return;
+    // Ties broken down to the group pair: candidates are gathered in the
+    // order of a pointer-keyed map, so without it the plan (and the kernels
+    // compiled from it) could differ from one run to the next.
     llvm::sort(candidates, [](const Candidate &x, const Candidate &y) {
-      return x.saved != y.saved ? x.saved > y.saved : x.order < y.order;
+      if (x.saved != y.saved)
+        return x.saved > y.saved;
+      if (x.order != y.order)
+        return x.order < y.order;
+      return std::pair(x.a, x.b) < std::pair(y.a, y.b);
     });
     llvm::DenseSet<int> touched;
     bool merged = false;
