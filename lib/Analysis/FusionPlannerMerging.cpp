@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "FusionPlannerImpl.h"
 
+#include "llvm/ADT/MapVector.h"
+
 #include <algorithm>
 
 namespace trc::fusion::detail {
@@ -28,7 +30,9 @@ void Planner::mergeGroups() {
   for (int round = 0; round < 10000; ++round) {
     SmallVector<Candidate> candidates;
     llvm::DenseSet<std::pair<int, int>> seenPairs;
-    llvm::DenseMap<Value, SmallVector<int, 4>> readers;
+    // Insertion-ordered: iterating a pointer-keyed map would order the
+    // sibling candidates differently on every run.
+    llvm::MapVector<Value, SmallVector<int, 4>> readers;
     auto consider = [&](int a, int b) {
       if (a == b || !groups[a].mergeable() || !groups[b].mergeable())
         return;
@@ -69,15 +73,16 @@ void Planner::mergeGroups() {
     }
     if (candidates.empty())
       return;
-    // Ties broken down to the group pair: candidates are gathered in the
-    // order of a pointer-keyed map, so without it the plan (and the kernels
-    // compiled from it) could differ from one run to the next.
-    llvm::sort(candidates, [](const Candidate &x, const Candidate &y) {
-      if (x.saved != y.saved)
-        return x.saved > y.saved;
-      if (x.order != y.order)
-        return x.order < y.order;
-      return std::pair(x.a, x.b) < std::pair(y.a, y.b);
+    // Candidates are gathered in a fixed order (producer-consumer pairs by
+    // group index, then siblings by first read); a stable sort keeps it for
+    // equal candidates, so the plan (and the kernels compiled from it) is
+    // the same on every run. Among equals the last gathered goes first:
+    // sibling merges before producer-consumer ones, which keeps a softmax's
+    // or cross-entropy's row statistics and gradient in one pass over the
+    // rows (test/Passes/Fusion/fuse-reduction.mlir).
+    std::reverse(candidates.begin(), candidates.end());
+    llvm::stable_sort(candidates, [](const Candidate &x, const Candidate &y) {
+      return x.saved != y.saved ? x.saved > y.saved : x.order < y.order;
     });
     llvm::DenseSet<int> touched;
     bool merged = false;
