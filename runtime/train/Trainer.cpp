@@ -52,6 +52,13 @@ uint64_t dropoutKey(uint64_t seed, uint64_t counter) {
   return splitmix64(splitmix64(seed) ^ counter);
 }
 
+/// A model that is a folder is a saved training step; anything else is
+/// compiled (an .onnx file).
+bool isSavedStep(const std::string &model) {
+  struct stat st;
+  return ::stat(model.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /// Gradient-accumulation buffers: updated on every micro-step.
 bool isAccumulator(std::string_view name) { return name.rfind(abi::kGradAccumPrefix, 0) == 0; }
 
@@ -264,8 +271,7 @@ Status TrainingJob::getStep(bool fromArtifact, int64_t &vocab) {
 }
 
 Status TrainingJob::prepare() {
-  struct stat modelStat;
-  const bool fromArtifact = ::stat(o_.model.c_str(), &modelStat) == 0 && S_ISDIR(modelStat.st_mode);
+  const bool fromArtifact = isSavedStep(o_.model);
   if (fromArtifact && !o_.exportOnnx.empty())
     return Status::error("--export-onnx writes the trained weights into the .onnx model they "
                          "came from: train MODEL.onnx, not the saved step " + o_.model);
@@ -584,9 +590,7 @@ Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
     run.build.dataParallel = dist->dataParallelBuild();
     run.parallelRecord = describeDataParallel(*run.build.dataParallel);
   }
-  struct stat modelStat;
-  const bool fromArtifact =
-      ::stat(options.model.c_str(), &modelStat) == 0 && S_ISDIR(modelStat.st_mode);
+  const bool fromArtifact = isSavedStep(options.model);
   if (!options.saveArtifact.empty()) {
     if (fromArtifact)
       return Status::error("--save-artifact compiles an .onnx model; " + options.model +
