@@ -74,7 +74,7 @@ std::string Candidate::toJson() const {
   rt::appendJsonInt(j, virtualStages);
   j += ", \"zero_stage\": ";
   rt::appendJsonInt(j, zeroStage);
-  if (zeroStage > 0) {
+  if (zeroStage > 0 && shardDegree != data) {
     j += ", \"hybrid_shard_degree\": ";
     rt::appendJsonInt(j, shardDegree);
   }

@@ -1,7 +1,7 @@
 //===- Search.cpp - exhaustive search over the pruned plan space -------------===//
 //
 // The space is enumerated layout first (data x tensor x pipeline), pruned
-// by divisibility (tensor divides heads and fits a node, pipeline divides
+// by divisibility (tensor divides heads and the devices of a node, pipeline divides
 // layers, data divides the global batch), then microbatches, schedule,
 // ZeRO stage, sequence parallelism and recomputation. Every point costs a
 // closed-form evaluate(), so even 3,072 devices take milliseconds.
@@ -40,7 +40,7 @@ SearchResult search(const GptModel &model, const Cluster &cluster, long long glo
   std::vector<Ranked> fitting;
   const long long world = cluster.devices();
   for (long long tp : divisors(world)) {
-    if (tp > cluster.device.devicesPerNode || model.heads % tp || model.ffn % tp ||
+    if (cluster.device.devicesPerNode % tp || model.heads % tp || model.ffn % tp ||
         !allows(k.tensor, int(tp)))
       continue;
     for (long long pp : divisors(world / tp)) {

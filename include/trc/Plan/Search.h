@@ -1,7 +1,7 @@
 //===- Search.h - the best plans for a model on a cluster --------------------===//
 //
-// search() enumerates data x tensor x pipeline degrees (tensor <= devices
-// per node, dividing heads; pipeline dividing layers; data dividing the
+// search() enumerates data x tensor x pipeline degrees (tensor dividing
+// the devices per node and the heads; pipeline dividing layers; data dividing the
 // global batch), microbatch counts (divisors of the per-replica batch), ZeRO
 // stages 0-3 (shard group = the data-parallel group), sequence parallelism,
 // recomputation none/selective/full and the schedule (1F1B, interleaved
