@@ -2,7 +2,7 @@
 
 For each row (A100 80 GB, seq 2048, vocab 51200): the published plan
 (its tensor and pipeline degrees, full recomputation, no ZeRO or sequence
-parallelism; microbatches and schedule completed by the search) must be
+parallelism, the 1F1B schedule with microbatches of one sample) must be
 predicted within 15% of the published TFLOP/s per GPU, and the search's own
 plan must be predicted at least as fast (step time) and fit in 80 GB.
 Prints one line per row and exits 1 on the first failed row.
@@ -43,7 +43,8 @@ def main():
         model = "gpt:layers=%d,hidden=%d,heads=%d,seq=2048,vocab=51200" % (layers, hidden, heads)
         given = plan(tool, model, gpus, batch,
                      {"tensor_parallel_degree": tp, "pipeline_parallel_degree": pp,
-                      "recompute": "full", "zero_stage": 0, "sequence_parallel": False})
+                      "recompute": "full", "zero_stage": 0, "sequence_parallel": False,
+                      "pipeline_schedule": "1f1b", "microbatches": batch * tp * pp // gpus})
         own = plan(tool, model, gpus, batch)
         predicted = given["predicted"]["tflops_per_device"]
         error = predicted / published - 1
