@@ -1,6 +1,7 @@
 # lit configuration of the trc test suite.
 #
-# Substitutions: trc-opt and the other tools (from the build), FileCheck and
+# Substitutions: trc-opt, trc-plan and the other tools (from the build: every
+# folder of build/tools is on PATH), FileCheck and
 # not (from LLVM 22), %python (the project's venv: torch, onnx), %models (the
 # exported GPT-2/BERT/GPT-J-style models), %scripts and %inputs (test inputs),
 # %tinyshakespeare (../shared/data's, feature "tinyshakespeare" when present).

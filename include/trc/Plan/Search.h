@@ -1,0 +1,58 @@
+//===- Search.h - the best plans for a model on a cluster --------------------===//
+//
+// search() enumerates data x tensor x pipeline degrees (tensor dividing
+// the devices per node and the heads; pipeline dividing layers; data dividing the
+// global batch), microbatch counts (divisors of the per-replica batch), ZeRO
+// stages 0-3 (shard group = the data-parallel group), sequence parallelism,
+// recomputation none/selective/full and the schedule (1F1B, interleaved
+// with virtual stages dividing the layers per stage and m a multiple of p).
+// Candidates that break a constraint given in `Constraints` are skipped;
+// those that do not fit in device memory are rejected. The rest are ranked
+// by the objective: "speed" (step time) or "memory" (SMP's memory_weight w:
+// (1 - w) x time / best time + w x memory / least memory).
+//
+// The result holds the ranked fitting candidates (best first) and, when none
+// fits, the least memory any candidate needed (for the error message).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_PLAN_SEARCH_H
+#define TRC_PLAN_SEARCH_H
+
+#include "trc/Plan/CostModel.h"
+
+#include <optional>
+#include <vector>
+
+namespace trc::plan {
+
+// Keys fixed by the user (a partial --plan); unset ones are searched.
+struct Constraints {
+  std::optional<int> tensor, pipeline, microbatches, zeroStage, shardDegree, virtualStages;
+  std::optional<bool> sequenceParallel;
+  std::optional<Recompute> recompute;
+  std::optional<Schedule> schedule;
+  std::string optimize = "speed";
+  double memoryWeight = 0.8;
+};
+
+struct Ranked {
+  Candidate plan;
+  Prediction predicted;
+  double score = 0;
+};
+
+struct SearchResult {
+  std::vector<Ranked> ranked;   // fitting candidates, best first
+  long long evaluated = 0;      // candidates the cost model priced
+  // When nothing fits: the candidate needing the least memory (if any
+  // candidate satisfied the constraints at all).
+  std::optional<Ranked> leastMemory;
+  double seconds = 0;           // wall time of the search
+};
+
+SearchResult search(const GptModel &model, const Cluster &cluster, long long globalBatch,
+                    const Constraints &constraints);
+
+} // namespace trc::plan
+
+#endif // TRC_PLAN_SEARCH_H

@@ -1,0 +1,186 @@
+//===- Cluster.cpp - spec-sheet device profiles and cluster files ------------===//
+//
+// Published figures: A100 SXM 312 TFLOP/s dense bf16, 1555 GB/s (40 GB) and
+// 2039 GB/s (80 GB), NVLink 3 600 GB/s bidirectional (300 per direction),
+// HDR InfiniBand 200 Gb/s per GPU (25 GB/s); H100 SXM 989 TFLOP/s dense
+// bf16, 3.35 TB/s, NVLink 4 900 GB/s bidirectional, NDR 400 Gb/s per GPU;
+// H200 the same compute with 141 GB at 4.8 TB/s. The CPU profile is a
+// modest multi-core server: 1 TFLOP/s, 50 GB/s, 16 GiB per rank, shared
+// memory between ranks, 10 GbE between machines.
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Plan/Cluster.h"
+
+#include "runtime/formats/FileOps.h"
+#include "runtime/formats/Json.h"
+#include "runtime/support/Parse.h"
+
+namespace trc::plan {
+namespace {
+
+constexpr double GB = 1e9, GiB = 1073741824.0, T = 1e12, us = 1e-6;
+
+DeviceProfile gpu(const char *kind, double tflops, double hbmGBs, double memGB, double nvlinkGBs,
+                  double netGBs) {
+  DeviceProfile d;
+  d.kind = kind;
+  d.peakFlops = tflops * T;
+  d.memBandwidth = hbmGBs * GB;
+  d.memoryBytes = memGB * GB;
+  d.reservedBytes = 2 * GiB;
+  d.intraBandwidth = nvlinkGBs * GB;
+  d.interBandwidth = netGBs * GB;
+  d.intraLatency = 5 * us;
+  d.interLatency = 10 * us;
+  d.devicesPerNode = 8;
+  return d;
+}
+
+std::vector<DeviceProfile> profiles() {
+  DeviceProfile cpu;
+  cpu.kind = "cpu";
+  cpu.peakFlops = 1 * T;
+  cpu.memBandwidth = 50 * GB;
+  cpu.memoryBytes = 16 * GiB;
+  cpu.reservedBytes = 0.5 * GiB;
+  cpu.intraBandwidth = 10 * GB;
+  cpu.interBandwidth = 1.25 * GB;
+  cpu.intraLatency = 20 * us;
+  cpu.interLatency = 50 * us;
+  cpu.devicesPerNode = 1; // one rank per node; "cpu:N" puts N on one node
+  return {gpu("a100-40gb", 312, 1555, 40, 300, 25), gpu("a100-80gb", 312, 2039, 80, 300, 25),
+          gpu("h100-80gb", 989, 3350, 80, 450, 50), gpu("h200", 989, 4800, 141, 450, 50), cpu};
+}
+
+std::string kindList() {
+  std::string s;
+  for (const std::string &k : deviceKinds())
+    s += (s.empty() ? "" : ", ") + k;
+  return s;
+}
+
+rt::Status readNumber(const rt::JsonValue &root, const char *key, bool integer, double &out) {
+  const rt::JsonValue *v = root.find(key);
+  if (!v)
+    return rt::Status::success();
+  double d;
+  int64_t i;
+  if (!v->isNumber() || (integer ? !v->asInt64(i) : !v->asDouble(d)))
+    return rt::Status::error(std::string("key '") + key + "': expected " +
+                             (integer ? "an integer" : "a number") + ", got " +
+                             (v->isNumber() ? v->text() : rt::JsonValue::kindName(v->kind())));
+  if (integer)
+    d = double(i);
+  if (!(d > 0))
+    return rt::Status::error(std::string("key '") + key + "': expected a value > 0, got " +
+                             v->text());
+  out = d;
+  return rt::Status::success();
+}
+
+rt::Status parseClusterJson(const std::string &text, Cluster &out) {
+  rt::JsonValue root;
+  if (rt::Status s = rt::parseJson(text, root); !s)
+    return s;
+  if (!root.isObject())
+    return rt::Status::error(std::string("expected an object, got ") +
+                             rt::JsonValue::kindName(root.kind()));
+  static const char *known[] = {"device", "nodes", "gpus_per_node", "intra_node_bandwidth_gbs",
+                                "inter_node_bandwidth_gbs", "intra_node_latency_us",
+                                "inter_node_latency_us", "memory_gb"};
+  for (const auto &m : root.members()) {
+    bool ok = false;
+    for (const char *k : known)
+      ok |= m.first == k;
+    if (!ok)
+      return rt::Status::error("unknown key '" + m.first + "'");
+  }
+  const rt::JsonValue *dev = root.find("device");
+  if (!dev)
+    return rt::Status::error("missing key 'device'");
+  if (!dev->isString())
+    return rt::Status::error(std::string("key 'device': expected a string, got ") +
+                             rt::JsonValue::kindName(dev->kind()));
+  Cluster c;
+  if (!deviceProfile(dev->text(), c.device))
+    return rt::Status::error("key 'device': unknown device kind '" + dev->text() +
+                             "' (known: " + kindList() + ")");
+  if (!root.find("nodes"))
+    return rt::Status::error("missing key 'nodes'");
+  double nodes = 0, perNode = c.device.devicesPerNode, mem = c.device.memoryBytes / GB;
+  double intra = c.device.intraBandwidth / GB, inter = c.device.interBandwidth / GB;
+  double intraLat = c.device.intraLatency / us, interLat = c.device.interLatency / us;
+  for (auto [key, integer, field] :
+       {std::tuple("nodes", true, &nodes), std::tuple("gpus_per_node", true, &perNode),
+        std::tuple("memory_gb", false, &mem), std::tuple("intra_node_bandwidth_gbs", false, &intra),
+        std::tuple("inter_node_bandwidth_gbs", false, &inter),
+        std::tuple("intra_node_latency_us", false, &intraLat),
+        std::tuple("inter_node_latency_us", false, &interLat)})
+    if (rt::Status s = readNumber(root, key, integer, *field); !s)
+      return s;
+  if (nodes * perNode > 1e7)
+    return rt::Status::error("key 'nodes': " + std::to_string(int64_t(nodes)) + " x " +
+                             std::to_string(int64_t(perNode)) + " devices is too many");
+  c.nodes = int(nodes);
+  c.device.devicesPerNode = int(perNode);
+  c.device.memoryBytes = mem * GB;
+  c.device.intraBandwidth = intra * GB;
+  c.device.interBandwidth = inter * GB;
+  c.device.intraLatency = intraLat * us;
+  c.device.interLatency = interLat * us;
+  out = c;
+  return rt::Status::success();
+}
+
+} // namespace
+
+std::vector<std::string> deviceKinds() {
+  std::vector<std::string> kinds;
+  for (const DeviceProfile &p : profiles())
+    kinds.push_back(p.kind);
+  return kinds;
+}
+
+bool deviceProfile(const std::string &kind, DeviceProfile &out) {
+  for (const DeviceProfile &p : profiles())
+    if (p.kind == kind) {
+      out = p;
+      return true;
+    }
+  return false;
+}
+
+rt::Status parseCluster(const std::string &spec, Cluster &out) {
+  size_t colon = spec.find(':');
+  if (spec.size() > 5 && spec.compare(spec.size() - 5, 5, ".json") == 0) {
+    std::string text;
+    if (rt::Status s = rt::readSmallFile(spec, 1 << 20, text); !s)
+      return s.withPrefix("--cluster " + spec + ": ");
+    return parseClusterJson(text, out).withPrefix("--cluster " + spec + ": ");
+  }
+  if (colon == std::string::npos)
+    return rt::Status::error("--cluster '" + spec +
+                             "': expected KIND:N (KIND one of " + kindList() + ") or FILE.json");
+  std::string kind = spec.substr(0, colon);
+  Cluster c;
+  if (!deviceProfile(kind, c.device))
+    return rt::Status::error("--cluster '" + spec + "': unknown device kind '" + kind +
+                             "' (known: " + kindList() + ")");
+  std::optional<int64_t> n = rt::parseInt64(std::string_view(spec).substr(colon + 1), 1, 10000000);
+  if (!n)
+    return rt::Status::error("--cluster '" + spec + "': expected a device count >= 1 after ':'");
+  if (kind == "cpu" || *n < c.device.devicesPerNode) {
+    c.device.devicesPerNode = int(*n); // all on one node
+    c.nodes = 1;
+  } else if (*n % c.device.devicesPerNode != 0) {
+    return rt::Status::error("--cluster '" + spec + "': " + std::to_string(*n) +
+                             " devices do not fill whole nodes of " +
+                             std::to_string(c.device.devicesPerNode));
+  } else {
+    c.nodes = int(*n / c.device.devicesPerNode);
+  }
+  out = c;
+  return rt::Status::success();
+}
+
+} // namespace trc::plan

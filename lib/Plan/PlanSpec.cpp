@@ -1,0 +1,124 @@
+//===- PlanSpec.cpp - partial plans as search constraints --------------------===//
+//
+// The JSON is read once to see which keys are present and to take out
+// "recompute"; the rest goes through the runtime's parseParallelPlan, so a
+// plan trc-plan accepts is one `trc-run --config` accepts (less
+// "recompute"), with the same error messages.
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Plan/PlanSpec.h"
+
+#include "runtime/formats/FileOps.h"
+#include "runtime/formats/Json.h"
+#include "runtime/train/ParallelPlan.h"
+
+namespace trc::plan {
+namespace {
+
+void writeJson(const rt::JsonValue &v, std::string &out) {
+  switch (v.kind()) {
+  case rt::JsonValue::Kind::Null:
+    out += "null";
+    return;
+  case rt::JsonValue::Kind::Bool:
+    out += v.boolValue() ? "true" : "false";
+    return;
+  case rt::JsonValue::Kind::Number:
+    out += v.text();
+    return;
+  case rt::JsonValue::Kind::String:
+    rt::appendJsonString(out, v.text());
+    return;
+  case rt::JsonValue::Kind::Array:
+    out += '[';
+    for (size_t i = 0; i < v.elements().size(); ++i) {
+      out += i ? "," : "";
+      writeJson(v.elements()[i], out);
+    }
+    out += ']';
+    return;
+  case rt::JsonValue::Kind::Object:
+    out += '{';
+    bool first = true;
+    for (const auto &[key, member] : v.members()) {
+      out += first ? "" : ",";
+      first = false;
+      rt::appendJsonString(out, key);
+      out += ':';
+      writeJson(member, out);
+    }
+    out += '}';
+    return;
+  }
+}
+
+} // namespace
+
+rt::Status parsePlanSpec(const std::string &spec, int worldSize, Constraints &out) {
+  std::string text = spec;
+  size_t first = spec.find_first_not_of(" \t\r\n");
+  std::string where = "--plan: ";
+  if (first == std::string::npos || spec[first] != '{') {
+    if (rt::Status s = rt::readSmallFile(spec, 1 << 20, text); !s)
+      return s.withPrefix(where + spec + ": ");
+    where += spec + ": ";
+  }
+  rt::JsonValue root;
+  if (rt::Status s = rt::parseJson(text, root); !s)
+    return s.withPrefix(where);
+  if (!root.isObject())
+    return rt::Status::error(where + "expected an object, got " +
+                             rt::JsonValue::kindName(root.kind()));
+  Constraints c;
+  std::string rest = "{";
+  for (const auto &[key, v] : root.members()) {
+    if (key == "recompute") {
+      if (!v.isString() || (v.text() != "none" && v.text() != "selective" && v.text() != "full"))
+        return rt::Status::error(where + "key 'recompute': expected \"none\", \"selective\" or "
+                                         "\"full\"");
+      c.recompute = v.text() == "none"        ? Recompute::None
+                    : v.text() == "selective" ? Recompute::Selective
+                                              : Recompute::Full;
+      continue;
+    }
+    rest += rest.size() > 1 ? "," : "";
+    rt::appendJsonString(rest, key);
+    rest += ':';
+    writeJson(v, rest);
+  }
+  rest += '}';
+  rt::ParallelPlan plan;
+  if (rt::Status s = rt::parseParallelPlan(rest, worldSize, plan); !s)
+    return rt::Status::error(where + (s.message().rfind("--config: ", 0) == 0
+                                          ? s.message().substr(10)
+                                          : s.message()));
+  auto has = [&](const char *k) { return root.find(k) != nullptr; };
+  if (has("tensor_parallel_degree"))
+    c.tensor = plan.tensorDegree;
+  if (has("pipeline_parallel_degree") || has("partitions"))
+    c.pipeline = plan.pipelineDegree;
+  if (has("microbatches"))
+    c.microbatches = plan.microbatches;
+  if (has("zero_stage") || has("shard_optimizer_state") || has("sharded_data_parallel_degree") ||
+      has("hybrid_shard_degree"))
+    c.zeroStage = plan.zeroStage;
+  if (has("sharded_data_parallel_degree") || has("hybrid_shard_degree"))
+    c.shardDegree = plan.shardDegree;
+  if (has("sequence_parallel"))
+    c.sequenceParallel = plan.sequenceParallel;
+  if (has("virtual_stages"))
+    c.virtualStages = plan.virtualStages;
+  if (has("pipeline_schedule") || has("pipeline")) {
+    if (plan.pipelineSchedule == "zb_h1")
+      return rt::Status::error(where + "key 'pipeline_schedule': zb_h1 is not modelled yet");
+    c.schedule = plan.pipelineSchedule == "gpipe"  ? Schedule::GPipe
+                 : plan.pipelineSchedule == "1f1b" ? Schedule::OneFOneB
+                                                   : Schedule::Interleaved;
+  }
+  c.optimize = plan.optimize;
+  c.memoryWeight = plan.memoryWeight;
+  out = c;
+  return rt::Status::success();
+}
+
+} // namespace trc::plan

@@ -1,0 +1,161 @@
+//===- PlanTest.cpp - unit tests of the planner's cost model and search ------===//
+//
+// Parsing (models, clusters, partial plans), the cost model's accounting
+// (Megatron's FLOPs formula, memory per ZeRO stage and recomputation, the
+// pipeline bubble) and the search (pruning, memory rejection, speed).
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Plan/PlanSpec.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+using namespace trc;
+using namespace trc::plan;
+
+namespace {
+
+GptModel gpt(int64_t l, int64_t h, int64_t a) {
+  GptModel m;
+  EXPECT_TRUE(parseModelSpec("gpt:layers=" + std::to_string(l) + ",hidden=" + std::to_string(h) +
+                                 ",heads=" + std::to_string(a) + ",seq=2048,vocab=51200",
+                             m).ok());
+  return m;
+}
+
+Cluster cluster(const std::string &spec) {
+  Cluster c;
+  EXPECT_TRUE(parseCluster(spec, c).ok()) << spec;
+  return c;
+}
+
+TEST(PlanModel, ParsesAndNamesBadKeys) {
+  GptModel m;
+  ASSERT_TRUE(parseModelSpec("gpt:layers=24,hidden=2304,heads=24,seq=2048,vocab=51200", m).ok());
+  EXPECT_EQ(m.ffn, 4 * 2304);
+  EXPECT_NEAR(m.params() / 1e9, 1.7, 0.1);
+  rt::Status s = parseModelSpec("gpt:layers=24,hidden=x,heads=24,seq=2048,vocab=51200", m);
+  EXPECT_NE(s.message().find("key 'hidden'"), std::string::npos) << s.message();
+  s = parseModelSpec("gpt:layers=24,hidden=2304,heads=24,seq=2048", m);
+  EXPECT_NE(s.message().find("missing key 'vocab'"), std::string::npos) << s.message();
+  s = parseModelSpec("gpt:layers=24,hidden=2304,heads=25,seq=2048,vocab=3", m);
+  EXPECT_NE(s.message().find("key 'heads'"), std::string::npos) << s.message();
+  s = parseModelSpec("gpt:layers=2,depth=3", m);
+  EXPECT_NE(s.message().find("unknown key 'depth'"), std::string::npos) << s.message();
+}
+
+TEST(PlanCluster, KindsAndFiles) {
+  Cluster c = cluster("a100-80gb:3072");
+  EXPECT_EQ(c.nodes, 384);
+  EXPECT_EQ(c.devices(), 3072);
+  EXPECT_DOUBLE_EQ(c.device.peakFlops, 312e12);
+  EXPECT_EQ(cluster("cpu:4").devices(), 4);
+  EXPECT_EQ(cluster("h100-80gb:4").nodes, 1);
+  Cluster out;
+  EXPECT_NE(parseCluster("tpu:8", out).message().find("unknown device kind 'tpu'"),
+            std::string::npos);
+  EXPECT_NE(parseCluster("a100-80gb:12", out).message().find("whole nodes"), std::string::npos);
+  std::string path = ::testing::TempDir() + "/plan-cluster.json";
+  std::ofstream(path) << R"({"device": "h200", "nodes": 2, "gpus_per_node": 4,
+                             "inter_node_bandwidth_gbs": 100})";
+  ASSERT_TRUE(parseCluster(path, out).ok());
+  EXPECT_EQ(out.devices(), 8);
+  EXPECT_DOUBLE_EQ(out.device.interBandwidth, 100e9);
+  std::ofstream(path) << R"({"device": "h200", "nodes": "two"})";
+  rt::Status s = parseCluster(path, out);
+  EXPECT_NE(s.message().find("key 'nodes'"), std::string::npos) << s.message();
+  std::ofstream(path) << R"({"nodes": 2})";
+  EXPECT_NE(parseCluster(path, out).message().find("missing key 'device'"), std::string::npos);
+}
+
+TEST(PlanCostModel, MegatronFlopsFormula) {
+  GptModel m = gpt(128, 25600, 160);
+  Candidate c;
+  c.data = 6, c.tensor = 8, c.pipeline = 64, c.microbatches = 512, c.microbatchSize = 1;
+  c.recompute = Recompute::Full;
+  Prediction p = evaluate(m, cluster("a100-80gb:3072"), c);
+  double B = 3072, s = 2048, l = 128, h = 25600, V = 51200;
+  double megatron = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+  EXPECT_NEAR(p.modelFlops / megatron, 1.0, 1e-9);
+  EXPECT_GT(p.bubbleTime, 0);
+  // Bubble (p - 1) slots against m slots of work.
+  EXPECT_NEAR(p.bubbleTime / (p.stepTime - p.dataCommTime - p.optimizerTime - p.bubbleTime),
+              63.0 / 512, 1e-6);
+}
+
+TEST(PlanCostModel, MemoryPerZeroStageAndRecompute) {
+  GptModel m = gpt(24, 2304, 24);
+  Cluster cl = cluster("a100-80gb:32");
+  Candidate c;
+  c.data = 32, c.microbatches = 16, c.microbatchSize = 1;
+  Prediction z0 = evaluate(m, cl, c);
+  c.zeroStage = 1, c.shardDegree = 32;
+  Prediction z1 = evaluate(m, cl, c);
+  c.zeroStage = 3;
+  Prediction z3 = evaluate(m, cl, c);
+  EXPECT_NEAR(z0.optimizerBytes / z1.optimizerBytes, 32, 1e-9);
+  EXPECT_NEAR(z0.paramBytes + z0.gradBytes + z0.optimizerBytes, 16 * (m.params() - 2 * m.hidden),
+              1e-3 * m.params());
+  EXPECT_LT(z3.paramBytes, z1.paramBytes);
+  c.zeroStage = 0;
+  c.recompute = Recompute::None;
+  Prediction none = evaluate(m, cl, c);
+  c.recompute = Recompute::Selective;
+  Prediction sel = evaluate(m, cl, c);
+  c.recompute = Recompute::Full;
+  Prediction full = evaluate(m, cl, c);
+  EXPECT_GT(none.activationBytes, sel.activationBytes);
+  EXPECT_GT(sel.activationBytes, full.activationBytes);
+  EXPECT_LT(none.stepTime, full.stepTime);
+}
+
+TEST(PlanSearch, TrillionOnThreeThousandGpusIsFastAndFits) {
+  GptModel m = gpt(128, 25600, 160);
+  Cluster cl = cluster("a100-80gb:3072");
+  SearchResult r = search(m, cl, 3072, Constraints());
+  ASSERT_FALSE(r.ranked.empty());
+  EXPECT_LT(r.seconds, 10.0);
+  EXPECT_LE(r.ranked[0].predicted.memoryBytes, cl.device.memoryBytes);
+  for (size_t i = 1; i < r.ranked.size(); ++i)
+    ASSERT_LE(r.ranked[i - 1].predicted.stepTime, r.ranked[i].predicted.stepTime);
+}
+
+TEST(PlanSearch, NothingFitsReportsLeastMemory) {
+  GptModel m = gpt(128, 25600, 160);
+  SearchResult r = search(m, cluster("a100-80gb:8"), 8, Constraints());
+  EXPECT_TRUE(r.ranked.empty());
+  ASSERT_TRUE(r.leastMemory.has_value());
+  EXPECT_GT(r.leastMemory->predicted.memoryBytes, 80e9);
+}
+
+TEST(PlanSearch, MemoryObjectiveUsesLessMemory) {
+  GptModel m = gpt(24, 2304, 24);
+  Cluster cl = cluster("a100-80gb:32");
+  Constraints k;
+  SearchResult fast = search(m, cl, 512, k);
+  k.optimize = "memory";
+  k.memoryWeight = 1.0;
+  SearchResult lean = search(m, cl, 512, k);
+  ASSERT_FALSE(fast.ranked.empty());
+  ASSERT_FALSE(lean.ranked.empty());
+  EXPECT_LT(lean.ranked[0].predicted.memoryBytes, fast.ranked[0].predicted.memoryBytes);
+}
+
+TEST(PlanSpec, PartialPlansBecomeConstraints) {
+  Constraints k;
+  ASSERT_TRUE(parsePlanSpec(R"({"tensor_parallel_degree": 8, "recompute": "full"})", 64, k).ok());
+  EXPECT_EQ(k.tensor, 8);
+  EXPECT_EQ(k.recompute, Recompute::Full);
+  EXPECT_FALSE(k.pipeline.has_value());
+  EXPECT_FALSE(k.zeroStage.has_value());
+  rt::Status s = parsePlanSpec(R"({"recompute": "most"})", 64, k);
+  EXPECT_NE(s.message().find("key 'recompute'"), std::string::npos) << s.message();
+  s = parsePlanSpec(R"({"tensor_parallel_degree": 3})", 64, k);
+  EXPECT_EQ(s.message().rfind("--plan: ", 0), 0u) << s.message();
+  EXPECT_NE(s.message().find("tensor_parallel_degree"), std::string::npos) << s.message();
+}
+
+} // namespace

@@ -1,0 +1,206 @@
+//===- trc-plan.cpp - plan and predict a training run on a cluster -----------===//
+//
+// trc-plan --model gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F]
+//          --cluster KIND:N|FILE.json --global-batch B [--plan JSON] [--json]
+//          [--alternatives K]
+//
+// Searches the plan space with the analytical cost model (lib/Plan) and
+// prints the best plan, its predicted step time, TFLOP/s per device
+// (Megatron's accounting), memory per device, the shares of the step
+// (compute, bubble, communication) and the next best alternatives (the best
+// plan of each other data x tensor x pipeline layout and recomputation).
+// --plan evaluates a given plan; keys it leaves out are searched. --json
+// prints {"plan", "predicted", "alternatives", "search"}.
+//
+// Bad input prints "error: ..." naming the flag or key and exits 1.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/formats/Json.h"
+#include "runtime/support/Parse.h"
+#include "trc/Plan/PlanSpec.h"
+
+#include <cstdio>
+#include <set>
+#include <string>
+#include <tuple>
+
+using namespace trc;
+using namespace trc::plan;
+
+namespace {
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return 1;
+}
+
+std::string fmt(const char *f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
+std::string gb(double bytes) { return fmt("%.1f", bytes / 1e9); }
+
+void appendNumber(std::string &j, const char *key, double v, bool comma = true) {
+  j += std::string(comma ? ", " : "") + "\"" + key + "\": ";
+  rt::appendJsonDouble(j, v);
+}
+
+std::string predictedJson(const Prediction &p, const Cluster &c) {
+  std::string j = "{";
+  appendNumber(j, "step_time_s", p.stepTime, false);
+  appendNumber(j, "tflops_per_device", p.tflopsPerDevice);
+  appendNumber(j, "fraction_of_peak", p.tflopsPerDevice * 1e12 / c.device.peakFlops);
+  appendNumber(j, "memory_per_device_bytes", p.memoryBytes);
+  appendNumber(j, "device_memory_bytes", c.device.memoryBytes);
+  appendNumber(j, "parameter_bytes", p.paramBytes);
+  appendNumber(j, "gradient_bytes", p.gradBytes);
+  appendNumber(j, "optimizer_bytes", p.optimizerBytes);
+  appendNumber(j, "activation_bytes", p.activationBytes);
+  appendNumber(j, "compute_s", p.computeTime);
+  appendNumber(j, "bubble_s", p.bubbleTime);
+  appendNumber(j, "tensor_comm_s", p.tensorCommTime);
+  appendNumber(j, "p2p_s", p.p2pTime);
+  appendNumber(j, "data_comm_s", p.dataCommTime);
+  appendNumber(j, "optimizer_s", p.optimizerTime);
+  appendNumber(j, "bubble_share", p.bubbleTime / p.stepTime);
+  appendNumber(j, "communication_share",
+               (p.tensorCommTime + p.p2pTime + p.dataCommTime) / p.stepTime);
+  appendNumber(j, "model_flops", p.modelFlops);
+  return j + "}";
+}
+
+std::string shares(const Prediction &p) {
+  auto pct = [&](double x) { return fmt("%.1f%%", 100 * x / p.stepTime); };
+  return "compute " + pct(p.computeTime) + ", bubble " + pct(p.bubbleTime) + ", tensor comm " +
+         pct(p.tensorCommTime) + ", p2p " + pct(p.p2pTime) + ", data comm " +
+         pct(p.dataCommTime) + ", optimizer " + pct(p.optimizerTime);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string modelSpec, clusterSpec, batchSpec, planSpec, alternativesSpec = "4";
+  bool json = false, havePlan = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i], value;
+    if (arg == "--json") {
+      json = true;
+      continue;
+    }
+    if (arg == "-h" || arg == "--help") {
+      std::printf("usage: trc-plan --model gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F] "
+                  "--cluster KIND:N|FILE.json --global-batch B [--plan JSON] [--json] "
+                  "[--alternatives K]\n");
+      return 0;
+    }
+    size_t eq = arg.find('=');
+    std::string flag = arg.substr(0, eq);
+    std::string *dest = flag == "--model"          ? &modelSpec
+                        : flag == "--cluster"      ? &clusterSpec
+                        : flag == "--global-batch" ? &batchSpec
+                        : flag == "--plan"         ? &planSpec
+                        : flag == "--alternatives" ? &alternativesSpec
+                                                   : nullptr;
+    if (!dest)
+      return fail("unknown flag '" + arg + "' (see --help)");
+    if (eq != std::string::npos)
+      value = arg.substr(eq + 1);
+    else if (i + 1 < argc)
+      value = argv[++i];
+    else
+      return fail(flag + ": expected a value");
+    *dest = value;
+    havePlan |= flag == "--plan";
+  }
+  if (modelSpec.empty())
+    return fail("--model: required (gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F])");
+  if (clusterSpec.empty())
+    return fail("--cluster: required (KIND:N or FILE.json)");
+  if (batchSpec.empty())
+    return fail("--global-batch: required");
+  GptModel model;
+  if (rt::Status s = parseModelSpec(modelSpec, model); !s)
+    return fail(s.message());
+  Cluster cluster;
+  if (rt::Status s = parseCluster(clusterSpec, cluster); !s)
+    return fail(s.message());
+  std::optional<int64_t> batch = rt::parseInt64(batchSpec, 1, int64_t(1) << 40);
+  if (!batch)
+    return fail("--global-batch: expected an integer >= 1, got '" + batchSpec + "'");
+  std::optional<int64_t> alternatives = rt::parseInt64(alternativesSpec, 0, 100);
+  if (!alternatives)
+    return fail("--alternatives: expected an integer in [0, 100], got '" + alternativesSpec + "'");
+  Constraints constraints;
+  if (havePlan)
+    if (rt::Status s = parsePlanSpec(planSpec, cluster.devices(), constraints); !s)
+      return fail(s.message());
+
+  SearchResult result = search(model, cluster, *batch, constraints);
+  if (result.ranked.empty()) {
+    std::string what = havePlan ? "the model fits no plan allowed by --plan" : "the model fits no plan";
+    if (!result.leastMemory)
+      return fail(what + " on " + std::to_string(cluster.devices()) + " x " + cluster.device.kind +
+                  " with --global-batch " + batchSpec +
+                  ": no data x tensor x pipeline split divides the batch, heads and layers");
+    const Ranked &r = *result.leastMemory;
+    return fail(what + ": needs at least " + fmt("%.0f", r.predicted.memoryBytes) +
+                " bytes per device (" + gb(r.predicted.memoryBytes) + " GB, with " +
+                r.plan.describe() + "), " + cluster.device.kind + " has " +
+                fmt("%.0f", cluster.device.memoryBytes) + " (" + gb(cluster.device.memoryBytes) +
+                " GB)");
+  }
+  const Ranked &best = result.ranked[0];
+  std::vector<const Ranked *> alts;
+  std::set<std::tuple<int, int, int, int>> seen{
+      {best.plan.data, best.plan.tensor, best.plan.pipeline, int(best.plan.recompute)}};
+  for (const Ranked &r : result.ranked) {
+    if (int64_t(alts.size()) >= *alternatives)
+      break;
+    if (seen.insert({r.plan.data, r.plan.tensor, r.plan.pipeline, int(r.plan.recompute)}).second)
+      alts.push_back(&r);
+  }
+
+  const Prediction &p = best.predicted;
+  if (json) {
+    std::string j = "{\"plan\": " + best.plan.toJson() + ", \"layout\": ";
+    rt::appendJsonString(j, best.plan.describe());
+    j += ", \"predicted\": " + predictedJson(p, cluster) + ", \"alternatives\": [";
+    for (size_t i = 0; i < alts.size(); ++i)
+      j += std::string(i ? ", " : "") + "{\"plan\": " + alts[i]->plan.toJson() +
+           ", \"predicted\": " + predictedJson(alts[i]->predicted, cluster) + "}";
+    j += "], \"search\": {";
+    appendNumber(j, "seconds", result.seconds, false);
+    appendNumber(j, "evaluated", double(result.evaluated));
+    appendNumber(j, "fitting", double(result.ranked.size()));
+    j += "}}\n";
+    std::fputs(j.c_str(), stdout);
+    return 0;
+  }
+  std::printf("model: %.1fB parameters (%lld layers, hidden %lld, %lld heads, seq %lld, vocab %lld)\n",
+              model.params() / 1e9, (long long)model.layers, (long long)model.hidden,
+              (long long)model.heads, (long long)model.seq, (long long)model.vocab);
+  std::printf("cluster: %d x %s (%d nodes of %d), global batch %lld\n", cluster.devices(),
+              cluster.device.kind.c_str(), cluster.nodes, cluster.device.devicesPerNode,
+              (long long)*batch);
+  std::printf("search: %lld plans priced, %zu fit, %.3f s\n", result.evaluated,
+              result.ranked.size(), result.seconds);
+  std::printf("plan: %s\n  %s\n", best.plan.describe().c_str(), best.plan.toJson().c_str());
+  std::printf("predicted step time: %.3f s\n", p.stepTime);
+  std::printf("TFLOP/s per device: %.1f (%.1f%% of peak)\n", p.tflopsPerDevice,
+              100 * p.tflopsPerDevice * 1e12 / cluster.device.peakFlops);
+  std::printf("memory per device: %s GB of %s GB (parameters %s, gradients %s, optimizer %s, "
+              "activations %s, reserve %s)\n",
+              gb(p.memoryBytes).c_str(), gb(cluster.device.memoryBytes).c_str(),
+              gb(p.paramBytes).c_str(), gb(p.gradBytes).c_str(), gb(p.optimizerBytes).c_str(),
+              gb(p.activationBytes).c_str(), gb(cluster.device.reservedBytes).c_str());
+  std::printf("step: %s\n", shares(p).c_str());
+  if (!alts.empty())
+    std::printf("alternatives:\n");
+  for (const Ranked *r : alts)
+    std::printf("  %-80s %9.3f s %7.1f TFLOP/s %7s GB\n", r->plan.describe().c_str(),
+                r->predicted.stepTime, r->predicted.tflopsPerDevice,
+                gb(r->predicted.memoryBytes).c_str());
+  return 0;
+}
