@@ -42,9 +42,9 @@ public:
   int fd = -1;
 };
 
-// Opens `path` read-only and checks it is a regular file; `size` receives
-// its size.
-Status openRegular(const std::string &path, FileHandle &file, size_t &size) {
+// Opens `path` read-only into `file` and checks it is a regular file;
+// returns its size.
+StatusOr<size_t> openRegular(const std::string &path, FileHandle &file) {
   file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (file.fd < 0)
     return Status::error(path + ": cannot open: " + std::strerror(errno));
@@ -53,8 +53,7 @@ Status openRegular(const std::string &path, FileHandle &file, size_t &size) {
     return Status::error(path + ": cannot stat: " + std::strerror(errno));
   if (!S_ISREG(st.st_mode))
     return Status::error(path + ": not a regular file");
-  size = size_t(st.st_size);
-  return Status::success();
+  return size_t(st.st_size);
 }
 
 Status checkSize(const std::string &path, size_t actual, uint64_t expected) {
@@ -78,10 +77,10 @@ Status checkHash(const std::string &path, const Checksum &actual,
   return Status::success();
 }
 
-// Hashes a whole file by reading it in chunks.
-Status hashFile(const std::string &path, int fd, size_t size,
-                Checksum &hash) {
-  Hasher h(hash.kind);
+// Hashes a whole file with `kind` by reading it in chunks.
+StatusOr<Checksum> hashFile(const std::string &path, int fd, size_t size,
+                            ChecksumKind kind) {
+  Hasher h(kind);
   std::string chunk(size_t(1) << 20, '\0');
   size_t done = 0;
   while (done < size) {
@@ -96,8 +95,7 @@ Status hashFile(const std::string &path, int fd, size_t size,
     h.update(chunk.data(), size_t(n));
     done += size_t(n);
   }
-  hash = h.checksum();
-  return Status::success();
+  return h.checksum();
 }
 
 } // namespace
@@ -111,8 +109,8 @@ Artifact::~Artifact() {
     ::munmap(weights_, weightsSize_);
 }
 
-Status Artifact::loadBundle(const std::string &bundle, const std::string &target,
-                            std::unique_ptr<Artifact> &out) {
+StatusOr<std::unique_ptr<Artifact>> Artifact::loadBundle(const std::string &bundle,
+                                                         const std::string &target) {
   // Unpacked into a private folder that is removed again once loaded: the
   // program stays loaded and the weights mapped after their files go.
   std::string pattern = (std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp");
@@ -124,9 +122,15 @@ Status Artifact::loadBundle(const std::string &bundle, const std::string &target
                          std::strerror(errno));
   std::string dir = buffer.data();
   std::vector<std::string> members;
+  std::unique_ptr<Artifact> loaded;
   Status s = unpackBundle(bundle, dir, &members);
-  if (s)
-    s = loadFolder(dir, target, bundle, out);
+  if (s) {
+    StatusOr<std::unique_ptr<Artifact>> folder = loadFolder(dir, target, bundle);
+    if (folder.ok())
+      loaded = *std::move(folder);
+    else
+      s = folder.status();
+  }
   if (!s) {
     // Name the bundle (and its member), not the private folder.
     std::string message = s.message();
@@ -138,22 +142,24 @@ Status Artifact::loadBundle(const std::string &bundle, const std::string &target
   for (const std::string &member : members)
     ::unlink((dir + "/" + member).c_str());
   ::rmdir(dir.c_str());
-  if (s)
-    out->dir_ = bundle;
-  return s;
+  if (!s)
+    return s;
+  loaded->dir_ = bundle;
+  return loaded;
 }
 
-Status Artifact::load(const std::string &dir, const std::string &target,
-                      std::unique_ptr<Artifact> &out) {
+StatusOr<std::unique_ptr<Artifact>> Artifact::load(const std::string &dir,
+                                                   const std::string &target) {
   struct stat bundleStat;
   if (isBundlePath(dir) && ::stat(dir.c_str(), &bundleStat) == 0 &&
       S_ISREG(bundleStat.st_mode))
-    return loadBundle(dir, target, out);
-  return loadFolder(dir, target, "", out);
+    return loadBundle(dir, target);
+  return loadFolder(dir, target, "");
 }
 
-Status Artifact::loadFolder(const std::string &dir, const std::string &target,
-                            const std::string &bundle, std::unique_ptr<Artifact> &out) {
+StatusOr<std::unique_ptr<Artifact>> Artifact::loadFolder(const std::string &dir,
+                                                         const std::string &target,
+                                                         const std::string &bundle) {
   std::unique_ptr<Artifact> a(new Artifact());
   a->dir_ = dir;
 
@@ -167,11 +173,13 @@ Status Artifact::loadFolder(const std::string &dir, const std::string &target,
 
   // The manifest.
   std::string manifestPath = joinPath(dir, "manifest.trc");
-  std::string text;
-  if (Status s = readSmallFile(manifestPath, kMaxManifestBytes, text); !s)
-    return s;
-  if (Status s = parseManifest(text, a->manifest_); !s)
-    return s.withPrefix(manifestPath + ": ");
+  StatusOr<std::string> text = readSmallFile(manifestPath, kMaxManifestBytes);
+  if (!text.ok())
+    return text.status();
+  StatusOr<Manifest> manifest = parseManifest(*text);
+  if (!manifest.ok())
+    return Status(manifest.status()).withPrefix(manifestPath + ": ");
+  a->manifest_ = *std::move(manifest);
   const Manifest &m = a->manifest_;
 
   if (m.target != target)
@@ -182,15 +190,15 @@ Status Artifact::loadFolder(const std::string &dir, const std::string &target,
   std::string programPath = joinPath(dir, m.programFile);
   {
     FileHandle file;
-    size_t size = 0;
-    Checksum hash{m.programHash.kind, 0};
-    if (Status s = openRegular(programPath, file, size); !s)
+    StatusOr<size_t> size = openRegular(programPath, file);
+    if (!size.ok())
+      return size.status();
+    if (Status s = checkSize(programPath, *size, m.programBytes); !s)
       return s;
-    if (Status s = checkSize(programPath, size, m.programBytes); !s)
-      return s;
-    if (Status s = hashFile(programPath, file.fd, size, hash); !s)
-      return s;
-    if (Status s = checkHash(programPath, hash, m.programHash); !s)
+    StatusOr<Checksum> hash = hashFile(programPath, file.fd, *size, m.programHash.kind);
+    if (!hash.ok())
+      return hash.status();
+    if (Status s = checkHash(programPath, *hash, m.programHash); !s)
       return s;
   }
 
@@ -198,9 +206,10 @@ Status Artifact::loadFolder(const std::string &dir, const std::string &target,
   std::string weightsPath = joinPath(dir, m.weightsFile);
   {
     FileHandle file;
-    size_t size = 0;
-    if (Status s = openRegular(weightsPath, file, size); !s)
-      return s;
+    StatusOr<size_t> opened = openRegular(weightsPath, file);
+    if (!opened.ok())
+      return opened.status();
+    size_t size = *opened;
     if (Status s = checkSize(weightsPath, size, m.weightsBytes); !s)
       return s;
     if (size > 0) {
@@ -230,9 +239,10 @@ Status Artifact::loadFolder(const std::string &dir, const std::string &target,
     for (const KernelFile &k : m.kernelFiles) {
       std::string path = joinPath(dir, k.file);
       FileHandle file;
-      size_t size = 0;
-      if (Status s = openRegular(path, file, size); !s)
-        return s;
+      StatusOr<size_t> opened = openRegular(path, file);
+      if (!opened.ok())
+        return opened.status();
+      size_t size = *opened;
       if (Status s = checkSize(path, size, k.bytes); !s)
         return s;
       CudaImage image;
@@ -283,19 +293,19 @@ Status Artifact::loadFolder(const std::string &dir, const std::string &target,
     registerCudaProgram(a->entry_, cuda);
     a->cudaProgram_ = std::move(cuda);
   }
-  out = std::move(a);
-  return Status::success();
+  return a;
 }
 
 std::string Artifact::targetOf(const std::string &path) {
   bool bundle = path.size() >= 4 && path.compare(path.size() - 4, 4, ".trc") == 0;
-  std::string text;
-  Manifest manifest;
-  Status read = bundle ? readBundleManifest(path, text)
-                       : readSmallFile(path + "/manifest.trc", kMaxManifestBytes, text);
-  if (!read || !parseManifest(text, manifest))
+  StatusOr<std::string> text = bundle ? readBundleManifest(path)
+                                      : readSmallFile(path + "/manifest.trc", kMaxManifestBytes);
+  if (!text.ok())
     return "auto";
-  return manifest.target;
+  StatusOr<Manifest> manifest = parseManifest(*text);
+  if (!manifest.ok())
+    return "auto";
+  return manifest->target;
 }
 
 TemporaryArtifact::~TemporaryArtifact() {

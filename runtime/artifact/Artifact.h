@@ -35,8 +35,9 @@ struct CudaProgram;
 
 class Artifact {
 public:
-  static Status load(const std::string &dir, const std::string &target,
-                     std::unique_ptr<Artifact> &out);
+  /// The loaded artifact folder or .trc bundle `dir` (see above).
+  static StatusOr<std::unique_ptr<Artifact>> load(const std::string &dir,
+                                                  const std::string &target);
   /// The target (cpu, cuda) an artifact folder or .trc bundle was built for,
   /// read from its manifest; "auto" when that cannot be read (loading it
   /// then reports the problem).
@@ -56,11 +57,12 @@ public:
 
 private:
   Artifact() = default;
-  static Status loadBundle(const std::string &bundle, const std::string &target,
-                           std::unique_ptr<Artifact> &out);
+  static StatusOr<std::unique_ptr<Artifact>> loadBundle(const std::string &bundle,
+                                                        const std::string &target);
   // `bundle`: the single-file artifact `dir` was unpacked from, or empty.
-  static Status loadFolder(const std::string &dir, const std::string &target,
-                           const std::string &bundle, std::unique_ptr<Artifact> &out);
+  static StatusOr<std::unique_ptr<Artifact>> loadFolder(const std::string &dir,
+                                                        const std::string &target,
+                                                        const std::string &bundle);
 
   std::string dir_;
   Manifest manifest_;

@@ -52,10 +52,11 @@ void widenBf16(const HostTensor &in, HostTensor &out) {
 
 Status evaluateArtifact(const std::string &artifactDir, Backend &backend,
                         const EvaluationOptions &options) {
-  std::unique_ptr<Artifact> artifact;
-  std::unique_ptr<Session> session;
-  if (Status s = openSession(artifactDir, backend, artifact, session); !s)
-    return s;
+  StatusOr<LoadedSession> opened = openSession(artifactDir, backend);
+  if (!opened.ok())
+    return opened.status();
+  const std::unique_ptr<Artifact> &artifact = opened->artifact;
+  const std::unique_ptr<Session> &session = opened->session;
 
   for (const auto &[name, file] : options.inputs) {
     // Check the name before reading a possibly large file.
@@ -63,10 +64,11 @@ Status evaluateArtifact(const std::string &artifactDir, Backend &backend,
       HostTensor none;
       return Status::error(session->setInput(name, none).message());
     }
-    HostTensor value;
-    if (Status s = readNpyFile(file, value); !s)
-      return Status::error("input '" + percentEncode(name) + "': " + s.message());
-    if (Status s = session->setInput(name, value); !s)
+    StatusOr<HostTensor> value = readNpyFile(file);
+    if (!value.ok())
+      return Status::error("input '" + percentEncode(name) + "': " +
+                           std::string(value.status().message()));
+    if (Status s = session->setInput(name, *value); !s)
       return Status::error(s.message() + " (from " + file + ")");
   }
   if (Status s = session->run(); !s)
@@ -90,9 +92,10 @@ Status evaluateArtifact(const std::string &artifactDir, Backend &backend,
   // Fetch every output, then write them all to temporary files, then rename.
   std::vector<std::pair<std::string, HostTensor>> outputs;
   for (const Slot *slot : artifact->manifest().slotsOfKind(SlotKind::Output)) {
-    HostTensor value;
-    if (Status s = session->getOutput(slot->name, value); !s)
-      return s;
+    StatusOr<HostTensor> output = session->getOutput(slot->name);
+    if (!output.ok())
+      return output.status();
+    HostTensor value = *std::move(output);
     if (value.dtype == DType::BF16) {
       HostTensor wide;
       if (Status s = wide.allocate(DType::F32, value.shape); !s)

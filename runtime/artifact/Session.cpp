@@ -58,8 +58,8 @@ Status fillInitialized(Backend &backend, const Slot &slot, void *dst, uint64_t f
 }
 } // namespace
 
-Status Session::create(const Artifact &artifact, Backend &backend,
-                       std::unique_ptr<Session> &out, int64_t shardIndex) {
+StatusOr<std::unique_ptr<Session>> Session::create(const Artifact &artifact, Backend &backend,
+                                                   int64_t shardIndex) {
   std::unique_ptr<Session> s(new Session(artifact, backend));
   const Manifest &m = artifact.manifest();
   if (Status st = s->arena_.allocate(backend, size_t(m.arenaBytes)); !st)
@@ -113,8 +113,7 @@ Status Session::create(const Artifact &artifact, Backend &backend,
           return st.withPrefix("param '" + percentEncode(slot.name) + "': ");
     }
   }
-  out = std::move(s);
-  return Status::success();
+  return s;
 }
 
 Status Session::setInput(std::string_view name, const HostTensor &value) {
@@ -183,8 +182,9 @@ Status Session::writeSlot(const Slot &slot, const char *what, const HostTensor &
   return Status::success();
 }
 
-Status Session::readSlot(const Slot &slot, const char *what, HostTensor &out) const {
+StatusOr<HostTensor> Session::readSlot(const Slot &slot, const char *what) const {
   std::string label = std::string(what) + " '" + percentEncode(slot.name) + "'";
+  HostTensor out;
   if (Status st = out.allocate(slot.dtype, slot.shape); !st)
     return st.withPrefix(label + ": ");
   if (slot.byteSize)
@@ -192,7 +192,7 @@ Status Session::readSlot(const Slot &slot, const char *what, HostTensor &out) co
                                         size_t(slot.byteSize));
         !st)
       return st.withPrefix(label + ": ");
-  return Status::success();
+  return out;
 }
 
 Status Session::setParam(std::string_view name, const HostTensor &value) {
@@ -202,11 +202,11 @@ Status Session::setParam(std::string_view name, const HostTensor &value) {
   return writeSlot(*slot, "parameter", value);
 }
 
-Status Session::getParam(std::string_view name, HostTensor &out) const {
+StatusOr<HostTensor> Session::getParam(std::string_view name) const {
   const Slot *slot = manifest().find(SlotKind::Param, name);
   if (!slot)
     return Status::error("unknown parameter '" + percentEncode(name) + "'");
-  return readSlot(*slot, "parameter", out);
+  return readSlot(*slot, "parameter");
 }
 
 Status Session::applyUpdates(const std::function<bool(std::string_view)> &which) {
@@ -236,7 +236,7 @@ Status Session::applyUpdates(const std::function<bool(std::string_view)> &which)
   return Status::success();
 }
 
-Status Session::getOutput(std::string_view name, HostTensor &out) const {
+StatusOr<HostTensor> Session::getOutput(std::string_view name) const {
   const Manifest &m = manifest();
   const Slot *slot = m.find(SlotKind::Output, name);
   if (!slot)
@@ -246,6 +246,7 @@ Status Session::getOutput(std::string_view name, HostTensor &out) const {
   if (!ran_)
     return Status::error("output '" + percentEncode(name) +
                          "' is not available: the program has not run");
+  HostTensor out;
   if (Status st = out.allocate(slot->dtype, slot->shape); !st)
     return st.withPrefix("output '" + percentEncode(name) + "': ");
   if (slot->byteSize)
@@ -254,14 +255,21 @@ Status Session::getOutput(std::string_view name, HostTensor &out) const {
                                         size_t(slot->byteSize));
         !st)
       return st.withPrefix("output '" + percentEncode(name) + "': ");
-  return Status::success();
+  return out;
 }
 
-Status openSession(const std::string &dir, Backend &backend, std::unique_ptr<Artifact> &artifact,
-                   std::unique_ptr<Session> &session, int64_t shardIndex) {
-  if (Status s = Artifact::load(dir, backend.target(), artifact); !s)
-    return s;
-  return Session::create(*artifact, backend, session, shardIndex);
+StatusOr<LoadedSession> openSession(const std::string &dir, Backend &backend, int64_t shardIndex) {
+  LoadedSession opened;
+  StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::load(dir, backend.target());
+  if (!artifact.ok())
+    return artifact.status();
+  opened.artifact = *std::move(artifact);
+  StatusOr<std::unique_ptr<Session>> session =
+      Session::create(*opened.artifact, backend, shardIndex);
+  if (!session.ok())
+    return session.status();
+  opened.session = *std::move(session);
+  return opened;
 }
 
 } // namespace trc::rt

@@ -36,24 +36,27 @@ namespace trc::rt {
 
 class Session {
 public:
-  /// `shardIndex`: this process's rank in the group its sharded params
-  /// (manifest `shard` records) are split over; it loads that chunk.
-  static Status create(const Artifact &artifact, Backend &backend,
-                       std::unique_ptr<Session> &out, int64_t shardIndex = 0);
+  /// A session of `artifact` on `backend` (see above). `shardIndex`: this
+  /// process's rank in the group its sharded params (manifest `shard`
+  /// records) are split over; it loads that chunk.
+  static StatusOr<std::unique_ptr<Session>> create(const Artifact &artifact, Backend &backend,
+                                                   int64_t shardIndex = 0);
 
   const Manifest &manifest() const { return artifact_.manifest(); }
   Status setInput(std::string_view name, const HostTensor &value);
   Status run();
-  Status getOutput(std::string_view name, HostTensor &out) const;
+  /// A copy of output `name` on the host.
+  StatusOr<HostTensor> getOutput(std::string_view name) const;
   Status setParam(std::string_view name, const HostTensor &value);
-  Status getParam(std::string_view name, HostTensor &out) const;
+  /// A copy of parameter `name` on the host.
+  StatusOr<HostTensor> getParam(std::string_view name) const;
   /// Copies every output "update:X" over slot X (a param or an input);
   /// with `which`, only those whose X it accepts.
   Status applyUpdates(const std::function<bool(std::string_view)> &which = nullptr);
 
 private:
   Status writeSlot(const Slot &slot, const char *what, const HostTensor &value);
-  Status readSlot(const Slot &slot, const char *what, HostTensor &out) const;
+  StatusOr<HostTensor> readSlot(const Slot &slot, const char *what) const;
   Session(const Artifact &artifact, Backend &backend)
       : artifact_(artifact), backend_(backend) {}
 
@@ -66,10 +69,17 @@ private:
   bool ran_ = false;
 };
 
+/// An artifact and the session that runs it; `session` refers to
+/// `artifact` (destroyed first, as declared after it).
+struct LoadedSession {
+  std::unique_ptr<Artifact> artifact;
+  std::unique_ptr<Session> session;
+};
+
 /// Loads the artifact at `dir` for `backend` and creates its session
 /// (`shardIndex`: this rank's chunk of sharded parameters).
-Status openSession(const std::string &dir, Backend &backend, std::unique_ptr<Artifact> &artifact,
-                   std::unique_ptr<Session> &session, int64_t shardIndex = 0);
+StatusOr<LoadedSession> openSession(const std::string &dir, Backend &backend,
+                                  int64_t shardIndex = 0);
 
 } // namespace trc::rt
 

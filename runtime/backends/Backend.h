@@ -29,9 +29,9 @@ public:
   virtual ~Backend() = default;
   // The artifact target this backend runs ("cpu", "cuda").
   virtual const char *target() const = 0;
-  // At least `bytes` bytes (a zero-byte request still yields a valid,
-  // non-null block), 64-byte aligned, zero-filled.
-  virtual Status allocate(size_t bytes, void *&ptr) = 0;
+  /// A block of at least `bytes` bytes (a zero-byte request still yields a
+  /// valid, non-null block), 64-byte aligned, zero-filled.
+  virtual StatusOr<void *> allocate(size_t bytes) = 0;
   virtual void deallocate(void *ptr) = 0;
   virtual Status copyToDevice(void *dst, const void *src, size_t bytes) = 0;
   virtual Status copyToHost(void *dst, const void *src, size_t bytes) = 0;
@@ -63,11 +63,11 @@ public:
 
   Status allocate(Backend &backend, size_t bytes) {
     reset();
-    void *p = nullptr;
-    if (Status s = backend.allocate(bytes, p); !s)
-      return s;
+    StatusOr<void *> p = backend.allocate(bytes);
+    if (!p.ok())
+      return p.status();
     backend_ = &backend;
-    ptr_ = p;
+    ptr_ = *p;
     size_ = bytes;
     return Status::success();
   }
@@ -92,7 +92,7 @@ private:
 // installed (...)", "--device cuda: no CUDA device (...)"); "auto" -> the
 // CUDA backend when the driver loads and sees a device, else the CPU
 // backend; anything else -> an error naming the accepted values.
-Status createBackend(const std::string &device, std::unique_ptr<Backend> &out);
+StatusOr<std::unique_ptr<Backend>> createBackend(const std::string &device);
 
 } // namespace trc::rt
 

@@ -31,8 +31,7 @@ const char *reduceOpName(ReduceOp op) {
   return "?";
 }
 
-Status Communicator::subgroup(const std::vector<int> &ranks,
-                              std::unique_ptr<Communicator> &out) {
+StatusOr<std::unique_ptr<Communicator>> Communicator::subgroup(const std::vector<int> &ranks) {
   // The same checks on every rank (all pass the same list), so either all
   // ranks split or none does.
   if (ranks.empty())
@@ -50,47 +49,40 @@ Status Communicator::subgroup(const std::vector<int> &ranks,
     if (r == rank())
       key = int(i);
   }
-  return split(key >= 0 ? 0 : kNoGroup, key >= 0 ? key : 0, out);
+  return split(key >= 0 ? 0 : kNoGroup, key >= 0 ? key : 0);
 }
 
-Status createCommunicator(const std::string &backend,
-                          std::unique_ptr<Communicator> &out) {
-  if (backend == "single") {
-    out = std::make_unique<SingleProcessCommunicator>();
-    return Status::success();
-  }
+StatusOr<std::unique_ptr<Communicator>> createCommunicator(const std::string &backend) {
+  if (backend == "single")
+    return std::unique_ptr<Communicator>(std::make_unique<SingleProcessCommunicator>());
   if (backend == "mpi")
-    return createMpiCommunicator(out);
+    return createMpiCommunicator();
   if (backend == "nccl")
-    return createNcclCommunicator(out);
+    return createNcclCommunicator();
   if (backend != "auto")
     return Status::error("unknown communicator backend '" + backend +
                          "' (expected auto, single, mpi or nccl)");
-  LaunchEnvironment env;
-  if (Status s = readLaunchEnvironment(env); !s)
-    return s;
-  if (!env.multiProcess()) {
-    out = std::make_unique<SingleProcessCommunicator>();
-    return Status::success();
-  }
-  return createMpiCommunicator(out).withPrefix("this process is " +
-                                               env.describe() + ": ");
+  StatusOr<LaunchEnvironment> env = readLaunchEnvironment();
+  if (!env.ok())
+    return env.status();
+  if (!env->multiProcess())
+    return std::unique_ptr<Communicator>(std::make_unique<SingleProcessCommunicator>());
+  StatusOr<std::unique_ptr<Communicator>> mpi = createMpiCommunicator();
+  if (!mpi.ok())
+    return Status(mpi.status()).withPrefix("this process is " + env->describe() + ": ");
+  return mpi;
 }
 
 namespace comm {
 
-Status byteCount(const char *what, size_t count, DType dtype, size_t factor,
-                 size_t &bytes) {
+StatusOr<size_t> byteCount(const char *what, size_t count, DType dtype, size_t factor) {
   size_t elem = dtypeSize(dtype);
-  if (factor == 0 || elem == 0) {
-    bytes = 0;
-    return Status::success();
-  }
+  if (factor == 0 || elem == 0)
+    return size_t(0);
   if (count > SIZE_MAX / elem / factor)
     return Status::error(std::string(what) + ": element count " +
                          std::to_string(count) + " overflows");
-  bytes = count * elem * factor;
-  return Status::success();
+  return count * elem * factor;
 }
 
 bool overlaps(const void *a, size_t aBytes, const void *b, size_t bBytes) {
@@ -112,39 +104,40 @@ Status checkRank(const char *what, const char *role, int rank, int size) {
 
 Status checkAllReduce(const void *send, void *recv, size_t count,
                       DType dtype) {
-  size_t bytes = 0;
-  if (Status s = byteCount("allReduce", count, dtype, 1, bytes); !s)
-    return s;
+  StatusOr<size_t> counted = byteCount("allReduce", count, dtype, 1);
+  if (!counted.ok())
+    return counted.status();
+  size_t bytes = *counted;
   if (send != recv && overlaps(send, bytes, recv, bytes))
     return Status::error("allReduce: send and recv overlap without being "
                          "the same buffer");
   return Status::success();
 }
 
-Status checkAllGather(const void *send, void *recv, size_t count, DType dtype,
-                      int rank, int size, bool &inPlace) {
-  size_t bytes = 0, total = 0;
-  if (Status s = byteCount("allGather", count, dtype, 1, bytes); !s)
-    return s;
-  if (Status s = byteCount("allGather", count, dtype, size_t(size), total); !s)
-    return s;
-  inPlace = bytes && send == static_cast<char *>(recv) + size_t(rank) * bytes;
-  if (!inPlace && overlaps(send, bytes, recv, total))
+StatusOr<bool> checkAllGather(const void *send, void *recv, size_t count, DType dtype,
+                              int rank, int size) {
+  StatusOr<size_t> bytes = byteCount("allGather", count, dtype, 1);
+  if (!bytes.ok())
+    return bytes.status();
+  StatusOr<size_t> total = byteCount("allGather", count, dtype, size_t(size));
+  if (!total.ok())
+    return total.status();
+  bool inPlace = *bytes && send == static_cast<char *>(recv) + size_t(rank) * *bytes;
+  if (!inPlace && overlaps(send, *bytes, recv, *total))
     return Status::error("allGather: send overlaps recv other than as this "
                          "rank's slice (in place)");
-  return Status::success();
+  return inPlace;
 }
 
 Status checkReduceScatter(const void *send, void *recv, size_t count,
                           DType dtype, int size) {
-  size_t bytes = 0, total = 0;
-  if (Status s = byteCount("reduceScatter", count, dtype, 1, bytes); !s)
-    return s;
-  if (Status s =
-          byteCount("reduceScatter", count, dtype, size_t(size), total);
-      !s)
-    return s;
-  if (overlaps(send, total, recv, bytes))
+  StatusOr<size_t> bytes = byteCount("reduceScatter", count, dtype, 1);
+  if (!bytes.ok())
+    return bytes.status();
+  StatusOr<size_t> total = byteCount("reduceScatter", count, dtype, size_t(size));
+  if (!total.ok())
+    return total.status();
+  if (overlaps(send, *total, recv, *bytes))
     return Status::error("reduceScatter: send and recv overlap");
   return Status::success();
 }

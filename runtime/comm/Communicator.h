@@ -20,7 +20,7 @@
 //
 // Process groups: split(color, key) is collective over this communicator;
 // the ranks passing the same color >= 0 form a new communicator, ranked by
-// key (ties: by rank here); kNoGroup (-1) joins none (out becomes null).
+// key (ties: by rank here); kNoGroup (-1) joins none (the result is null).
 // subgroup(ranks) is split with color 0 for the listed ranks, ranked in list
 // order (every rank passes the same list).
 //
@@ -71,18 +71,17 @@ public:
   virtual Status recv(void *buf, size_t count, DType dtype, int peer) = 0;
   virtual Status barrier() = 0;
 
-  virtual Status split(int color, int key,
-                       std::unique_ptr<Communicator> &out) = 0;
-  // Collective over this communicator; `ranks` are distinct ranks of it.
-  Status subgroup(const std::vector<int> &ranks,
-                  std::unique_ptr<Communicator> &out);
+  /// The communicator of this rank's group (see above); null for kNoGroup.
+  virtual StatusOr<std::unique_ptr<Communicator>> split(int color, int key) = 0;
+  /// Collective over this communicator; `ranks` are distinct ranks of it.
+  /// Null on a rank not listed.
+  StatusOr<std::unique_ptr<Communicator>> subgroup(const std::vector<int> &ranks);
 };
 
-// A communicator of the named backend ("auto", "single", "mpi", "nccl") for
-// this process's launch environment; errors name the missing library, the
-// bad environment variable or the missing device.
-Status createCommunicator(const std::string &backend,
-                          std::unique_ptr<Communicator> &out);
+/// A communicator of the named backend ("auto", "single", "mpi", "nccl")
+/// for this process's launch environment; errors name the missing library,
+/// the bad environment variable or the missing device.
+StatusOr<std::unique_ptr<Communicator>> createCommunicator(const std::string &backend);
 
 } // namespace trc::rt
 

@@ -13,10 +13,9 @@
 
 namespace trc::rt::comm {
 
-// bytes = count * dtypeSize(dtype) * factor, or an error "<what>: element
+// count * dtypeSize(dtype) * factor bytes, or an error "<what>: element
 // count N overflows".
-Status byteCount(const char *what, size_t count, DType dtype, size_t factor,
-                 size_t &bytes);
+StatusOr<size_t> byteCount(const char *what, size_t count, DType dtype, size_t factor);
 
 // Whether [a, a + aBytes) and [b, b + bBytes) share a byte.
 bool overlaps(const void *a, size_t aBytes, const void *b, size_t bBytes);
@@ -27,8 +26,9 @@ Status checkRank(const char *what, const char *role, int rank, int size);
 // Checks of each call's buffers (allGather: in place when send ==
 // recv + rank * count; allReduce: send == recv; reduceScatter: none).
 Status checkAllReduce(const void *send, void *recv, size_t count, DType dtype);
-Status checkAllGather(const void *send, void *recv, size_t count, DType dtype,
-                      int rank, int size, bool &inPlace);
+// Whether the allGather is in place.
+StatusOr<bool> checkAllGather(const void *send, void *recv, size_t count, DType dtype,
+                              int rank, int size);
 Status checkReduceScatter(const void *send, void *recv, size_t count,
                           DType dtype, int size);
 // A peer of send/recv: in range and not this rank.

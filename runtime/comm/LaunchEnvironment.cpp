@@ -226,7 +226,7 @@ std::string LaunchEnvironment::describe() const {
   return s + " under " + launcherName(launcher);
 }
 
-Status readLaunchEnvironment(LaunchEnvironment &out) {
+StatusOr<LaunchEnvironment> readLaunchEnvironment() {
   LaunchEnvironment env;
   bool openMpi = false;
   if (Status s = pairSet("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
@@ -260,8 +260,7 @@ Status readLaunchEnvironment(LaunchEnvironment &out) {
       env.localSize = 0;
     }
   }
-  out = env;
-  return Status::success();
+  return env;
 }
 
 } // namespace trc::rt

@@ -55,8 +55,9 @@ struct LaunchEnvironment {
   std::string describe() const;
 };
 
-// Reads the process environment (getenv) into `out`.
-Status readLaunchEnvironment(LaunchEnvironment &out);
+/// The launch environment the process environment (getenv) describes; an
+/// error names the bad variable.
+StatusOr<LaunchEnvironment> readLaunchEnvironment();
 
 } // namespace trc::rt
 

@@ -58,16 +58,13 @@ Status SingleProcessCommunicator::recv(void *, size_t, DType, int peer) {
                        " in a world of size 1");
 }
 
-Status SingleProcessCommunicator::split(int color, int,
-                                        std::unique_ptr<Communicator> &out) {
+StatusOr<std::unique_ptr<Communicator>> SingleProcessCommunicator::split(int color, int) {
   if (color < kNoGroup)
     return Status::error("split: color " + std::to_string(color) +
                          " is negative (kNoGroup is -1)");
   if (color == kNoGroup)
-    out.reset();
-  else
-    out = std::make_unique<SingleProcessCommunicator>();
-  return Status::success();
+    return std::unique_ptr<Communicator>();
+  return std::unique_ptr<Communicator>(std::make_unique<SingleProcessCommunicator>());
 }
 
 } // namespace trc::rt

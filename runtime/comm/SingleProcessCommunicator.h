@@ -29,7 +29,7 @@ public:
   Status send(const void *buf, size_t count, DType dtype, int peer) override;
   Status recv(void *buf, size_t count, DType dtype, int peer) override;
   Status barrier() override { return Status::success(); }
-  Status split(int color, int key, std::unique_ptr<Communicator> &out) override;
+  StatusOr<std::unique_ptr<Communicator>> split(int color, int key) override;
 };
 
 } // namespace trc::rt

@@ -93,12 +93,10 @@ std::string formatRanks(const std::vector<int> &ranks) {
 
 } // namespace
 
-Status readCollectiveTimeout(double &seconds) {
+StatusOr<double> readCollectiveTimeout() {
   const char *value = ::getenv("TRC_COLLECTIVE_TIMEOUT_S");
-  if (!value) {
-    seconds = kDefaultCollectiveTimeoutSeconds;
-    return Status::success();
-  }
+  if (!value)
+    return kDefaultCollectiveTimeoutSeconds;
   // parseDouble reads "1.5" whatever LC_NUMERIC says (strtod did not).
   std::optional<double> v = parseDouble(value);
   bool startsWithDigit =
@@ -107,8 +105,7 @@ Status readCollectiveTimeout(double &seconds) {
     return Status::error(std::string("environment variable "
                                      "TRC_COLLECTIVE_TIMEOUT_S='") +
                          value + "' is not a number of seconds >= 0");
-  seconds = *v;
-  return Status::success();
+  return *v;
 }
 
 PeerProcess identifyThisProcess() {

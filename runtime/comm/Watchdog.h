@@ -47,10 +47,10 @@ namespace trc::rt {
 // Default of TRC_COLLECTIVE_TIMEOUT_S.
 constexpr double kDefaultCollectiveTimeoutSeconds = 300;
 
-// TRC_COLLECTIVE_TIMEOUT_S as seconds (the default when unset, 0 = no
-// timeout); an error naming the variable when it is not a non-negative
-// number.
-Status readCollectiveTimeout(double &seconds);
+/// TRC_COLLECTIVE_TIMEOUT_S as seconds (the default when unset, 0 = no
+/// timeout); an error naming the variable when it is not a non-negative
+/// number.
+StatusOr<double> readCollectiveTimeout();
 
 // One rank's process, as its own rank sees it (identifyThisProcess).
 struct PeerProcess {

@@ -49,9 +49,8 @@ struct Member {
   size_t offset = 0, size = 0;
 };
 
-/// Parses the header of `bytes` (a bundle's contents) into its members.
-Status parseBundle(const std::string &bundle, std::string_view bytes,
-                   std::vector<Member> &members) {
+/// The members of `bytes` (a bundle's contents), from its header.
+StatusOr<std::vector<Member>> parseBundle(const std::string &bundle, std::string_view bytes) {
   auto bad = [&](const std::string &why) {
     return Status::error(bundle + ": not a trc artifact bundle: " + why);
   };
@@ -62,6 +61,7 @@ Status parseBundle(const std::string &bundle, std::string_view bytes,
     return bad("no 'trc-bundle 1' or 'trc-bundle 2' header ending in 'end'");
   std::istringstream header(std::string(bytes.substr(13, headerEnd + 1 - 13)));
   size_t offset = headerEnd + 5;
+  std::vector<Member> members;
   std::string name, sizeText;
   for (size_t index = 0; header >> name; ++index) {
     if (index < 3 ? name != kMembers[index] : !(v2 && isKernelFileName(name)))
@@ -83,14 +83,14 @@ Status parseBundle(const std::string &bundle, std::string_view bytes,
     return bad(std::string("expected member ") + kMembers[members.size()]);
   if (offset != bytes.size())
     return bad("trailing bytes after the last member");
-  return Status::success();
+  return members;
 }
 
-/// Maps `bundle` into `file` and parses its header into `members`.
-Status openBundle(const std::string &bundle, MappedFile &file, std::vector<Member> &members) {
+/// Maps `bundle` into `file` and returns the members its header lists.
+StatusOr<std::vector<Member>> openBundle(const std::string &bundle, MappedFile &file) {
   if (Status s = file.open(bundle); !s)
     return s;
-  return parseBundle(bundle, file.bytes(), members);
+  return parseBundle(bundle, file.bytes());
 }
 } // namespace
 
@@ -128,10 +128,10 @@ Status packBundle(const std::string &dir, const std::string &bundle,
 Status unpackBundle(const std::string &bundle, const std::string &dir,
                     std::vector<std::string> *written, FileSystemHooks &fs) {
   MappedFile file;
-  std::vector<Member> members;
-  if (Status s = openBundle(bundle, file, members); !s)
-    return s;
-  for (const Member &member : members) {
+  StatusOr<std::vector<Member>> members = openBundle(bundle, file);
+  if (!members.ok())
+    return members.status();
+  for (const Member &member : *members) {
     if (Status s = writeFileAtomic(dir + "/" + member.name,
                                    file.bytes().substr(member.offset, member.size),
                                    fs);
@@ -143,13 +143,13 @@ Status unpackBundle(const std::string &bundle, const std::string &dir,
   return Status::success();
 }
 
-Status readBundleManifest(const std::string &bundle, std::string &manifest) {
+StatusOr<std::string> readBundleManifest(const std::string &bundle) {
   MappedFile file;
-  std::vector<Member> members;
-  if (Status s = openBundle(bundle, file, members); !s)
-    return s;
-  manifest.assign(file.bytes().substr(members[0].offset, members[0].size));
-  return Status::success();
+  StatusOr<std::vector<Member>> members = openBundle(bundle, file);
+  if (!members.ok())
+    return members.status();
+  const Member &manifest = (*members)[0];
+  return std::string(file.bytes().substr(manifest.offset, manifest.size));
 }
 
 } // namespace trc::rt

@@ -45,8 +45,8 @@ Status unpackBundle(const std::string &bundle, const std::string &dir,
                     std::vector<std::string> *written = nullptr,
                     FileSystemHooks &fs = systemFileSystem());
 
-/// The manifest member of `bundle`, without unpacking the rest.
-Status readBundleManifest(const std::string &bundle, std::string &manifest);
+/// The manifest member of `bundle` (its bytes), without unpacking the rest.
+StatusOr<std::string> readBundleManifest(const std::string &bundle);
 
 } // namespace trc::rt
 

@@ -150,8 +150,7 @@ Status writeFileAtomic(const std::string &path, std::string_view bytes,
                              [&](FileWriter &w) { return w.append(bytes); });
 }
 
-Status readSmallFile(const std::string &path, size_t maxBytes,
-                     std::string &out) {
+StatusOr<std::string> readSmallFile(const std::string &path, size_t maxBytes) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return Status::error(path + ": cannot open: " + std::strerror(errno));
@@ -166,7 +165,7 @@ Status readSmallFile(const std::string &path, size_t maxBytes,
                          " bytes, more than the limit of " +
                          std::to_string(maxBytes));
   }
-  out.assign(size_t(st.st_size), '\0');
+  std::string out(size_t(st.st_size), '\0');
   size_t done = 0;
   while (done < out.size()) {
     ssize_t n = ::read(fd, &out[done], out.size() - done);
@@ -183,7 +182,7 @@ Status readSmallFile(const std::string &path, size_t maxBytes,
   }
   ::close(fd);
   out.resize(done);
-  return Status::success();
+  return out;
 }
 
 //===----------------------------------------------------------------------===//

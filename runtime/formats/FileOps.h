@@ -92,9 +92,10 @@ Status writeFileAtomicWith(const std::string &path, FileSystemHooks &fs,
 Status writeFileAtomic(const std::string &path, std::string_view bytes,
                        FileSystemHooks &fs);
 
-// Reads a whole regular file of at most `maxBytes` bytes.
-Status readSmallFile(const std::string &path, size_t maxBytes,
-                     std::string &out);
+/// Reads a whole regular file of at most `maxBytes` bytes: its bytes, or an
+/// error naming it ("PATH: cannot open: ...", "PATH: is not a regular
+/// file", "PATH: is N bytes, more than the limit of M").
+StatusOr<std::string> readSmallFile(const std::string &path, size_t maxBytes);
 
 class MappedFile {
 public:

@@ -449,11 +449,12 @@ private:
   }
 };
 
-Status parseJson(std::string_view text, JsonValue &out,
-                 const JsonLimits &limits) {
-  out = JsonValue();
+StatusOr<JsonValue> parseJson(std::string_view text, const JsonLimits &limits) {
+  JsonValue out;
   JsonParser parser(text, limits);
-  return parser.parse(out);
+  if (Status s = parser.parse(out); !s)
+    return s;
+  return out;
 }
 
 //===----------------------------------------------------------------------===//

@@ -78,10 +78,9 @@ struct JsonLimits {
   size_t maxValues = size_t(1) << 22;
 };
 
-// Parses `text`; the message of a failure is the problem and its byte
-// offset (callers prefix the file name).
-Status parseJson(std::string_view text, JsonValue &out,
-                 const JsonLimits &limits = {});
+/// Parses `text` into its value; the message of a failure is the problem
+/// and its byte offset (callers prefix the file name).
+StatusOr<JsonValue> parseJson(std::string_view text, const JsonLimits &limits = {});
 
 // Appends `s` as a JSON string (quoted; ", \ and control characters
 // escaped as serde_json does: \b \f \n \r \t, else \u00XX; other bytes

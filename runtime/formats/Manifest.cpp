@@ -683,9 +683,12 @@ Status Parser::finish() {
 
 } // namespace
 
-Status parseManifest(std::string_view text, Manifest &out) {
+StatusOr<Manifest> parseManifest(std::string_view text) {
+  Manifest out;
   Parser parser(out);
-  return parser.parse(text);
+  if (Status s = parser.parse(text); !s)
+    return s;
+  return out;
 }
 
 } // namespace trc::rt

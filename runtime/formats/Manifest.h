@@ -113,9 +113,9 @@ struct Manifest {
 // Largest arena the runtime accepts (2^48 bytes).
 constexpr uint64_t kMaxArenaBytes = uint64_t(1) << 48;
 
-// Parses `text`; on failure `out` is unspecified and the message names the
-// line number (1-based) and field.
-Status parseManifest(std::string_view text, Manifest &out);
+/// Parses `text` into a manifest; the message of a failure names the line
+/// number (1-based) and field.
+StatusOr<Manifest> parseManifest(std::string_view text);
 
 } // namespace trc::rt
 

@@ -310,22 +310,24 @@ std::string sizeMismatch(const NpyHeader &h, size_t have) {
 
 } // namespace
 
-Status parseNpy(std::string_view bytes, const std::string &name,
-                HostTensor &out) {
+StatusOr<HostTensor> parseNpy(std::string_view bytes, const std::string &name) {
   NpyHeader h;
   if (Status s = parseHeader(bytes.substr(0, 12 + kMaxNpyHeader), name, h); !s)
     return s;
   size_t have = bytes.size() - h.dataOffset;
   if (have != h.dataBytes)
     return Status::error(name + ": " + sizeMismatch(h, have));
+  HostTensor out;
   if (Status s = out.allocate(h.dtype, h.shape); !s)
     return s.withPrefix(name + ": ");
   if (h.dataBytes)
     std::memcpy(out.data(), bytes.data() + h.dataOffset, h.dataBytes);
-  return checkData(out, name);
+  if (Status s = checkData(out, name); !s)
+    return s;
+  return out;
 }
 
-Status readNpyFile(const std::string &path, HostTensor &out) {
+StatusOr<HostTensor> readNpyFile(const std::string &path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return Status::error(path + ": cannot open: " + std::strerror(errno));
@@ -361,6 +363,7 @@ Status readNpyFile(const std::string &path, HostTensor &out) {
   size_t have = fileSize - h.dataOffset;
   if (have != h.dataBytes)
     return Status::error(path + ": " + sizeMismatch(h, have));
+  HostTensor out;
   if (Status s = out.allocate(h.dtype, h.shape); !s)
     return s.withPrefix(path + ": ");
   char *dst = static_cast<char *>(out.data());
@@ -376,10 +379,12 @@ Status readNpyFile(const std::string &path, HostTensor &out) {
       return Status::error(path + ": the file shrank while being read");
     done += size_t(n);
   }
-  return checkData(out, path);
+  if (Status s = checkData(out, path); !s)
+    return s;
+  return out;
 }
 
-Status encodeNpyHeader(const HostTensor &tensor, std::string &out) {
+StatusOr<std::string> encodeNpyHeader(const HostTensor &tensor) {
   const char *descr = nullptr;
   for (const DescrInfo &info : kDescrs) {
     if (info.dtype == tensor.dtype) {
@@ -409,33 +414,33 @@ Status encodeNpyHeader(const HostTensor &tensor, std::string &out) {
   dict += '\n';
   if (dict.size() > 65535)
     return Status::error("the .npy header is too long for format 1.0");
-  out.clear();
-  out.append(kMagic, kMagicSize);
+  std::string out(kMagic, kMagicSize);
   out += '\x01';
   out += '\x00';
   out += char(dict.size() & 0xff);
   out += char(dict.size() >> 8);
   out += dict;
-  return Status::success();
+  return out;
 }
 
-Status encodeNpy(const HostTensor &tensor, std::string &out) {
-  if (Status s = encodeNpyHeader(tensor, out); !s)
-    return s;
-  out.append(static_cast<const char *>(tensor.data()), tensor.byteSize());
-  return Status::success();
+StatusOr<std::string> encodeNpy(const HostTensor &tensor) {
+  StatusOr<std::string> out = encodeNpyHeader(tensor);
+  if (!out.ok())
+    return out.status();
+  out->append(static_cast<const char *>(tensor.data()), tensor.byteSize());
+  return out;
 }
 
 Status writeNpyTemp(const std::string &tempPath, const std::string &finalName,
                     const HostTensor &tensor, FileSystemHooks &fs) {
-  std::string header;
-  if (Status s = encodeNpyHeader(tensor, header); !s)
-    return s.withPrefix(finalName + ": ");
+  StatusOr<std::string> header = encodeNpyHeader(tensor);
+  if (!header.ok())
+    return Status(header.status()).withPrefix(finalName + ": ");
   // A writer that fails (or is destroyed unfinished) removes its file.
   FileWriter w;
   Status s = w.open(tempPath, fs);
   if (s)
-    s = w.append(header);
+    s = w.append(*header);
   if (s)
     s = w.append(tensor.data(), tensor.byteSize());
   if (s)
@@ -445,11 +450,11 @@ Status writeNpyTemp(const std::string &tempPath, const std::string &finalName,
 
 Status writeNpyFile(const std::string &path, const HostTensor &tensor,
                     FileSystemHooks &fs) {
-  std::string header;
-  if (Status s = encodeNpyHeader(tensor, header); !s)
-    return s.withPrefix(path + ": ");
+  StatusOr<std::string> header = encodeNpyHeader(tensor);
+  if (!header.ok())
+    return Status(header.status()).withPrefix(path + ": ");
   return writeFileAtomicWith(path, fs, [&](FileWriter &w) {
-    if (Status s = w.append(header); !s)
+    if (Status s = w.append(*header); !s)
       return s;
     return w.append(tensor.data(), tensor.byteSize());
   });

@@ -29,16 +29,17 @@ namespace trc::rt {
 // Largest header (the dict) accepted when reading.
 constexpr size_t kMaxNpyHeader = 65536;
 
-// Parses a whole .npy image held in memory; `name` is used in messages.
-Status parseNpy(std::string_view bytes, const std::string &name,
-                HostTensor &out);
-// Reads a .npy file.
-Status readNpyFile(const std::string &path, HostTensor &out);
+/// The tensor of a whole .npy image held in memory; `name` starts every
+/// message.
+StatusOr<HostTensor> parseNpy(std::string_view bytes, const std::string &name);
+/// The tensor of a .npy file; `path` starts every message.
+StatusOr<HostTensor> readNpyFile(const std::string &path);
 
-// The .npy (version 1.0) preamble and header of a tensor (data follows it).
-Status encodeNpyHeader(const HostTensor &tensor, std::string &out);
-// The .npy (version 1.0) image of a tensor.
-Status encodeNpy(const HostTensor &tensor, std::string &out);
+/// The .npy (version 1.0) preamble and header of a tensor (data follows
+/// it); fails for a dtype NumPy lacks (bf16).
+StatusOr<std::string> encodeNpyHeader(const HostTensor &tensor);
+/// The .npy (version 1.0) image of a tensor.
+StatusOr<std::string> encodeNpy(const HostTensor &tensor);
 // Writes `path` atomically: `path`.tmp-<pid> is written, fsynced and
 // renamed, and the folder fsynced. On failure nothing is left behind and
 // an existing `path` is untouched.

@@ -65,8 +65,8 @@ uint64_t readLE64(const char *p) {
   return v;
 }
 
-Status parseEntry(const std::string &name, const std::string &tensorName,
-                  const JsonValue &v, SafetensorsEntry &e) {
+StatusOr<SafetensorsEntry> parseEntry(const std::string &name, const std::string &tensorName,
+                                      const JsonValue &v) {
   std::string where = name + ": tensor '" + shown(tensorName) + "': ";
   if (!v.isObject())
     return Status::error(where + "expected an object, got " +
@@ -86,6 +86,7 @@ Status parseEntry(const std::string &name, const std::string &tensorName,
                          "'");
   if (!dtype->isString())
     return Status::error(where + "dtype is not a string");
+  SafetensorsEntry e;
   if (!parseSafetensorsDType(dtype->text(), e.dtype)) {
     for (const char *u : kUnsupported)
       if (dtype->text() == u)
@@ -98,7 +99,6 @@ Status parseEntry(const std::string &name, const std::string &tensorName,
   if (int64_t(shape->elements().size()) > kMaxRank)
     return Status::error(where + "shape has more than " +
                          std::to_string(kMaxRank) + " dimensions");
-  e.shape.clear();
   for (const JsonValue &d : shape->elements()) {
     int64_t dim;
     if (!d.asInt64(dim) || dim < 0)
@@ -128,7 +128,7 @@ Status parseEntry(const std::string &name, const std::string &tensorName,
                          formatShape(e.shape) + " needs " +
                          std::to_string(bytes));
   e.name = tensorName;
-  return Status::success();
+  return e;
 }
 
 } // namespace
@@ -161,9 +161,8 @@ const SafetensorsEntry *SafetensorsIndex::find(std::string_view name) const {
 // Reading
 //===----------------------------------------------------------------------===//
 
-Status parseSafetensorsIndex(std::string_view file, const std::string &name,
-                             SafetensorsIndex &out) {
-  out = SafetensorsIndex();
+StatusOr<SafetensorsIndex> parseSafetensorsIndex(std::string_view file,
+                                                 const std::string &name) {
   if (file.size() < 8)
     return Status::error(name + ": the file is " + std::to_string(file.size()) +
                          " bytes, shorter than the 8-byte header length");
@@ -179,12 +178,14 @@ Status parseSafetensorsIndex(std::string_view file, const std::string &name,
   std::string_view header = file.substr(8, size_t(n));
   if (header.empty() || header[0] != '{')
     return Status::error(name + ": the header does not start with '{'");
-  JsonValue root;
-  if (Status s = parseJson(header, root); !s)
-    return Status::error(name + ": header: " + s.message());
+  StatusOr<JsonValue> parsed = parseJson(header);
+  if (!parsed.ok())
+    return Status::error(name + ": header: " + std::string(parsed.status().message()));
+  const JsonValue &root = *parsed;
   if (!root.isObject())
     return Status::error(name + ": the header is not a JSON object");
 
+  SafetensorsIndex out;
   for (const auto &m : root.members()) {
     if (m.first == "__metadata__") {
       if (m.second.isNull())
@@ -201,10 +202,10 @@ Status parseSafetensorsIndex(std::string_view file, const std::string &name,
     }
     if (m.first.empty())
       return Status::error(name + ": a tensor has an empty name");
-    SafetensorsEntry e;
-    if (Status s = parseEntry(name, m.first, m.second, e); !s)
-      return s;
-    out.tensors.push_back(std::move(e));
+    StatusOr<SafetensorsEntry> e = parseEntry(name, m.first, m.second);
+    if (!e.ok())
+      return e.status();
+    out.tensors.push_back(*std::move(e));
   }
 
   // The tensors, in offset order, must tile the data exactly.
@@ -238,12 +239,13 @@ Status parseSafetensorsIndex(std::string_view file, const std::string &name,
         " bytes of data but the file has " + std::to_string(dataSize) +
         (expected > dataSize ? " (truncated)" : " (trailing bytes)"));
   out.dataStart = 8 + n;
-  return Status::success();
+  return out;
 }
 
-Status readSafetensorsTensor(std::string_view file, const std::string &name,
-                             const SafetensorsIndex &index,
-                             const SafetensorsEntry &entry, HostTensor &out) {
+StatusOr<HostTensor> readSafetensorsTensor(std::string_view file, const std::string &name,
+                                           const SafetensorsIndex &index,
+                                           const SafetensorsEntry &entry) {
+  HostTensor out;
   if (Status s = out.allocate(entry.dtype, entry.shape); !s)
     return s.withPrefix(name + ": tensor '" + shown(entry.name) + "': ");
   uint64_t size = entry.end - entry.begin;
@@ -262,47 +264,42 @@ Status readSafetensorsTensor(std::string_view file, const std::string &name,
                              " (element " + std::to_string(i) +
                              "), not 0 or 1");
   }
-  return Status::success();
+  return out;
 }
 
-Status decodeSafetensors(std::string_view file, const std::string &name,
-                         std::vector<NamedTensor> &tensors,
-                         SafetensorsMetadata *metadata) {
-  tensors.clear();
-  SafetensorsIndex index;
-  if (Status s = parseSafetensorsIndex(file, name, index); !s)
-    return s;
-  std::vector<NamedTensor> result(index.tensors.size());
-  for (size_t i = 0; i < index.tensors.size(); ++i) {
-    result[i].name = index.tensors[i].name;
-    if (Status s = readSafetensorsTensor(file, name, index, index.tensors[i],
-                                         result[i].tensor);
-        !s)
-      return s;
+StatusOr<SafetensorsContents> decodeSafetensors(std::string_view file,
+                                                const std::string &name) {
+  StatusOr<SafetensorsIndex> index = parseSafetensorsIndex(file, name);
+  if (!index.ok())
+    return index.status();
+  SafetensorsContents result;
+  result.tensors.resize(index->tensors.size());
+  for (size_t i = 0; i < index->tensors.size(); ++i) {
+    result.tensors[i].name = index->tensors[i].name;
+    StatusOr<HostTensor> tensor = readSafetensorsTensor(file, name, *index, index->tensors[i]);
+    if (!tensor.ok())
+      return tensor.status();
+    result.tensors[i].tensor = *std::move(tensor);
   }
-  tensors = std::move(result);
-  if (metadata)
-    *metadata = std::move(index.metadata);
-  return Status::success();
+  result.metadata = std::move(index->metadata);
+  return result;
 }
 
-Status readSafetensorsFile(const std::string &path,
-                           std::vector<NamedTensor> &tensors,
-                           SafetensorsMetadata *metadata) {
+StatusOr<SafetensorsContents> readSafetensorsFile(const std::string &path) {
   MappedFile file;
   if (Status s = file.open(path); !s)
     return s;
-  return decodeSafetensors(file.bytes(), path, tensors, metadata);
+  return decodeSafetensors(file.bytes(), path);
 }
 
 //===----------------------------------------------------------------------===//
 // Writing
 //===----------------------------------------------------------------------===//
 
-Status encodeSafetensorsHeader(const std::vector<SafetensorsView> &tensors,
-                               const SafetensorsMetadata &metadata,
-                               std::string &prefix,
-                               std::vector<size_t> &order) {
+StatusOr<SafetensorsHeader> encodeSafetensorsHeader(const std::vector<SafetensorsView> &tensors,
+                                                    const SafetensorsMetadata &metadata) {
+  SafetensorsHeader result;
+  std::vector<size_t> &order = result.order;
   order.resize(tensors.size());
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;
@@ -373,11 +370,10 @@ Status encodeSafetensorsHeader(const std::vector<SafetensorsView> &tensors,
                          std::to_string(header.size()) +
                          " bytes, more than the limit of " +
                          std::to_string(kMaxSafetensorsHeader));
-  prefix.clear();
   uint64_t n = header.size();
-  prefix.append(reinterpret_cast<const char *>(&n), 8);
-  prefix += header;
-  return Status::success();
+  result.prefix.append(reinterpret_cast<const char *>(&n), 8);
+  result.prefix += header;
+  return result;
 }
 
 static uint64_t viewBytes(const SafetensorsView &t) {
@@ -386,29 +382,27 @@ static uint64_t viewBytes(const SafetensorsView &t) {
   return uint64_t(count) * dtypeSize(t.dtype);
 }
 
-Status encodeSafetensors(const std::vector<SafetensorsView> &tensors,
-                         const SafetensorsMetadata &metadata,
-                         std::string &out) {
-  std::vector<size_t> order;
-  if (Status s = encodeSafetensorsHeader(tensors, metadata, out, order); !s)
-    return s;
-  for (size_t i : order)
+StatusOr<std::string> encodeSafetensors(const std::vector<SafetensorsView> &tensors,
+                                        const SafetensorsMetadata &metadata) {
+  StatusOr<SafetensorsHeader> header = encodeSafetensorsHeader(tensors, metadata);
+  if (!header.ok())
+    return header.status();
+  std::string out = std::move(header->prefix);
+  for (size_t i : header->order)
     if (uint64_t bytes = viewBytes(tensors[i]))
       out.append(static_cast<const char *>(tensors[i].data), size_t(bytes));
-  return Status::success();
+  return out;
 }
 
 Status writeSafetensors(FileWriter &writer,
                         const std::vector<SafetensorsView> &tensors,
                         const SafetensorsMetadata &metadata) {
-  std::string prefix;
-  std::vector<size_t> order;
-  if (Status s = encodeSafetensorsHeader(tensors, metadata, prefix, order);
-      !s)
-    return s.withPrefix(writer.path() + ": ");
-  if (Status s = writer.append(prefix); !s)
+  StatusOr<SafetensorsHeader> header = encodeSafetensorsHeader(tensors, metadata);
+  if (!header.ok())
+    return Status(header.status()).withPrefix(writer.path() + ": ");
+  if (Status s = writer.append(header->prefix); !s)
     return s;
-  for (size_t i : order)
+  for (size_t i : header->order)
     if (Status s = writer.append(tensors[i].data, size_t(viewBytes(tensors[i])));
         !s)
       return s;

@@ -88,34 +88,41 @@ struct NamedTensor {
   HostTensor tensor;
 };
 
-// Validates a whole file image held in memory (header and sizes) and
-// returns its index; `name` starts every message.
-Status parseSafetensorsIndex(std::string_view file, const std::string &name,
-                             SafetensorsIndex &out);
-// Copies one tensor of a validated image into `out` (checks BOOL bytes).
-Status readSafetensorsTensor(std::string_view file, const std::string &name,
-                             const SafetensorsIndex &index,
-                             const SafetensorsEntry &entry, HostTensor &out);
-// Every tensor of an image, in data order, and its metadata.
-Status decodeSafetensors(std::string_view file, const std::string &name,
-                         std::vector<NamedTensor> &tensors,
-                         SafetensorsMetadata *metadata = nullptr);
-// Maps and decodes a file.
-Status readSafetensorsFile(const std::string &path,
-                           std::vector<NamedTensor> &tensors,
-                           SafetensorsMetadata *metadata = nullptr);
+/// Every tensor of a file, in data order, and its metadata.
+struct SafetensorsContents {
+  std::vector<NamedTensor> tensors;
+  SafetensorsMetadata metadata;
+};
 
-// The 8-byte length and padded header for `tensors`, and the order in which
-// their bytes must follow it. Fails on duplicate, empty or "__metadata__"
-// names, null data with a non-empty shape, and invalid shapes.
-Status encodeSafetensorsHeader(const std::vector<SafetensorsView> &tensors,
-                               const SafetensorsMetadata &metadata,
-                               std::string &prefix,
-                               std::vector<size_t> &order);
-// The whole file image in memory.
-Status encodeSafetensors(const std::vector<SafetensorsView> &tensors,
-                         const SafetensorsMetadata &metadata,
-                         std::string &out);
+/// The start of a file: the 8-byte length and padded header, and the order
+/// (indices into the tensors written) in which their bytes must follow it.
+struct SafetensorsHeader {
+  std::string prefix;
+  std::vector<size_t> order;
+};
+
+/// Validates a whole file image held in memory (header and sizes) and
+/// returns its index; `name` starts every message.
+StatusOr<SafetensorsIndex> parseSafetensorsIndex(std::string_view file,
+                                                 const std::string &name);
+/// A copy of one tensor of a validated image (BOOL bytes checked).
+StatusOr<HostTensor> readSafetensorsTensor(std::string_view file, const std::string &name,
+                                           const SafetensorsIndex &index,
+                                           const SafetensorsEntry &entry);
+/// Every tensor of an image, in data order, and its metadata.
+StatusOr<SafetensorsContents> decodeSafetensors(std::string_view file,
+                                                const std::string &name);
+/// Maps and decodes a file.
+StatusOr<SafetensorsContents> readSafetensorsFile(const std::string &path);
+
+/// The header for `tensors` (see SafetensorsHeader). Fails on duplicate,
+/// empty or "__metadata__" names, null data with a non-empty shape, and
+/// invalid shapes.
+StatusOr<SafetensorsHeader> encodeSafetensorsHeader(const std::vector<SafetensorsView> &tensors,
+                                                    const SafetensorsMetadata &metadata);
+/// The whole file image in memory.
+StatusOr<std::string> encodeSafetensors(const std::vector<SafetensorsView> &tensors,
+                                        const SafetensorsMetadata &metadata);
 // Appends the whole file to an open writer (the caller finishes it).
 Status writeSafetensors(FileWriter &writer,
                         const std::vector<SafetensorsView> &tensors,

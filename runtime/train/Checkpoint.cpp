@@ -196,9 +196,10 @@ Status decodeState(const std::string &text, const std::string &path,
                          toHex16(got.value) + ", recorded " +
                          toHex16(want.value) + "): the file is corrupt");
 
-  JsonValue root;
-  if (Status s = parseJson(text, root); !s)
-    return Status::error(path + ": " + s.message());
+  StatusOr<JsonValue> parsed = parseJson(text);
+  if (!parsed.ok())
+    return Status::error(path + ": " + std::string(parsed.status().message()));
+  const JsonValue &root = *parsed;
   if (!root.isObject())
     return Status::error(path + ": not a JSON object");
   std::string where = path + ": ";
@@ -347,9 +348,10 @@ Status install(const std::string &temp, const std::string &target,
 }
 
 std::string readLatestName(const std::string &dir) {
-  std::string text;
-  if (!readSmallFile(dir + "/" + kLatestFile, 64, text))
+  StatusOr<std::string> read = readSmallFile(dir + "/" + kLatestFile, 64);
+  if (!read.ok())
     return "";
+  std::string text = *std::move(read);
   while (!text.empty() && text.back() == '\n')
     text.pop_back();
   return text;
@@ -451,26 +453,27 @@ Status saveCheckpoint(const std::string &dir, const CheckpointState &state,
 // Loading
 //===----------------------------------------------------------------------===//
 
-Status latestCheckpoint(const std::string &dir, std::string &folder) {
+StatusOr<std::string> latestCheckpoint(const std::string &dir) {
   std::string path = dir + "/" + kLatestFile;
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0)
     return Status::error(dir + ": no such checkpoint folder");
   if (::stat(path.c_str(), &st) != 0 && errno == ENOENT)
     return Status::error(path + ": missing (no checkpoint in " + dir + ")");
-  std::string text;
-  TRC_TRY(readSmallFile(path, 64, text));
-  std::string name = text;
+  StatusOr<std::string> text = readSmallFile(path, 64);
+  if (!text.ok())
+    return text.status();
+  std::string name = *text;
   if (!name.empty() && name.back() == '\n')
     name.pop_back();
   int64_t step;
   if (!parseStepName(name, step))
     return Status::error(path + ": malformed (expected 'step-<N>')");
-  folder = dir + "/" + name;
+  std::string folder = dir + "/" + name;
   if (::stat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return Status::error(path + ": names " + folder +
                          ", which does not exist");
-  return Status::success();
+  return folder;
 }
 
 namespace {
@@ -481,12 +484,13 @@ Status openCheckpoint(const std::string &folder, CheckpointState &state,
                       MappedFile &file, SafetensorsIndex &index,
                       std::string &tensorsPath) {
   std::string statePath = folder + "/" + kStateFile;
-  std::string text;
-  TRC_TRY(readSmallFile(statePath, kMaxCheckpointStateBytes, text));
+  StatusOr<std::string> text = readSmallFile(statePath, kMaxCheckpointStateBytes);
+  if (!text.ok())
+    return text.status();
   uint64_t bytes = 0;
   Checksum hash;
   CheckpointState st;
-  TRC_TRY(decodeState(text, statePath, st, bytes, hash));
+  TRC_TRY(decodeState(*text, statePath, st, bytes, hash));
   int64_t folderStep;
   if (parseStepName(baseName(folder), folderStep) && folderStep != st.step)
     return Status::error(statePath + ": step " + std::to_string(st.step) +
@@ -507,29 +511,32 @@ Status openCheckpoint(const std::string &folder, CheckpointState &state,
                          checksumKindName(hash.kind) + " " +
                          toHex16(got.value) + ", state.json records " +
                          toHex16(hash.value) + "): the file is corrupt");
-  TRC_TRY(parseSafetensorsIndex(file.bytes(), tensorsPath, index));
+  StatusOr<SafetensorsIndex> parsed = parseSafetensorsIndex(file.bytes(), tensorsPath);
+  if (!parsed.ok())
+    return parsed.status();
+  index = *std::move(parsed);
   state = std::move(st);
   return Status::success();
 }
 
 } // namespace
 
-Status readCheckpoint(const std::string &folder, CheckpointState &state,
-                      std::vector<NamedTensor> &tensors) {
-  CheckpointState st;
+StatusOr<CheckpointContents> readCheckpoint(const std::string &folder) {
+  CheckpointContents result;
   MappedFile file;
   SafetensorsIndex index;
   std::string path;
-  TRC_TRY(openCheckpoint(folder, st, file, index, path));
-  std::vector<NamedTensor> result(index.tensors.size());
+  TRC_TRY(openCheckpoint(folder, result.state, file, index, path));
+  result.tensors.resize(index.tensors.size());
   for (size_t i = 0; i < index.tensors.size(); ++i) {
-    result[i].name = index.tensors[i].name;
-    TRC_TRY(readSafetensorsTensor(file.bytes(), path, index, index.tensors[i],
-                                  result[i].tensor));
+    result.tensors[i].name = index.tensors[i].name;
+    StatusOr<HostTensor> tensor =
+        readSafetensorsTensor(file.bytes(), path, index, index.tensors[i]);
+    if (!tensor.ok())
+      return tensor.status();
+    result.tensors[i].tensor = *std::move(tensor);
   }
-  tensors = std::move(result);
-  state = std::move(st);
-  return Status::success();
+  return result;
 }
 
 Status checkCheckpointConfig(const std::string &folder,

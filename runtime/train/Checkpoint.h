@@ -44,9 +44,10 @@
 // Loading: latestCheckpoint(D) reads `latest`; readCheckpoint(folder)
 // checks state.json's own checksum, parses it strictly, checks that its
 // step matches the folder name, checks size and checksum of
-// tensors.safetensors, parses it (Safetensors.h) and returns every tensor
-// it holds; the caller compares them with what it expects. A failed read
-// returns nothing. Every error names the file it is about.
+// tensors.safetensors, parses it (Safetensors.h) and returns the state and
+// every tensor it holds; the caller compares them with what it expects. A
+// failed read returns only the error. Every error names the file it is
+// about.
 //
 // Failure injection: every write, file fsync and rename of a save goes
 // through CheckpointWriteOptions::fs (FileOps.h), so tests make the disk
@@ -104,13 +105,20 @@ Status saveCheckpoint(const std::string &dir, const CheckpointState &state,
                       const CheckpointWriteOptions &options = {},
                       CheckpointSaveResult *result = nullptr);
 
-// The folder `D/latest` names ("D/step-<N>"); fails if D/latest is missing
-// ("no checkpoint"), malformed, or names a folder that does not exist.
-Status latestCheckpoint(const std::string &dir, std::string &folder);
+/// The folder `D/latest` names ("D/step-<N>"); fails if D/latest is
+/// missing ("no checkpoint"), malformed, or names a folder that does not
+/// exist.
+StatusOr<std::string> latestCheckpoint(const std::string &dir);
 
-// Verifies and reads a checkpoint folder whatever tensors it holds.
-Status readCheckpoint(const std::string &folder, CheckpointState &state,
-                      std::vector<NamedTensor> &tensors);
+/// What a checkpoint folder holds: its state and every tensor, in data
+/// order.
+struct CheckpointContents {
+  CheckpointState state;
+  std::vector<NamedTensor> tensors;
+};
+
+/// Verifies and reads a checkpoint folder whatever tensors it holds.
+StatusOr<CheckpointContents> readCheckpoint(const std::string &folder);
 
 // A resumed run's settings must be the checkpoint's: every key of `run`
 // must be in saved.config with the same value ("D/step-N/state.json: config

@@ -55,10 +55,8 @@ int64_t DataLoader::shuffledWindow(int64_t k, int64_t windows, uint64_t seed,
   return int64_t(x);
 }
 
-Status DataLoader::open(const std::string &path,
-                        const DataLoaderOptions &options,
-                        std::unique_ptr<DataLoader> &out) {
-  out.reset();
+StatusOr<std::unique_ptr<DataLoader>> DataLoader::open(const std::string &path,
+                                                       const DataLoaderOptions &options) {
   DataLoaderOptions opt = options;
   if (opt.batchSize <= 0)
     return Status::error(path + ": batch size must be positive, got " +
@@ -136,8 +134,7 @@ Status DataLoader::open(const std::string &path,
         " (a step reads B*T+1 = " + std::to_string(dl->batchTokens_ + 1) +
         " tokens)");
   dl->windows_ = (dl->numTokens_ - 1) / dl->batchTokens_;
-  out = std::move(dl);
-  return Status::success();
+  return dl;
 }
 
 int64_t DataLoader::token(int64_t i) const {

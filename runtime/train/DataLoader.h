@@ -84,8 +84,9 @@ public:
   static constexpr int32_t kTokenFileVersion = 1;
   static constexpr size_t kTokenFileHeaderBytes = 256 * 4;
 
-  static Status open(const std::string &path, const DataLoaderOptions &options,
-                     std::unique_ptr<DataLoader> &out);
+  /// A loader of `path` (see above for the formats and what is checked).
+  static StatusOr<std::unique_ptr<DataLoader>> open(const std::string &path,
+                                                    const DataLoaderOptions &options);
 
   // Fills `inputs` and `targets`, each rows() x T int64 row-major, with the
   // next batch and advances. On error the loader does not advance.

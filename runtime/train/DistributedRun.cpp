@@ -21,12 +21,12 @@ namespace trc::rt {
 
 namespace {
 
-/// Reads a slot as the session holds it: a param, or an optimizer-state
-/// input whose latest value is the step's "update:" output.
-Status readSlot(Session &session, const Slot &slot, HostTensor &out) {
+/// A slot as the session holds it: a param, or an optimizer-state input
+/// whose latest value is the step's "update:" output.
+StatusOr<HostTensor> readSlot(Session &session, const Slot &slot) {
   if (slot.kind == SlotKind::Param)
-    return session.getParam(slot.name, out);
-  return session.getOutput(abi::kUpdatePrefix + slot.name, out);
+    return session.getParam(slot.name);
+  return session.getOutput(abi::kUpdatePrefix + slot.name);
 }
 
 Status writeSlot(Session &session, const Slot &slot, const HostTensor &value) {
@@ -40,10 +40,14 @@ Status writeSlot(Session &session, const Slot &slot, const HostTensor &value) {
 Status splitGroups(Communicator &world, int degree, std::unique_ptr<Communicator> &shard,
                    std::unique_ptr<Communicator> &replica) {
   int r = world.rank();
-  if (Status s = world.split(r / degree, r, shard); !s)
-    return s.withPrefix("shard groups: ");
-  if (Status s = world.split(r % degree, r, replica); !s)
-    return s.withPrefix("replica groups: ");
+  StatusOr<std::unique_ptr<Communicator>> shardGroup = world.split(r / degree, r);
+  if (!shardGroup.ok())
+    return Status(shardGroup.status()).withPrefix("shard groups: ");
+  shard = *std::move(shardGroup);
+  StatusOr<std::unique_ptr<Communicator>> replicaGroup = world.split(r % degree, r);
+  if (!replicaGroup.ok())
+    return Status(replicaGroup.status()).withPrefix("replica groups: ");
+  replica = *std::move(replicaGroup);
   return Status::success();
 }
 
@@ -51,24 +55,27 @@ Status splitGroups(Communicator &world, int degree, std::unique_ptr<Communicator
 
 DistributedRun::~DistributedRun() { setCollectiveGroups(nullptr, nullptr, nullptr); }
 
-Status DistributedRun::create(const std::string &configSpec,
-                              std::unique_ptr<DistributedRun> &out) {
-  LaunchEnvironment env;
-  if (Status s = readLaunchEnvironment(env); !s)
-    return s;
+StatusOr<std::unique_ptr<DistributedRun>> DistributedRun::create(const std::string &configSpec) {
+  StatusOr<LaunchEnvironment> launch = readLaunchEnvironment();
+  if (!launch.ok())
+    return launch.status();
+  const LaunchEnvironment &env = *launch;
   std::unique_ptr<DistributedRun> run(new DistributedRun);
   int worldSize = env.size > 0 ? env.size : 1;
-  if (Status s = parseParallelPlan(configSpec.empty() ? "{}" : configSpec, worldSize,
-                                     run->config_);
-      !s)
-    return s;
+  StatusOr<ParallelPlan> plan =
+      parseParallelPlan(configSpec.empty() ? "{}" : configSpec, worldSize);
+  if (!plan.ok())
+    return plan.status();
+  run->config_ = *std::move(plan);
   // Host-side exchanges (parameters, checkpoints, the artifact) use host
   // memory: with NCCL (device memory) they go over MPI, the program's
   // collectives over NCCL.
   bool nccl = run->config_.communicator == "nccl";
-  if (Status s = createCommunicator(nccl ? "auto" : run->config_.communicator, run->world_);
-      !s)
-    return s.withPrefix("--config communicator: ");
+  StatusOr<std::unique_ptr<Communicator>> world =
+      createCommunicator(nccl ? "auto" : run->config_.communicator);
+  if (!world.ok())
+    return Status(world.status()).withPrefix("--config communicator: ");
+  run->world_ = *std::move(world);
   if (run->world_->size() != worldSize && env.size > 0)
     return Status::error("the launcher says " + std::to_string(worldSize) +
                          " ranks, the communicator has " +
@@ -78,8 +85,10 @@ Status DistributedRun::create(const std::string &configSpec,
       !s)
     return s;
   if (nccl) {
-    if (Status s = createCommunicator("nccl", run->deviceWorld_); !s)
-      return s.withPrefix("--config communicator: ");
+    StatusOr<std::unique_ptr<Communicator>> deviceWorld = createCommunicator("nccl");
+    if (!deviceWorld.ok())
+      return Status(deviceWorld.status()).withPrefix("--config communicator: ");
+    run->deviceWorld_ = *std::move(deviceWorld);
     if (Status s = splitGroups(*run->deviceWorld_, run->config_.shardDegree,
                                run->deviceShard_, run->deviceReplica_);
         !s)
@@ -91,8 +100,7 @@ Status DistributedRun::create(const std::string &configSpec,
                         run->deviceReplica_.get());
   else
     setCollectiveGroups(run->world_.get(), run->shard_.get(), run->replica_.get());
-  out = std::move(run);
-  return Status::success();
+  return run;
 }
 
 DataParallelBuild DistributedRun::dataParallelBuild() const {
@@ -112,36 +120,38 @@ Status DistributedRun::broadcastParameters(Session &session) {
     Communicator &group = slot.shardDegree ? *replica_ : *world_;
     if (group.size() == 1)
       continue; // nothing to copy (and no host round trip of the weights)
-    HostTensor value;
-    if (Status s = session.getParam(slot.name, value); !s)
-      return s;
-    if (Status s = group.broadcast(value.data(), value.byteSize(), DType::U8, 0); !s)
+    StatusOr<HostTensor> value = session.getParam(slot.name);
+    if (!value.ok())
+      return value.status();
+    if (Status s = group.broadcast(value->data(), value->byteSize(), DType::U8, 0); !s)
       return s.withPrefix("broadcasting parameter '" + percentEncode(slot.name) + "': ");
-    if (Status s = session.setParam(slot.name, value); !s)
+    if (Status s = session.setParam(slot.name, *value); !s)
       return s;
   }
   return Status::success();
 }
 
-Status DistributedRun::readFull(Session &session, const Slot &slot, HostTensor &out) {
+StatusOr<HostTensor> DistributedRun::readFull(Session &session, const Slot &slot) {
   if (!slot.shardDegree)
-    return readSlot(session, slot, out);
-  HostTensor mine, gathered;
-  if (Status s = readSlot(session, slot, mine); !s)
-    return s;
+    return readSlot(session, slot);
+  StatusOr<HostTensor> mine = readSlot(session, slot);
+  if (!mine.ok())
+    return mine.status();
+  HostTensor gathered;
   if (slot.shardDegree != shard_->size())
     return Status::error("slot '" + percentEncode(slot.name) + "' is sharded over " +
                          std::to_string(slot.shardDegree) + " ranks, the shard group has " +
                          std::to_string(shard_->size()));
   if (Status s = gathered.allocate(slot.dtype, {slot.numElements * slot.shardDegree}); !s)
     return s;
-  if (Status s = shard_->allGather(mine.data(), gathered.data(), mine.byteSize(), DType::U8);
+  if (Status s = shard_->allGather(mine->data(), gathered.data(), mine->byteSize(), DType::U8);
       !s)
     return s.withPrefix("gathering '" + percentEncode(slot.name) + "': ");
+  HostTensor out;
   if (Status s = out.allocate(slot.dtype, slot.fullShape); !s)
     return s;
   std::memcpy(out.data(), gathered.data(), out.byteSize()); // drops the padding
-  return Status::success();
+  return out;
 }
 
 Status DistributedRun::writeFull(Session &session, const Slot &slot, const HostTensor &full) {

@@ -40,7 +40,7 @@ class DistributedRun {
 public:
   /// Reads the launch environment and `configSpec` (--config; "" = the
   /// default: data parallel when there are several ranks) and connects.
-  static rt::Status create(const std::string &configSpec, std::unique_ptr<DistributedRun> &out);
+  static rt::StatusOr<std::unique_ptr<DistributedRun>> create(const std::string &configSpec);
   ~DistributedRun();
 
   int rank() const { return world_->rank(); }
@@ -57,7 +57,7 @@ public:
   /// Rank 0's parameters (and its shards' owners') copied to every rank.
   rt::Status broadcastParameters(rt::Session &session);
   /// A param or optimizer-state slot's value with its full shape (collective).
-  rt::Status readFull(rt::Session &session, const rt::Slot &slot, rt::HostTensor &out);
+  rt::StatusOr<rt::HostTensor> readFull(rt::Session &session, const rt::Slot &slot);
   /// Stores this rank's part of a full value into the slot.
   rt::Status writeFull(rt::Session &session, const rt::Slot &slot, const rt::HostTensor &full);
   /// Every rank arrives before any leaves.

@@ -79,8 +79,7 @@ std::string LrSchedule::spec() const {
   return s;
 }
 
-Status parseLrSchedule(std::string_view spec, double lr, int64_t defaultTotal,
-                       LrSchedule &out) {
+StatusOr<LrSchedule> parseLrSchedule(std::string_view spec, double lr, int64_t defaultTotal) {
   std::string where = "--lr-schedule '" + std::string(spec) + "': ";
   size_t colon = spec.find(':');
   std::string_view kindText = spec.substr(0, colon);
@@ -152,8 +151,7 @@ Status parseLrSchedule(std::string_view spec, double lr, int64_t defaultTotal,
     s.minLr = ratio * lr;
   if (Status st = s.validate(); !st)
     return st.withPrefix(where);
-  out = s;
-  return Status::success();
+  return s;
 }
 
 } // namespace trc::rt

@@ -52,10 +52,10 @@ struct LrSchedule {
 
 const char *lrScheduleKindName(LrScheduleKind kind);
 
-// Parses `spec` (see above) with base rate `lr`; `defaultTotal` is the total
-// when the spec has none (the run's --steps). The result is validated.
-Status parseLrSchedule(std::string_view spec, double lr, int64_t defaultTotal,
-                       LrSchedule &out);
+/// The schedule `spec` (see above) names, with base rate `lr`;
+/// `defaultTotal` is the total when the spec has none (the run's --steps).
+/// The result is validated.
+StatusOr<LrSchedule> parseLrSchedule(std::string_view spec, double lr, int64_t defaultTotal);
 
 } // namespace trc::rt
 

@@ -76,7 +76,7 @@ bool lineStep(std::string_view line, int64_t &step) {
 
 } // namespace
 
-Status formatMetricsLine(const StepMetrics &m, std::string &line) {
+StatusOr<std::string> formatMetricsLine(const StepMetrics &m) {
   for (size_t i = 0; i < m.extra.size(); ++i) {
     const std::string &name = m.extra[i].first;
     if (name.empty())
@@ -89,7 +89,7 @@ Status formatMetricsLine(const StepMetrics &m, std::string &line) {
       if (m.extra[j].first == name)
         return Status::error("duplicate metric '" + name + "'");
   }
-  line = "{\"step\":";
+  std::string line = "{\"step\":";
   appendJsonInt(line, m.step);
   line += ",\"loss\":";
   m.loss.appendTo(line);
@@ -108,41 +108,43 @@ Status formatMetricsLine(const StepMetrics &m, std::string &line) {
     kv.second.appendTo(line);
   }
   line += "}\n";
-  return Status::success();
+  return line;
 }
 
 //===----------------------------------------------------------------------===//
 // MetricsWriter
 //===----------------------------------------------------------------------===//
 
-static Status openAppend(const std::string &path, bool truncate, int &fd) {
+// The descriptor of `path` opened for appending.
+static StatusOr<int> openAppend(const std::string &path, bool truncate) {
   int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
   if (truncate)
     flags |= O_TRUNC;
-  fd = ::open(path.c_str(), flags, 0644);
+  int fd = ::open(path.c_str(), flags, 0644);
   if (fd < 0)
     return Status::error(path + ": cannot open the metrics file: " +
                          std::strerror(errno));
-  return Status::success();
+  return fd;
 }
 
-Status MetricsWriter::create(const std::string &path,
-                             std::unique_ptr<MetricsWriter> &out) {
+StatusOr<std::unique_ptr<MetricsWriter>> MetricsWriter::create(const std::string &path) {
   std::unique_ptr<MetricsWriter> w(new MetricsWriter());
   w->path_ = path;
-  if (Status s = openAppend(path, /*truncate=*/true, w->fd_); !s)
-    return s;
-  out = std::move(w);
-  return Status::success();
+  StatusOr<int> fd = openAppend(path, /*truncate=*/true);
+  if (!fd.ok())
+    return fd.status();
+  w->fd_ = *fd;
+  return w;
 }
 
-Status MetricsWriter::resume(const std::string &path, int64_t lastStep,
-                             std::unique_ptr<MetricsWriter> &out) {
+StatusOr<std::unique_ptr<MetricsWriter>> MetricsWriter::resume(const std::string &path,
+                                                               int64_t lastStep) {
   if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT)
-    return create(path, out);
-  std::string text;
-  if (Status s = readSmallFile(path, kMaxMetricsFile, text); !s)
-    return s;
+    return create(path);
+  StatusOr<std::string> read = readSmallFile(path, kMaxMetricsFile);
+  if (!read.ok())
+    return read.status();
+  const std::string &text = *read;
   std::string kept;
   bool dropped = false;
   size_t pos = 0;
@@ -170,10 +172,11 @@ Status MetricsWriter::resume(const std::string &path, int64_t lastStep,
       return s;
   std::unique_ptr<MetricsWriter> w(new MetricsWriter());
   w->path_ = path;
-  if (Status s = openAppend(path, /*truncate=*/false, w->fd_); !s)
-    return s;
-  out = std::move(w);
-  return Status::success();
+  StatusOr<int> fd = openAppend(path, /*truncate=*/false);
+  if (!fd.ok())
+    return fd.status();
+  w->fd_ = *fd;
+  return w;
 }
 
 MetricsWriter::~MetricsWriter() {
@@ -182,10 +185,10 @@ MetricsWriter::~MetricsWriter() {
 }
 
 Status MetricsWriter::write(const StepMetrics &m) {
-  std::string line;
-  if (Status s = formatMetricsLine(m, line); !s)
-    return s.withPrefix(path_ + ": ");
-  if (Status s = writeAllFd(fd_, line); !s)
+  StatusOr<std::string> line = formatMetricsLine(m);
+  if (!line.ok())
+    return Status(line.status()).withPrefix(path_ + ": ");
+  if (Status s = writeAllFd(fd_, *line); !s)
     return Status::error(path_ + ": write failed: " + s.message());
   return Status::success();
 }

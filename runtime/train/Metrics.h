@@ -65,20 +65,20 @@ struct StepMetrics {
   std::vector<std::pair<std::string, MetricValue>> extra;
 };
 
-// The JSON line of `m`, with its '\n'. Fails if an extra name is empty,
-// repeats, or is one of the fixed keys.
-Status formatMetricsLine(const StepMetrics &m, std::string &line);
+/// The JSON line of `m`, with its '\n'. Fails if an extra name is empty,
+/// repeats, or is one of the fixed keys.
+StatusOr<std::string> formatMetricsLine(const StepMetrics &m);
 
 class MetricsWriter {
 public:
-  // Creates `path` (truncating an existing file).
-  static Status create(const std::string &path,
-                       std::unique_ptr<MetricsWriter> &out);
-  // Keeps the lines of steps <= lastStep (see above) and appends after them;
-  // a missing file is created. A line that is not a trc metrics line
-  // ({"step":N,...) is an error naming the file and the line.
-  static Status resume(const std::string &path, int64_t lastStep,
-                       std::unique_ptr<MetricsWriter> &out);
+  /// A writer of `path`, created (an existing file truncated).
+  static StatusOr<std::unique_ptr<MetricsWriter>> create(const std::string &path);
+  /// A writer that keeps the lines of steps <= lastStep (see above) and
+  /// appends after them; a missing file is created. A line that is not a
+  /// trc metrics line ({"step":N,...) is an error naming the file and the
+  /// line.
+  static StatusOr<std::unique_ptr<MetricsWriter>> resume(const std::string &path,
+                                                         int64_t lastStep);
   ~MetricsWriter();
   MetricsWriter(const MetricsWriter &) = delete;
   MetricsWriter &operator=(const MetricsWriter &) = delete;

@@ -347,9 +347,10 @@ Status resolve(const Given &g, int worldSize, ParallelPlan &c) {
 }
 
 Status parseJsonConfig(const std::string &text, int worldSize, ParallelPlan &c) {
-  JsonValue root;
-  if (Status s = rt::parseJson(text, root); !s)
-    return s.withPrefix("invalid JSON: ");
+  StatusOr<JsonValue> parsed = rt::parseJson(text);
+  if (!parsed.ok())
+    return Status(parsed.status()).withPrefix("invalid JSON: ");
+  const JsonValue &root = *parsed;
   if (!root.isObject())
     return Status::error(std::string("expected a JSON object at the top level, got ") +
                          JsonValue::kindName(root.kind()));
@@ -389,7 +390,7 @@ std::string ParallelPlan::describe() const {
   return s;
 }
 
-Status parseParallelPlan(const std::string &spec, int worldSize, ParallelPlan &out) {
+StatusOr<ParallelPlan> parseParallelPlan(const std::string &spec, int worldSize) {
   if (worldSize < 1)
     return Status::error("--config: the world size must be at least 1, got " +
                          std::to_string(worldSize));
@@ -400,21 +401,19 @@ Status parseParallelPlan(const std::string &spec, int worldSize, ParallelPlan &o
     return Status::error("--config: empty value (expected inline JSON, 'auto' or a JSON file)");
   if (spec == "auto") {
     // Plain data parallelism for now; the cost model's choice comes later.
-    out = c;
-    return Status::success();
+    return c;
   }
   if (spec[first] == '{') {
     if (Status s = parseJsonConfig(spec, worldSize, c); !s)
       return s.withPrefix("--config: ");
   } else {
-    std::string text;
-    if (Status s = rt::readSmallFile(spec, kMaxConfigBytes, text); !s)
-      return s.withPrefix("--config: ");
-    if (Status s = parseJsonConfig(text, worldSize, c); !s)
+    StatusOr<std::string> text = rt::readSmallFile(spec, kMaxConfigBytes);
+    if (!text.ok())
+      return Status(text.status()).withPrefix("--config: ");
+    if (Status s = parseJsonConfig(*text, worldSize, c); !s)
       return s.withPrefix("--config: " + spec + ": ");
   }
-  out = c;
-  return Status::success();
+  return c;
 }
 
 } // namespace trc::rt

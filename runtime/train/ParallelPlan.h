@@ -23,7 +23,7 @@
 // needs one rank, every rank group trains one model. Contradictory keys are
 // errors naming both; nothing is silently overridden. Every error message
 // starts with "--config: ", then the file's path (when the spec is a file),
-// then the offending key. On error `out` is untouched.
+// then the offending key.
 //
 // Which plans a trainer can run is the trainer's business (unsupported()):
 // parsing accepts every well-formed plan.
@@ -80,9 +80,9 @@ struct ParallelPlan {
   std::string describe() const;
 };
 
-// `spec` is inline JSON, "auto" or a file path (see above).
-rt::Status parseParallelPlan(const std::string &spec, int worldSize,
-                               ParallelPlan &out);
+/// The plan `spec` describes: inline JSON, "auto" or a file path (see
+/// above).
+rt::StatusOr<ParallelPlan> parseParallelPlan(const std::string &spec, int worldSize);
 
 } // namespace trc::rt
 

@@ -79,24 +79,31 @@ struct GraphInput {
 };
 
 /// The weights to export: the trained parameters by (decoded) name, and how
-/// to read one.
+/// to read one (its value, or an error).
 struct TrainedWeights {
   std::vector<std::string> names;
-  std::function<Status(const std::string &name, HostTensor &out)> read;
+  std::function<StatusOr<HostTensor>(const std::string &name)> read;
+};
+
+/// A compiled training step: the artifact folder (inside a temporary parent
+/// the caller removes) and what the compiler learned about the model.
+struct CompiledStep {
+  std::string artifactDir;
+  TrainingModelInfo info;
 };
 
 class StepCompiler {
 public:
   virtual ~StepCompiler() = default;
   /// The graph inputs of `model`, in order.
-  virtual Status listGraphInputs(const std::string &model, std::vector<GraphInput> &out) = 0;
+  virtual StatusOr<std::vector<GraphInput>> listGraphInputs(const std::string &model) = 0;
   /// Compiles the training step of `model` for `target` ("cpu" | "cuda") with
-  /// the given input shapes into a fresh temporary artifact folder
-  /// (`artifactDir`, inside a temporary parent the caller removes).
-  virtual Status compileTrainingStep(const std::string &model,
-                                     const std::map<std::string, std::vector<int64_t>> &shapes,
-                                     const TrainingBuild &build, const std::string &target,
-                                     std::string &artifactDir, TrainingModelInfo &info) = 0;
+  /// the given input shapes into a fresh temporary artifact folder; on
+  /// failure nothing is left behind.
+  virtual StatusOr<CompiledStep>
+  compileTrainingStep(const std::string &model,
+                      const std::map<std::string, std::vector<int64_t>> &shapes,
+                      const TrainingBuild &build, const std::string &target) = 0;
   /// Checks before training that `outPath` can be written from `model`.
   virtual Status checkExportTarget(const std::string &model, const std::string &outPath) = 0;
   /// Writes `outPath`: `model` with the trained weights.

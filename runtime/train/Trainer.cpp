@@ -66,9 +66,10 @@ bool isAccumulator(std::string_view name) { return name.rfind(abi::kGradAccumPre
 /// else the first two integer inputs.
 Status chooseFeeds(StepCompiler &compiler, RunSettings &run) {
   const std::string &model = run.options.model;
-  std::vector<GraphInput> inputs;
-  if (Status s = compiler.listGraphInputs(model, inputs); !s)
-    return s;
+  StatusOr<std::vector<GraphInput>> listed = compiler.listGraphInputs(model);
+  if (!listed.ok())
+    return listed.status();
+  const std::vector<GraphInput> &inputs = *listed;
   for (const auto &feed : run.options.feeds) {
     auto eq = feed.find('=');
     std::string name = feed.substr(0, eq), role = eq == std::string::npos ? "" : feed.substr(eq + 1);
@@ -109,9 +110,8 @@ Status chooseFeeds(StepCompiler &compiler, RunSettings &run) {
 
 /// Compiles the training step for `target` with micro-batches of
 /// `microRows` rows (feeds chosen).
-Status compileStep(StepCompiler &compiler, RunSettings &run, int64_t microRows,
-                   const std::string &target, std::string &artifactDir,
-                   TrainingModelInfo &info) {
+StatusOr<CompiledStep> compileStep(StepCompiler &compiler, RunSettings &run, int64_t microRows,
+                                   const std::string &target) {
   const int64_t seq = run.options.seqLen;
   std::map<std::string, std::vector<int64_t>> shapes{{run.inputsName, {microRows, seq}}};
   if (run.build.loss.empty())
@@ -122,8 +122,7 @@ Status compileStep(StepCompiler &compiler, RunSettings &run, int64_t microRows,
   // what limits the batch; unfused on the CPU, where recomputing them costs
   // time (measured: up to 20% of a step).
   run.build.fuseAttention = attention == "fused" || (attention == "auto" && target == "cuda");
-  return compiler.compileTrainingStep(run.options.model, shapes, run.build, target, artifactDir,
-                                      info);
+  return compiler.compileTrainingStep(run.options.model, shapes, run.build, target);
 }
 
 /// saveArtifact DIR: rank 0 compiles the step as a run would and keeps it
@@ -146,12 +145,12 @@ Status saveTrainingStep(StepCompiler &compiler, RunSettings &run, DistributedRun
   if (Status s = chooseFeeds(compiler, run); !s)
     return s;
   int64_t microRows = o.batchSize / dist.size() / o.gradAccum;
-  std::string artifactDir;
-  TrainingModelInfo info;
-  Status compiled = compileStep(compiler, run, microRows, target, artifactDir, info);
+  StatusOr<CompiledStep> compiled = compileStep(compiler, run, microRows, target);
+  if (!compiled.ok())
+    return compiled.status();
+  const std::string &artifactDir = compiled->artifactDir;
+  const TrainingModelInfo &info = compiled->info;
   TemporaryArtifact removeTemporary{artifactDir};
-  if (!compiled)
-    return compiled;
   TrainingArtifactInfo saved;
   saved.inputs = run.inputsName;
   saved.targets = run.targetsName;
@@ -211,7 +210,7 @@ private:
   Status getStep(bool fromArtifact, int64_t &vocab);
   Status zeroState();
   Status resume();
-  Status runStep(int64_t step, StepResult &result);
+  StatusOr<StepResult> runStep(int64_t step);
   Status checkpoint(int64_t step);
 
   RunSettings &run_;
@@ -240,7 +239,11 @@ Status TrainingJob::openData(int64_t vocab) {
   options.shuffle = o_.shuffle;
   options.seed = o_.seed;
   options.vocabSize = vocab;
-  return DataLoader::open(o_.data, options, data_);
+  StatusOr<std::unique_ptr<DataLoader>> opened = DataLoader::open(o_.data, options);
+  if (!opened.ok())
+    return opened.status();
+  data_ = *std::move(opened);
+  return Status::success();
 }
 
 /// The saved step's settings, or the .onnx model compiled on rank 0 and
@@ -252,9 +255,16 @@ Status TrainingJob::getStep(bool fromArtifact, int64_t &vocab) {
   }
   TrainingModelInfo info;
   // Rank 0 compiles; the other ranks receive the same artifact.
-  Status compiled = dist_.isRoot() ? compileStep(*compiler_, run_, microRows_,
-                                                 backend_->target(), artifactDir_, info)
-                                   : Status::success();
+  Status compiled = Status::success();
+  if (dist_.isRoot()) {
+    StatusOr<CompiledStep> step = compileStep(*compiler_, run_, microRows_, backend_->target());
+    if (step.ok()) {
+      artifactDir_ = step->artifactDir;
+      info = step->info;
+    } else {
+      compiled = step.status();
+    }
+  }
   removeTemporary_.artifactDir = artifactDir_;
   if (dist_.size() > 1) {
     Status shared = dist_.shareArtifact(compiled.ok(), artifactDir_, info.vocabSize);
@@ -282,8 +292,10 @@ Status TrainingJob::prepare() {
   // A saved step runs on its own target under --device auto.
   std::string device =
       fromArtifact && o_.device == "auto" ? Artifact::targetOf(o_.model) : o_.device;
-  if (Status s = createBackend(device, backend_); !s)
-    return s;
+  StatusOr<std::unique_ptr<Backend>> backend = createBackend(device);
+  if (!backend.ok())
+    return backend.status();
+  backend_ = *std::move(backend);
   setCollectiveBackend(backend_.get());
   // NCCL moves device memory; the CPU backend's tensors are host memory.
   if (dist_.config().communicator == "nccl" && std::string(backend_->target()) != "cuda")
@@ -313,9 +325,11 @@ Status TrainingJob::prepare() {
   if (vocab > 0)
     if (Status s = openData(vocab); !s)
       return s;
-  if (Status s = openSession(artifactDir_, *backend_, artifact_, session_, dist_.shardIndex());
-      !s)
-    return s;
+  StatusOr<LoadedSession> opened = openSession(artifactDir_, *backend_, dist_.shardIndex());
+  if (!opened.ok())
+    return opened.status();
+  artifact_ = std::move(opened->artifact);
+  session_ = std::move(opened->session);
   if (Status s = dist_.broadcastParameters(*session_); !s)
     return s;
   const Manifest &manifest = artifact_->manifest();
@@ -329,10 +343,12 @@ Status TrainingJob::prepare() {
     if (Status s = resume(); !s)
       return s;
   if (!o_.metricsPath.empty() && dist_.isRoot()) {
-    Status s = o_.resume ? MetricsWriter::resume(o_.metricsPath, firstStep_, metrics_)
-                         : MetricsWriter::create(o_.metricsPath, metrics_);
-    if (!s)
-      return s;
+    StatusOr<std::unique_ptr<MetricsWriter>> metrics =
+        o_.resume ? MetricsWriter::resume(o_.metricsPath, firstStep_)
+                  : MetricsWriter::create(o_.metricsPath);
+    if (!metrics.ok())
+      return metrics.status();
+    metrics_ = *std::move(metrics);
   }
   return Status::success();
 }
@@ -351,13 +367,15 @@ Status TrainingJob::zeroState() {
 }
 
 Status TrainingJob::resume() {
-  std::string folder;
-  if (Status s = latestCheckpoint(o_.checkpointDir, folder); !s)
-    return s;
-  CheckpointState state;
-  std::vector<NamedTensor> tensors;
-  if (Status s = readCheckpoint(folder, state, tensors); !s)
-    return s;
+  StatusOr<std::string> latest = latestCheckpoint(o_.checkpointDir);
+  if (!latest.ok())
+    return latest.status();
+  const std::string &folder = *latest;
+  StatusOr<CheckpointContents> read = readCheckpoint(folder);
+  if (!read.ok())
+    return read.status();
+  const CheckpointState &state = read->state;
+  const std::vector<NamedTensor> &tensors = read->tensors;
   if (Status s = checkCheckpointConfig(folder, state, checkpointConfig(run_)); !s)
     return s;
   auto find = [&](const std::string &name) -> const NamedTensor * {
@@ -394,9 +412,9 @@ Status TrainingJob::resume() {
 
 /// One optimizer step: gradAccum micro-steps of this rank's rows, then the
 /// update (skipped on an fp16 overflow).
-Status TrainingJob::runStep(int64_t step, StepResult &result) {
+StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
   const int64_t accum = o_.gradAccum, seq = o_.seqLen;
-  HostTensor inputs, targets, microInputs, microTargets, lr, stepCount, loss, norm;
+  HostTensor inputs, targets, microInputs, microTargets, lr, stepCount;
   HostTensor keepAccum, gradScale, lossScale, rngKey;
   (void)rngKey.allocate(DType::I64, {});
   for (auto [tensor, rows] : {std::pair{&inputs, o_.batchSize}, std::pair{&targets, o_.batchSize},
@@ -450,17 +468,19 @@ Status TrainingJob::runStep(int64_t step, StepResult &result) {
         return s;
     if (Status s = session_->run(); !s)
       return s;
-    if (Status s = session_->getOutput(abi::kLossOutput, loss); !s)
-      return s;
-    lossSum += *static_cast<float *>(loss.data());
+    StatusOr<HostTensor> loss = session_->getOutput(abi::kLossOutput);
+    if (!loss.ok())
+      return loss.status();
+    lossSum += *static_cast<const float *>(loss->data());
     if (!last) { // only the running gradient sum moves
       if (Status s = session_->applyUpdates(isAccumulator); !s)
         return s;
       continue;
     }
-    if (Status s = session_->getOutput(abi::kGradNormOutput, norm); !s)
-      return s;
-    gradNorm = *static_cast<float *>(norm.data());
+    StatusOr<HostTensor> norm = session_->getOutput(abi::kGradNormOutput);
+    if (!norm.ok())
+      return norm.status();
+    gradNorm = *static_cast<const float *>(norm->data());
     // An overflowed f16 step is skipped (its sums still reset).
     applied = !lossScaling_ || scaler_.update(gradNorm);
     if (Status s = applied ? session_->applyUpdates() : session_->applyUpdates(isAccumulator); !s)
@@ -468,6 +488,7 @@ Status TrainingJob::runStep(int64_t step, StepResult &result) {
   }
   double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  StepResult result;
   result.step = step + 1;
   result.loss = lossSum / double(accum);
   result.learningRate = rate;
@@ -475,7 +496,7 @@ Status TrainingJob::runStep(int64_t step, StepResult &result) {
   result.stepTimeMs = ms;
   result.tokensPerSecond = double(o_.batchSize * seq) / (ms / 1000.0);
   result.applied = applied;
-  return Status::success();
+  return result;
 }
 
 /// Full tensors of every state slot (collective), written by rank 0.
@@ -483,8 +504,10 @@ Status TrainingJob::checkpoint(int64_t step) {
   std::vector<HostTensor> values(stateSlots_.size());
   std::vector<SafetensorsView> views;
   for (size_t i = 0; i < stateSlots_.size(); ++i) {
-    if (Status s = dist_.readFull(*session_, *stateSlots_[i], values[i]); !s)
-      return s;
+    StatusOr<HostTensor> value = dist_.readFull(*session_, *stateSlots_[i]);
+    if (!value.ok())
+      return value.status();
+    values[i] = *std::move(value);
     views.push_back({stateSlots_[i]->name, values[i].dtype, values[i].shape, values[i].data()});
   }
   double scale = scaler_.scale;
@@ -507,9 +530,10 @@ Status TrainingJob::train() {
   const bool root = dist_.isRoot();
   ProgressBar progress(o_.steps, firstStep_);
   for (int64_t step = firstStep_; step < o_.steps; ++step) {
-    StepResult result;
-    if (Status s = runStep(step, result); !s)
-      return s;
+    StatusOr<StepResult> ran = runStep(step);
+    if (!ran.ok())
+      return ran.status();
+    const StepResult &result = *ran;
     if (metrics_) {
       StepMetrics m;
       m.step = result.step;
@@ -550,13 +574,14 @@ Status TrainingJob::exportWeights() {
   TrainedWeights weights;
   for (const Slot *slot : artifact_->manifest().slotsOfKind(SlotKind::Param))
     if (slot->trainable) {
-      if (Status s = dist_.readFull(*session_, *slot, trained[slot->name]); !s)
-        return s;
+      StatusOr<HostTensor> value = dist_.readFull(*session_, *slot);
+      if (!value.ok())
+        return value.status();
+      trained[slot->name] = *std::move(value);
       weights.names.push_back(slot->name);
     }
-  weights.read = [&](const std::string &name, HostTensor &value) {
-    value = std::move(trained.at(name));
-    return Status::success();
+  weights.read = [&](const std::string &name) -> StatusOr<HostTensor> {
+    return std::move(trained.at(name));
   };
   if (!dist_.isRoot())
     return Status::success();
@@ -567,17 +592,19 @@ Status TrainingJob::exportWeights() {
 
 Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
                   const std::function<void(const StepResult &)> &onStep) {
-  RunSettings run;
-  if (Status s = resolveRunSettings(options, run); !s)
-    return s;
+  StatusOr<RunSettings> resolved = resolveRunSettings(options);
+  if (!resolved.ok())
+    return resolved.status();
+  RunSettings &run = *resolved;
   // A bad export target fails now, not after the training run.
   if (!options.exportOnnx.empty() && compiler)
     if (Status s = compiler->checkExportTarget(options.model, options.exportOnnx); !s)
       return s;
   // Ranks, groups and the data-parallel plan (one process: world size 1).
-  std::unique_ptr<DistributedRun> dist;
-  if (Status s = DistributedRun::create(options.parallelConfig, dist); !s)
-    return s;
+  StatusOr<std::unique_ptr<DistributedRun>> created = DistributedRun::create(options.parallelConfig);
+  if (!created.ok())
+    return created.status();
+  std::unique_ptr<DistributedRun> dist = *std::move(created);
   if (Status s = checkRunnable(dist->config()); !s)
     return s;
   const int64_t ranks = dist->size();

@@ -114,15 +114,18 @@ Status validateTrainerOptions(const TrainerOptions &o) {
   return Status::success();
 }
 
-Status resolveRunSettings(const TrainerOptions &options, RunSettings &run) {
+StatusOr<RunSettings> resolveRunSettings(const TrainerOptions &options) {
   if (Status s = validateTrainerOptions(options); !s)
     return s;
+  RunSettings run;
   run.options = options;
   if (run.options.steps < 1)
     run.options.steps = 1; // --save-artifact: no run
-  if (Status s = parseLrSchedule(options.lrSchedule, options.lr, run.options.steps, run.schedule);
-      !s)
-    return s.withPrefix("--lr-schedule: ");
+  StatusOr<LrSchedule> schedule =
+      parseLrSchedule(options.lrSchedule, options.lr, run.options.steps);
+  if (!schedule.ok())
+    return Status(schedule.status()).withPrefix("--lr-schedule: ");
+  run.schedule = *schedule;
   run.initialLossScale = options.initialLossScale.value_or(65536.0);
   run.build.optimizer = options.optimizer;
   run.build.accumulate = options.gradAccum > 1;
@@ -132,7 +135,7 @@ Status resolveRunSettings(const TrainerOptions &options, RunSettings &run) {
   run.build.loss = options.loss;
   run.build.ignoreIndex = options.ignoreIndex.value_or(-100);
   run.build.precision = options.precision;
-  return Status::success();
+  return run;
 }
 
 std::map<std::string, std::string> compileSettings(const RunSettings &run) {
@@ -171,9 +174,10 @@ const std::map<std::string, std::vector<const char *>> kSettingFlags = {
 
 Status adoptTrainingArtifact(const std::string &dir, int64_t ranks, const std::string &parallel,
                              RunSettings &run, int64_t &vocab) {
-  TrainingArtifactInfo info;
-  if (Status s = readTrainingInfo(dir, info); !s)
-    return s;
+  StatusOr<TrainingArtifactInfo> read = readTrainingInfo(dir);
+  if (!read.ok())
+    return read.status();
+  TrainingArtifactInfo &info = *read;
   auto differs = [&](const char *what, int64_t mine, int64_t saved) {
     return Status::error(std::string(what) + " " + std::to_string(mine) +
                          ": the training step in " + dir + " was compiled for " +

@@ -35,7 +35,7 @@ struct RunSettings {
 };
 
 /// Validates `options` and derives the run's settings (schedule, build).
-Status resolveRunSettings(const TrainerOptions &options, RunSettings &run);
+StatusOr<RunSettings> resolveRunSettings(const TrainerOptions &options);
 
 /// The compile-time settings a saved training step records.
 std::map<std::string, std::string> compileSettings(const RunSettings &run);

@@ -44,12 +44,14 @@ Status writeTrainingInfo(const std::string &dir, const TrainingArtifactInfo &inf
   return rt::writeFileAtomic(dir + "/" + kTrainingInfoFile, out.str(), rt::systemFileSystem());
 }
 
-Status readTrainingInfo(const std::string &dir, TrainingArtifactInfo &info) {
-  std::string path = dir + "/" + kTrainingInfoFile, text;
-  if (Status s = rt::readSmallFile(path, kMaxInfoBytes, text); !s)
-    return Status::error(path + ": " + s.message() +
+StatusOr<TrainingArtifactInfo> readTrainingInfo(const std::string &dir) {
+  std::string path = dir + "/" + kTrainingInfoFile;
+  StatusOr<std::string> text = rt::readSmallFile(path, kMaxInfoBytes);
+  if (!text.ok())
+    return Status::error(path + ": " + std::string(text.status().message()) +
                          " (save a training step with trc-run MODEL.onnx ... --save-artifact DIR)");
-  std::istringstream lines(text);
+  TrainingArtifactInfo info;
+  std::istringstream lines(*text);
   std::string line;
   int number = 0;
   bool header = false;
@@ -115,7 +117,7 @@ Status readTrainingInfo(const std::string &dir, TrainingArtifactInfo &info) {
     return bad("empty (expected 'trc-training 1')");
   if (info.inputs.empty() || info.targets.empty() || info.batch == 0 || info.seq == 0)
     return Status::error(path + ": incomplete (inputs, targets, batch and seq are required)");
-  return Status::success();
+  return info;
 }
 
 Status installTrainingArtifact(const std::string &built, const std::string &dir) {

@@ -47,8 +47,8 @@ rt::Status writeTrainingInfo(const std::string &dir, const TrainingArtifactInfo 
 /// is always a whole step at `dir`), and makes the renames durable
 /// (FileOps.h). Preconditions: Linux (renameat2), `dir`'s folder exists.
 rt::Status installTrainingArtifact(const std::string &built, const std::string &dir);
-/// Reads DIR/training.trc; errors name the file and the line.
-rt::Status readTrainingInfo(const std::string &dir, TrainingArtifactInfo &info);
+/// The contents of DIR/training.trc; errors name the file and the line.
+rt::StatusOr<TrainingArtifactInfo> readTrainingInfo(const std::string &dir);
 
 } // namespace trc::rt
 

@@ -176,10 +176,13 @@ protected:
     ASSERT_TRUE(mlir::succeeded(trc::compileToArtifact(*module, options, artifactDir,
                                                        logStream)))
         << diagnostics << log;
-    rt::Status s = rt::Artifact::load(artifactDir, backend.target(), artifact);
-    ASSERT_TRUE(s) << s.message();
-    s = rt::Session::create(*artifact, backend, session);
-    ASSERT_TRUE(s) << s.message();
+    rt::StatusOr<std::unique_ptr<rt::Artifact>> loaded =
+        rt::Artifact::load(artifactDir, backend.target());
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    artifact = *std::move(loaded);
+    rt::StatusOr<std::unique_ptr<rt::Session>> created = rt::Session::create(*artifact, backend);
+    ASSERT_TRUE(created.ok()) << created.status().message();
+    session = *std::move(created);
   }
 
   void TearDown() override {
@@ -207,27 +210,25 @@ protected:
   double loss() {
     rt::Status s = session->run();
     EXPECT_TRUE(s) << s.message();
-    rt::HostTensor out;
-    s = session->getOutput("output0", out);
-    EXPECT_TRUE(s) << s.message();
-    return toDoubles(out)[0];
+    rt::StatusOr<rt::HostTensor> out = session->getOutput("output0");
+    EXPECT_TRUE(out.ok()) << out.status().message();
+    return out.ok() ? toDoubles(*out)[0] : 0.0;
   }
 
   std::vector<double> gradient(const std::string &name) {
     rt::Status s = session->run();
     EXPECT_TRUE(s) << s.message();
-    rt::HostTensor out;
-    s = session->getOutput("grad:" + name, out);
-    EXPECT_TRUE(s) << s.message();
-    return toDoubles(out);
+    rt::StatusOr<rt::HostTensor> out = session->getOutput("grad:" + name);
+    EXPECT_TRUE(out.ok()) << out.status().message();
+    return out.ok() ? toDoubles(*out) : std::vector<double>();
   }
 
   /// Central differences of the loss in each element of parameter `name`.
   /// The step is measured on the stored values (f32 parameters round it).
   std::vector<double> finiteDifferences(const std::string &name, double h = 1e-5) {
-    rt::HostTensor p;
-    rt::Status s = session->getParam(name, p);
-    EXPECT_TRUE(s) << s.message();
+    rt::StatusOr<rt::HostTensor> param = session->getParam(name);
+    EXPECT_TRUE(param.ok()) << param.status().message();
+    rt::HostTensor p = param.ok() ? *std::move(param) : rt::HostTensor();
     std::vector<double> x = toDoubles(p), fd(x.size());
     for (size_t k = 0; k < x.size(); ++k) {
       std::vector<double> plus = x, minus = x;

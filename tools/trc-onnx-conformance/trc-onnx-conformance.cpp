@@ -308,9 +308,13 @@ std::string runDataSet(const TestCase &test, const std::string &set,
       name = slots[n]->name;
     if (error.empty())
       error = toHostTensor(proto, want);
-    if (error.empty())
-      if (rt::Status s = session.getOutput(name, got); !s)
-        error = s.message();
+    if (error.empty()) {
+      rt::StatusOr<rt::HostTensor> output = session.getOutput(name);
+      if (output.ok())
+        got = *std::move(output);
+      else
+        error = std::string(output.status().message());
+    }
     if (!error.empty())
       return "output " + std::to_string(n) + " '" + name + "': " + error;
     bf16AsStored(got.dtype, want);
@@ -351,15 +355,15 @@ Result runOnDataSet(const TestCase &test, size_t k, const std::string &scratch,
   reportStage(fd, "run");
   namespace rt = trc::rt;
   rt::CpuBackend backend;
-  std::unique_ptr<rt::Artifact> artifact;
-  std::unique_ptr<rt::Session> session;
-  rt::Status s = rt::Artifact::load(dir, backend.target(), artifact);
-  if (s)
-    s = rt::Session::create(*artifact, backend, session);
-  if (!s)
-    return stageFailure("run", s.message());
+  rt::StatusOr<std::unique_ptr<rt::Artifact>> artifact = rt::Artifact::load(dir, backend.target());
+  if (!artifact.ok())
+    return stageFailure("run", std::string(artifact.status().message()));
+  rt::StatusOr<std::unique_ptr<rt::Session>> session =
+      rt::Session::create(**artifact, backend);
+  if (!session.ok())
+    return stageFailure("run", std::string(session.status().message()));
   bool mismatch;
-  std::string error = runDataSet(test, set, options, *session, mismatch);
+  std::string error = runDataSet(test, set, options, **session, mismatch);
   std::string where = test.dataSets.size() > 1
                           ? llvm::sys::path::filename(set).str() + ": "
                           : std::string();

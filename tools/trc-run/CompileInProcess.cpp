@@ -170,24 +170,25 @@ bool compileOnnxForTraining(const std::string &model,
   return compile(model, inputShapes, &build, target, artifactDir, &info, error);
 }
 
-rt::Status InProcessStepCompiler::listGraphInputs(const std::string &model,
-                                                  std::vector<rt::GraphInput> &out) {
+rt::StatusOr<std::vector<rt::GraphInput>>
+InProcessStepCompiler::listGraphInputs(const std::string &model) {
   std::vector<GraphInputInfo> inputs;
   std::string error;
   if (!trc::listGraphInputs(model, inputs, error))
     return rt::Status::error(error);
+  std::vector<rt::GraphInput> out;
   for (const GraphInputInfo &in : inputs)
     out.push_back({in.name, in.isInteger});
-  return rt::Status::success();
+  return out;
 }
 
-rt::Status InProcessStepCompiler::compileTrainingStep(
+rt::StatusOr<rt::CompiledStep> InProcessStepCompiler::compileTrainingStep(
     const std::string &model, const std::map<std::string, std::vector<int64_t>> &shapes,
-    const rt::TrainingBuild &build, const std::string &target, std::string &artifactDir,
-    rt::TrainingModelInfo &info) {
+    const rt::TrainingBuild &build, const std::string &target) {
   std::string error;
-  if (compileOnnxForTraining(model, shapes, build, target, artifactDir, info, error))
-    return rt::Status::success();
+  rt::CompiledStep step;
+  if (compileOnnxForTraining(model, shapes, build, target, step.artifactDir, step.info, error))
+    return step;
   std::fputs(error.c_str(), stderr);
   return rt::Status::reported();
 }

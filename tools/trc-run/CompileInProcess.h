@@ -40,11 +40,11 @@ bool compileOnnxForTraining(const std::string &model,
 /// Compile diagnostics go to stderr as the compiler prints them.
 class InProcessStepCompiler : public rt::StepCompiler {
 public:
-  rt::Status listGraphInputs(const std::string &model, std::vector<rt::GraphInput> &out) override;
-  rt::Status compileTrainingStep(const std::string &model,
-                                 const std::map<std::string, std::vector<int64_t>> &shapes,
-                                 const rt::TrainingBuild &build, const std::string &target,
-                                 std::string &artifactDir, rt::TrainingModelInfo &info) override;
+  rt::StatusOr<std::vector<rt::GraphInput>> listGraphInputs(const std::string &model) override;
+  rt::StatusOr<rt::CompiledStep>
+  compileTrainingStep(const std::string &model,
+                      const std::map<std::string, std::vector<int64_t>> &shapes,
+                      const rt::TrainingBuild &build, const std::string &target) override;
   rt::Status checkExportTarget(const std::string &model, const std::string &outPath) override;
   rt::Status exportOnnx(const std::string &model, const std::string &outPath,
                         const rt::TrainedWeights &weights) override;

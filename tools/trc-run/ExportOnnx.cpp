@@ -385,9 +385,10 @@ Status exportTrainedOnnx(const std::string &sourceModel, const std::string &outP
       return Status::error(sourceModel + ": has no initializer " + quoted(name) +
                            " for the trained parameter of that name (was the model "
                            "changed during training?)");
-    rt::HostTensor value;
-    if (Status s = weights.read(name, value); !s)
-      return s.withPrefix("--export-onnx: ");
+    rt::StatusOr<rt::HostTensor> read = weights.read(name);
+    if (!read.ok())
+      return Status(read.status()).withPrefix("--export-onnx: ");
+    rt::HostTensor value = *std::move(read);
     if (Status s = replaceWith(*it->second, value, sourceModel + ": initializer " + quoted(name));
         !s)
       return s;
@@ -445,9 +446,7 @@ Status exportTrainedOnnx(const std::string &sourceModel, const std::string &outP
   for (const rt::Slot *slot : session.manifest().slotsOfKind(rt::SlotKind::Param))
     if (slot->trainable)
       weights.names.push_back(slot->name);
-  weights.read = [&](const std::string &name, rt::HostTensor &out) {
-    return session.getParam(name, out);
-  };
+  weights.read = [&](const std::string &name) { return session.getParam(name); };
   return exportTrainedOnnx(sourceModel, outPath, weights);
 }
 

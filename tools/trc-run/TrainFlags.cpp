@@ -8,7 +8,8 @@
 namespace trc {
 using rt::Status;
 
-Status trainerOptionsFromFlags(const TrainArgs &a, rt::TrainerOptions &o) {
+rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
+  rt::TrainerOptions o;
   o.model = a.model;
   o.device = a.device;
   o.feeds = a.feeds;
@@ -75,7 +76,7 @@ Status trainerOptionsFromFlags(const TrainArgs &a, rt::TrainerOptions &o) {
         std::pair{"--save-artifact", &o.saveArtifact}})
     if (has(flag))
       *field = text(flag);
-  return Status::success();
+  return o;
 }
 
 } // namespace trc

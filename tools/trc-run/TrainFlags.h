@@ -29,7 +29,7 @@ struct TrainArgs {
 };
 
 /// The Trainer's options from the flags; an error names the flag.
-rt::Status trainerOptionsFromFlags(const TrainArgs &args, rt::TrainerOptions &out);
+rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &args);
 
 } // namespace trc
 

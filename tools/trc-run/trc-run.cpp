@@ -239,13 +239,14 @@ Status parseArgs(int argc, char **argv, Options &opt) {
 }
 
 int runEvaluation(const Options &opt) {
-  std::unique_ptr<Backend> backend;
   // --device auto runs an artifact on the device it was compiled for.
   std::string device = opt.device;
   if (device == "auto" && !endsWith(opt.model, ".onnx"))
     device = Artifact::targetOf(opt.model);
-  if (Status s = createBackend(device, backend); !s)
-    return fail(s.message());
+  StatusOr<std::unique_ptr<Backend>> created = createBackend(device);
+  if (!created.ok())
+    return fail(std::string(created.status().message()));
+  std::unique_ptr<Backend> backend = *std::move(created);
 
   std::string artifactDir = opt.model;
   struct stat st;
@@ -254,10 +255,11 @@ int runEvaluation(const Options &opt) {
 #ifdef TRC_RUN_WITH_COMPILER
     std::map<std::string, std::vector<int64_t>> shapes;
     for (const auto &[name, file] : opt.inputs) {
-      HostTensor value;
-      if (Status s = readNpyFile(file, value); !s)
-        return fail("input '" + percentEncode(name) + "': " + s.message());
-      shapes[name] = value.shape;
+      StatusOr<HostTensor> value = readNpyFile(file);
+      if (!value.ok())
+        return fail("input '" + percentEncode(name) + "': " +
+                    std::string(value.status().message()));
+      shapes[name] = value->shape;
     }
     std::string error;
     if (!trc::compileOnnxInProcess(opt.model, shapes, backend->target(), artifactDir,
@@ -297,9 +299,10 @@ int main(int argc, char **argv) {
     if (opt.training) {
       opt.train.model = opt.model;
       opt.train.device = opt.device;
-      TrainerOptions options;
-      if (Status s = trc::trainerOptionsFromFlags(opt.train, options); !s)
-        return fail(s.message());
+      StatusOr<TrainerOptions> parsed = trc::trainerOptionsFromFlags(opt.train);
+      if (!parsed.ok())
+        return fail(std::string(parsed.status().message()));
+      const TrainerOptions &options = *parsed;
       // An .onnx model is compiled first (not in the runtime-only build); a
       // folder is a training step saved with --save-artifact.
 #ifdef TRC_RUN_WITH_COMPILER

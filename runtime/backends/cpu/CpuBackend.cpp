@@ -30,7 +30,7 @@ CpuBackend::CpuBackend() {
   setenv("KMP_BLOCKTIME", "1", /*overwrite=*/0);
 }
 
-Status CpuBackend::allocate(size_t bytes, void *&ptr) {
+StatusOr<void *> CpuBackend::allocate(size_t bytes) {
   if (bytes > SIZE_MAX - kAlignment)
     return Status::error("cannot allocate " + std::to_string(bytes) +
                          " bytes of CPU memory: out of memory");
@@ -41,8 +41,7 @@ Status CpuBackend::allocate(size_t bytes, void *&ptr) {
     return Status::error("cannot allocate " + std::to_string(bytes) +
                          " bytes of CPU memory: out of memory");
   std::memset(p, 0, rounded);
-  ptr = p;
-  return Status::success();
+  return p;
 }
 
 void CpuBackend::deallocate(void *ptr) { std::free(ptr); }
@@ -72,19 +71,16 @@ Status CpuBackend::run(EntryFn entry, void **slots, void *arena) {
   return Status::success();
 }
 
-Status createBackend(const std::string &device, std::unique_ptr<Backend> &out) {
+StatusOr<std::unique_ptr<Backend>> createBackend(const std::string &device) {
   std::string why;
   if (device == "cuda" || (device == "auto" && cudaDevicePresent(why))) {
-    std::unique_ptr<CudaBackend> cuda;
-    if (Status s = CudaBackend::create(cuda); !s)
-      return s.withPrefix("--device " + device + ": ");
-    out = std::move(cuda);
-    return Status::success();
+    StatusOr<std::unique_ptr<CudaBackend>> cuda = CudaBackend::create();
+    if (!cuda.ok())
+      return Status(cuda.status()).withPrefix("--device " + device + ": ");
+    return std::unique_ptr<Backend>(*std::move(cuda));
   }
-  if (device == "cpu" || device == "auto") {
-    out = std::make_unique<CpuBackend>();
-    return Status::success();
-  }
+  if (device == "cpu" || device == "auto")
+    return std::unique_ptr<Backend>(std::make_unique<CpuBackend>());
   return Status::error("unknown device '" + device +
                        "' (expected cpu, cuda or auto)");
 }

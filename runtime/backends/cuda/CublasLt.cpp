@@ -56,7 +56,7 @@ unsigned alignmentOf(const void *p, int64_t batch, int64_t stride, size_t elemen
 
 } // namespace
 
-Status bindCublasLt(const std::string &library, CublasLtApi &out) {
+StatusOr<CublasLtApi> bindCublasLt(const std::string &library) {
   std::string why;
   void *lib = openLibrary(library, why);
   if (!lib) {
@@ -74,16 +74,13 @@ Status bindCublasLt(const std::string &library, CublasLtApi &out) {
     ::dlclose(lib);
     return Status::error("cuBLASLt: " + library + " has no symbol " + bind.missing);
   }
-  out = api;
-  return Status::success();
+  return api;
 }
 
-Status loadCublasLt(const CublasLtApi *&out) {
+StatusOr<const CublasLtApi *> loadCublasLt() {
   std::lock_guard<std::mutex> lock(gMutex);
-  if (gLoaded) {
-    out = &gApi;
-    return Status::success();
-  }
+  if (gLoaded)
+    return &gApi;
   if (!gLoadError.empty())
     return Status::error(gLoadError);
   std::vector<std::string> names;
@@ -95,15 +92,13 @@ Status loadCublasLt(const CublasLtApi *&out) {
       names.push_back(name);
   std::string errors;
   for (const std::string &name : names) {
-    CublasLtApi api;
-    Status s = bindCublasLt(name, api);
-    if (s) {
-      gApi = api;
+    StatusOr<CublasLtApi> api = bindCublasLt(name);
+    if (api.ok()) {
+      gApi = *std::move(api);
       gLoaded = true;
-      out = &gApi;
-      return Status::success();
+      return &gApi;
     }
-    errors += (errors.empty() ? "" : "; ") + s.message();
+    errors += (errors.empty() ? "" : "; ") + std::string(api.status().message());
   }
   gLoadError = errors + (override && *override
                              ? " (named by TRC_CUBLASLT_LIBRARY)"
@@ -149,10 +144,11 @@ Status CublasLt::check(const char *call, int status) const {
   return Status::error(std::string(call) + ": " + cublasLtStatusString(api_, status));
 }
 
-Status CublasLt::create(const CudaDriver &driver, std::unique_ptr<CublasLt> &out) {
-  const CublasLtApi *api = nullptr;
-  if (Status s = loadCublasLt(api); !s)
-    return s;
+StatusOr<std::unique_ptr<CublasLt>> CublasLt::create(const CudaDriver &driver) {
+  StatusOr<const CublasLtApi *> loaded = loadCublasLt();
+  if (!loaded.ok())
+    return loaded.status();
+  const CublasLtApi *api = *loaded;
   std::unique_ptr<CublasLt> lt(new CublasLt(driver, *api));
   if (Status s = lt->check("cublasLtCreate", api->Create(&lt->handle_)); !s)
     return s.withPrefix("cuBLASLt: ");
@@ -163,8 +159,7 @@ Status CublasLt::create(const CudaDriver &driver, std::unique_ptr<CublasLt> &out
   lt->workspaceBytes_ = kWorkspaceBytes;
   const char *tf32 = std::getenv("TRC_ALLOW_TF32");
   lt->tf32_ = tf32 && std::strcmp(tf32, "1") == 0;
-  out = std::move(lt);
-  return Status::success();
+  return lt;
 }
 
 void CublasLt::destroyPlan(Plan &plan) {
@@ -192,8 +187,10 @@ std::string CublasLt::describe() const {
   return "cuBLASLt " + std::to_string(api_.GetVersion()) + " (" + api_.libraryName + ")";
 }
 
-Status CublasLt::makePlan(MatmulType type, const MatmulArgs &x, unsigned alignA,
-                          unsigned alignB, unsigned alignC, std::unique_ptr<Plan> &out) {
+StatusOr<std::unique_ptr<CublasLt::Plan>> CublasLt::makePlan(MatmulType type,
+                                                             const MatmulArgs &x,
+                                                             unsigned alignA, unsigned alignB,
+                                                             unsigned alignC) {
   int abType = abi::kR32F, cType = abi::kR32F, compute = abi::kCompute32F,
       scaleType = abi::kR32F;
   switch (type) {
@@ -335,9 +332,8 @@ Status CublasLt::makePlan(MatmulType type, const MatmulArgs &x, unsigned alignA,
     if (rc == abi::kStatusSuccess && found > 0) {
       plan->algo = result.algo;
       plan->perBatch = perBatch;
-      out = std::move(plan);
       cleanup.plan = nullptr;
-      return Status::success();
+      return plan;
     }
     last = rc == abi::kStatusSuccess
                ? Status::error("cublasLtMatmulAlgoGetHeuristic: no algorithm")
@@ -380,10 +376,10 @@ Status CublasLt::matmul(MatmulType type, const MatmulArgs &x, void *stream) {
           int(alignC)};
   auto it = plans_.find(key);
   if (it == plans_.end()) {
-    std::unique_ptr<Plan> plan;
-    if (Status s = makePlan(type, x, alignA, alignB, alignC, plan); !s)
-      return s.withPrefix(describeCall());
-    it = plans_.emplace(key, std::move(plan)).first;
+    StatusOr<std::unique_ptr<Plan>> plan = makePlan(type, x, alignA, alignB, alignC);
+    if (!plan.ok())
+      return Status(plan.status()).withPrefix(describeCall());
+    it = plans_.emplace(key, *std::move(plan)).first;
   }
   const Plan &plan = *it->second;
   float alpha32 = 1, beta32 = 0;

@@ -69,10 +69,12 @@ struct CublasLtApi {
   cublasltabi::MatmulFn Matmul = nullptr;
 };
 
-// dlopens `library` and looks every symbol up (no call is made).
-Status bindCublasLt(const std::string &library, CublasLtApi &out);
-// The process's cuBLASLt (TRC_CUBLASLT_LIBRARY, else .so.13, else .so.12).
-Status loadCublasLt(const CublasLtApi *&out);
+/// The entry points of `library`: dlopens it and looks every symbol up (no
+/// call is made).
+StatusOr<CublasLtApi> bindCublasLt(const std::string &library);
+/// The process's cuBLASLt (TRC_CUBLASLT_LIBRARY, else .so.13, else .so.12),
+/// bound once.
+StatusOr<const CublasLtApi *> loadCublasLt();
 // "<status string> (<status name>)" or "cuBLASLt status N".
 std::string cublasLtStatusString(const CublasLtApi &api, int status);
 
@@ -93,9 +95,9 @@ struct MatmulArgs {
 
 class CublasLt {
 public:
-  // Loads the library, creates the handle and allocates the workspace on
-  // the current context.
-  static Status create(const CudaDriver &driver, std::unique_ptr<CublasLt> &out);
+  /// Loads the library, creates the handle and allocates the workspace on
+  /// the current context.
+  static StatusOr<std::unique_ptr<CublasLt>> create(const CudaDriver &driver);
   ~CublasLt();
   CublasLt(const CublasLt &) = delete;
   CublasLt &operator=(const CublasLt &) = delete;
@@ -113,8 +115,8 @@ private:
   using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
                          int64_t, int64_t, int64_t, int64_t, int64_t, int, int, int>;
   CublasLt(const CudaDriver &driver, const CublasLtApi &api);
-  Status makePlan(MatmulType type, const MatmulArgs &args, unsigned alignA,
-                  unsigned alignB, unsigned alignC, std::unique_ptr<Plan> &out);
+  StatusOr<std::unique_ptr<Plan>> makePlan(MatmulType type, const MatmulArgs &args,
+                                           unsigned alignA, unsigned alignB, unsigned alignC);
   Status check(const char *call, int status) const;
   void destroyPlan(Plan &plan);
 

@@ -49,16 +49,12 @@ cudaabi::DevicePtr devicePtr(const void *p) {
 
 // An environment switch: unset -> fallback; "0"/"1" -> false/true; else
 // an error naming the variable.
-Status readSwitch(const char *name, bool fallback, bool &value) {
+StatusOr<bool> readSwitch(const char *name, bool fallback) {
   const char *v = std::getenv(name);
-  if (!v || !*v) {
-    value = fallback;
-    return Status::success();
-  }
-  if (std::strcmp(v, "0") == 0 || std::strcmp(v, "1") == 0) {
-    value = v[0] == '1';
-    return Status::success();
-  }
+  if (!v || !*v)
+    return fallback;
+  if (std::strcmp(v, "0") == 0 || std::strcmp(v, "1") == 0)
+    return v[0] == '1';
   return Status::error(std::string(name) + " must be 0 or 1, got '" +
                        std::string(v).substr(0, 32) + "'");
 }
@@ -66,12 +62,12 @@ Status readSwitch(const char *name, bool fallback, bool &value) {
 } // namespace
 
 bool cudaDevicePresent(std::string &why) {
-  int count = 0;
-  if (Status s = cudaDeviceCount(count); !s) {
-    why = s.message();
+  StatusOr<int> count = cudaDeviceCount();
+  if (!count.ok()) {
+    why = std::string(count.status().message());
     return false;
   }
-  if (count == 0) {
+  if (*count == 0) {
     why = "no CUDA device is visible (CUDA_VISIBLE_DEVICES?)";
     return false;
   }
@@ -80,21 +76,23 @@ bool cudaDevicePresent(std::string &why) {
 
 CudaBackend *CudaBackend::current() { return gCurrent.load(); }
 
-Status CudaBackend::create(std::unique_ptr<CudaBackend> &out, int ordinal) {
+StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::create(int ordinal) {
   // Keeps the program entries linked (see cudaExports).
   (void)cudaExports();
-  const CudaDriver *api = nullptr;
-  if (Status s = loadCudaDriver(api); !s)
-    return s;
+  StatusOr<const CudaDriver *> loaded = loadCudaDriver();
+  if (!loaded.ok())
+    return loaded.status();
+  const CudaDriver *api = *loaded;
   int count = 0;
   if (Status s = cudaCheck(*api, "cuDeviceGetCount", api->DeviceGetCount(&count)); !s)
     return s;
   if (count == 0)
     return Status::error("no CUDA device is visible (CUDA_VISIBLE_DEVICES?)");
 
-  LaunchEnvironment env;
-  if (Status s = readLaunchEnvironment(env); !s)
-    return s;
+  StatusOr<LaunchEnvironment> launch = readLaunchEnvironment();
+  if (!launch.ok())
+    return launch.status();
+  const LaunchEnvironment &env = *launch;
   if (ordinal < 0) {
     const char *chosen = std::getenv("TRC_CUDA_DEVICE");
     if (chosen && *chosen) {
@@ -151,12 +149,14 @@ Status CudaBackend::create(std::unique_ptr<CudaBackend> &out, int ordinal) {
   (void)api->DeviceTotalMem(&b->totalMemory_, b->device_);
   (void)api->DriverGetVersion(&b->driverVersion_);
 
-  if (Status s = readSwitch("TRC_CUDA_PREFER_PTX", false, b->preferPtx_); !s)
-    return s;
-  bool graphs = true;
-  if (Status s = readSwitch("TRC_CUDA_GRAPHS", true, graphs); !s)
-    return s;
-  if (!graphs) {
+  StatusOr<bool> preferPtx = readSwitch("TRC_CUDA_PREFER_PTX", false);
+  if (!preferPtx.ok())
+    return preferPtx.status();
+  b->preferPtx_ = *preferPtx;
+  StatusOr<bool> graphs = readSwitch("TRC_CUDA_GRAPHS", true);
+  if (!graphs.ok())
+    return graphs.status();
+  if (!*graphs) {
     b->graphs_ = false;
     b->graphNote_ = "turned off by TRC_CUDA_GRAPHS=0";
   } else if (!api->hasGraphs()) {
@@ -169,8 +169,7 @@ Status CudaBackend::create(std::unique_ptr<CudaBackend> &out, int ordinal) {
   }
   // See CudaBackend.h: collectives must find their inputs finished.
   b->synchronous_ = env.multiProcess();
-  out = std::move(b);
-  return Status::success();
+  return b;
 }
 
 CudaBackend::~CudaBackend() {
@@ -214,7 +213,7 @@ Status CudaBackend::sync(const char *when) {
 
 // --- memory -----------------------------------------------------------------
 
-Status CudaBackend::allocate(size_t bytes, void *&ptr) {
+StatusOr<void *> CudaBackend::allocate(size_t bytes) {
   if (bytes > SIZE_MAX - 64)
     return Status::error("cannot allocate " + std::to_string(bytes) +
                          " bytes of CUDA device memory: out of memory");
@@ -238,8 +237,7 @@ Status CudaBackend::allocate(size_t bytes, void *&ptr) {
     driver_->MemFree(p);
     return s;
   }
-  ptr = reinterpret_cast<void *>(uintptr_t(p));
-  return Status::success();
+  return reinterpret_cast<void *>(uintptr_t(p));
 }
 
 void CudaBackend::deallocate(void *ptr) {
@@ -318,21 +316,21 @@ const CudaImage *CudaBackend::loadedImage(const CudaProgram &program) const {
   return it == modules_.end() ? nullptr : it->second.image;
 }
 
-Status CudaBackend::ensureModule(const std::shared_ptr<const CudaProgram> &program,
-                                 LoadedModule *&out) {
+StatusOr<CudaBackend::LoadedModule *>
+CudaBackend::ensureModule(const std::shared_ptr<const CudaProgram> &program) {
   auto it = modules_.find(program->id);
-  if (it != modules_.end()) {
-    out = &it->second;
-    return Status::success();
-  }
+  if (it != modules_.end())
+    return &it->second;
   dropUnregisteredModules();
   LoadedModule loaded;
   loaded.programId = program->id;
   loaded.program = program;
   if (!program->kernels.empty()) {
-    const CudaImage *image = nullptr;
-    if (Status s = selectCudaImage(*program, major_, minor_, preferPtx_, image); !s)
-      return s.withPrefix(program->origin + ": ");
+    StatusOr<const CudaImage *> selected =
+        selectCudaImage(*program, major_, minor_, preferPtx_);
+    if (!selected.ok())
+      return Status(selected.status()).withPrefix(program->origin + ": ");
+    const CudaImage *image = *selected;
     std::string what = program->origin + ": cannot load " + image->file + " (" +
                        (image->ptx ? "PTX for " + image->chip + ", compiled by the driver for sm_"
                                    : image->chip + " cubin, on sm_") +
@@ -371,8 +369,7 @@ Status CudaBackend::ensureModule(const std::shared_ptr<const CudaProgram> &progr
   }
   auto [inserted, ok] = modules_.emplace(program->id, std::move(loaded));
   (void)ok;
-  out = &inserted->second;
-  return Status::success();
+  return &inserted->second;
 }
 
 void CudaBackend::recordError(const std::string &message) {
@@ -463,10 +460,12 @@ void CudaBackend::matmul(const char *entry, MatmulType type, const MatmulArgs &a
       recordError(std::string(entry) + ": cuBLASLt first used during a graph capture");
       return;
     }
-    if (Status s = CublasLt::create(*driver_, cublasLt_); !s) {
-      recordError(std::string(entry) + ": " + s.message());
+    StatusOr<std::unique_ptr<CublasLt>> created = CublasLt::create(*driver_);
+    if (!created.ok()) {
+      recordError(std::string(entry) + ": " + std::string(created.status().message()));
       return;
     }
+    cublasLt_ = *std::move(created);
   }
   if (Status s = cublasLt_->matmul(type, args, stream_); !s) {
     recordError(std::string(entry) + ": " + s.message());
@@ -568,9 +567,12 @@ Status CudaBackend::run(EntryFn entry, void **slots, void *arena) {
 
   std::shared_ptr<const CudaProgram> program = findCudaProgram(entry);
   running_ = nullptr;
-  if (program)
-    if (Status s = ensureModule(program, running_); !s)
-      return s;
+  if (program) {
+    StatusOr<LoadedModule *> module = ensureModule(program);
+    if (!module.ok())
+      return module.status();
+    running_ = *module;
+  }
   struct RunningScope {
     LoadedModule *&running;
     ~RunningScope() { running = nullptr; }

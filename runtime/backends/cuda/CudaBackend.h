@@ -101,14 +101,15 @@ bool cudaDevicePresent(std::string &why);
 
 class CudaBackend final : public Backend {
 public:
-  // ordinal < 0: TRC_CUDA_DEVICE, else the local rank modulo the devices.
-  static Status create(std::unique_ptr<CudaBackend> &out, int ordinal = -1);
+  /// A backend on device `ordinal` (< 0: TRC_CUDA_DEVICE, else the local
+  /// rank modulo the devices).
+  static StatusOr<std::unique_ptr<CudaBackend>> create(int ordinal = -1);
   ~CudaBackend() override;
   CudaBackend(const CudaBackend &) = delete;
   CudaBackend &operator=(const CudaBackend &) = delete;
 
   const char *target() const override { return "cuda"; }
-  Status allocate(size_t bytes, void *&ptr) override;
+  StatusOr<void *> allocate(size_t bytes) override;
   void deallocate(void *ptr) override;
   Status copyToDevice(void *dst, const void *src, size_t bytes) override;
   Status copyToHost(void *dst, const void *src, size_t bytes) override;
@@ -168,8 +169,8 @@ private:
   CudaBackend() = default;
   Status makeCurrent() const;
   Status sync(const char *when);
-  Status ensureModule(const std::shared_ptr<const CudaProgram> &program,
-                      LoadedModule *&out);
+  // The program's module, loaded on first use.
+  StatusOr<LoadedModule *> ensureModule(const std::shared_ptr<const CudaProgram> &program);
   void dropUnregisteredModules();
   void dropGraph();
   Status runPlain(EntryFn entry, void **slots, void *arena);

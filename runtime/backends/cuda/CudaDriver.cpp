@@ -74,7 +74,7 @@ const CudaDriverSymbol *cudaDriverSymbols(size_t &count) {
   return kSymbols;
 }
 
-Status bindCudaDriver(const std::string &library, CudaDriver &out) {
+StatusOr<CudaDriver> bindCudaDriver(const std::string &library) {
   std::string why;
   void *lib = openLibrary(library, why);
   if (!lib) {
@@ -93,8 +93,7 @@ Status bindCudaDriver(const std::string &library, CudaDriver &out) {
     return Status::error("the CUDA driver " + library + " has no symbol " + bind.missing +
                          " (a driver for CUDA 11.4 or newer is needed)");
   }
-  out = api;
-  return Status::success();
+  return api;
 }
 
 std::string cudaResultString(const CudaDriver &api, int rc) {
@@ -110,17 +109,17 @@ std::string cudaResultString(const CudaDriver &api, int rc) {
   return "CUDA error " + std::to_string(rc);
 }
 
-Status loadCudaDriver(const CudaDriver *&out) {
+StatusOr<const CudaDriver *> loadCudaDriver() {
   std::lock_guard<std::mutex> lock(gMutex);
-  if (gLoaded) {
-    out = &gDriver;
-    return Status::success();
-  }
+  if (gLoaded)
+    return &gDriver;
   if (!gLoadError.empty())
     return Status::error(gLoadError);
+  StatusOr<CudaDriver> bound = bindCudaDriver(cudaabi::kDriverLibrary);
+  Status s = bound.status();
   CudaDriver api;
-  Status s = bindCudaDriver(cudaabi::kDriverLibrary, api);
   if (s) {
+    api = *std::move(bound);
     int rc = api.Init(0);
     if (rc == cudaabi::kErrorStubLibrary)
       s = Status::error(std::string("the CUDA driver ") + cudaabi::kDriverLibrary +
@@ -137,20 +136,17 @@ Status loadCudaDriver(const CudaDriver *&out) {
   }
   gDriver = api;
   gLoaded = true;
-  out = &gDriver;
-  return Status::success();
+  return &gDriver;
 }
 
-Status cudaDeviceCount(int &count) {
-  count = 0;
-  const CudaDriver *api = nullptr;
-  if (Status s = loadCudaDriver(api); !s)
-    return s;
+StatusOr<int> cudaDeviceCount() {
+  StatusOr<const CudaDriver *> api = loadCudaDriver();
+  if (!api.ok())
+    return api.status();
   int n = 0;
-  if (Status s = cudaCheck(*api, "cuDeviceGetCount", api->DeviceGetCount(&n)); !s)
+  if (Status s = cudaCheck(**api, "cuDeviceGetCount", (*api)->DeviceGetCount(&n)); !s)
     return s;
-  count = n;
-  return Status::success();
+  return n;
 }
 
 } // namespace trc::rt

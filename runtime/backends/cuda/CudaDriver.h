@@ -7,16 +7,16 @@
 // and no CUDA header is needed to build: where the driver is missing the
 // runtime still builds and runs on the CPU.
 //
-//   bindCudaDriver(library, api)  dlopens `library` and looks every symbol
+//   bindCudaDriver(library)       dlopens `library` and looks every symbol
 //                                 up (no call is made); the message names
 //                                 the library and the first missing symbol.
-//   loadCudaDriver(api)           the process's driver: binds libcuda.so.1
+//   loadCudaDriver()              the process's driver: binds libcuda.so.1
 //                                 once and calls cuInit(0). Errors say which
 //                                 of "not installed" (dlopen failed), "a
 //                                 stub" (the toolkit's stubs/libcuda.so
 //                                 found instead of a driver), "no CUDA
 //                                 device" or another cuInit failure.
-//   cudaDeviceCount(count)        loadCudaDriver + cuDeviceGetCount.
+//   cudaDeviceCount()             loadCudaDriver + cuDeviceGetCount.
 //   cudaCheck(api, "cuMemAlloc", rc)  success, or "cuMemAlloc: out of memory
 //                                 (CUDA_ERROR_OUT_OF_MEMORY)".
 //
@@ -93,9 +93,12 @@ struct CudaDriverSymbol {
 };
 const CudaDriverSymbol *cudaDriverSymbols(size_t &count);
 
-Status bindCudaDriver(const std::string &library, CudaDriver &out);
-Status loadCudaDriver(const CudaDriver *&out);
-Status cudaDeviceCount(int &count);
+/// The entry points of the driver library `library` (see above).
+StatusOr<CudaDriver> bindCudaDriver(const std::string &library);
+/// The process's driver, bound and initialized once (see above).
+StatusOr<const CudaDriver *> loadCudaDriver();
+/// The number of CUDA devices this process sees.
+StatusOr<int> cudaDeviceCount();
 
 // "<cuGetErrorString text> (<cuGetErrorName>)", or "CUDA error N" when the
 // driver knows no name for it.

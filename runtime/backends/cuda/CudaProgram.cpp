@@ -35,8 +35,8 @@ uint64_t newCudaProgramId() {
   return next++;
 }
 
-Status selectCudaImage(const CudaProgram &program, int major, int minor, bool preferPtx,
-                       const CudaImage *&image) {
+StatusOr<const CudaImage *> selectCudaImage(const CudaProgram &program, int major, int minor,
+                                            bool preferPtx) {
   const CudaImage *cubin = nullptr, *ptx = nullptr;
   for (const CudaImage &candidate : program.images) {
     if (candidate.ptx) {
@@ -50,9 +50,8 @@ Status selectCudaImage(const CudaProgram &program, int major, int minor, bool pr
       cubin = &candidate;
     }
   }
-  image = preferPtx && ptx ? ptx : cubin ? cubin : ptx;
-  if (image)
-    return Status::success();
+  if (const CudaImage *image = preferPtx && ptx ? ptx : cubin ? cubin : ptx)
+    return image;
   std::string chips;
   for (const CudaImage &candidate : program.images)
     chips += std::string(chips.empty() ? "" : ", ") + candidate.chip +

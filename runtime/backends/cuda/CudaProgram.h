@@ -60,9 +60,10 @@ struct CudaProgram {
 
 uint64_t newCudaProgramId();
 
-// On success `image` points into program.images.
-Status selectCudaImage(const CudaProgram &program, int major, int minor, bool preferPtx,
-                       const CudaImage *&image);
+/// The image of `program` to load on an sm_<major><minor> GPU (a pointer
+/// into program.images), or an error listing the chips it has.
+StatusOr<const CudaImage *> selectCudaImage(const CudaProgram &program, int major, int minor,
+                                            bool preferPtx);
 
 void registerCudaProgram(EntryFn entry, std::shared_ptr<const CudaProgram> program);
 void unregisterCudaProgram(EntryFn entry, uint64_t id);

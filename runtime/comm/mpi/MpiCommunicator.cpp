@@ -217,7 +217,7 @@ public:
   Status send(const void *buf, size_t count, DType dtype, int peer) override;
   Status recv(void *buf, size_t count, DType dtype, int peer) override;
   Status barrier() override;
-  Status split(int color, int key, std::unique_ptr<Communicator> &out) override;
+  StatusOr<std::unique_ptr<Communicator>> split(int color, int key) override;
 
 private:
   // Runs `call` (returning an MPI error code) under the process lock and
@@ -334,18 +334,16 @@ Status MpiCommunicator::allReduce(const void *send, void *recv, size_t count,
 
 Status MpiCommunicator::allGather(const void *send, void *recv, size_t count,
                                   DType dtype) {
-  bool inPlace = false;
-  if (Status s = comm::checkAllGather(send, recv, count, dtype, rank_, size_,
-                                      inPlace);
-      !s)
-    return s;
+  StatusOr<bool> inPlace = comm::checkAllGather(send, recv, count, dtype, rank_, size_);
+  if (!inPlace.ok())
+    return inPlace.status();
   if (Status s = countFitsInt("allGather", count); !s)
     return s;
   Handle type;
   if (Status s = mpiType("allGather", dtype, nullptr, type); !s)
     return s;
   const void *in =
-      inPlace ? reinterpret_cast<const void *>(mpiabi::kInPlace) : send;
+      *inPlace ? reinterpret_cast<const void *>(mpiabi::kInPlace) : send;
   return blocking("allGather", -1, [&] {
     return gApi.Allgather(in, int(count), type, recv, int(count), type, comm_);
   });
@@ -373,9 +371,8 @@ Status MpiCommunicator::reduceScatter(const void *send, void *recv,
 
 Status MpiCommunicator::broadcast(void *buf, size_t count, DType dtype,
                                   int root) {
-  size_t bytes = 0;
-  if (Status s = comm::byteCount("broadcast", count, dtype, 1, bytes); !s)
-    return s;
+  if (StatusOr<size_t> bytes = comm::byteCount("broadcast", count, dtype, 1); !bytes.ok())
+    return bytes.status();
   if (Status s = comm::checkRank("broadcast", "root", root, size_); !s)
     return s;
   Handle type;
@@ -398,9 +395,8 @@ Status MpiCommunicator::broadcast(void *buf, size_t count, DType dtype,
 
 Status MpiCommunicator::send(const void *buf, size_t count, DType dtype,
                              int peer) {
-  size_t bytes = 0;
-  if (Status s = comm::byteCount("send", count, dtype, 1, bytes); !s)
-    return s;
+  if (StatusOr<size_t> bytes = comm::byteCount("send", count, dtype, 1); !bytes.ok())
+    return bytes.status();
   if (Status s = comm::checkPeer("send", peer, rank_, size_); !s)
     return s;
   Handle type;
@@ -422,9 +418,8 @@ Status MpiCommunicator::send(const void *buf, size_t count, DType dtype,
 }
 
 Status MpiCommunicator::recv(void *buf, size_t count, DType dtype, int peer) {
-  size_t bytes = 0;
-  if (Status s = comm::byteCount("recv", count, dtype, 1, bytes); !s)
-    return s;
+  if (StatusOr<size_t> bytes = comm::byteCount("recv", count, dtype, 1); !bytes.ok())
+    return bytes.status();
   if (Status s = comm::checkPeer("recv", peer, rank_, size_); !s)
     return s;
   Handle type;
@@ -457,8 +452,7 @@ Status MpiCommunicator::barrier() {
   return blocking("barrier", -1, [&] { return gApi.Barrier(comm_); });
 }
 
-Status MpiCommunicator::split(int color, int key,
-                              std::unique_ptr<Communicator> &out) {
+StatusOr<std::unique_ptr<Communicator>> MpiCommunicator::split(int color, int key) {
   if (color < kNoGroup)
     return Status::error("split: color " + std::to_string(color) +
                          " is negative (kNoGroup is -1)");
@@ -472,8 +466,7 @@ Status MpiCommunicator::split(int color, int key,
     return s;
   if (color == kNoGroup) {
     // MPI_COMM_NULL: nothing to free.
-    out.reset();
-    return Status::success();
+    return std::unique_ptr<Communicator>();
   }
   int rank = 0, size = 0;
   std::vector<int> worldRanks;
@@ -500,8 +493,7 @@ Status MpiCommunicator::split(int color, int key,
       });
       !s)
     return s;
-  out = std::move(comm);
-  return Status::success();
+  return std::unique_ptr<Communicator>(std::move(comm));
 }
 
 } // namespace
@@ -511,7 +503,7 @@ std::string mpiLibraryName() {
   return override && *override ? override : mpiabi::kDefaultLibrary;
 }
 
-Status createMpiCommunicator(std::unique_ptr<Communicator> &out) {
+StatusOr<std::unique_ptr<Communicator>> createMpiCommunicator() {
   std::lock_guard<std::mutex> lock(gRuntimeMutex);
   std::shared_ptr<MpiRuntime> rt = gRuntime.lock();
   if (!rt) {
@@ -519,16 +511,17 @@ Status createMpiCommunicator(std::unique_ptr<Communicator> &out) {
       return Status::error("MPI was finalized in this process when its last "
                            "communicator was destroyed; it cannot be "
                            "initialized again");
-    LaunchEnvironment env;
-    if (Status s = readLaunchEnvironment(env); !s)
-      return s;
-    double timeout = 0;
-    if (Status s = readCollectiveTimeout(timeout); !s)
-      return s;
+    StatusOr<LaunchEnvironment> launch = readLaunchEnvironment();
+    if (!launch.ok())
+      return launch.status();
+    const LaunchEnvironment &env = *launch;
+    StatusOr<double> timeout = readCollectiveTimeout();
+    if (!timeout.ok())
+      return timeout.status();
     if (Status s = loadMpi(); !s)
       return s;
     Watchdog &dog = Watchdog::process();
-    dog.setTimeout(timeout);
+    dog.setTimeout(*timeout);
     rt = std::make_shared<MpiRuntime>();
     int initialized = 0, finalized = 0;
     if (gApi.Initialized(&initialized) || gApi.Finalized(&finalized))
@@ -600,9 +593,8 @@ Status createMpiCommunicator(std::unique_ptr<Communicator> &out) {
   for (int r = 0; r < rt->worldSize; ++r)
     worldRanks[size_t(r)] = r;
   int rank = rt->worldRank, size = rt->worldSize;
-  out = std::make_unique<MpiCommunicator>(rt, gApi.commWorld, false, rank,
-                                          size, std::move(worldRanks));
-  return Status::success();
+  return std::unique_ptr<Communicator>(std::make_unique<MpiCommunicator>(
+      rt, gApi.commWorld, false, rank, size, std::move(worldRanks)));
 }
 
 } // namespace trc::rt

@@ -40,8 +40,8 @@
 
 namespace trc::rt {
 
-// A communicator on MPI_COMM_WORLD (initializing MPI on first use).
-Status createMpiCommunicator(std::unique_ptr<Communicator> &out);
+/// A communicator on MPI_COMM_WORLD (initializing MPI on first use).
+StatusOr<std::unique_ptr<Communicator>> createMpiCommunicator();
 
 // The library createMpiCommunicator loads: TRC_MPI_LIBRARY or libmpi.so.40.
 std::string mpiLibraryName();

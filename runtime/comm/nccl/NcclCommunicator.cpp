@@ -241,11 +241,9 @@ public:
   }
   Status allGather(const void *send, void *recv, size_t count,
                    DType dtype) override {
-    bool inPlace = false;
-    if (Status s = comm::checkAllGather(send, recv, count, dtype, rank_, size_,
-                                        inPlace);
-        !s)
-      return s;
+    if (StatusOr<bool> inPlace = comm::checkAllGather(send, recv, count, dtype, rank_, size_);
+        !inPlace.ok())
+      return inPlace.status();
     int type = 0;
     if (Status s = ncclType("allGather", dtype, nullptr, type, nullptr); !s)
       return s;
@@ -268,9 +266,8 @@ public:
     });
   }
   Status broadcast(void *buf, size_t count, DType dtype, int root) override {
-    size_t bytes = 0;
-    if (Status s = comm::byteCount("broadcast", count, dtype, 1, bytes); !s)
-      return s;
+    if (StatusOr<size_t> bytes = comm::byteCount("broadcast", count, dtype, 1); !bytes.ok())
+      return bytes.status();
     if (Status s = comm::checkRank("broadcast", "root", root, size_); !s)
       return s;
     int type = 0;
@@ -281,9 +278,8 @@ public:
     });
   }
   Status send(const void *buf, size_t count, DType dtype, int peer) override {
-    size_t bytes = 0;
-    if (Status s = comm::byteCount("send", count, dtype, 1, bytes); !s)
-      return s;
+    if (StatusOr<size_t> bytes = comm::byteCount("send", count, dtype, 1); !bytes.ok())
+      return bytes.status();
     if (Status s = comm::checkPeer("send", peer, rank_, size_); !s)
       return s;
     int type = 0;
@@ -294,9 +290,8 @@ public:
     });
   }
   Status recv(void *buf, size_t count, DType dtype, int peer) override {
-    size_t bytes = 0;
-    if (Status s = comm::byteCount("recv", count, dtype, 1, bytes); !s)
-      return s;
+    if (StatusOr<size_t> bytes = comm::byteCount("recv", count, dtype, 1); !bytes.ok())
+      return bytes.status();
     if (Status s = comm::checkPeer("recv", peer, rank_, size_); !s)
       return s;
     int type = 0;
@@ -313,13 +308,12 @@ public:
                              comm_, dev_->stream);
     });
   }
-  Status split(int color, int key, std::unique_ptr<Communicator> &out) override;
+  StatusOr<std::unique_ptr<Communicator>> split(int color, int key) override;
 
   // Makes the NCCL communicator of `host`'s ranks (null host: one process).
-  static Status bootstrap(std::shared_ptr<CudaDevice> dev,
-                          std::shared_ptr<Communicator> host,
-                          std::vector<int> worldRanks,
-                          std::unique_ptr<Communicator> &out);
+  static StatusOr<std::unique_ptr<Communicator>> bootstrap(std::shared_ptr<CudaDevice> dev,
+                                                           std::shared_ptr<Communicator> host,
+                                                           std::vector<int> worldRanks);
 
 private:
   Status ncclType(const char *what, DType dtype, const ReduceOp *op, int &type,
@@ -437,10 +431,9 @@ Status NcclCommunicator::ncclType(const char *what, DType dtype,
   return Status::success();
 }
 
-Status NcclCommunicator::bootstrap(std::shared_ptr<CudaDevice> dev,
-                                   std::shared_ptr<Communicator> host,
-                                   std::vector<int> worldRanks,
-                                   std::unique_ptr<Communicator> &out) {
+StatusOr<std::unique_ptr<Communicator>>
+NcclCommunicator::bootstrap(std::shared_ptr<CudaDevice> dev, std::shared_ptr<Communicator> host,
+                            std::vector<int> worldRanks) {
   int rank = host ? host->rank() : 0, size = host ? host->size() : 1;
   // The id, then one byte: whether rank 0 could make it (so that every
   // rank fails together instead of waiting for a broken rank 0).
@@ -481,37 +474,30 @@ Status NcclCommunicator::bootstrap(std::shared_ptr<CudaDevice> dev,
                            std::to_string(dev->ordinal) + ": " +
                            gNccl.GetErrorString(rc));
   }
-  out = std::make_unique<NcclCommunicator>(std::move(dev), std::move(host),
-                                           comm, rank, size,
-                                           std::move(worldRanks));
-  return Status::success();
+  return std::unique_ptr<Communicator>(std::make_unique<NcclCommunicator>(
+      std::move(dev), std::move(host), comm, rank, size, std::move(worldRanks)));
 }
 
-Status NcclCommunicator::split(int color, int key,
-                               std::unique_ptr<Communicator> &out) {
+StatusOr<std::unique_ptr<Communicator>> NcclCommunicator::split(int color, int key) {
   if (color < kNoGroup)
     return Status::error("split: color " + std::to_string(color) +
                          " is negative (kNoGroup is -1)");
   if (!host_) {
-    if (color == kNoGroup) {
-      out.reset();
-      return Status::success();
-    }
-    return bootstrap(dev_, nullptr, worldRanks_, out);
+    if (color == kNoGroup)
+      return std::unique_ptr<Communicator>();
+    return bootstrap(dev_, nullptr, worldRanks_);
   }
-  std::unique_ptr<Communicator> sub;
-  if (Status s = host_->split(color, key, sub); !s)
-    return s;
-  if (!sub) {
-    out.reset();
-    return Status::success();
-  }
+  StatusOr<std::unique_ptr<Communicator>> hostSplit = host_->split(color, key);
+  if (!hostSplit.ok())
+    return hostSplit.status();
+  std::unique_ptr<Communicator> sub = *std::move(hostSplit);
+  if (!sub)
+    return std::unique_ptr<Communicator>();
   int mine = worldRanks_[size_t(rank_)];
   std::vector<int> ranks(size_t(sub->size()));
   if (Status s = sub->allGather(&mine, ranks.data(), 1, DType::I32); !s)
     return s.withPrefix("split: ");
-  return bootstrap(dev_, std::shared_ptr<Communicator>(std::move(sub)),
-                   std::move(ranks), out);
+  return bootstrap(dev_, std::shared_ptr<Communicator>(std::move(sub)), std::move(ranks));
 }
 
 } // namespace
@@ -521,7 +507,7 @@ std::string ncclLibraryName() {
   return override && *override ? override : ncclabi::kDefaultLibrary;
 }
 
-Status createNcclCommunicator(std::unique_ptr<Communicator> &out) {
+StatusOr<std::unique_ptr<Communicator>> createNcclCommunicator() {
   {
     std::lock_guard<std::mutex> lock(gLoadMutex);
     if (Status s = loadNccl(); !s)
@@ -529,19 +515,20 @@ Status createNcclCommunicator(std::unique_ptr<Communicator> &out) {
     if (Status s = loadCuda(); !s)
       return s;
   }
-  LaunchEnvironment env;
-  if (Status s = readLaunchEnvironment(env); !s)
-    return s;
-  double timeout = 0;
-  if (Status s = readCollectiveTimeout(timeout); !s)
-    return s;
-  Watchdog::process().setTimeout(timeout);
+  StatusOr<LaunchEnvironment> launch = readLaunchEnvironment();
+  if (!launch.ok())
+    return launch.status();
+  const LaunchEnvironment &env = *launch;
+  StatusOr<double> timeout = readCollectiveTimeout();
+  if (!timeout.ok())
+    return timeout.status();
+  Watchdog::process().setTimeout(*timeout);
   std::shared_ptr<Communicator> host;
   if (env.multiProcess()) {
-    std::unique_ptr<Communicator> mpi;
-    if (Status s = createMpiCommunicator(mpi); !s)
-      return s.withPrefix("nccl bootstrap over MPI: ");
-    host = std::move(mpi);
+    StatusOr<std::unique_ptr<Communicator>> mpi = createMpiCommunicator();
+    if (!mpi.ok())
+      return Status(mpi.status()).withPrefix("nccl bootstrap over MPI: ");
+    host = *std::move(mpi);
   }
   int count = 0;
   if (int rc = gCuda.DeviceGetCount(&count); rc || count == 0)
@@ -554,8 +541,7 @@ Status createNcclCommunicator(std::unique_ptr<Communicator> &out) {
   std::vector<int> worldRanks(static_cast<size_t>(size));
   for (int r = 0; r < size; ++r)
     worldRanks[size_t(r)] = r;
-  return NcclCommunicator::bootstrap(std::move(dev), std::move(host),
-                                     std::move(worldRanks), out);
+  return NcclCommunicator::bootstrap(std::move(dev), std::move(host), std::move(worldRanks));
 }
 
 } // namespace trc::rt

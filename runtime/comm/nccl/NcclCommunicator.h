@@ -37,8 +37,8 @@
 
 namespace trc::rt {
 
-// A communicator over every process of the launch environment.
-Status createNcclCommunicator(std::unique_ptr<Communicator> &out);
+/// A communicator over every process of the launch environment.
+StatusOr<std::unique_ptr<Communicator>> createNcclCommunicator();
 
 // TRC_NCCL_LIBRARY or libnccl.so.2.
 std::string ncclLibraryName();

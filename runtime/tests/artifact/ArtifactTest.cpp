@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/artifact/Artifact.h"
 
+#include "StatusTesting.h"
 #include "TestArtifact.h"
 
 #include <gmock/gmock.h>
@@ -23,14 +24,12 @@ using namespace trc::rt::test;
 namespace {
 
 std::string loadError(const std::string &dir, const std::string &target = "cpu") {
-  std::unique_ptr<Artifact> a;
-  Status s = Artifact::load(dir, target, a);
-  if (s) {
-    EXPECT_NE(a, nullptr);
+  StatusOr<std::unique_ptr<Artifact>> a = Artifact::load(dir, target);
+  if (a.ok()) {
+    EXPECT_NE(*a, nullptr);
     return "";
   }
-  EXPECT_EQ(a, nullptr);
-  return s.message();
+  return errorOf(a);
 }
 
 void flipByte(const std::string &path, size_t offset) {
@@ -45,9 +44,7 @@ void flipByte(const std::string &path, size_t offset) {
 TEST(Artifact, LoadsARealArtifact) {
   TempDir dir;
   writeTestArtifact(dir.path());
-  std::unique_ptr<Artifact> a;
-  Status s = Artifact::load(dir.path(), "cpu", a);
-  ASSERT_TRUE(s) << s.message();
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Artifact> a, Artifact::load(dir.path(), "cpu"));
   EXPECT_NE(a->entry(), nullptr);
   EXPECT_EQ(a->weightsSize(), 128u);
   EXPECT_EQ(std::memcmp(a->weights(), kW, sizeof(kW)), 0);
@@ -123,9 +120,7 @@ TEST(Artifact, ManifestsWriteXxh3AndOldFnvManifestsStillLoad) {
   EXPECT_THAT(readFile(dir.file("manifest.trc")),
               HasSubstr("weights weights.bin 128 " +
                         toHex16(fnv1a64(weights.data(), weights.size())) + "\n"));
-  std::unique_ptr<Artifact> a;
-  Status s = Artifact::load(dir.path(), "cpu", a);
-  ASSERT_TRUE(s) << s.message();
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Artifact> a, Artifact::load(dir.path(), "cpu"));
   EXPECT_EQ(a->manifest().weightsHash.kind, ChecksumKind::Fnv1a64);
 
   // The spelling names the function: an FNV value labelled xxh3 is a

@@ -16,6 +16,7 @@
 #include "runtime/support/HalfFloat.h"
 #include "runtime/artifact/Session.h"
 
+#include "StatusTesting.h"
 #include "TestCudaArtifact.h"
 
 #include <gmock/gmock.h>
@@ -322,10 +323,9 @@ std::unique_ptr<Artifact> initializedArtifact(const TempDir &dir, const std::str
   EXPECT_NE(at, std::string::npos);
   manifest.replace(at, from.size(), slotW + initW);
   writeFile(dir.file("manifest.trc"), manifest);
-  std::unique_ptr<Artifact> artifact;
-  Status s = Artifact::load(dir.path(), "cpu", artifact);
-  EXPECT_TRUE(s) << s.message();
-  return artifact;
+  StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::load(dir.path(), "cpu");
+  EXPECT_TRUE(artifact.ok()) << artifact.status().message();
+  return artifact.ok() ? *std::move(artifact) : nullptr;
 }
 
 } // namespace
@@ -336,15 +336,12 @@ TEST(Initializer, SessionMakesInitializedParams) {
                                       "init 1 normal 0.25 0.02 1234567\n");
   ASSERT_TRUE(artifact);
   CpuBackend cpu;
-  std::unique_ptr<Session> session;
-  Status s = Session::create(*artifact, cpu, session);
-  ASSERT_TRUE(s) << s.message();
-  HostTensor w, b;
-  ASSERT_TRUE(session->getParam("W", w));
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, Session::create(*artifact, cpu));
+  TRC_ASSERT_OK_AND_ASSIGN(HostTensor w, session->getParam("W"));
   std::vector<float> want = fillF32(kNormal, 0, 6);
   EXPECT_EQ(std::memcmp(w.data(), want.data(), 24), 0);
   // The other param still comes from weights.bin.
-  ASSERT_TRUE(session->getParam("b", b));
+  TRC_ASSERT_OK_AND_ASSIGN(HostTensor b, session->getParam("b"));
   EXPECT_EQ(b.as<float>()[0], kB[0]);
   EXPECT_EQ(b.as<float>()[1], kB[1]);
 }
@@ -361,16 +358,13 @@ TEST(Initializer, EachShardMakesItsChunkOfTheFullTensor) {
   std::vector<float> full = fillF32(kUniform, 0, 6);
   full.resize(8, 0.0f);
   for (int rank = 0; rank < 4; ++rank) {
-    std::unique_ptr<Session> session;
-    Status s = Session::create(*artifact, cpu, session, rank);
-    ASSERT_TRUE(s) << s.message();
-    HostTensor w;
-    ASSERT_TRUE(session->getParam("W", w));
+    TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session,
+                             Session::create(*artifact, cpu, rank));
+    TRC_ASSERT_OK_AND_ASSIGN(HostTensor w, session->getParam("W"));
     EXPECT_EQ(w.as<float>()[0], full[size_t(2 * rank)]) << rank;
     EXPECT_EQ(w.as<float>()[1], full[size_t(2 * rank + 1)]) << rank;
   }
-  std::unique_ptr<Session> session;
-  Status s = Session::create(*artifact, cpu, session, 4);
+  Status s = Session::create(*artifact, cpu, 4).status();
   EXPECT_THAT(s.message(), HasSubstr("sharded over 4 ranks; rank 4 of its group has no shard"))
       << s.message();
 }
@@ -384,11 +378,8 @@ TEST(Initializer, SessionChunksALargeParam) {
       "init 1 normal 0.25 0.02 1234567\n");
   ASSERT_TRUE(artifact);
   CpuBackend cpu;
-  std::unique_ptr<Session> session;
-  Status s = Session::create(*artifact, cpu, session, 1);
-  ASSERT_TRUE(s) << s.message();
-  HostTensor w;
-  ASSERT_TRUE(session->getParam("W", w));
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, Session::create(*artifact, cpu, 1));
+  TRC_ASSERT_OK_AND_ASSIGN(HostTensor w, session->getParam("W"));
   // Rank 1 of 2 holds elements [4194305, 8388610) of 8388610.
   std::vector<float> want = fillF32(kNormal, 4194305, 4194305);
   ASSERT_EQ(w.numElements(), 4194305);
@@ -400,9 +391,7 @@ TEST(Initializer, SessionChunksALargeParam) {
 // copied to device memory: the step computes with it and reads it back.
 TEST(CudaInitializer, SessionMakesParamsInDeviceMemory) {
   REQUIRE_CUDA_DEVICE();
-  std::unique_ptr<Backend> backend;
-  Status s = createBackend("cuda", backend);
-  ASSERT_TRUE(s) << s.message();
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> backend, createBackend("cuda"));
   TempDir dir;
   writeTestCudaArtifact(dir.path());
   std::string manifest = readFile(dir.file("manifest.trc"));
@@ -412,15 +401,12 @@ TEST(CudaInitializer, SessionMakesParamsInDeviceMemory) {
   manifest.replace(at, from.size(),
                    "slot 1 param W f32 2 3 2 - trainable\ninit 1 normal 0.25 0.02 1234567\n");
   writeFile(dir.file("manifest.trc"), manifest);
-  std::unique_ptr<Artifact> artifact;
-  s = Artifact::load(dir.path(), "cuda", artifact);
-  ASSERT_TRUE(s) << s.message();
-  std::unique_ptr<Session> session;
-  s = Session::create(*artifact, *backend, session);
-  ASSERT_TRUE(s) << s.message();
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Artifact> artifact,
+                           Artifact::load(dir.path(), "cuda"));
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session,
+                           Session::create(*artifact, *backend));
   std::vector<float> w = fillF32(kNormal, 0, 6);
-  HostTensor got;
-  ASSERT_TRUE(session->getParam("W", got));
+  TRC_ASSERT_OK_AND_ASSIGN(HostTensor got, session->getParam("W"));
   EXPECT_EQ(std::memcmp(got.data(), w.data(), 24), 0);
   HostTensor x, two;
   ASSERT_TRUE(x.allocate(DType::F32, {4, 3}));
@@ -431,10 +417,9 @@ TEST(CudaInitializer, SessionMakesParamsInDeviceMemory) {
   }
   ASSERT_TRUE(session->setInput("x", x));
   ASSERT_TRUE(session->setInput("in/two", two));
-  s = session->run();
+  Status s = session->run();
   ASSERT_TRUE(s) << s.message();
-  HostTensor y;
-  ASSERT_TRUE(session->getOutput("y", y));
+  TRC_ASSERT_OK_AND_ASSIGN(HostTensor y, session->getOutput("y"));
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 2; ++j) {
       float want = kB[j];

@@ -11,6 +11,7 @@
 
 #include "runtime/backends/cpu/CpuBackend.h"
 
+#include "StatusTesting.h"
 #include "TestArtifact.h"
 
 #include <gmock/gmock.h>
@@ -27,10 +28,8 @@ class SessionTest : public ::testing::Test {
 protected:
   void SetUp() override {
     writeTestArtifact(dir.path());
-    Status s = Artifact::load(dir.path(), "cpu", artifact);
-    ASSERT_TRUE(s) << s.message();
-    s = Session::create(*artifact, cpu, session);
-    ASSERT_TRUE(s) << s.message();
+    TRC_ASSERT_OK_AND_ASSIGN(artifact, Artifact::load(dir.path(), "cpu"));
+    TRC_ASSERT_OK_AND_ASSIGN(session, Session::create(*artifact, cpu));
   }
 
   static HostTensor tensor(DType dt, std::vector<int64_t> shape,
@@ -44,9 +43,8 @@ protected:
   }
 
   void checkOutputs(float xStart, float twoStart) {
-    HostTensor y, s;
-    ASSERT_TRUE(session->getOutput("y", y));
-    ASSERT_TRUE(session->getOutput("s", s));
+    TRC_ASSERT_OK_AND_ASSIGN(HostTensor y, session->getOutput("y"));
+    TRC_ASSERT_OK_AND_ASSIGN(HostTensor s, session->getOutput("s"));
     EXPECT_EQ(y.dtype, DType::F32);
     EXPECT_EQ(y.shape, (std::vector<int64_t>{4, 2}));
     EXPECT_EQ(s.shape, (std::vector<int64_t>{4, 3}));
@@ -83,13 +81,11 @@ TEST_F(SessionTest, RunsTheProgram) {
 }
 
 TEST_F(SessionTest, TwoSessionsOnOneArtifact) {
-  std::unique_ptr<Session> other;
-  ASSERT_TRUE(Session::create(*artifact, cpu, other));
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> other, Session::create(*artifact, cpu));
   ASSERT_TRUE(other->setInput("x", tensor(DType::F32, {4, 3}, 0)));
   ASSERT_TRUE(other->setInput("in/two", tensor(DType::F32, {4, 3}, 0)));
   ASSERT_TRUE(other->run());
-  HostTensor y;
-  ASSERT_TRUE(other->getOutput("y", y));
+  TRC_ASSERT_OK_AND_ASSIGN(HostTensor y, other->getOutput("y"));
   EXPECT_FLOAT_EQ(y.as<float>()[0], kB[0] + 0 * kW[0] + 1 * kW[2] + 2 * kW[4]);
 }
 
@@ -133,11 +129,10 @@ TEST_F(SessionTest, RejectsMissingInputs) {
 }
 
 TEST_F(SessionTest, OutputsNeedARunAndAKnownName) {
-  HostTensor y;
-  Status s = session->getOutput("y", y);
+  Status s = session->getOutput("y").status();
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "output 'y' is not available: the program has not run");
-  s = session->getOutput("x", y);
+  s = session->getOutput("x").status();
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "unknown output 'x' (the artifact's outputs: 'y', 's')");
 }
@@ -153,23 +148,19 @@ TEST(SessionShards, EachRankLoadsItsChunk) {
   ASSERT_NE(at, std::string::npos);
   manifest.replace(at, from.size(), "slot 1 param W f32 1 2 0 trainable\nshard 1 4 2 3 2\n");
   writeFile(dir.file("manifest.trc"), manifest);
-  std::unique_ptr<Artifact> artifact;
-  Status s = Artifact::load(dir.path(), "cpu", artifact);
-  ASSERT_TRUE(s) << s.message();
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Artifact> artifact,
+                           Artifact::load(dir.path(), "cpu"));
   CpuBackend cpu;
   const float expected[4][2] = {{1, 2}, {3, 4}, {5, 6}, {0, 0}};
   for (int rank = 0; rank < 4; ++rank) {
-    std::unique_ptr<Session> session;
-    s = Session::create(*artifact, cpu, session, rank);
-    ASSERT_TRUE(s) << s.message();
-    HostTensor w;
-    ASSERT_TRUE(session->getParam("W", w));
+    TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session,
+                             Session::create(*artifact, cpu, rank));
+    TRC_ASSERT_OK_AND_ASSIGN(HostTensor w, session->getParam("W"));
     EXPECT_EQ(w.shape, (std::vector<int64_t>{2}));
     EXPECT_FLOAT_EQ(w.as<float>()[0], expected[rank][0]) << rank;
     EXPECT_FLOAT_EQ(w.as<float>()[1], expected[rank][1]) << rank;
   }
-  std::unique_ptr<Session> session;
-  s = Session::create(*artifact, cpu, session, 4);
+  Status s = Session::create(*artifact, cpu, 4).status();
   ASSERT_FALSE(s);
   EXPECT_THAT(
       s.message(),

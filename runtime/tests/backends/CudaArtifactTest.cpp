@@ -15,6 +15,7 @@
 #include "runtime/backends/cuda/CudaBackend.h"
 #include "runtime/backends/cuda/CudaProgram.h"
 
+#include "StatusTesting.h"
 #include "TestCudaArtifact.h"
 
 #include <gmock/gmock.h>
@@ -30,9 +31,7 @@ using namespace trc::rt::test;
 namespace {
 
 std::string loadError(const std::string &dir, const std::string &target = "cuda") {
-  std::unique_ptr<Artifact> a;
-  Status s = Artifact::load(dir, target, a);
-  return s ? std::string() : s.message();
+  return errorOf(Artifact::load(dir, target));
 }
 
 } // namespace
@@ -40,9 +39,7 @@ std::string loadError(const std::string &dir, const std::string &target = "cuda"
 TEST(CudaArtifact, LoadsAndRegistersItsKernels) {
   TempDir dir;
   writeTestCudaArtifact(dir.path());
-  std::unique_ptr<Artifact> a;
-  Status s = Artifact::load(dir.path(), "cuda", a);
-  ASSERT_TRUE(s) << s.message();
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Artifact> a, Artifact::load(dir.path(), "cuda"));
   ASSERT_NE(a->cudaProgram(), nullptr);
   const CudaProgram &p = *a->cudaProgram();
   EXPECT_EQ(p.kernels, (std::vector<std::string>{"trc_test_axpy", "trc_test_bias"}));
@@ -70,9 +67,7 @@ TEST(CudaArtifact, EveryKernelFileIsChecked) {
                     {"cubin sm_90", {"kernels.sm_90.cubin", cubin90}}};
   writeTestCudaArtifact(dir.path(), opt);
   {
-    std::unique_ptr<Artifact> a;
-    Status s = Artifact::load(dir.path(), "cuda", a);
-    ASSERT_TRUE(s) << s.message();
+    TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Artifact> a, Artifact::load(dir.path(), "cuda"));
     ASSERT_EQ(a->cudaProgram()->images.size(), 3u);
     EXPECT_EQ(a->cudaProgram()->images[1].bytes, cubin80);
     EXPECT_FALSE(a->cudaProgram()->images[2].ptx);
@@ -130,8 +125,7 @@ TEST(CudaArtifact, TargetsMustMatch) {
             "artifact " + dir.path() + " was built for target cuda, not cpu");
   TempDir cpu;
   writeTestArtifact(cpu.path());
-  std::unique_ptr<Artifact> a;
-  ASSERT_TRUE(Artifact::load(cpu.path(), "cpu", a));
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Artifact> a, Artifact::load(cpu.path(), "cpu"));
   EXPECT_EQ(a->cudaProgram(), nullptr) << "a CPU artifact has no kernels";
 }
 
@@ -142,9 +136,7 @@ TEST(CudaArtifact, NoKernelsStillRegistersTheProgram) {
   opt.withPtx = false;
   opt.kernels.clear();
   writeTestCudaArtifact(dir.path(), opt);
-  std::unique_ptr<Artifact> a;
-  Status s = Artifact::load(dir.path(), "cuda", a);
-  ASSERT_TRUE(s) << s.message();
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Artifact> a, Artifact::load(dir.path(), "cuda"));
   ASSERT_NE(a->cudaProgram(), nullptr);
   EXPECT_TRUE(a->cudaProgram()->kernels.empty());
   EXPECT_TRUE(a->cudaProgram()->images.empty());
@@ -163,9 +155,7 @@ TEST(CudaArtifact, SingleFileArtifactsCarryTheirKernels) {
   std::string bytes = readFile(bundle);
   EXPECT_THAT(bytes, StartsWith("trc-bundle 2\nmanifest.trc ")) << bytes.substr(0, 200);
   {
-    std::unique_ptr<Artifact> a;
-    Status s = Artifact::load(bundle, "cuda", a);
-    ASSERT_TRUE(s) << s.message();
+    TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Artifact> a, Artifact::load(bundle, "cuda"));
     ASSERT_NE(a->cudaProgram(), nullptr);
     const CudaProgram &p = *a->cudaProgram();
     EXPECT_EQ(p.kernels, (std::vector<std::string>{"trc_test_axpy", "trc_test_bias"}));
@@ -173,8 +163,7 @@ TEST(CudaArtifact, SingleFileArtifactsCarryTheirKernels) {
     EXPECT_EQ(p.images[0].bytes, std::string(kTestPtx));
     EXPECT_EQ(p.images[1].bytes, cubin90);
     EXPECT_EQ(p.origin, bundle);
-    std::string manifest;
-    ASSERT_TRUE(readBundleManifest(bundle, manifest));
+    TRC_ASSERT_OK_AND_ASSIGN(std::string manifest, readBundleManifest(bundle));
     EXPECT_THAT(manifest, HasSubstr("target cuda"));
   }
   // Without kernel files: a version 1 bundle (three members), which loads.

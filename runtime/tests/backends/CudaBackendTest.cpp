@@ -30,6 +30,7 @@
 #include "runtime/artifact/Session.h"
 
 #include "ScopedEnvironment.h"
+#include "StatusTesting.h"
 #include "TestCudaArtifact.h"
 
 #include <gmock/gmock.h>
@@ -54,8 +55,7 @@ class CudaTest : public ::testing::Test {
 protected:
   void SetUp() override {
     REQUIRE_CUDA_DEVICE();
-    Status s = CudaBackend::create(backend);
-    ASSERT_TRUE(s) << s.message();
+    TRC_ASSERT_OK_AND_ASSIGN(backend, CudaBackend::create());
     static bool described = false;
     if (!described) {
       described = true;
@@ -145,15 +145,15 @@ TEST_F(CudaTest, DescribesTheDevice) {
 TEST_F(CudaTest, AllocationsAreAlignedAndZeroFilled) {
   for (size_t bytes : {size_t(0), size_t(1), size_t(63), size_t(64), size_t(1000),
                        size_t(1) << 20, (size_t(1) << 20) + 3}) {
-    void *p = nullptr;
-    Status s = backend->allocate(bytes, p);
-    ASSERT_TRUE(s) << bytes << ": " << s.message();
+    StatusOr<void *> allocated = backend->allocate(bytes);
+    ASSERT_TRUE(allocated.ok()) << bytes << ": " << allocated.status().message();
+    void *p = *allocated;
     ASSERT_NE(p, nullptr) << bytes;
     EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u) << bytes;
     // Zero-filled up to the 64-byte rounding.
     size_t rounded = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;
     std::vector<unsigned char> back(rounded, 0xff);
-    s = backend->copyToHost(back.data(), p, rounded);
+    Status s = backend->copyToHost(back.data(), p, rounded);
     ASSERT_TRUE(s) << s.message();
     EXPECT_TRUE(std::all_of(back.begin(), back.end(), [](unsigned char c) { return c == 0; }))
         << bytes;
@@ -183,8 +183,7 @@ TEST_F(CudaTest, CopiesRoundTrip) {
 }
 
 TEST_F(CudaTest, AnAbsurdAllocationIsAnError) {
-  void *p = nullptr;
-  Status s = backend->allocate(size_t(1) << 60, p);
+  Status s = backend->allocate(size_t(1) << 60).status();
   ASSERT_FALSE(s);
   EXPECT_THAT(s.message(), HasSubstr("cannot allocate")) << s.message();
   EXPECT_THAT(s.message(), HasSubstr("cuMemAlloc")) << s.message();
@@ -276,7 +275,7 @@ TEST_F(CudaTest, CubinForTheDeviceChip) {
   ScopedEnvironment env;
   env.set("TRC_CUDA_PREFER_PTX", "1");
   std::unique_ptr<CudaBackend> jit;
-  ASSERT_TRUE(CudaBackend::create(jit));
+  TRC_ASSERT_OK_AND_ASSIGN(jit, CudaBackend::create());
   ASSERT_TRUE(jit->run(&programEntryA, slots, nullptr));
   ASSERT_NE(jit->loadedImage(*program), nullptr);
   EXPECT_TRUE(jit->loadedImage(*program)->ptx);
@@ -496,7 +495,7 @@ double widen(float x) { return x; }
 TEST_F(CudaTest, CublasLtF32MatchesTheCpu) {
   ScopedEnvironment env;
   env.unset("TRC_ALLOW_TF32");
-  ASSERT_TRUE(CudaBackend::create(backend)); // reads TRC_ALLOW_TF32 on first matmul
+  TRC_ASSERT_OK_AND_ASSIGN(backend, CudaBackend::create()); // reads TRC_ALLOW_TF32 on first matmul
   for (const MatmulCase &c : matmulCases()) {
     std::string error;
     double rel = compareMatmul<float, float>(*backend, c, &trc_rt_cublaslt_matmul_f32,
@@ -532,7 +531,7 @@ TEST_F(CudaTest, CublasLtTf32IsOptIn) {
   // mantissa): still close, within 1e-2.
   ScopedEnvironment env;
   env.set("TRC_ALLOW_TF32", "1");
-  ASSERT_TRUE(CudaBackend::create(backend));
+  TRC_ASSERT_OK_AND_ASSIGN(backend, CudaBackend::create());
   MatmulCase c{2, 64, 64, 128, false, true};
   std::string error;
   double rel = compareMatmul<float, float>(*backend, c, &trc_rt_cublaslt_matmul_f32,
@@ -595,7 +594,7 @@ double maxRelDiff(const std::vector<float> &a, const std::vector<float> &b) {
 TEST_F(CudaTest, GraphReplayMatchesPlainRuns) {
   ScopedEnvironment env;
   env.unset("TRC_CUDA_GRAPHS");
-  ASSERT_TRUE(CudaBackend::create(backend));
+  TRC_ASSERT_OK_AND_ASSIGN(backend, CudaBackend::create());
   ASSERT_TRUE(backend->graphsEnabled()) << backend->graphNote();
   RegisteredProgram reg(&programEntryA, ptxProgram(4));
   gStep = graphStep;
@@ -643,7 +642,7 @@ TEST_F(CudaTest, GraphReplayMatchesPlainRuns) {
   // The same results with graphs off.
   env.set("TRC_CUDA_GRAPHS", "0");
   std::unique_ptr<CudaBackend> plain;
-  ASSERT_TRUE(CudaBackend::create(plain));
+  TRC_ASSERT_OK_AND_ASSIGN(plain, CudaBackend::create());
   EXPECT_FALSE(plain->graphsEnabled());
   EXPECT_THAT(plain->graphNote(), HasSubstr("TRC_CUDA_GRAPHS=0"));
   for (int run = 0; run < 3; ++run)
@@ -661,7 +660,7 @@ TEST_F(CudaTest, AStepThatCannotBeCapturedRunsPlainly) {
   // capture fails, graphs turn off and every run is plain and right.
   ScopedEnvironment env;
   env.unset("TRC_CUDA_GRAPHS");
-  ASSERT_TRUE(CudaBackend::create(backend));
+  TRC_ASSERT_OK_AND_ASSIGN(backend, CudaBackend::create());
   RegisteredProgram reg(&programEntryA, ptxProgram(3));
   const uint32_t n = 256;
   std::vector<float> x = randomFloats(n, 31);
@@ -695,18 +694,17 @@ TEST_F(CudaTest, AStepThatCannotBeCapturedRunsPlainly) {
 TEST_F(CudaTest, BadGraphSwitchIsAnError) {
   ScopedEnvironment env;
   env.set("TRC_CUDA_GRAPHS", "yes");
-  std::unique_ptr<CudaBackend> b;
-  Status s = CudaBackend::create(b);
+  Status s = CudaBackend::create().status();
   ASSERT_FALSE(s);
   EXPECT_THAT(s.message(), HasSubstr("TRC_CUDA_GRAPHS must be 0 or 1, got 'yes'")) << s.message();
   env.set("TRC_CUDA_GRAPHS", "1");
   env.set("TRC_CUDA_DEVICE", "999");
-  s = CudaBackend::create(b);
+  s = CudaBackend::create().status();
   ASSERT_FALSE(s);
   EXPECT_THAT(s.message(), HasSubstr("TRC_CUDA_DEVICE='999' is not a device ordinal"))
       << s.message();
   env.set("TRC_CUDA_DEVICE", "0");
-  EXPECT_TRUE(CudaBackend::create(b));
+  EXPECT_TRUE(CudaBackend::create().ok());
 }
 
 TEST_F(CudaTest, MultiProcessRunsWaitForEachCallAndSkipGraphs) {
@@ -716,7 +714,7 @@ TEST_F(CudaTest, MultiProcessRunsWaitForEachCallAndSkipGraphs) {
   env.set("OMPI_COMM_WORLD_LOCAL_RANK", "0");
   env.set("OMPI_COMM_WORLD_LOCAL_SIZE", "2");
   std::unique_ptr<CudaBackend> b;
-  ASSERT_TRUE(CudaBackend::create(b));
+  TRC_ASSERT_OK_AND_ASSIGN(b, CudaBackend::create());
   EXPECT_TRUE(b->synchronousCalls());
   EXPECT_FALSE(b->graphsEnabled());
   EXPECT_THAT(b->graphNote(), HasSubstr("multi-process")) << b->graphNote();
@@ -728,20 +726,13 @@ TEST(CudaEndToEnd, TheCudaTestArtifactRunsThroughASession) {
   REQUIRE_CUDA_DEVICE();
   TempDir dir;
   writeTestCudaArtifact(dir.path());
-  std::unique_ptr<Backend> backend;
-  Status s = createBackend("cuda", backend);
-  ASSERT_TRUE(s) << s.message();
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> backend, createBackend("cuda"));
   EXPECT_EQ(std::string(backend->target()), "cuda");
-  std::unique_ptr<Backend> automatic;
-  ASSERT_TRUE(createBackend("auto", automatic));
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> automatic, createBackend("auto"));
   EXPECT_EQ(std::string(automatic->target()), "cuda") << "auto picks the GPU when present";
 
-  std::unique_ptr<Artifact> artifact;
-  s = Artifact::load(dir.path(), "cuda", artifact);
-  ASSERT_TRUE(s) << s.message();
-  std::unique_ptr<Session> session;
-  s = Session::create(*artifact, *backend, session);
-  ASSERT_TRUE(s) << s.message();
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Artifact> artifact, Artifact::load(dir.path(), "cuda"));
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, Session::create(*artifact, *backend));
 
   for (int step = 0; step < 4; ++step) {
     std::vector<float> x = randomFloats(12, 100 + uint32_t(step)),
@@ -753,11 +744,10 @@ TEST(CudaEndToEnd, TheCudaTestArtifactRunsThroughASession) {
     std::memcpy(hx2.data(), x2.data(), 48);
     ASSERT_TRUE(session->setInput("x", hx));
     ASSERT_TRUE(session->setInput("in/two", hx2));
-    s = session->run();
+    Status s = session->run();
     ASSERT_TRUE(s) << "step " << step << ": " << s.message();
-    HostTensor y, sum;
-    ASSERT_TRUE(session->getOutput("y", y));
-    ASSERT_TRUE(session->getOutput("s", sum));
+    TRC_ASSERT_OK_AND_ASSIGN(HostTensor y, session->getOutput("y"));
+    TRC_ASSERT_OK_AND_ASSIGN(HostTensor sum, session->getOutput("s"));
     for (int i = 0; i < 4; ++i)
       for (int j = 0; j < 2; ++j) {
         float want = kB[j];

@@ -12,6 +12,8 @@
 #include "runtime/backends/cuda/CudaBackend.h"
 #include "runtime/backends/cuda/CudaDriver.h"
 
+#include "StatusTesting.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -36,9 +38,7 @@ TEST(CudaDriver, EverySymbolIsInTheToolkitsDriverStub) {
 #else
   if (!exists(TRC_TEST_CUDA_STUB))
     GTEST_SKIP() << TRC_TEST_CUDA_STUB << " is gone";
-  CudaDriver api;
-  Status s = bindCudaDriver(TRC_TEST_CUDA_STUB, api);
-  ASSERT_TRUE(s) << s.message();
+  TRC_ASSERT_OK_AND_ASSIGN(CudaDriver api, bindCudaDriver(TRC_TEST_CUDA_STUB));
   EXPECT_TRUE(api.hasGraphs()) << "the optional graph symbols are missing";
   // Each listed symbol, required or optional, resolves.
   size_t count = 0;
@@ -60,8 +60,7 @@ TEST(CudaDriver, EverySymbolIsInTheToolkitsDriverStub) {
 }
 
 TEST(CudaDriver, MissingLibrariesAndSymbolsAreNamed) {
-  CudaDriver api;
-  Status s = bindCudaDriver("libtrc-no-such-driver.so.1", api);
+  Status s = bindCudaDriver("libtrc-no-such-driver.so.1").status();
   ASSERT_FALSE(s);
   EXPECT_THAT(
       s.message(),
@@ -69,19 +68,18 @@ TEST(CudaDriver, MissingLibrariesAndSymbolsAreNamed) {
           "the CUDA driver libtrc-no-such-driver.so.1 is not installed ("))
       << s.message();
   // A library without the driver's symbols.
-  s = bindCudaDriver(TRC_TEST_PROGRAM, api);
+  s = bindCudaDriver(TRC_TEST_PROGRAM).status();
   ASSERT_FALSE(s);
   EXPECT_THAT(s.message(), HasSubstr("has no symbol cuInit")) << s.message();
 
-  CublasLtApi lt;
-  s = bindCublasLt("libtrc-no-such-cublasLt.so", lt);
+  s = bindCublasLt("libtrc-no-such-cublasLt.so").status();
   ASSERT_FALSE(s);
   EXPECT_THAT(
       s.message(),
       HasSubstr(
           "cuBLASLt: libtrc-no-such-cublasLt.so not found or not loadable"))
       << s.message();
-  s = bindCublasLt(TRC_TEST_PROGRAM, lt);
+  s = bindCublasLt(TRC_TEST_PROGRAM).status();
   ASSERT_FALSE(s);
   EXPECT_THAT(s.message(), HasSubstr("has no symbol cublasLtCreate"))
       << s.message();
@@ -91,11 +89,11 @@ TEST(CudaDriver, EverySymbolIsInTheToolkitsCublasLt) {
 #ifndef TRC_TEST_CUBLASLT
   GTEST_SKIP() << "the CUDA toolkit's libcublasLt was not found at build time";
 #else
-  CublasLtApi api;
-  Status s = bindCublasLt(TRC_TEST_CUBLASLT, api);
-  if (!s && !exists(TRC_TEST_CUBLASLT))
+  StatusOr<CublasLtApi> bound = bindCublasLt(TRC_TEST_CUBLASLT);
+  if (!bound.ok() && !exists(TRC_TEST_CUBLASLT))
     GTEST_SKIP() << TRC_TEST_CUBLASLT << " is gone";
-  ASSERT_TRUE(s) << s.message();
+  ASSERT_TRUE(bound.ok()) << bound.status().message();
+  const CublasLtApi &api = *bound;
   EXPECT_NE(api.GetStatusString, nullptr);
   EXPECT_NE(api.GetStatusName, nullptr);
   // Needs no GPU: the library's own version.
@@ -110,8 +108,7 @@ TEST(CudaDriver, CreateBackendWithoutAGpu) {
   std::string why;
   if (cudaDevicePresent(why))
     GTEST_SKIP() << "a CUDA device is present (the GPU tests cover createBackend there)";
-  std::unique_ptr<Backend> backend;
-  Status s = createBackend("cuda", backend);
+  Status s = createBackend("cuda").status();
   ASSERT_FALSE(s);
   EXPECT_THAT(s.message(), StartsWith("--device cuda: ")) << s.message();
   // It says what is missing: the driver, a real driver, or a device.
@@ -119,14 +116,14 @@ TEST(CudaDriver, CreateBackendWithoutAGpu) {
               AnyOf(HasSubstr("libcuda.so.1"), HasSubstr("no CUDA device")));
   EXPECT_EQ(s.message().find("--device cuda: ", 1), std::string::npos) << "said once";
   // The same message every time (a failed load is not retried).
-  Status again = createBackend("cuda", backend);
+  Status again = createBackend("cuda").status();
   EXPECT_EQ(again.message(), s.message());
   // auto falls back to the CPU.
-  ASSERT_TRUE(createBackend("auto", backend));
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> backend, createBackend("auto"));
   EXPECT_EQ(std::string(backend->target()), "cpu");
-  ASSERT_TRUE(createBackend("cpu", backend));
+  TRC_ASSERT_OK_AND_ASSIGN(backend, createBackend("cpu"));
   EXPECT_EQ(std::string(backend->target()), "cpu");
-  s = createBackend("gpu", backend);
+  s = createBackend("gpu").status();
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "unknown device 'gpu' (expected cpu, cuda or auto)");
 }

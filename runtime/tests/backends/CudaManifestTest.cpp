@@ -9,6 +9,8 @@
 #include "runtime/backends/cuda/CudaProgram.h"
 #include "runtime/formats/Manifest.h"
 
+#include "StatusTesting.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -47,17 +49,14 @@ std::string with(const std::string &from, const std::string &to) {
 }
 
 std::string errorOf(const std::string &text) {
-  Manifest m;
-  Status s = parseManifest(text, m);
-  return s ? std::string() : s.message();
+  StatusOr<Manifest> m = parseManifest(text);
+  return m.ok() ? std::string() : std::string(m.status().message());
 }
 
 } // namespace
 
 TEST(CudaManifest, ParsesKernelFilesAndTable) {
-  Manifest m;
-  Status s = parseManifest(valid(), m);
-  ASSERT_TRUE(s) << s.message();
+  TRC_ASSERT_OK_AND_ASSIGN(Manifest m, parseManifest(valid()));
   EXPECT_EQ(m.target, "cuda");
   ASSERT_EQ(m.kernelFiles.size(), 4u);
   EXPECT_FALSE(m.kernelFiles[0].ptx);
@@ -79,9 +78,7 @@ TEST(CudaManifest, KernelsInAnyOrderAndAnywhere) {
   // Records may come in any order (ARTIFACT.md puts them after weights).
   std::string text = std::string(kHeader) + "kernel 1 b\nslot 0 input x f32 0\n" +
                      "ptx sm_90 k.ptx 1 0000000000000001\nkernel 0 a\nend\n";
-  Manifest m;
-  Status s = parseManifest(text, m);
-  ASSERT_TRUE(s) << s.message();
+  TRC_ASSERT_OK_AND_ASSIGN(Manifest m, parseManifest(text));
   EXPECT_EQ(m.kernels, (std::vector<std::string>{"a", "b"}));
   // Only PTX, or only cubins, is allowed; so are newer chips.
   EXPECT_EQ(errorOf(with("cubin sm_80 kernels.sm_80.cubin 5000 00000000000000a1\n", "")), "");
@@ -89,16 +86,14 @@ TEST(CudaManifest, KernelsInAnyOrderAndAnywhere) {
   EXPECT_EQ(errorOf(with("sm_90 kernels.sm_90.ptx", "sm_120 kernels.sm_120.ptx")), "");
   // Kernel names are percent-decoded like every name; '$' is a PTX symbol
   // character.
-  Manifest dollar;
-  ASSERT_TRUE(parseManifest(with("main_k1_reduce", "k%24tmp"), dollar));
+  TRC_ASSERT_OK_AND_ASSIGN(Manifest dollar, parseManifest(with("main_k1_reduce", "k%24tmp")));
   EXPECT_EQ(dollar.kernels[1], "k$tmp");
 }
 
 TEST(CudaManifest, NoKernelsNoRecords) {
   // A step of only library calls: no cubin, ptx or kernel records.
   std::string text = std::string(kHeader) + kSlots;
-  Manifest m;
-  ASSERT_TRUE(parseManifest(text, m));
+  TRC_ASSERT_OK_AND_ASSIGN(Manifest m, parseManifest(text));
   EXPECT_TRUE(m.kernelFiles.empty());
   EXPECT_TRUE(m.kernels.empty());
 }
@@ -233,9 +228,8 @@ CudaImage image(const char *chip, bool ptx) {
   return i;
 }
 std::string chosen(const CudaProgram &p, int major, int minor, bool preferPtx = false) {
-  const CudaImage *i = nullptr;
-  Status s = selectCudaImage(p, major, minor, preferPtx, i);
-  return s ? i->file : "error: " + s.message();
+  StatusOr<const CudaImage *> i = selectCudaImage(p, major, minor, preferPtx);
+  return i.ok() ? (*i)->file : "error: " + std::string(i.status().message());
 }
 } // namespace
 

@@ -56,6 +56,14 @@ void expectOk(const Status &s, const std::string &what) {
     fail(what + ": " + s.message());
 }
 
+// The group of a split or subgroup (null after a failure, which is
+// counted, or where this rank joins none).
+std::unique_ptr<Communicator> expectGroup(StatusOr<std::unique_ptr<Communicator>> r,
+                                          const std::string &what) {
+  expectOk(r.status(), what);
+  return r.ok() ? *std::move(r) : nullptr;
+}
+
 void expectError(const Status &s, const std::string &part,
                  const std::string &what) {
   ++gChecks;
@@ -299,8 +307,7 @@ void checkErrors(Communicator &c) {
               "recv from -1");
   expectError(c.allReduce(x, x + 1, 2, DType::F32, ReduceOp::Sum),
               "allReduce: send and recv overlap", "overlapping allReduce");
-  std::unique_ptr<Communicator> none;
-  expectError(c.split(-5, 0, none), "split: color -5 is negative",
+  expectError(c.split(-5, 0).status(), "split: color -5 is negative",
               "split -5");
 }
 
@@ -314,8 +321,7 @@ std::vector<int> members(Communicator &group, int worldRank) {
 
 void checkGroups(Communicator &world) {
   int n = world.size(), me = world.rank();
-  std::unique_ptr<Communicator> parity;
-  expectOk(world.split(me % 2, me, parity), "split by parity");
+  std::unique_ptr<Communicator> parity = expectGroup(world.split(me % 2, me), "split by parity");
   if (!parity)
     return fail("split by parity gave no communicator");
   int expectSize = (n + 1 - me % 2) / 2;
@@ -336,8 +342,7 @@ void checkGroups(Communicator &world) {
   checkReductions<float>(*parity);
 
   // Reversed key: rank order flips.
-  std::unique_ptr<Communicator> reversed;
-  expectOk(world.split(0, -me, reversed), "split reversed");
+  std::unique_ptr<Communicator> reversed = expectGroup(world.split(0, -me), "split reversed");
   if (reversed) {
     expect(reversed->rank() == n - 1 - me, "reversed rank");
     std::vector<int> order(static_cast<size_t>(n));
@@ -347,8 +352,8 @@ void checkGroups(Communicator &world) {
   }
 
   // Everyone but rank 0.
-  std::unique_ptr<Communicator> rest;
-  expectOk(world.split(me == 0 ? kNoGroup : 0, me, rest), "split without 0");
+  std::unique_ptr<Communicator> rest =
+      expectGroup(world.split(me == 0 ? kNoGroup : 0, me), "split without 0");
   expect((me == 0) == !rest, "split without 0: membership");
   if (rest) {
     expect(rest->size() == n - 1 && rest->rank() == me - 1, "rest rank/size");
@@ -361,8 +366,8 @@ void checkGroups(Communicator &world) {
 
   if (n >= 2) {
     // subgroup lists: ranked in list order.
-    std::unique_ptr<Communicator> ends;
-    expectOk(world.subgroup({n - 1, 0}, ends), "subgroup {n-1, 0}");
+    std::unique_ptr<Communicator> ends =
+        expectGroup(world.subgroup({n - 1, 0}), "subgroup {n-1, 0}");
     bool member = me == 0 || me == n - 1;
     expect(member == bool(ends), "subgroup membership");
     if (ends) {
@@ -372,13 +377,12 @@ void checkGroups(Communicator &world) {
       expectOk(ends->broadcast(&token, 1, DType::I32, 0), "subgroup bcast");
       expect(token == 4242, "subgroup broadcast from world rank n-1");
       // A split of a split.
-      std::unique_ptr<Communicator> alone;
-      expectOk(ends->split(ends->rank(), 0, alone), "split of subgroup");
+      std::unique_ptr<Communicator> alone =
+          expectGroup(ends->split(ends->rank(), 0), "split of subgroup");
       expect(alone && alone->size() == 1, "split of subgroup: size 1");
     }
   }
-  std::unique_ptr<Communicator> bad;
-  expectError(world.subgroup({0, n}, bad),
+  expectError(world.subgroup({0, n}).status(),
               "subgroup: listed rank " + std::to_string(n) + " is not in",
               "subgroup out of range");
 }
@@ -399,17 +403,19 @@ void checkLarge(Communicator &c) {
 }
 
 int numerics(const std::string &backend, const char *expectBackend) {
-  LaunchEnvironment env;
-  if (Status s = readLaunchEnvironment(env); !s) {
-    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+  StatusOr<LaunchEnvironment> launch = readLaunchEnvironment();
+  if (!launch.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(launch.status().message()).c_str());
     return 1;
   }
+  const LaunchEnvironment &env = *launch;
   gRank = env.rank;
-  std::unique_ptr<Communicator> comm;
-  if (Status s = createCommunicator(backend, comm); !s) {
-    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+  StatusOr<std::unique_ptr<Communicator>> created = createCommunicator(backend);
+  if (!created.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(created.status().message()).c_str());
     return 1;
   }
+  std::unique_ptr<Communicator> comm = *std::move(created);
   gRank = comm->rank();
   if (expectBackend)
     expect(std::string(comm->backendName()) == expectBackend,
@@ -441,11 +447,12 @@ int numerics(const std::string &backend, const char *expectBackend) {
 
 // kill / hang / hang-recv: rank 1 does not take part.
 int lostPeer(const std::string &mode) {
-  std::unique_ptr<Communicator> comm;
-  if (Status s = createCommunicator("auto", comm); !s) {
-    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+  StatusOr<std::unique_ptr<Communicator>> created = createCommunicator("auto");
+  if (!created.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(created.status().message()).c_str());
     return 1;
   }
+  std::unique_ptr<Communicator> comm = *std::move(created);
   int me = comm->rank();
   if (Status s = comm->barrier(); !s) {
     std::fprintf(stderr, "error: %s\n", s.message().c_str());
@@ -485,10 +492,11 @@ int main(int argc, char **argv) {
   if (mode == "numerics")
     return numerics(backend, backend == "auto" ? nullptr : backend.c_str());
   if (mode == "single") {
-    LaunchEnvironment env;
-    if (Status s = readLaunchEnvironment(env); !s || env.launched()) {
+    StatusOr<LaunchEnvironment> env = readLaunchEnvironment();
+    if (!env.ok() || env->launched()) {
       std::fprintf(stderr, "error: not a plain process: %s\n",
-                   s ? env.describe().c_str() : s.message().c_str());
+                   env.ok() ? env->describe().c_str()
+                            : std::string(env.status().message()).c_str());
       return 1;
     }
     return numerics("auto", "single");

@@ -10,6 +10,7 @@
 #include "runtime/comm/SingleProcessCommunicator.h"
 
 #include "ScopedEnvironment.h"
+#include "StatusTesting.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -71,47 +72,45 @@ TEST(SingleProcessCommunicator, NoOtherRanks) {
 TEST(SingleProcessCommunicator, SplitAndSubgroup) {
   SingleProcessCommunicator comm;
   EXPECT_STREQ(comm.backendName(), "single");
-  std::unique_ptr<Communicator> part;
-  ASSERT_TRUE(comm.split(3, 7, part));
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Communicator> part, comm.split(3, 7));
   ASSERT_TRUE(part);
   EXPECT_EQ(part->size(), 1);
   EXPECT_EQ(part->rank(), 0);
-  ASSERT_TRUE(comm.split(kNoGroup, 0, part));
+  TRC_ASSERT_OK_AND_ASSIGN(part, comm.split(kNoGroup, 0));
   EXPECT_FALSE(part);
-  Status s = comm.split(-2, 0, part);
+  Status s = comm.split(-2, 0).status();
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "split: color -2 is negative (kNoGroup is -1)");
-  ASSERT_TRUE(comm.subgroup({0}, part));
+  TRC_ASSERT_OK_AND_ASSIGN(part, comm.subgroup({0}));
   ASSERT_TRUE(part);
   EXPECT_EQ(part->size(), 1);
-  s = comm.subgroup({}, part);
+  s = comm.subgroup({}).status();
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "subgroup: the list of ranks is empty");
-  s = comm.subgroup({1}, part);
+  s = comm.subgroup({1}).status();
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(),
             "subgroup: listed rank 1 is not in a communicator of size 1");
-  s = comm.subgroup({0, 0}, part);
+  s = comm.subgroup({0, 0}).status();
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "subgroup: rank 0 is listed twice");
 }
 
 TEST(CreateCommunicator, PlainProcessIsASingleProcess) {
   ScopedEnvironment e;
-  std::unique_ptr<Communicator> comm;
-  ASSERT_TRUE(createCommunicator("auto", comm));
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Communicator> comm, createCommunicator("auto"));
   ASSERT_TRUE(comm);
   EXPECT_STREQ(comm->backendName(), "single");
   EXPECT_EQ(comm->size(), 1);
-  ASSERT_TRUE(createCommunicator("single", comm));
+  TRC_ASSERT_OK_AND_ASSIGN(comm, createCommunicator("single"));
   EXPECT_STREQ(comm->backendName(), "single");
   // mpirun -np 1 is still one process: no MPI needed.
   e.set("OMPI_COMM_WORLD_RANK", "0");
   e.set("OMPI_COMM_WORLD_SIZE", "1");
   e.set("TRC_MPI_LIBRARY", "/nonexistent/libmpi.so.40");
-  ASSERT_TRUE(createCommunicator("auto", comm));
+  TRC_ASSERT_OK_AND_ASSIGN(comm, createCommunicator("auto"));
   EXPECT_STREQ(comm->backendName(), "single");
-  Status s = createCommunicator("gloo", comm);
+  Status s = createCommunicator("gloo").status();
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "unknown communicator backend 'gloo' (expected auto, "
                          "single, mpi or nccl)");
@@ -120,8 +119,7 @@ TEST(CreateCommunicator, PlainProcessIsASingleProcess) {
 TEST(CreateCommunicator, MissingMpiLibraryIsNamed) {
   ScopedEnvironment e;
   e.set("TRC_MPI_LIBRARY", "/nonexistent/libmpi.so.40");
-  std::unique_ptr<Communicator> comm;
-  Status s = createCommunicator("mpi", comm);
+  Status s = createCommunicator("mpi").status();
   ASSERT_FALSE(s);
   EXPECT_THAT(
       s.message(),
@@ -131,7 +129,7 @@ TEST(CreateCommunicator, MissingMpiLibraryIsNamed) {
   // auto under a launcher that says 2 processes needs MPI.
   e.set("OMPI_COMM_WORLD_RANK", "0");
   e.set("OMPI_COMM_WORLD_SIZE", "2");
-  s = createCommunicator("auto", comm);
+  s = createCommunicator("auto").status();
   ASSERT_FALSE(s);
   EXPECT_THAT(s.message(), HasSubstr("this process is rank 0 of 2 under Open "
                                      "MPI: cannot load the MPI library "
@@ -139,7 +137,7 @@ TEST(CreateCommunicator, MissingMpiLibraryIsNamed) {
       << s.message();
   // A malformed launch variable is reported before any loading.
   e.set("OMPI_COMM_WORLD_SIZE", "two");
-  s = createCommunicator("auto", comm);
+  s = createCommunicator("auto").status();
   ASSERT_FALSE(s);
   EXPECT_THAT(s.message(), HasSubstr("OMPI_COMM_WORLD_SIZE='two'"));
 }
@@ -147,8 +145,7 @@ TEST(CreateCommunicator, MissingMpiLibraryIsNamed) {
 TEST(CreateCommunicator, NonMpiLibraryIsRefused) {
   ScopedEnvironment e;
   e.set("TRC_MPI_LIBRARY", "libm.so.6");
-  std::unique_ptr<Communicator> comm;
-  Status s = createCommunicator("mpi", comm);
+  Status s = createCommunicator("mpi").status();
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "the MPI library libm.so.6 has no symbol "
                          "MPI_Init_thread: it is not an MPI library");
@@ -157,8 +154,7 @@ TEST(CreateCommunicator, NonMpiLibraryIsRefused) {
 TEST(CreateCommunicator, BadTimeoutIsNamed) {
   ScopedEnvironment e;
   e.set("TRC_COLLECTIVE_TIMEOUT_S", "soon");
-  std::unique_ptr<Communicator> comm;
-  Status s = createCommunicator("mpi", comm);
+  Status s = createCommunicator("mpi").status();
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "environment variable TRC_COLLECTIVE_TIMEOUT_S='soon' "
                          "is not a number of seconds >= 0");
@@ -166,19 +162,19 @@ TEST(CreateCommunicator, BadTimeoutIsNamed) {
 
 TEST(CreateCommunicator, NcclFailsCleanlyWithoutLibraryOrDevice) {
   ScopedEnvironment e;
-  std::unique_ptr<Communicator> comm;
   e.set("TRC_NCCL_LIBRARY", "/nonexistent/libnccl.so.2");
-  Status s = createCommunicator("nccl", comm);
+  Status s = createCommunicator("nccl").status();
   ASSERT_FALSE(s);
   EXPECT_THAT(s.message(), HasSubstr("nccl: /nonexistent/libnccl.so.2 (named "
                                      "by TRC_NCCL_LIBRARY) not found"))
       << s.message();
   e.unset("TRC_NCCL_LIBRARY");
-  s = createCommunicator("nccl", comm);
+  StatusOr<std::unique_ptr<Communicator>> comm = createCommunicator("nccl");
+  s = comm.status();
   if (s) {
     // A machine with NCCL and a GPU: a world of one on device 0.
-    EXPECT_STREQ(comm->backendName(), "nccl");
-    EXPECT_EQ(comm->size(), 1);
+    EXPECT_STREQ((*comm)->backendName(), "nccl");
+    EXPECT_EQ((*comm)->size(), 1);
     return;
   }
   EXPECT_THAT(s.message(),

@@ -19,15 +19,13 @@ using trc::rt::test::ScopedEnvironment;
 namespace {
 
 LaunchEnvironment readOk() {
-  LaunchEnvironment env;
-  Status s = readLaunchEnvironment(env);
-  EXPECT_TRUE(s) << s.message();
-  return env;
+  StatusOr<LaunchEnvironment> env = readLaunchEnvironment();
+  EXPECT_TRUE(env.ok()) << env.status().message();
+  return env.ok() ? *env : LaunchEnvironment();
 }
 
 std::string readError() {
-  LaunchEnvironment env;
-  Status s = readLaunchEnvironment(env);
+  Status s = readLaunchEnvironment().status();
   EXPECT_FALSE(s);
   return s.message();
 }

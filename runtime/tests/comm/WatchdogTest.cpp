@@ -12,6 +12,7 @@
 
 #include "ScopedEnvironment.h"
 #include "ScopedLocale.h"
+#include "StatusTesting.h"
 
 #include <gtest/gtest.h>
 
@@ -70,17 +71,17 @@ protected:
 TEST(Watchdog, ReadsTheTimeoutVariable) {
   ScopedEnvironment e;
   double s = -1;
-  ASSERT_TRUE(readCollectiveTimeout(s));
+  TRC_ASSERT_OK_AND_ASSIGN(s, readCollectiveTimeout());
   EXPECT_EQ(s, 300);
   e.set("TRC_COLLECTIVE_TIMEOUT_S", "2.5");
-  ASSERT_TRUE(readCollectiveTimeout(s));
+  TRC_ASSERT_OK_AND_ASSIGN(s, readCollectiveTimeout());
   EXPECT_EQ(s, 2.5);
   e.set("TRC_COLLECTIVE_TIMEOUT_S", "0");
-  ASSERT_TRUE(readCollectiveTimeout(s));
+  TRC_ASSERT_OK_AND_ASSIGN(s, readCollectiveTimeout());
   EXPECT_EQ(s, 0);
   for (const char *bad : {"", "abc", "-1", "5s", "inf", "nan", " 3"}) {
     e.set("TRC_COLLECTIVE_TIMEOUT_S", bad);
-    Status st = readCollectiveTimeout(s);
+    Status st = readCollectiveTimeout().status();
     ASSERT_FALSE(st) << bad;
     EXPECT_EQ(st.message(), std::string("environment variable "
                                         "TRC_COLLECTIVE_TIMEOUT_S='") +
@@ -97,10 +98,12 @@ TEST(Watchdog, TheTimeoutVariableIgnoresTheLocale) {
   ScopedEnvironment e;
   double s = -1;
   e.set("TRC_COLLECTIVE_TIMEOUT_S", "2.5");
-  ASSERT_TRUE(readCollectiveTimeout(s)) << locale.name();
+  StatusOr<double> read = readCollectiveTimeout();
+  ASSERT_TRUE(read.ok()) << locale.name();
+  s = *read;
   EXPECT_EQ(s, 2.5);
   e.set("TRC_COLLECTIVE_TIMEOUT_S", "2,5");
-  EXPECT_FALSE(readCollectiveTimeout(s)) << locale.name();
+  EXPECT_FALSE(readCollectiveTimeout().ok()) << locale.name();
 }
 
 TEST(Watchdog, IdentifiesThisProcess) {

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/formats/Json.h"
 
+#include "StatusTesting.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -28,8 +30,7 @@ std::string manyKeys(size_t n, const std::string &extra = "") {
 }
 
 std::string parseError(const std::string &text) {
-  JsonValue v;
-  Status s = parseJson(text, v);
+  Status s = parseJson(text).status();
   return s ? std::string("(parsed)") : s.message();
 }
 
@@ -37,8 +38,7 @@ std::string parseError(const std::string &text) {
 
 TEST(Json, TwoHundredThousandDistinctKeysParseInOrder) {
   const size_t n = 200000;
-  JsonValue v;
-  ASSERT_TRUE(parseJson(manyKeys(n), v)) << parseError(manyKeys(n));
+  TRC_ASSERT_OK_AND_ASSIGN(JsonValue v, parseJson(manyKeys(n)));
   ASSERT_EQ(v.members().size(), n);
   for (size_t i = 0; i < n; i += 9973) {
     EXPECT_EQ(v.members()[i].first, "k" + std::to_string(i));
@@ -80,9 +80,8 @@ TEST(Json, LongAndShortKeysAreBothChecked) {
 }
 
 TEST(Json, SameKeyInDifferentObjectsIsNotADuplicate) {
-  JsonValue v;
   std::string text = "{\"a\":{\"a\":1,\"b\":{\"a\":2}},\"b\":[{\"a\":3},{\"a\":4}]}";
-  ASSERT_TRUE(parseJson(text, v)) << parseError(text);
+  TRC_ASSERT_OK_AND_ASSIGN(JsonValue v, parseJson(text));
   ASSERT_EQ(v.members().size(), 2u);
   ASSERT_NE(v.find("a"), nullptr);
   ASSERT_NE(v.find("a")->find("b"), nullptr);
@@ -93,7 +92,6 @@ TEST(Json, SameKeyInDifferentObjectsIsNotADuplicate) {
 }
 
 TEST(Json, EmptyKeyIsAKeyLikeAnyOther) {
-  JsonValue v;
-  ASSERT_TRUE(parseJson("{\"\":1,\"a\":2}", v));
+  TRC_ASSERT_OK_AND_ASSIGN(JsonValue v, parseJson("{\"\":1,\"a\":2}"));
   EXPECT_EQ(parseError("{\"\":1,\"\":2}"), "duplicate key \"\" at byte 6");
 }

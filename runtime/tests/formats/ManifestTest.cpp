@@ -10,6 +10,8 @@
 #include "runtime/formats/Manifest.h"
 #include "runtime/support/Names.h"
 
+#include "StatusTesting.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -48,17 +50,14 @@ std::string with(const std::string &from, const std::string &to) {
 
 // The error of parsing `text` ("" if it parsed).
 std::string errorOf(const std::string &text) {
-  Manifest m;
-  Status s = parseManifest(text, m);
+  Status s = parseManifest(text).status();
   return s ? std::string() : s.message();
 }
 
 } // namespace
 
 TEST(Manifest, ParsesAValidManifest) {
-  Manifest m;
-  Status s = parseManifest(valid(), m);
-  ASSERT_TRUE(s) << s.message();
+  TRC_ASSERT_OK_AND_ASSIGN(Manifest m, parseManifest(valid()));
   EXPECT_EQ(m.version, 1);
   EXPECT_EQ(m.target, "cpu");
   EXPECT_EQ(m.programFile, "program.so");
@@ -97,9 +96,7 @@ TEST(Manifest, AcceptsSlotsInAnyOrderCommentsAndCrlf) {
                      "weights w.bin 0 0000000000000000\r\n"
                      "slot 0 input a%20b%2Fc i1 1 0\r\n"
                      "end\r\n";
-  Manifest m;
-  Status s = parseManifest(text, m);
-  ASSERT_TRUE(s) << s.message();
+  TRC_ASSERT_OK_AND_ASSIGN(Manifest m, parseManifest(text));
   ASSERT_EQ(m.slots.size(), 2u);
   EXPECT_EQ(m.slots[0].name, "a b/c");
   EXPECT_EQ(m.slots[0].numElements, 0);
@@ -317,12 +314,9 @@ TEST(Manifest, QuotesHostileFieldsBounded) {
 TEST(Manifest, EveryTruncationBeforeEndIsRejected) {
   std::string text = valid();
   size_t endPos = text.rfind("end");
-  for (size_t len = 0; len < endPos + 3; ++len) {
-    Manifest m;
-    EXPECT_FALSE(parseManifest(text.substr(0, len), m)) << "prefix " << len;
-  }
-  Manifest m;
-  EXPECT_TRUE(parseManifest(text.substr(0, endPos + 3), m));
+  for (size_t len = 0; len < endPos + 3; ++len)
+    EXPECT_FALSE(parseManifest(text.substr(0, len)).ok()) << "prefix " << len;
+  EXPECT_TRUE(parseManifest(text.substr(0, endPos + 3)).ok());
 }
 
 TEST(Manifest, RandomCorruptionNeverCrashes) {
@@ -334,8 +328,7 @@ TEST(Manifest, RandomCorruptionNeverCrashes) {
     int flips = 1 + int(rng() % 4);
     for (int f = 0; f < flips; ++f)
       text[rng() % text.size()] = char(rng() % 256);
-    Manifest m;
-    Status s = parseManifest(text, m);
+    Status s = parseManifest(text).status();
     if (!s) {
       ++rejected;
       EXPECT_THAT(s.message(), StartsWith("line ")) << s.message();
@@ -370,9 +363,7 @@ TEST(Manifest, ParsesShardRecords) {
                      "slot 1 input adam.m:W f32 1 2\n"
                      "shard 1 4 2 2 3\n"
                      "end\n";
-  Manifest m;
-  Status s = parseManifest(text, m);
-  ASSERT_TRUE(s) << s.message();
+  TRC_ASSERT_OK_AND_ASSIGN(Manifest m, parseManifest(text));
   EXPECT_EQ(m.slots[0].shardDegree, 4);
   EXPECT_EQ(m.slots[0].fullShape, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(m.slots[0].fullElements, 6);
@@ -410,9 +401,7 @@ TEST(Manifest, ParsesInitRecords) {
                      "init 2 uniform -1e-3 2.5E+1 7\n"
                      "slot 3 param mask f32 1 4 0 frozen\n"
                      "end\n";
-  Manifest m;
-  Status s = parseManifest(text, m);
-  ASSERT_TRUE(s) << s.message();
+  TRC_ASSERT_OK_AND_ASSIGN(Manifest m, parseManifest(text));
   EXPECT_TRUE(m.slots[0].initialized);
   EXPECT_EQ(m.slots[0].init.kind, InitKind::Normal);
   EXPECT_EQ(m.slots[0].init.a, -0.5);

@@ -11,6 +11,7 @@
 #include "runtime/formats/Npy.h"
 
 #include "FailingFileSystem.h"
+#include "StatusTesting.h"
 #include "TestArtifact.h"
 
 #include <gmock/gmock.h>
@@ -63,8 +64,7 @@ std::string floats(std::initializer_list<float> values) {
 }
 
 std::string errorOf(const std::string &image) {
-  HostTensor t;
-  Status s = parseNpy(image, "x.npy", t);
+  Status s = parseNpy(image, "x.npy").status();
   return s ? std::string() : s.message();
 }
 
@@ -82,12 +82,9 @@ TEST(Npy, RoundTripsEveryDType) {
   for (DType dt : dtypes) {
     for (const auto &shape : shapes) {
       HostTensor t = makeTensor(dt, shape, seed++);
-      std::string image;
-      ASSERT_TRUE(encodeNpy(t, image));
+      TRC_ASSERT_OK_AND_ASSIGN(std::string image, encodeNpy(t));
       EXPECT_EQ((image.size() - t.byteSize()) % 64, 0u);
-      HostTensor back;
-      Status s = parseNpy(image, "t.npy", back);
-      ASSERT_TRUE(s) << s.message();
+      TRC_ASSERT_OK_AND_ASSIGN(HostTensor back, parseNpy(image, "t.npy"));
       EXPECT_EQ(back.dtype, dt);
       EXPECT_EQ(back.shape, shape);
       ASSERT_EQ(back.byteSize(), t.byteSize());
@@ -98,18 +95,17 @@ TEST(Npy, RoundTripsEveryDType) {
 
 TEST(Npy, WritesTheHeaderNumPyWrites) {
   HostTensor t = makeTensor(DType::F32, {2, 3}, 1);
-  std::string image;
-  ASSERT_TRUE(encodeNpy(t, image));
+  TRC_ASSERT_OK_AND_ASSIGN(std::string image, encodeNpy(t));
   EXPECT_EQ(image.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
   EXPECT_EQ(image.substr(10, std::strlen(kF4)), std::string(kF4));
   EXPECT_EQ(image[127], '\n');
   HostTensor v = makeTensor(DType::I1, {7}, 2);
-  ASSERT_TRUE(encodeNpy(v, image));
+  TRC_ASSERT_OK_AND_ASSIGN(image, encodeNpy(v));
   EXPECT_THAT(
       image,
       HasSubstr("{'descr': '|b1', 'fortran_order': False, 'shape': (7,), }"));
   HostTensor s = makeTensor(DType::I8, {}, 3);
-  ASSERT_TRUE(encodeNpy(s, image));
+  TRC_ASSERT_OK_AND_ASSIGN(image, encodeNpy(s));
   EXPECT_THAT(image, HasSubstr("'descr': '|i1'"));
   EXPECT_THAT(image, HasSubstr("'shape': (), }"));
 }
@@ -117,23 +113,24 @@ TEST(Npy, WritesTheHeaderNumPyWrites) {
 TEST(Npy, ReadsVersions1To3AndNumPySpellings) {
   std::string data = floats({1, 2, 3, 4, 5, 6});
   for (int major : {1, 2, 3}) {
-    HostTensor t;
-    Status s = parseNpy(npyImage(major, kF4, data), "v.npy", t);
-    ASSERT_TRUE(s) << major << ": " << s.message();
-    EXPECT_EQ(t.shape, (std::vector<int64_t>{2, 3}));
-    EXPECT_EQ(t.as<float>()[5], 6.0f);
+    StatusOr<HostTensor> t = parseNpy(npyImage(major, kF4, data), "v.npy");
+    ASSERT_TRUE(t.ok()) << major << ": " << t.status().message();
+    EXPECT_EQ(t->shape, (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(t->as<float>()[5], 6.0f);
   }
   // Key order, quotes and spacing vary between writers.
-  HostTensor t;
-  ASSERT_TRUE(parseNpy(npyImage(1, "{\"shape\":(3,),\"fortran_order\":False,"
-                                   "\"descr\":\"<i1\"}",
-                                "abc"),
-                       "o.npy", t));
+  TRC_ASSERT_OK_AND_ASSIGN(HostTensor t,
+                           parseNpy(npyImage(1,
+                                             "{\"shape\":(3,),\"fortran_order\":False,"
+                                             "\"descr\":\"<i1\"}",
+                                             "abc"),
+                                    "o.npy"));
   EXPECT_EQ(t.dtype, DType::I8);
-  ASSERT_TRUE(parseNpy(npyImage(1, "{'descr': '|u1', 'fortran_order': False, "
-                                   "'shape': (1L, 2L), }",
-                                "ab"),
-                       "o.npy", t));
+  TRC_ASSERT_OK_AND_ASSIGN(t, parseNpy(npyImage(1,
+                                                "{'descr': '|u1', 'fortran_order': False, "
+                                                "'shape': (1L, 2L), }",
+                                                "ab"),
+                                       "o.npy"));
   EXPECT_EQ(t.dtype, DType::U8);
   EXPECT_EQ(t.shape, (std::vector<int64_t>{1, 2}));
 }
@@ -266,15 +263,13 @@ TEST(Npy, RejectsMalformedFiles) {
 
 TEST(Npy, RandomCorruptionNeverCrashes) {
   HostTensor t = makeTensor(DType::F32, {3, 4}, 9);
-  std::string image;
-  ASSERT_TRUE(encodeNpy(t, image));
+  TRC_ASSERT_OK_AND_ASSIGN(std::string image, encodeNpy(t));
   std::mt19937 rng(42);
   for (int i = 0; i < 5000; ++i) {
     std::string bad = image.substr(0, rng() % (image.size() + 1));
     if (!bad.empty())
       bad[rng() % bad.size()] = char(rng() & 0xff);
-    HostTensor out;
-    Status s = parseNpy(bad, "r.npy", out);
+    Status s = parseNpy(bad, "r.npy").status();
     if (!s) {
       EXPECT_THAT(s.message(), StartsWith("r.npy: ")) << s.message();
     }
@@ -286,9 +281,7 @@ TEST(Npy, FilesRoundTripAtomically) {
   HostTensor t = makeTensor(DType::F64, {3, 2}, 5);
   std::string path = dir.file("out.npy");
   ASSERT_TRUE(writeNpyFile(path, t));
-  HostTensor back;
-  Status s = readNpyFile(path, back);
-  ASSERT_TRUE(s) << s.message();
+  TRC_ASSERT_OK_AND_ASSIGN(HostTensor back, readNpyFile(path));
   EXPECT_EQ(back.shape, t.shape);
   EXPECT_EQ(std::memcmp(back.data(), t.data(), t.byteSize()), 0);
   size_t entries = 0;
@@ -302,16 +295,16 @@ TEST(Npy, FilesRoundTripAtomically) {
 TEST(Npy, FileErrorsNameTheFile) {
   TempDir dir;
   HostTensor t;
-  Status s = readNpyFile(dir.file("missing.npy"), t);
+  Status s = readNpyFile(dir.file("missing.npy")).status();
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), dir.file("missing.npy") +
                              ": cannot open: No such file or directory");
-  s = readNpyFile(dir.path(), t);
+  s = readNpyFile(dir.path()).status();
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), dir.path() + ": not a regular file");
   trc::rt::test::writeFile(dir.file("short.npy"),
                            npyImage(1, kF4, floats({1, 2})));
-  s = readNpyFile(dir.file("short.npy"), t);
+  s = readNpyFile(dir.file("short.npy")).status();
   ASSERT_FALSE(s);
   EXPECT_THAT(s.message(),
               HasSubstr("short.npy: data is 8 bytes, but f32 [2, 3] needs 24"));
@@ -399,7 +392,6 @@ TEST(Npy, FailedWritesLeaveNothingPartial) {
 
   // With space again, the write goes through.
   ASSERT_TRUE(writeNpyFile(path, t));
-  HostTensor back;
-  ASSERT_TRUE(readNpyFile(path, back));
+  TRC_ASSERT_OK_AND_ASSIGN(HostTensor back, readNpyFile(path));
   EXPECT_EQ(std::memcmp(back.data(), t.data(), t.byteSize()), 0);
 }

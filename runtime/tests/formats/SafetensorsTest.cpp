@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/formats/Safetensors.h"
 
+#include "StatusTesting.h"
+
 #include "TestArtifact.h"
 
 #include <gmock/gmock.h>
@@ -41,8 +43,7 @@ std::string image(const std::string &header, const std::string &data = "") {
 }
 
 std::string errorOf(const std::string &file) {
-  std::vector<NamedTensor> tensors;
-  Status s = decodeSafetensors(file, "x.safetensors", tensors);
+  Status s = decodeSafetensors(file, "x.safetensors").status();
   return s ? std::string() : s.message();
 }
 
@@ -179,13 +180,10 @@ TEST(Safetensors, RoundTripsEveryDType) {
     }
   }
   SafetensorsMetadata meta = {{"a", "1"}, {"b", "two"}, {"", "empty key"}};
-  std::string file;
-  ASSERT_TRUE(encodeSafetensors(viewsOf(owned), meta, file));
-  std::vector<NamedTensor> got;
-  SafetensorsMetadata gotMeta;
-  Status s = decodeSafetensors(file, "x", got, &gotMeta);
-  ASSERT_TRUE(s) << s.message();
-  EXPECT_EQ(gotMeta, meta);
+  TRC_ASSERT_OK_AND_ASSIGN(std::string file, encodeSafetensors(viewsOf(owned), meta));
+  TRC_ASSERT_OK_AND_ASSIGN(SafetensorsContents decoded, decodeSafetensors(file, "x"));
+  const std::vector<NamedTensor> &got = decoded.tensors;
+  EXPECT_EQ(decoded.metadata, meta);
   ASSERT_EQ(got.size(), owned.size());
   for (const Owned &o : owned) {
     auto it = std::find_if(got.begin(), got.end(),
@@ -202,10 +200,8 @@ TEST(Safetensors, RoundTripsEveryDType) {
 
 TEST(Safetensors, LayoutAlignsEveryTensor) {
   std::vector<Owned> owned = referenceTensors(true);
-  std::string file;
-  ASSERT_TRUE(encodeSafetensors(viewsOf(owned), {}, file));
-  SafetensorsIndex index;
-  ASSERT_TRUE(parseSafetensorsIndex(file, "x", index));
+  TRC_ASSERT_OK_AND_ASSIGN(std::string file, encodeSafetensors(viewsOf(owned), {}));
+  TRC_ASSERT_OK_AND_ASSIGN(SafetensorsIndex index, parseSafetensorsIndex(file, "x"));
   EXPECT_EQ(index.dataStart % 8, 0u);
   for (const SafetensorsEntry &e : index.tensors)
     EXPECT_EQ(e.begin % dtypeSize(e.dtype), 0u) << e.name;
@@ -237,13 +233,12 @@ TEST(Safetensors, MatchesAHandWrittenFixture) {
   std::vector<SafetensorsView> views = {{"w", DType::F32, {2}, w.data()},
                                         {"i", DType::I64, {1}, &i},
                                         {"b", DType::I1, {2}, b}};
-  std::string mine;
-  ASSERT_TRUE(encodeSafetensors(views, {{"k", "v"}}, mine));
+  TRC_ASSERT_OK_AND_ASSIGN(std::string mine, encodeSafetensors(views, {{"k", "v"}}));
   EXPECT_EQ(mine, fixture);
 
-  std::vector<NamedTensor> got;
-  SafetensorsMetadata meta;
-  ASSERT_TRUE(decodeSafetensors(fixture, "fixture", got, &meta));
+  TRC_ASSERT_OK_AND_ASSIGN(SafetensorsContents decoded, decodeSafetensors(fixture, "fixture"));
+  const std::vector<NamedTensor> &got = decoded.tensors;
+  const SafetensorsMetadata &meta = decoded.metadata;
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(meta.at("k"), "v");
   EXPECT_EQ(got[0].name, "i");
@@ -261,19 +256,16 @@ TEST(Safetensors, WritesFilesAtomically) {
   std::string path = dir.file("t.safetensors");
   Status s = writeSafetensorsFile(path, viewsOf(owned), {{"x", "y"}});
   ASSERT_TRUE(s) << s.message();
-  std::vector<NamedTensor> got;
-  SafetensorsMetadata meta;
-  s = readSafetensorsFile(path, got, &meta);
-  ASSERT_TRUE(s) << s.message();
-  EXPECT_EQ(got.size(), owned.size());
-  EXPECT_EQ(meta.at("x"), "y");
+  TRC_ASSERT_OK_AND_ASSIGN(SafetensorsContents read, readSafetensorsFile(path));
+  EXPECT_EQ(read.tensors.size(), owned.size());
+  EXPECT_EQ(read.metadata.at("x"), "y");
   int files = 0;
   for (const auto &entry : std::filesystem::directory_iterator(dir.path())) {
     (void)entry;
     ++files;
   }
   EXPECT_EQ(files, 1); // no temp file left
-  s = readSafetensorsFile(dir.file("missing.safetensors"), got);
+  s = readSafetensorsFile(dir.file("missing.safetensors")).status();
   EXPECT_THAT(s.message(), HasSubstr("missing.safetensors: cannot open"));
 }
 
@@ -288,14 +280,11 @@ TEST(Safetensors, AgreesWithThePythonPackage) {
   ASSERT_EQ(runInterop("write", pyPath), 0);
   std::string pyBytes = readFile(pyPath);
   std::vector<Owned> owned = referenceTensors(false);
-  std::string mine;
-  ASSERT_TRUE(encodeSafetensors(viewsOf(owned), kInteropMetadata, mine));
+  TRC_ASSERT_OK_AND_ASSIGN(std::string mine, encodeSafetensors(viewsOf(owned), kInteropMetadata));
   EXPECT_EQ(mine, pyBytes);
-  std::vector<NamedTensor> got;
-  SafetensorsMetadata meta;
-  Status s = decodeSafetensors(pyBytes, pyPath, got, &meta);
-  ASSERT_TRUE(s) << s.message();
-  EXPECT_EQ(meta, kInteropMetadata);
+  TRC_ASSERT_OK_AND_ASSIGN(SafetensorsContents decoded, decodeSafetensors(pyBytes, pyPath));
+  const std::vector<NamedTensor> &got = decoded.tensors;
+  EXPECT_EQ(decoded.metadata, kInteropMetadata);
   for (const Owned &o : owned) {
     auto it = std::find_if(got.begin(), got.end(),
                            [&](const NamedTensor &t) { return t.name == o.name; });
@@ -560,8 +549,7 @@ TEST(Safetensors, RejectsBadDataLayout) {
 
 TEST(Safetensors, SurvivesRandomMutations) {
   std::vector<Owned> owned = referenceTensors(true);
-  std::string valid;
-  ASSERT_TRUE(encodeSafetensors(viewsOf(owned), {{"k", "v"}}, valid));
+  TRC_ASSERT_OK_AND_ASSIGN(std::string valid, encodeSafetensors(viewsOf(owned), {{"k", "v"}}));
   std::mt19937 rng(1234);
   int accepted = 0;
   for (int iter = 0; iter < 3000; ++iter) {
@@ -588,8 +576,7 @@ TEST(Safetensors, SurvivesRandomMutations) {
         break;
       }
     }
-    std::vector<NamedTensor> got;
-    if (decodeSafetensors(f, "m", got))
+    if (decodeSafetensors(f, "m").ok())
       ++accepted;
   }
   // Flips inside tensor data stay valid; most header damage does not.
@@ -598,9 +585,8 @@ TEST(Safetensors, SurvivesRandomMutations) {
 
 TEST(Safetensors, EncoderRejectsBadInput) {
   float x[2] = {1, 2};
-  std::string out;
   auto err = [&](const std::vector<SafetensorsView> &v) {
-    Status s = encodeSafetensors(v, {}, out);
+    Status s = encodeSafetensors(v, {}).status();
     return s ? std::string() : s.message();
   };
   EXPECT_EQ(err({{"a", DType::F32, {2}, x}, {"a", DType::F32, {1}, x}}),

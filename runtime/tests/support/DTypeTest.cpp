@@ -10,6 +10,8 @@
 #include "runtime/support/DType.h"
 #include "runtime/support/Tensor.h"
 
+#include "StatusTesting.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -104,25 +106,23 @@ TEST(Backend, CpuAllocationsAreAlignedAndNonNull) {
   ASSERT_TRUE(cpu.copyToDevice(some.get(), msg, 6));
   ASSERT_TRUE(cpu.copyToHost(back, some.get(), 6));
   EXPECT_STREQ(back, "hello");
-  void *p = nullptr;
-  EXPECT_FALSE(cpu.allocate(SIZE_MAX / 2, p));
+  EXPECT_FALSE(cpu.allocate(SIZE_MAX / 2).ok());
 }
 
 TEST(Backend, DeviceNames) {
-  std::unique_ptr<Backend> b;
-  ASSERT_TRUE(createBackend("cpu", b));
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> b, createBackend("cpu"));
   EXPECT_STREQ(b->target(), "cpu");
   // "auto" is the GPU where one is present, else the CPU; "cuda" without
   // one says what is missing (CudaDriverTest.cpp, CudaBackendTest.cpp).
   std::string why;
   bool gpu = cudaDevicePresent(why);
-  ASSERT_TRUE(createBackend("auto", b));
+  TRC_ASSERT_OK_AND_ASSIGN(b, createBackend("auto"));
   EXPECT_STREQ(b->target(), gpu ? "cuda" : "cpu");
-  Status s = createBackend("cuda", b);
+  Status s = createBackend("cuda").status();
   EXPECT_EQ(bool(s), gpu) << s.message();
   if (!gpu)
     EXPECT_THAT(s.message(), HasSubstr("--device cuda: " + why)) << s.message();
-  s = createBackend("tpu", b);
+  s = createBackend("tpu").status();
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "unknown device 'tpu' (expected cpu, cuda or auto)");
 }

@@ -19,6 +19,7 @@
 #include "runtime/support/Version.h"
 
 #include "FailingFileSystem.h"
+#include "StatusTesting.h"
 #include "TestArtifact.h"
 
 #include <gmock/gmock.h>
@@ -34,6 +35,7 @@
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using namespace trc::rt;
+using trc::rt::test::errorOf;
 using trc::rt::test::FailingFs;
 using trc::rt::test::readFile;
 using trc::rt::test::TempDir;
@@ -111,10 +113,10 @@ Status save(const std::string &dir, int64_t step, const Model &m,
 // readCheckpoint, then the tensors copied into `m` (each of the model's
 // present with its dtype and shape, no other), as trc-run resumes.
 Status loadInto(const std::string &folder, Model &m, CheckpointState &st) {
-  std::vector<NamedTensor> tensors;
-  CheckpointState read;
-  if (Status s = readCheckpoint(folder, read, tensors); !s)
-    return s;
+  StatusOr<CheckpointContents> read = readCheckpoint(folder);
+  if (!read.ok())
+    return read.status();
+  const std::vector<NamedTensor> &tensors = read->tensors;
   std::vector<SafetensorsView> views = m.views();
   std::vector<void *> buffers = m.buffers();
   if (tensors.size() != views.size())
@@ -129,7 +131,7 @@ Status loadInto(const std::string &folder, Model &m, CheckpointState &st) {
       return Status::error("tensor '" + v.name + "' is missing or different");
     std::memcpy(buffers[i], it->tensor.data(), it->tensor.byteSize());
   }
-  st = std::move(read);
+  st = std::move(read->state);
   return Status::success();
 }
 
@@ -189,8 +191,7 @@ std::vector<std::string> entries(const std::string &dir) {
 // After a failed save of step 2: step 1 is latest, loads, and nothing else
 // is left in the folder.
 void expectStep1Intact(const std::string &dir, const Model &m1) {
-  std::string folder;
-  ASSERT_TRUE(latestCheckpoint(dir, folder));
+  TRC_ASSERT_OK_AND_ASSIGN(std::string folder, latestCheckpoint(dir));
   EXPECT_EQ(folder, dir + "/step-1");
   Model got(77);
   CheckpointState st;
@@ -217,8 +218,7 @@ TEST(Checkpoint, SavesAndLoads) {
             (std::vector<std::string>{"state.json", "tensors.safetensors"}));
   EXPECT_EQ(readFile(dir + "/latest"), "step-10\n");
 
-  std::string folder;
-  ASSERT_TRUE(latestCheckpoint(dir, folder));
+  TRC_ASSERT_OK_AND_ASSIGN(std::string folder, latestCheckpoint(dir));
   EXPECT_EQ(folder, dir + "/step-10");
   Model got(0);
   CheckpointState st;
@@ -229,8 +229,8 @@ TEST(Checkpoint, SavesAndLoads) {
   EXPECT_EQ(st.trcVersion, kTrcVersion);
 
   // Every tensor, with its name, dtype and shape.
-  std::vector<NamedTensor> tensors;
-  ASSERT_TRUE(readCheckpoint(folder, st, tensors));
+  TRC_ASSERT_OK_AND_ASSIGN(CheckpointContents contents, readCheckpoint(folder));
+  const std::vector<NamedTensor> &tensors = contents.tensors;
   ASSERT_EQ(tensors.size(), 6u);
   std::vector<SafetensorsView> views = m.views();
   for (const SafetensorsView &v : views) {
@@ -242,11 +242,10 @@ TEST(Checkpoint, SavesAndLoads) {
   }
 
   // tensors.safetensors is a plain safetensors file.
-  SafetensorsMetadata meta;
-  ASSERT_TRUE(readSafetensorsFile(folder + "/tensors.safetensors", tensors,
-                                  &meta));
-  EXPECT_EQ(meta.at("format"), "trc-checkpoint");
-  EXPECT_EQ(meta.at("step"), "10");
+  TRC_ASSERT_OK_AND_ASSIGN(SafetensorsContents file,
+                           readSafetensorsFile(folder + "/tensors.safetensors"));
+  EXPECT_EQ(file.metadata.at("format"), "trc-checkpoint");
+  EXPECT_EQ(file.metadata.at("step"), "10");
 }
 
 TEST(Checkpoint, StateJsonLayout) {
@@ -279,8 +278,7 @@ TEST(Checkpoint, StateJsonLayout) {
                      toHex16(xxh3_64(body.data(), body.size())) + "\"\n}\n";
   std::string got = readFile(dir + "/step-5/state.json");
   EXPECT_EQ(got, want);
-  JsonValue v;
-  EXPECT_TRUE(parseJson(got, v));
+  EXPECT_TRUE(parseJson(got).ok());
 
   // An empty config and no RNG words.
   CheckpointState st = stateAt(6);
@@ -290,10 +288,8 @@ TEST(Checkpoint, StateJsonLayout) {
   got = readFile(dir + "/step-6/state.json");
   EXPECT_THAT(got,
               HasSubstr("\"state\": []},\n  \"config\": {},\n  \"tensors\""));
-  CheckpointState back;
-  std::vector<NamedTensor> tensorsBack;
-  ASSERT_TRUE(readCheckpoint(dir + "/step-6", back, tensorsBack));
-  expectSameState(back, st);
+  TRC_ASSERT_OK_AND_ASSIGN(CheckpointContents back, readCheckpoint(dir + "/step-6"));
+  expectSameState(back.state, st);
 }
 
 TEST(Checkpoint, KeepsTheLastK) {
@@ -349,20 +345,17 @@ TEST(Checkpoint, ReplacesAnExistingFolder) {
 TEST(Checkpoint, ReportsMissingPieces) {
   TempDir tmp;
   std::string dir = tmp.file("ckpt");
-  std::string folder;
-  EXPECT_EQ(latestCheckpoint(dir, folder).message(),
-            dir + ": no such checkpoint folder");
+  EXPECT_EQ(errorOf(latestCheckpoint(dir)), dir + ": no such checkpoint folder");
   std::filesystem::create_directory(dir);
-  EXPECT_EQ(latestCheckpoint(dir, folder).message(),
+  EXPECT_EQ(errorOf(latestCheckpoint(dir)),
             dir + "/latest: missing (no checkpoint in " + dir + ")");
   writeFile(dir + "/latest", "garbage\n");
-  EXPECT_EQ(latestCheckpoint(dir, folder).message(),
-            dir + "/latest: malformed (expected 'step-<N>')");
+  EXPECT_EQ(errorOf(latestCheckpoint(dir)), dir + "/latest: malformed (expected 'step-<N>')");
   writeFile(dir + "/latest", "step-99\n");
-  EXPECT_EQ(latestCheckpoint(dir, folder).message(),
+  EXPECT_EQ(errorOf(latestCheckpoint(dir)),
             dir + "/latest: names " + dir + "/step-99, which does not exist");
   writeFile(dir + "/latest", std::string(100, 'x'));
-  EXPECT_THAT(latestCheckpoint(dir, folder).message(),
+  EXPECT_THAT(errorOf(latestCheckpoint(dir)),
               HasSubstr("/latest: is 100 bytes, more than the limit of 64"));
 
   ASSERT_TRUE(save(dir, 3, Model(1)));
@@ -594,16 +587,9 @@ TEST(Checkpoint, AFailedReadReturnsNothing) {
   std::string tensors = readFile(tensorsPath);
   tensors[tensors.size() - 1] ^= 1;
   writeFile(tensorsPath, tensors);
-  CheckpointState st;
-  st.step = -7;
-  std::vector<NamedTensor> out(1);
-  out[0].name = "before";
-  Status s = readCheckpoint(f, st, out);
+  Status s = readCheckpoint(f).status();
   ASSERT_FALSE(s);
   EXPECT_THAT(s.message(), StartsWith(tensorsPath + ": checksum mismatch"));
-  EXPECT_EQ(st.step, -7);
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].name, "before");
 }
 
 TEST(Checkpoint, ChecksTheRunsConfig) {
@@ -704,8 +690,7 @@ TEST(Checkpoint, DiskFullLeavesThePreviousCheckpoint) {
   }
   // With space again, the save goes through.
   ASSERT_TRUE(save(dir, 2, m2));
-  std::string folder;
-  ASSERT_TRUE(latestCheckpoint(dir, folder));
+  TRC_ASSERT_OK_AND_ASSIGN(std::string folder, latestCheckpoint(dir));
   EXPECT_EQ(folder, dir + "/step-2");
 }
 
@@ -748,8 +733,7 @@ TEST(Checkpoint, ResumedRunContinuesBitForBit) {
   for (int i = 0; i < 3000; ++i)
     text += char('a' + (i * 7 + i / 13) % 26);
   writeFile(data, text);
-  LrSchedule lr;
-  ASSERT_TRUE(parseLrSchedule("cosine:warmup=3,min=1e-4", 1e-2, 40, lr));
+  TRC_ASSERT_OK_AND_ASSIGN(LrSchedule lr, parseLrSchedule("cosine:warmup=3,min=1e-4", 1e-2, 40));
   DataLoaderOptions opt;
   opt.batchSize = 4;
   opt.seqLen = 8;
@@ -783,8 +767,7 @@ TEST(Checkpoint, ResumedRunContinuesBitForBit) {
                           {{"w", DType::F32, {26}, r.w.data()}});
   };
 
-  std::unique_ptr<DataLoader> dl;
-  ASSERT_TRUE(DataLoader::open(data, opt, dl));
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<DataLoader> dl, DataLoader::open(data, opt));
   Run full;
   for (int64_t s = 0; s < 40; ++s) {
     step(full, *dl, s);
@@ -792,19 +775,17 @@ TEST(Checkpoint, ResumedRunContinuesBitForBit) {
       ASSERT_TRUE(save(full, *dl, s + 1));
   }
 
-  std::string folder;
-  ASSERT_TRUE(latestCheckpoint(tmp.file("ckpt"), folder));
+  TRC_ASSERT_OK_AND_ASSIGN(std::string folder, latestCheckpoint(tmp.file("ckpt")));
   Run resumed;
-  CheckpointState st;
-  std::vector<NamedTensor> tensors;
-  Status s = readCheckpoint(folder, st, tensors);
-  ASSERT_TRUE(s) << s.message();
+  TRC_ASSERT_OK_AND_ASSIGN(CheckpointContents read, readCheckpoint(folder));
+  const CheckpointState &st = read.state;
+  const std::vector<NamedTensor> &tensors = read.tensors;
   ASSERT_EQ(tensors.size(), 1u);
   ASSERT_EQ(tensors[0].name, "w");
   ASSERT_EQ(tensors[0].tensor.byteSize(), resumed.w.size() * 4);
   std::memcpy(resumed.w.data(), tensors[0].tensor.data(), resumed.w.size() * 4);
   resumed.rng = st.rng.at(0);
-  ASSERT_TRUE(DataLoader::open(data, opt, dl));
+  TRC_ASSERT_OK_AND_ASSIGN(dl, DataLoader::open(data, opt));
   ASSERT_TRUE(dl->restore(st.data));
   for (int64_t k = st.step; k < 40; ++k)
     step(resumed, *dl, k);

@@ -64,15 +64,13 @@ Batch next(DataLoader &dl) {
 
 std::unique_ptr<DataLoader> open(const std::string &path,
                                  DataLoaderOptions opt) {
-  std::unique_ptr<DataLoader> dl;
-  Status s = DataLoader::open(path, opt, dl);
-  EXPECT_TRUE(s) << s.message();
-  return dl;
+  StatusOr<std::unique_ptr<DataLoader>> dl = DataLoader::open(path, opt);
+  EXPECT_TRUE(dl.ok()) << dl.status().message();
+  return dl.ok() ? *std::move(dl) : nullptr;
 }
 
 std::string openError(const std::string &path, DataLoaderOptions opt) {
-  std::unique_ptr<DataLoader> dl;
-  Status s = DataLoader::open(path, opt, dl);
+  Status s = DataLoader::open(path, opt).status();
   return s ? std::string() : s.message();
 }
 

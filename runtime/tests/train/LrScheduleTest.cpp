@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/train/LrSchedule.h"
 
+#include "StatusTesting.h"
+
 #include <gtest/gtest.h>
 
 using namespace trc::rt;
@@ -26,8 +28,7 @@ LrSchedule make(LrScheduleKind kind, double lr, int64_t warmup, int64_t total,
 
 std::string parseError(const std::string &spec, double lr = 1e-3,
                        int64_t total = 1000) {
-  LrSchedule s;
-  Status st = parseLrSchedule(spec, lr, total, s);
+  Status st = parseLrSchedule(spec, lr, total).status();
   return st ? std::string() : st.message();
 }
 
@@ -83,9 +84,8 @@ TEST(LrSchedule, LinearDecay) {
 }
 
 TEST(LrSchedule, ParsesSpecs) {
-  LrSchedule s;
-  ASSERT_TRUE(parseLrSchedule("cosine:warmup=100,min=1e-5,total=5000", 3e-4,
-                              10, s));
+  TRC_ASSERT_OK_AND_ASSIGN(LrSchedule s,
+                           parseLrSchedule("cosine:warmup=100,min=1e-5,total=5000", 3e-4, 10));
   EXPECT_EQ(s.kind, LrScheduleKind::Cosine);
   EXPECT_EQ(s.lr, 3e-4);
   EXPECT_EQ(s.warmupSteps, 100);
@@ -93,26 +93,25 @@ TEST(LrSchedule, ParsesSpecs) {
   EXPECT_EQ(s.totalSteps, 5000);
   EXPECT_EQ(s.spec(), "cosine:warmup=100,min=1e-05,total=5000");
 
-  ASSERT_TRUE(parseLrSchedule("linear:warmup=10,min_ratio=0.1", 1e-3, 200, s));
+  TRC_ASSERT_OK_AND_ASSIGN(s, parseLrSchedule("linear:warmup=10,min_ratio=0.1", 1e-3, 200));
   EXPECT_EQ(s.kind, LrScheduleKind::Linear);
   EXPECT_DOUBLE_EQ(s.minLr, 1e-4);
   EXPECT_EQ(s.totalSteps, 200); // the run's step count
   EXPECT_EQ(s.warmupSteps, 10);
 
-  ASSERT_TRUE(parseLrSchedule("constant", 0.5, 0, s));
+  TRC_ASSERT_OK_AND_ASSIGN(s, parseLrSchedule("constant", 0.5, 0));
   EXPECT_EQ(s.kind, LrScheduleKind::Constant);
   EXPECT_EQ(s.spec(), "constant");
-  ASSERT_TRUE(parseLrSchedule("constant:warmup=3", 0.5, 0, s));
+  TRC_ASSERT_OK_AND_ASSIGN(s, parseLrSchedule("constant:warmup=3", 0.5, 0));
   EXPECT_EQ(s.spec(), "constant:warmup=3");
-  ASSERT_TRUE(parseLrSchedule("cosine", 0.5, 7, s));
+  TRC_ASSERT_OK_AND_ASSIGN(s, parseLrSchedule("cosine", 0.5, 7));
   EXPECT_EQ(s.spec(), "cosine:min=0,total=7");
 
   // spec() parses back to the same schedule.
   for (const char *spec : {"cosine:warmup=7,min=3.3e-05,total=91",
                            "linear:min=0.0001,total=5", "constant:warmup=2"}) {
-    LrSchedule a, b;
-    ASSERT_TRUE(parseLrSchedule(spec, 1e-3, 100, a)) << spec;
-    ASSERT_TRUE(parseLrSchedule(a.spec(), 1e-3, 100, b)) << a.spec();
+    TRC_ASSERT_OK_AND_ASSIGN(LrSchedule a, parseLrSchedule(spec, 1e-3, 100));
+    TRC_ASSERT_OK_AND_ASSIGN(LrSchedule b, parseLrSchedule(a.spec(), 1e-3, 100));
     EXPECT_EQ(a.spec(), b.spec());
     for (int64_t step = 0; step < 100; ++step)
       EXPECT_EQ(a.at(step), b.at(step));

@@ -11,6 +11,7 @@
 
 #include "runtime/formats/Json.h"
 
+#include "StatusTesting.h"
 #include "TestArtifact.h"
 
 #include <gmock/gmock.h>
@@ -34,15 +35,13 @@ using trc::rt::test::writeFile;
 namespace {
 
 std::string lineOf(const StepMetrics &m) {
-  std::string line;
-  Status s = formatMetricsLine(m, line);
-  EXPECT_TRUE(s) << s.message();
-  return line;
+  StatusOr<std::string> line = formatMetricsLine(m);
+  EXPECT_TRUE(line.ok()) << line.status().message();
+  return line.ok() ? *line : std::string();
 }
 
 std::string errorOf(const StepMetrics &m) {
-  std::string line;
-  Status s = formatMetricsLine(m, line);
+  Status s = formatMetricsLine(m).status();
   return s ? std::string() : s.message();
 }
 
@@ -89,8 +88,7 @@ TEST(Metrics, NonFiniteAndUnsetAreNull) {
   EXPECT_EQ(line, "{\"step\":0,\"loss\":null,\"learning_rate\":null,"
                   "\"grad_norm\":null,\"tokens_per_second\":null,"
                   "\"step_time_ms\":null,\"x\":null}\n");
-  JsonValue v;
-  EXPECT_TRUE(parseJson(line, v));
+  EXPECT_TRUE(parseJson(line).ok());
 }
 
 TEST(Metrics, NumbersReadBackExactly) {
@@ -110,9 +108,9 @@ TEST(Metrics, NumbersReadBackExactly) {
     m.loss = f;
     m.learningRate = d;
     std::string line = lineOf(m);
-    JsonValue v;
-    Status s = parseJson(line, v);
-    ASSERT_TRUE(s) << s.message() << " in " << line;
+    StatusOr<JsonValue> parsed = parseJson(line);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message() << " in " << line;
+    const JsonValue &v = *parsed;
     int64_t step;
     ASSERT_TRUE(v.find("step")->asInt64(step));
     EXPECT_EQ(step, n);
@@ -147,8 +145,7 @@ TEST(Metrics, WriterFlushesEveryLine) {
   TempDir dir;
   std::string path = dir.file("m.jsonl");
   writeFile(path, "old contents\n");
-  std::unique_ptr<MetricsWriter> w;
-  ASSERT_TRUE(MetricsWriter::create(path, w));
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<MetricsWriter> w, MetricsWriter::create(path));
   EXPECT_EQ(readFile(path), "");
   for (int step = 1; step <= 3; ++step) {
     StepMetrics m;
@@ -163,8 +160,7 @@ TEST(Metrics, WriterFlushesEveryLine) {
   size_t pos = 0;
   while (pos < text.size()) {
     size_t nl = text.find('\n', pos);
-    JsonValue v;
-    EXPECT_TRUE(parseJson(std::string_view(text).substr(pos, nl - pos), v));
+    EXPECT_TRUE(parseJson(std::string_view(text).substr(pos, nl - pos)).ok());
     pos = nl + 1;
   }
   StepMetrics bad;
@@ -172,8 +168,7 @@ TEST(Metrics, WriterFlushesEveryLine) {
   EXPECT_EQ(w->write(bad).message(),
             path + ": extra metric 'loss' repeats a fixed key");
 
-  std::unique_ptr<MetricsWriter> w2;
-  Status s = MetricsWriter::create(dir.file("no/such/m.jsonl"), w2);
+  Status s = MetricsWriter::create(dir.file("no/such/m.jsonl")).status();
   EXPECT_THAT(s.message(),
               HasSubstr("no/such/m.jsonl: cannot open the metrics file: "
                         "No such file or directory"))
@@ -191,9 +186,7 @@ TEST(Metrics, ResumeDropsLaterStepsAndATornLine) {
     lines += lineOf(m);
   }
   writeFile(path, lines + "{\"step\":6,\"lo");
-  std::unique_ptr<MetricsWriter> w;
-  Status s = MetricsWriter::resume(path, 3, w);
-  ASSERT_TRUE(s) << s.message();
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<MetricsWriter> w, MetricsWriter::resume(path, 3));
   StepMetrics m;
   m.step = 4;
   m.loss = 2.0f;
@@ -210,24 +203,24 @@ TEST(Metrics, ResumeDropsLaterStepsAndATornLine) {
   EXPECT_EQ(readFile(path), want);
 
   // Nothing to drop: appended as it is.
-  ASSERT_TRUE(MetricsWriter::resume(path, 100, w));
+  TRC_ASSERT_OK_AND_ASSIGN(w, MetricsWriter::resume(path, 100));
   m.step = 5;
   ASSERT_TRUE(w->write(m));
   w.reset();
   EXPECT_EQ(readFile(path), want + lineOf(m));
 
   // A missing file is created.
-  ASSERT_TRUE(MetricsWriter::resume(dir.file("new.jsonl"), 0, w));
+  TRC_ASSERT_OK_AND_ASSIGN(w, MetricsWriter::resume(dir.file("new.jsonl"), 0));
   EXPECT_EQ(readFile(dir.file("new.jsonl")), "");
 
   // Not a metrics file: an error, and the file is left alone.
   writeFile(path, lines + "hello\n");
-  s = MetricsWriter::resume(path, 3, w);
+  Status s = MetricsWriter::resume(path, 3).status();
   EXPECT_EQ(s.message(), path + ": line 6 is not a trc metrics line "
                                 "({\"step\":N,...})");
   EXPECT_EQ(readFile(path), lines + "hello\n");
   writeFile(path, "{\"step\":x}\n");
-  EXPECT_FALSE(MetricsWriter::resume(path, 3, w));
+  EXPECT_FALSE(MetricsWriter::resume(path, 3).ok());
 }
 
 TEST(Metrics, ProgressBarRendering) {

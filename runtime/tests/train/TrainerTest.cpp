@@ -31,13 +31,12 @@ public:
   std::string target;
   int compiles = 0;
 
-  Status listGraphInputs(const std::string &, std::vector<GraphInput> &out) override {
-    out = inputs;
-    return Status::success();
+  StatusOr<std::vector<GraphInput>> listGraphInputs(const std::string &) override {
+    return inputs;
   }
-  Status compileTrainingStep(const std::string &, const std::map<std::string, std::vector<int64_t>> &s,
-                             const TrainingBuild &b, const std::string &t, std::string &,
-                             TrainingModelInfo &) override {
+  StatusOr<CompiledStep> compileTrainingStep(const std::string &,
+                                             const std::map<std::string, std::vector<int64_t>> &s,
+                                             const TrainingBuild &b, const std::string &t) override {
     ++compiles;
     shapes = s;
     build = b;
