@@ -79,9 +79,10 @@ rt::Status readNumber(const rt::JsonValue &root, const char *key, bool integer, 
 }
 
 rt::Status parseClusterJson(const std::string &text, Cluster &out) {
-  rt::JsonValue root;
-  if (rt::Status s = rt::parseJson(text, root); !s)
-    return s;
+  rt::StatusOr<rt::JsonValue> parsed = rt::parseJson(text);
+  if (!parsed.ok())
+    return parsed.status();
+  const rt::JsonValue &root = *parsed;
   if (!root.isObject())
     return rt::Status::error(std::string("expected an object, got ") +
                              rt::JsonValue::kindName(root.kind()));
@@ -153,10 +154,10 @@ bool deviceProfile(const std::string &kind, DeviceProfile &out) {
 rt::Status parseCluster(const std::string &spec, Cluster &out) {
   size_t colon = spec.find(':');
   if (spec.size() > 5 && spec.compare(spec.size() - 5, 5, ".json") == 0) {
-    std::string text;
-    if (rt::Status s = rt::readSmallFile(spec, 1 << 20, text); !s)
-      return s.withPrefix("--cluster " + spec + ": ");
-    return parseClusterJson(text, out).withPrefix("--cluster " + spec + ": ");
+    rt::StatusOr<std::string> text = rt::readSmallFile(spec, 1 << 20);
+    if (!text.ok())
+      return rt::Status(text.status()).withPrefix("--cluster " + spec + ": ");
+    return parseClusterJson(*text, out).withPrefix("--cluster " + spec + ": ");
   }
   if (colon == std::string::npos)
     return rt::Status::error("--cluster '" + spec +

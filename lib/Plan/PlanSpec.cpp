@@ -59,13 +59,16 @@ rt::Status parsePlanSpec(const std::string &spec, int worldSize, Constraints &ou
   size_t first = spec.find_first_not_of(" \t\r\n");
   std::string where = "--plan: ";
   if (first == std::string::npos || spec[first] != '{') {
-    if (rt::Status s = rt::readSmallFile(spec, 1 << 20, text); !s)
-      return s.withPrefix(where + spec + ": ");
+    rt::StatusOr<std::string> read = rt::readSmallFile(spec, 1 << 20);
+    if (!read.ok())
+      return rt::Status(read.status()).withPrefix(where + spec + ": ");
+    text = *read;
     where += spec + ": ";
   }
-  rt::JsonValue root;
-  if (rt::Status s = rt::parseJson(text, root); !s)
-    return s.withPrefix(where);
+  rt::StatusOr<rt::JsonValue> parsed = rt::parseJson(text);
+  if (!parsed.ok())
+    return rt::Status(parsed.status()).withPrefix(where);
+  const rt::JsonValue &root = *parsed;
   if (!root.isObject())
     return rt::Status::error(where + "expected an object, got " +
                              rt::JsonValue::kindName(root.kind()));
@@ -87,11 +90,14 @@ rt::Status parsePlanSpec(const std::string &spec, int worldSize, Constraints &ou
     writeJson(v, rest);
   }
   rest += '}';
-  rt::ParallelPlan plan;
-  if (rt::Status s = rt::parseParallelPlan(rest, worldSize, plan); !s)
+  rt::StatusOr<rt::ParallelPlan> parsedPlan = rt::parseParallelPlan(rest, worldSize);
+  if (!parsedPlan.ok()) {
+    rt::Status s = parsedPlan.status();
     return rt::Status::error(where + (s.message().rfind("--config: ", 0) == 0
                                           ? s.message().substr(10)
                                           : s.message()));
+  }
+  const rt::ParallelPlan &plan = *parsedPlan;
   auto has = [&](const char *k) { return root.find(k) != nullptr; };
   if (has("tensor_parallel_degree"))
     c.tensor = plan.tensorDegree;
