@@ -29,7 +29,7 @@ const char *const kKnownKeys =
     "hybrid_shard_degree, zero_stage, bucket_cap_mb, communicator, tensor_parallel_degree, "
     "sequence_parallel, pipeline_parallel_degree, partitions, microbatches, "
     "active_microbatches, pipeline, pipeline_schedule, virtual_stages, offload_activations, "
-    "activation_loading_horizon, auto_partition, optimize, memory_weight";
+    "activation_loading_horizon, recompute, auto_partition, optimize, memory_weight";
 
 // 'key' for messages: control bytes as \xNN, long names cut.
 std::string quoteKey(const std::string &key) {
@@ -55,7 +55,7 @@ struct Given {
   std::optional<int64_t> tensorDegree, pipelineDegree, partitions, microbatches,
       activeMicrobatches, virtualStages, loadingHorizon;
   std::optional<bool> sequenceParallel, offloadActivations, autoPartition;
-  std::optional<std::string> pipeline, pipelineSchedule, optimize;
+  std::optional<std::string> pipeline, pipelineSchedule, optimize, recompute;
   std::optional<double> memoryWeight;
 };
 
@@ -117,7 +117,7 @@ bool readModelParallelMember(const std::string &key, const JsonValue &v, Given &
     }
   const std::pair<const char *, std::optional<std::string> *> strings[] = {
       {"pipeline", &g.pipeline}, {"pipeline_schedule", &g.pipelineSchedule},
-      {"optimize", &g.optimize}};
+      {"optimize", &g.optimize}, {"recompute", &g.recompute}};
   for (auto [name, field] : strings)
     if (key == name) {
       s = readString(key, v, *field);
@@ -207,6 +207,8 @@ Status checkModelParallel(const Given &g, int worldSize) {
     return s;
   if (Status s = checkChoice("optimize", g.optimize, {"speed", "memory"}); !s)
     return s;
+  if (Status s = checkChoice("recompute", g.recompute, {"none", "selective", "full"}); !s)
+    return s;
   if (g.pipeline && g.pipelineSchedule &&
       (*g.pipeline == "simple") != (*g.pipelineSchedule == "gpipe"))
     return contradiction("'pipeline': " + quoteKey(*g.pipeline),
@@ -284,6 +286,7 @@ void resolveModelParallel(const Given &g, ParallelPlan &c) {
   else if (g.pipeline)
     c.pipelineSchedule = *g.pipeline == "simple" ? "gpipe" : "1f1b";
   c.virtualStages = int(g.virtualStages.value_or(1));
+  c.recompute = g.recompute.value_or(c.recompute);
   c.offloadActivations = g.offloadActivations.value_or(false);
   c.activationLoadingHorizon = int(g.loadingHorizon.value_or(c.activationLoadingHorizon));
   c.autoPartition = g.autoPartition.value_or(false);
@@ -381,6 +384,8 @@ std::string ParallelPlan::describe() const {
     s += " microbatches=" + std::to_string(microbatches);
   if (activeMicrobatches > 0)
     s += " active_microbatches=" + std::to_string(activeMicrobatches);
+  if (recompute != "none")
+    s += " recompute=" + recompute;
   if (offloadActivations)
     s += " offload_activations horizon=" + std::to_string(activationLoadingHorizon);
   if (autoPartition) {

@@ -15,7 +15,7 @@
 // pipeline: simple|interleaved, active_microbatches, offload_activations,
 // activation_loading_horizon, auto_partition, optimize, memory_weight),
 // PyTorch DDP's bucket_cap_mb, and ours (zero_stage, communicator,
-// sequence_parallel, pipeline_schedule, virtual_stages).
+// sequence_parallel, pipeline_schedule, virtual_stages, recompute).
 //
 // Preconditions: worldSize is the number of ranks of the run (>= 1; an
 // error otherwise). The result is validated against it: tensor x pipeline
@@ -56,8 +56,11 @@ struct ParallelPlan {
   std::string pipelineSchedule = "1f1b"; // gpipe | 1f1b | interleaved_1f1b | zb_h1
   int virtualStages = 1;             // chunks per pipeline rank (interleaved_1f1b)
 
-  // Memory: kept activations copied to host memory, fetched back `horizon`
-  // layers ahead of their backward use.
+  // Memory: activations recomputed in the backward (none | selective: the
+  // attention core | full: each layer from its input), and kept activations
+  // copied to host memory, fetched back `horizon` layers ahead of their
+  // backward use.
+  std::string recompute = "none";
   bool offloadActivations = false;
   int activationLoadingHorizon = 4;
 

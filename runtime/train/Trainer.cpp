@@ -185,6 +185,8 @@ Status checkRunnable(const ParallelPlan &plan) {
     return notYet("pipeline_parallel_degree", "pipeline parallelism");
   if (plan.microbatches > 1)
     return notYet("microbatches", "pipelined microbatches (use --grad-accum)");
+  if (plan.recompute != "none")
+    return notYet("recompute", "activation recomputation");
   if (plan.offloadActivations)
     return notYet("offload_activations", "activation offloading");
   if (plan.autoPartition)

@@ -125,6 +125,7 @@ TEST(TrainerTest, PlansBeyondDataParallelismAreRefusedByTheirKey) {
   TrainerOptions o = validOptions(writeTokens(dir));
   RecordingCompiler compiler;
   for (const char *plan : {R"({"offload_activations": true})", R"({"auto_partition": true})",
+                           R"({"recompute": "selective"})",
                            R"({"microbatches": 4})"}) {
     o.parallelConfig = plan;
     Status s = runTrainer(o, &compiler);
