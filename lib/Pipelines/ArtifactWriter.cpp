@@ -1,5 +1,6 @@
 //===- ArtifactWriter.cpp - writes the artifact folder ----------------------===//
 #include "ArtifactWriter.h"
+#include "trc/Abi/ArtifactNames.h"
 
 #include "runtime/formats/Bundle.h"
 #include "runtime/formats/Checksum.h"
@@ -49,7 +50,7 @@ std::string ArtifactWriter::stage(std::string &error) {
   }
   bool bundle = rt::isBundlePath(outPath_);
   if (bundle ? llvm::sys::fs::is_directory(path)
-             : llvm::sys::fs::exists(path) && !llvm::sys::fs::exists(path + "/manifest.trc")) {
+             : llvm::sys::fs::exists(path) && !llvm::sys::fs::exists(path + "/" + trc::abi::kManifestFile)) {
     error = "refusing to overwrite '" + outPath_ + "': it exists and is not a trc artifact";
     return "";
   }
@@ -62,7 +63,7 @@ std::string ArtifactWriter::stage(std::string &error) {
 }
 
 bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error) {
-  auto program = llvm::MemoryBuffer::getFile(stage_ + "/program.so");
+  auto program = llvm::MemoryBuffer::getFile(stage_ + "/" + trc::abi::kProgramFile);
   if (!program) {
     error = "the program was not written";
     return false;
@@ -97,15 +98,15 @@ bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error
   }
   std::string manifest;
   llvm::raw_string_ostream os(manifest);
-  os << "trc-artifact 1\n"
+  os << trc::abi::kManifestMagic << " " << trc::abi::kManifestVersion << "\n"
      << "target " << contents.target << "\n"
-     << "program program.so " << (*program)->getBufferSize() << " "
+     << "program " << trc::abi::kProgramFile << " " << (*program)->getBufferSize() << " "
      << rt::formatChecksum(rt::checksumOf(rt::ChecksumKind::Xxh3, (*program)->getBufferStart(),
                                           (*program)->getBufferSize()))
      << "\n"
-     << "entry trc_entry\n"
+     << "entry " << trc::abi::kEntrySymbol << "\n"
      << "arena " << contents.arenaBytes << "\n"
-     << "weights weights.bin " << weights.size() << " "
+     << "weights " << trc::abi::kWeightsFile << " " << weights.size() << " "
      << rt::formatChecksum(rt::checksumOf(rt::ChecksumKind::Xxh3, weights.data(), weights.size()))
      << "\n";
   for (const std::string &record : contents.records)
@@ -151,7 +152,7 @@ bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error
       error = "cannot write " + file + ": " + ec.message();
     return !ec;
   };
-  if (!write("weights.bin", weights) || !write("manifest.trc", manifest))
+  if (!write(trc::abi::kWeightsFile, weights) || !write(trc::abi::kManifestFile, manifest))
     return false;
 
   // A single-file artifact: pack the staged folder (atomically replacing

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ArtifactWriter.h"
+#include "trc/Abi/ArtifactNames.h"
 #include "trc/Abi/SlotNames.h"
 #include "CudaArtifact.h"
 #include "ObjectEmitter.h"
@@ -188,7 +189,7 @@ void addEntry(ModuleOp module, int64_t slots) {
   Location loc = module.getLoc();
   auto ptr = LLVM::LLVMPointerType::get(ctx);
   auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr, ptr});
-  auto entry = b.create<LLVM::LLVMFuncOp>(loc, "trc_entry", type);
+  auto entry = b.create<LLVM::LLVMFuncOp>(loc, trc::abi::kEntrySymbol, type);
   Block *block = entry.addEntryBlock(b);
   b.setInsertionPointToStart(block);
   SmallVector<Value> args;
@@ -351,7 +352,7 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
 
   {
     TimingScope objectTiming = root.nest("host object (LLVM codegen, link)");
-    if (failed(emitSharedObject(module, options, stage + "/program.so", error, objectTiming)))
+    if (failed(emitSharedObject(module, options, stage + "/" + trc::abi::kProgramFile, error, objectTiming)))
       return fail(error);
   }
   TimingScope writeTiming = root.nest("write artifact");

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/artifact/Artifact.h"
+#include "trc/Abi/ArtifactNames.h"
 #include "runtime/formats/Bundle.h"
 #include "runtime/backends/cuda/CudaProgram.h"
 #include "runtime/formats/FileOps.h"
@@ -172,7 +173,7 @@ StatusOr<std::unique_ptr<Artifact>> Artifact::loadFolder(const std::string &dir,
                                "with manifest.trc, program.so and weights.bin)");
 
   // The manifest.
-  std::string manifestPath = joinPath(dir, "manifest.trc");
+  std::string manifestPath = joinPath(dir, abi::kManifestFile);
   StatusOr<std::string> text = readSmallFile(manifestPath, kMaxManifestBytes);
   if (!text.ok())
     return text.status();
@@ -299,7 +300,7 @@ StatusOr<std::unique_ptr<Artifact>> Artifact::loadFolder(const std::string &dir,
 std::string Artifact::targetOf(const std::string &path) {
   bool bundle = path.size() >= 4 && path.compare(path.size() - 4, 4, ".trc") == 0;
   StatusOr<std::string> text = bundle ? readBundleManifest(path)
-                                      : readSmallFile(path + "/manifest.trc", kMaxManifestBytes);
+                                      : readSmallFile(path + "/" + abi::kManifestFile, kMaxManifestBytes);
   if (!text.ok())
     return "auto";
   StatusOr<Manifest> manifest = parseManifest(*text);

@@ -1,5 +1,6 @@
 //===- Bundle.cpp - an artifact folder packed into one file ----------------===//
 #include "runtime/formats/Bundle.h"
+#include "trc/Abi/ArtifactNames.h"
 
 #include "runtime/formats/FileOps.h"
 #include "runtime/support/Parse.h"
@@ -11,7 +12,7 @@
 namespace trc::rt {
 
 namespace {
-const char *const kMembers[] = {"manifest.trc", "program.so", "weights.bin"};
+const char *const kMembers[] = {abi::kManifestFile, abi::kProgramFile, abi::kWeightsFile};
 constexpr size_t kMaxHeaderBytes = 4096;
 constexpr size_t kMaxMemberBytes = size_t(1) << 40;
 

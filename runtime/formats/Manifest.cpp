@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/formats/Manifest.h"
+#include "trc/Abi/ArtifactNames.h"
 
 #include "runtime/formats/Checksum.h"
 #include "runtime/backends/cuda/CudaProgram.h"
@@ -207,17 +208,18 @@ Status Parser::parse(std::string_view text) {
         return fail("empty field (fields are separated by single spaces)");
 
     if (!sawHeader) {
-      if (fields[0] != "trc-artifact")
+      if (fields[0] != abi::kManifestMagic)
         return fail("expected 'trc-artifact 1' as the first record, got " +
                     quote(raw) + " (not a trc manifest)");
       if (fields.size() != 2)
         return fail("trc-artifact: expected one field (the format version), "
                     "got " +
                     std::to_string(fields.size() - 1));
-      if (fields[1] != "1")
+      if (fields[1] != std::to_string(abi::kManifestVersion))
         return fail("trc-artifact version: unsupported format version " +
-                    quote(fields[1]) + " (this runtime reads format 1)");
-      m.version = 1;
+                    quote(fields[1]) + " (this runtime reads format " +
+                    std::to_string(abi::kManifestVersion) + ")");
+      m.version = abi::kManifestVersion;
       sawHeader = true;
       continue;
     }
@@ -314,7 +316,7 @@ Status Parser::parseRecord(const std::vector<std::string_view> &f) {
                   " is absurd (more than 2^48 bytes)");
     return Status::success();
   }
-  if (kw == "trc-artifact")
+  if (kw == abi::kManifestMagic)
     return fail("duplicate 'trc-artifact' record");
   return fail("unknown record " + quote(kw));
 }

@@ -1,5 +1,6 @@
 //===- ExportOnnx.cpp - trc-run --export-onnx: trained weights into ONNX ----===//
 #include "ExportOnnx.h"
+#include "trc/Abi/ArtifactNames.h"
 
 #include "runtime/support/Parse.h"
 
@@ -339,7 +340,7 @@ Status checkExportTarget(const std::string &sourceModel, const std::string &outP
   if ((haveSource && S_ISDIR(source.st_mode)) || rt::isBundlePath(sourceModel))
     return Status::error(sourceModel + ": is " +
                          (rt::isBundlePath(sourceModel) ||
-                                  ::access((sourceModel + "/manifest.trc").c_str(), F_OK) == 0
+                                  ::access((sourceModel + "/" + trc::abi::kManifestFile).c_str(), F_OK) == 0
                               ? "a compiled artifact"
                               : "a folder") +
                          ", not an .onnx model; --export-onnx writes a copy of the .onnx "
