@@ -23,8 +23,7 @@ double GptModel::embeddingParams() const { return double(vocab + seq) * double(h
 rt::Status parseModelSpec(const std::string &spec, GptModel &out) {
   auto err = [&](const std::string &m) { return rt::Status::error("--model '" + spec + "': " + m); };
   if (spec.rfind("gpt:", 0) != 0)
-    return err("expected gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F] "
-               "(ONNX models are not supported by trc-plan yet)");
+    return err("expected gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F] or MODEL.onnx");
   GptModel m;
   std::map<std::string, int64_t *> keys = {{"layers", &m.layers}, {"hidden", &m.hidden},
                                            {"heads", &m.heads},   {"seq", &m.seq},

@@ -3,6 +3,7 @@
 // trc-plan --model gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F]
 //          --cluster KIND:N|FILE.json --global-batch B [--plan JSON] [--json]
 //          [--alternatives K]
+// trc-plan --model MODEL.onnx [--dim NAME=N,...] ...   (built with the compiler)
 //
 // Searches the plan space with the analytical cost model (lib/Plan) and
 // prints the best plan, its predicted step time, TFLOP/s per device
@@ -10,7 +11,11 @@
 // (compute, bubble, communication) and the next best alternatives (the best
 // plan of each other data x tensor x pipeline layout and recomputation).
 // --plan evaluates a given plan; keys it leaves out are searched. --json
-// prints {"plan", "predicted", "alternatives", "search"}.
+// prints {"plan", "predicted", "alternatives", "search", "model"}.
+//
+// An .onnx model is imported and described as a GPT (OnnxModelSpec.cpp);
+// the derived description prints as a gpt:... spec, with the parameters
+// the model holds (a warning when the GPT formula is over 10% off).
 //
 // Bad input prints "error: ..." naming the flag or key and exits 1.
 //
@@ -18,6 +23,11 @@
 #include "runtime/formats/Json.h"
 #include "runtime/support/Parse.h"
 #include "trc/Plan/PlanSpec.h"
+#ifdef TRC_PLAN_WITH_COMPILER
+#include "OnnxModelSpec.h"
+#endif
+
+#include <cmath>
 
 #include <cstdio>
 #include <set>
@@ -81,7 +91,7 @@ std::string shares(const Prediction &p) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string modelSpec, clusterSpec, batchSpec, planSpec, alternativesSpec = "4";
+  std::string modelSpec, dimSpec, clusterSpec, batchSpec, planSpec, alternativesSpec = "4";
   bool json = false, havePlan = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;
@@ -90,14 +100,18 @@ int main(int argc, char **argv) {
       continue;
     }
     if (arg == "-h" || arg == "--help") {
-      std::printf("usage: trc-plan --model gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F] "
-                  "--cluster KIND:N|FILE.json --global-batch B [--plan JSON] [--json] "
+      std::printf("usage: trc-plan --model gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F]"
+#ifdef TRC_PLAN_WITH_COMPILER
+                  "|MODEL.onnx [--dim NAME=N,...]"
+#endif
+                  " --cluster KIND:N|FILE.json --global-batch B [--plan JSON] [--json] "
                   "[--alternatives K]\n");
       return 0;
     }
     size_t eq = arg.find('=');
     std::string flag = arg.substr(0, eq);
     std::string *dest = flag == "--model"          ? &modelSpec
+                        : flag == "--dim"          ? &dimSpec
                         : flag == "--cluster"      ? &clusterSpec
                         : flag == "--global-batch" ? &batchSpec
                         : flag == "--plan"         ? &planSpec
@@ -121,8 +135,35 @@ int main(int argc, char **argv) {
   if (batchSpec.empty())
     return fail("--global-batch: required");
   GptModel model;
+  std::string derivedSpec;
+  double countedParams = 0;
+  bool onnx = modelSpec.size() > 5 && modelSpec.compare(modelSpec.size() - 5, 5, ".onnx") == 0;
+#ifdef TRC_PLAN_WITH_COMPILER
+  if (onnx) {
+    OnnxModelDescription d;
+    if (rt::Status s = describeOnnxModel(modelSpec, dimSpec, d); !s)
+      return fail(s.message());
+    model = d.model;
+    derivedSpec = d.spec;
+    countedParams = d.countedParams;
+    double formula = model.params();
+    if (std::fabs(countedParams - formula) > 0.1 * countedParams)
+      std::fprintf(stderr,
+                   "warning: --model %s: the model holds %.0f parameters, the GPT formula of "
+                   "%s gives %.0f (%+.1f%%); the plan prices the formula's\n",
+                   modelSpec.c_str(), countedParams, derivedSpec.c_str(), formula,
+                   100 * (formula - countedParams) / countedParams);
+  } else
+#else
+  if (onnx)
+    return fail("--model '" + modelSpec +
+                "': ONNX models need trc-plan built with the compiler (TRC_ENABLE_COMPILER=ON); "
+                "describe the model as gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F]");
+#endif
   if (rt::Status s = parseModelSpec(modelSpec, model); !s)
     return fail(s.message());
+  if (!dimSpec.empty() && !onnx)
+    return fail("--dim: only with --model MODEL.onnx");
   Cluster cluster;
   if (rt::Status s = parseCluster(clusterSpec, cluster); !s)
     return fail(s.message());
@@ -174,10 +215,26 @@ int main(int argc, char **argv) {
     appendNumber(j, "seconds", result.seconds, false);
     appendNumber(j, "evaluated", double(result.evaluated));
     appendNumber(j, "fitting", double(result.ranked.size()));
+    j += "}, \"model\": {";
+    appendNumber(j, "layers", double(model.layers), false);
+    appendNumber(j, "hidden", double(model.hidden));
+    appendNumber(j, "heads", double(model.heads));
+    appendNumber(j, "seq", double(model.seq));
+    appendNumber(j, "vocab", double(model.vocab));
+    appendNumber(j, "ffn", double(model.ffn));
+    appendNumber(j, "parameters", model.params());
+    if (!derivedSpec.empty()) {
+      j += ", \"spec\": ";
+      rt::appendJsonString(j, derivedSpec);
+      appendNumber(j, "model_parameters", countedParams);
+    }
     j += "}}\n";
     std::fputs(j.c_str(), stdout);
     return 0;
   }
+  if (!derivedSpec.empty())
+    std::printf("derived: %s (%s holds %.0f parameters)\n", derivedSpec.c_str(),
+                modelSpec.c_str(), countedParams);
   std::printf("model: %.1fB parameters (%lld layers, hidden %lld, %lld heads, seq %lld, vocab %lld)\n",
               model.params() / 1e9, (long long)model.layers, (long long)model.hidden,
               (long long)model.heads, (long long)model.seq, (long long)model.vocab);
