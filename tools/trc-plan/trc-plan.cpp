@@ -235,8 +235,12 @@ int main(int argc, char **argv) {
   if (!derivedSpec.empty())
     std::printf("derived: %s (%s holds %.0f parameters)\n", derivedSpec.c_str(),
                 modelSpec.c_str(), countedParams);
-  std::printf("model: %.1fB parameters (%lld layers, hidden %lld, %lld heads, seq %lld, vocab %lld)\n",
-              model.params() / 1e9, (long long)model.layers, (long long)model.hidden,
+  // Billions for real models, millions for small ones (a test model is 0.1M).
+  double params = model.params();
+  bool billions = params >= 1e9;
+  std::printf("model: %.1f%s parameters (%lld layers, hidden %lld, %lld heads, seq %lld, vocab %lld)\n",
+              billions ? params / 1e9 : params / 1e6, billions ? "B" : "M",
+              (long long)model.layers, (long long)model.hidden,
               (long long)model.heads, (long long)model.seq, (long long)model.vocab);
   std::printf("cluster: %d x %s (%d nodes of %d), global batch %lld\n", cluster.devices(),
               cluster.device.kind.c_str(), cluster.nodes, cluster.device.devicesPerNode,
