@@ -13,6 +13,28 @@
 
 namespace trc {
 
+bool setLossAndPrecision(TrainingPipelineOptions &o, llvm::StringRef loss, int64_t ignoreIndex,
+                         llvm::StringRef precision, std::string &problem) {
+  if (loss == "cross_entropy") {
+    AppendLossOptions append;
+    append.ignoreIndex = ignoreIndex;
+    o.loss = append;
+  } else if (loss != "none") {
+    problem = "loss expects none or cross_entropy, got '" + loss.str() + "'";
+    return false;
+  }
+  if (precision == "bf16" || precision == "fp16") {
+    MixedPrecisionOptions mp;
+    mp.type = precision == "bf16" ? "bf16" : "f16";
+    mp.lossScale = precision == "fp16"; // f16's range needs dynamic loss scaling
+    o.mixedPrecision = mp;
+  } else if (precision != "fp32") {
+    problem = "precision expects fp32, bf16 or fp16, got '" + precision.str() + "'";
+    return false;
+  }
+  return true;
+}
+
 void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingPipelineOptions &o) {
   if (o.loss)
     pm.addPass(createAppendLoss(*o.loss));
@@ -30,14 +52,15 @@ void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingPipelineOption
 
 namespace {
 
-/// trc-opt's spelling of TrainingPipelineOptions.
+/// trc-opt's spelling of TrainingPipelineOptions; the defaults are the
+/// passes' own (their generated option structs).
 struct TrainingPipelineCliOptions : public mlir::PassPipelineOptions<TrainingPipelineCliOptions> {
   Option<std::string> loss{*this, "loss",
                            llvm::cl::desc("none (the model outputs its loss) or cross_entropy"),
                            llvm::cl::init("none")};
   Option<int64_t> ignoreIndex{*this, "ignore-index",
                               llvm::cl::desc("cross_entropy: targets equal to it count nothing"),
-                              llvm::cl::init(-100)};
+                              llvm::cl::init(AppendLossOptions().ignoreIndex)};
   Option<bool> fuseAttention{*this, "fuse-attention",
                              llvm::cl::desc("fuse attention before autodiff"),
                              llvm::cl::init(false)};
@@ -47,51 +70,37 @@ struct TrainingPipelineCliOptions : public mlir::PassPipelineOptions<TrainingPip
                             llvm::cl::desc("average gradients over the ranks (trc-data-parallel)"),
                             llvm::cl::init(false)};
   Option<int64_t> zeroStage{*this, "zero-stage", llvm::cl::desc("trc-data-parallel's zero-stage"),
-                            llvm::cl::init(0)};
+                            llvm::cl::init(DataParallelOptions().zeroStage)};
   Option<int64_t> shardDegree{*this, "shard-degree",
                               llvm::cl::desc("trc-data-parallel's shard-degree"),
-                              llvm::cl::init(1)};
+                              llvm::cl::init(DataParallelOptions().shardDegree)};
   Option<double> bucketMb{*this, "bucket-mb", llvm::cl::desc("trc-data-parallel's bucket-mb"),
-                          llvm::cl::init(25.0)};
+                          llvm::cl::init(DataParallelOptions().bucketMb)};
   Option<bool> hybrid{*this, "hybrid", llvm::cl::desc("trc-data-parallel's hybrid"),
-                      llvm::cl::init(false)};
+                      llvm::cl::init(DataParallelOptions().hybrid)};
   Option<std::string> optimizer{*this, "optimizer", llvm::cl::desc("adamw, adam or sgd"),
-                                llvm::cl::init("adamw")};
+                                llvm::cl::init(BuildTrainStepOptions().optimizer)};
   Option<double> weightDecay{*this, "weight-decay",
                              llvm::cl::desc("decoupled (adamw) or L2 weight decay; -1: default"),
-                             llvm::cl::init(-1)};
-  Option<double> momentum{*this, "momentum", llvm::cl::desc("SGD momentum"), llvm::cl::init(0)};
+                             llvm::cl::init(BuildTrainStepOptions().weightDecay)};
+  Option<double> momentum{*this, "momentum", llvm::cl::desc("SGD momentum"),
+                          llvm::cl::init(BuildTrainStepOptions().momentum)};
   Option<bool> nesterov{*this, "nesterov", llvm::cl::desc("SGD Nesterov momentum"),
-                        llvm::cl::init(false)};
+                        llvm::cl::init(BuildTrainStepOptions().nesterov)};
   Option<double> clipNorm{*this, "clip-norm",
                           llvm::cl::desc("clip the global gradient norm (0: off)"),
-                          llvm::cl::init(0)};
+                          llvm::cl::init(BuildTrainStepOptions().clipNorm)};
   Option<bool> accumulate{*this, "accumulate", llvm::cl::desc("gradient accumulation buffers"),
-                          llvm::cl::init(false)};
+                          llvm::cl::init(BuildTrainStepOptions().accumulate)};
 };
 
 /// The typed options of the command line; false (with `problem`) on a
 /// value no pass accepts.
 bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptions &o,
                     std::string &problem) {
-  if (cli.loss == "cross_entropy") {
-    AppendLossOptions loss;
-    loss.ignoreIndex = cli.ignoreIndex;
-    o.loss = loss;
-  } else if (cli.loss != "none") {
-    problem = "loss expects none or cross_entropy, got '" + cli.loss + "'";
+  if (!setLossAndPrecision(o, cli.loss, cli.ignoreIndex, cli.precision, problem))
     return false;
-  }
   o.fuseAttention = cli.fuseAttention;
-  if (cli.precision == "bf16" || cli.precision == "fp16") {
-    MixedPrecisionOptions mp;
-    mp.type = cli.precision == "bf16" ? "bf16" : "f16";
-    mp.lossScale = cli.precision == "fp16";
-    o.mixedPrecision = mp;
-  } else if (cli.precision != "fp32") {
-    problem = "precision expects fp32, bf16 or fp16, got '" + cli.precision + "'";
-    return false;
-  }
   if (cli.dataParallel) {
     DataParallelOptions dp;
     dp.zeroStage = cli.zeroStage;

@@ -57,6 +57,13 @@ struct Given {
   std::optional<bool> sequenceParallel, offloadActivations, autoPartition;
   std::optional<std::string> pipeline, pipelineSchedule, optimize, recompute;
   std::optional<double> memoryWeight;
+
+  // The degrees as given (1 when absent; `partitions` is SMP's name for the
+  // pipeline degree).
+  int64_t tensor() const { return tensorDegree.value_or(1); }
+  int64_t pipelineStages() const {
+    return pipelineDegree ? *pipelineDegree : partitions.value_or(1);
+  }
 };
 
 Status typeError(const std::string &key, const char *expected, const JsonValue &v) {
@@ -193,8 +200,7 @@ Status checkModelParallel(const Given &g, int worldSize) {
     return contradiction("'pipeline_parallel_degree': " + std::to_string(*g.pipelineDegree),
                          "'partitions': " + std::to_string(*g.partitions),
                          "'partitions' is another name for the pipeline degree");
-  int64_t tp = g.tensorDegree.value_or(1);
-  int64_t pp = g.pipelineDegree ? *g.pipelineDegree : g.partitions.value_or(1);
+  const int64_t tp = g.tensor(), pp = g.pipelineStages();
   if (tp > worldSize || pp > worldSize || worldSize % (tp * pp) != 0)
     return Status::error("keys 'tensor_parallel_degree' x 'pipeline_parallel_degree': " +
                          std::to_string(tp) + " x " + std::to_string(pp) +
@@ -228,9 +234,7 @@ Status checkModelParallel(const Given &g, int worldSize) {
 
 // The ranks left for data parallelism once tensor and pipeline take theirs.
 int dataDegreeOf(const Given &g, int worldSize) {
-  int64_t tp = g.tensorDegree.value_or(1);
-  int64_t pp = g.pipelineDegree ? *g.pipelineDegree : g.partitions.value_or(1);
-  return int(worldSize / (tp * pp));
+  return int(worldSize / (g.tensor() * g.pipelineStages()));
 }
 
 // Each key's own range, and the degrees against the world size.
@@ -276,8 +280,8 @@ Status checkRanges(const Given &g, int worldSize) {
 
 // The model-parallel, memory and auto-partition keys as given.
 void resolveModelParallel(const Given &g, ParallelPlan &c) {
-  c.tensorDegree = int(g.tensorDegree.value_or(1));
-  c.pipelineDegree = int(g.pipelineDegree ? *g.pipelineDegree : g.partitions.value_or(1));
+  c.tensorDegree = int(g.tensor());
+  c.pipelineDegree = int(g.pipelineStages());
   c.sequenceParallel = g.sequenceParallel.value_or(false);
   c.microbatches = int(g.microbatches.value_or(1));
   c.activeMicrobatches = int(g.activeMicrobatches.value_or(0));

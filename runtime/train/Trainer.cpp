@@ -198,9 +198,10 @@ Status checkRunnable(const ParallelPlan &plan) {
 /// state around it.
 class TrainingJob {
 public:
-  TrainingJob(RunSettings &run, DistributedRun &dist, StepCompiler *compiler,
+  TrainingJob(RunSettings &run, DistributedRun &dist, StepCompiler *compiler, bool fromArtifact,
               const std::function<void(const StepResult &)> &onStep)
-      : run_(run), o_(run.options), dist_(dist), compiler_(compiler), onStep_(onStep) {}
+      : run_(run), o_(run.options), dist_(dist), compiler_(compiler),
+        fromArtifact_(fromArtifact), onStep_(onStep) {}
   ~TrainingJob() { setCollectiveBackend(nullptr); } // before the backend goes
 
   Status prepare();
@@ -209,7 +210,8 @@ public:
 
 private:
   Status openData(int64_t vocab);
-  Status getStep(bool fromArtifact, int64_t &vocab);
+  Status getStep(int64_t &vocab);
+  Status allocateStepBuffers();
   Status zeroState();
   Status resume();
   StatusOr<StepResult> runStep(int64_t step);
@@ -219,6 +221,7 @@ private:
   const TrainerOptions &o_;
   DistributedRun &dist_;
   StepCompiler *compiler_;
+  const bool fromArtifact_; // a saved step, not an .onnx model
   const std::function<void(const StepResult &)> &onStep_;
 
   std::unique_ptr<Backend> backend_;
@@ -232,6 +235,10 @@ private:
   LossScaler scaler_;
   int64_t firstStep_ = 0, rankRows_ = 0, microRows_ = 0;
   std::unique_ptr<MetricsWriter> metrics_;
+  // What each step feeds, allocated once: the global batch, this rank's
+  // micro-batch rows, and the scalar inputs.
+  HostTensor inputs_, targets_, microInputs_, microTargets_;
+  HostTensor lr_, stepCount_, keepAccum_, gradScale_, lossScale_, rngKey_;
 };
 
 Status TrainingJob::openData(int64_t vocab) {
@@ -250,8 +257,8 @@ Status TrainingJob::openData(int64_t vocab) {
 
 /// The saved step's settings, or the .onnx model compiled on rank 0 and
 /// shared with the others.
-Status TrainingJob::getStep(bool fromArtifact, int64_t &vocab) {
-  if (fromArtifact) {
+Status TrainingJob::getStep(int64_t &vocab) {
+  if (fromArtifact_) {
     artifactDir_ = o_.model;
     return Status::success();
   }
@@ -283,17 +290,16 @@ Status TrainingJob::getStep(bool fromArtifact, int64_t &vocab) {
 }
 
 Status TrainingJob::prepare() {
-  const bool fromArtifact = isSavedStep(o_.model);
-  if (fromArtifact && !o_.exportOnnx.empty())
+  if (fromArtifact_ && !o_.exportOnnx.empty())
     return Status::error("--export-onnx writes the trained weights into the .onnx model they "
                          "came from: train MODEL.onnx, not the saved step " + o_.model);
-  if (!fromArtifact && !compiler_)
+  if (!fromArtifact_ && !compiler_)
     return Status::error(o_.model + ": this runtime-only build of trc-run cannot compile a "
                          "model; train a step saved on the build machine with trc-run "
                          "MODEL.onnx ... --save-artifact DIR");
   // A saved step runs on its own target under --device auto.
   std::string device =
-      fromArtifact && o_.device == "auto" ? Artifact::targetOf(o_.model) : o_.device;
+      fromArtifact_ && o_.device == "auto" ? Artifact::targetOf(o_.model) : o_.device;
   StatusOr<std::unique_ptr<Backend>> backend = createBackend(device);
   if (!backend.ok())
     return backend.status();
@@ -307,7 +313,7 @@ Status TrainingJob::prepare() {
     std::fprintf(stderr, "trc-run: %d rank%s, %s\n", dist_.size(), dist_.size() == 1 ? "" : "s",
                  dist_.config().describe().c_str());
   int64_t vocab = 0;
-  if (fromArtifact) {
+  if (fromArtifact_) {
     if (Status s = adoptTrainingArtifact(o_.model, dist_.size(), run_.parallelRecord, run_, vocab);
         !s)
       return s;
@@ -322,7 +328,7 @@ Status TrainingJob::prepare() {
   // micro-step takes 1/grad-accum of those.
   rankRows_ = o_.batchSize / dist_.size();
   microRows_ = rankRows_ / o_.gradAccum;
-  if (Status s = getStep(fromArtifact, vocab); !s)
+  if (Status s = getStep(vocab); !s)
     return s;
   if (vocab > 0)
     if (Status s = openData(vocab); !s)
@@ -339,6 +345,8 @@ Status TrainingJob::prepare() {
   dropout_ = manifest.find(SlotKind::Input, abi::kRngKey) != nullptr;
   stateSlots_ = stateSlots(manifest);
   scaler_.scale = run_.initialLossScale;
+  if (Status s = allocateStepBuffers(); !s)
+    return s;
   if (Status s = zeroState(); !s)
     return s;
   if (o_.resume)
@@ -414,30 +422,32 @@ Status TrainingJob::resume() {
 
 /// One optimizer step: gradAccum micro-steps of this rank's rows, then the
 /// update (skipped on an fp16 overflow).
+Status TrainingJob::allocateStepBuffers() {
+  for (auto [tensor, rows] :
+       {std::pair{&inputs_, o_.batchSize}, std::pair{&targets_, o_.batchSize},
+        std::pair{&microInputs_, microRows_}, std::pair{&microTargets_, microRows_}})
+    if (Status s = tensor->allocate(DType::I64, {rows, o_.seqLen}); !s)
+      return s;
+  for (HostTensor *scalar : {&lr_, &stepCount_, &keepAccum_, &gradScale_, &lossScale_})
+    if (Status s = scalar->allocate(DType::F32, {}); !s)
+      return s;
+  return rngKey_.allocate(DType::I64, {});
+}
+
 StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
   const int64_t accum = o_.gradAccum, seq = o_.seqLen;
-  HostTensor inputs, targets, microInputs, microTargets, lr, stepCount;
-  HostTensor keepAccum, gradScale, lossScale, rngKey;
-  (void)rngKey.allocate(DType::I64, {});
-  for (auto [tensor, rows] : {std::pair{&inputs, o_.batchSize}, std::pair{&targets, o_.batchSize},
-                              std::pair{&microInputs, microRows_},
-                              std::pair{&microTargets, microRows_}})
-    if (Status s = tensor->allocate(DType::I64, {rows, seq}); !s)
-      return s;
-  for (HostTensor *scalar : {&lr, &stepCount, &keepAccum, &gradScale, &lossScale})
-    (void)scalar->allocate(DType::F32, {});
   auto setScalar = [&](HostTensor &t, double v) { *static_cast<float *>(t.data()) = float(v); };
 
   auto start = std::chrono::steady_clock::now();
-  if (Status s = data_->next(static_cast<int64_t *>(inputs.data()),
-                             static_cast<int64_t *>(targets.data()));
+  if (Status s = data_->next(static_cast<int64_t *>(inputs_.data()),
+                             static_cast<int64_t *>(targets_.data()));
       !s)
     return s;
   double rate = run_.schedule.at(step);
-  setScalar(lr, rate);
-  setScalar(stepCount, double(step + 1));
-  setScalar(lossScale, scaler_.scale);
-  setScalar(gradScale, 1.0 / (double(accum) * (lossScaling_ ? scaler_.scale : 1.0)));
+  setScalar(lr_, rate);
+  setScalar(stepCount_, double(step + 1));
+  setScalar(lossScale_, scaler_.scale);
+  setScalar(gradScale_, 1.0 / (double(accum) * (lossScaling_ ? scaler_.scale : 1.0)));
   double lossSum = 0, gradNorm = 0;
   bool applied = true;
   for (int64_t micro = 0; micro < accum; ++micro) {
@@ -448,22 +458,22 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
       std::memcpy(part.data(), static_cast<const int64_t *>(full.data()) + first,
                   count * sizeof(int64_t));
     };
-    takeRows(microInputs, inputs);
-    takeRows(microTargets, targets);
-    setScalar(keepAccum, last ? 0.0 : 1.0);
+    takeRows(microInputs_, inputs_);
+    takeRows(microTargets_, targets_);
+    setScalar(keepAccum_, last ? 0.0 : 1.0);
     std::vector<std::pair<std::string, HostTensor *>> feeds{
-        {run_.inputsName, &microInputs}, {run_.targetsName, &microTargets},
-        {abi::kLearningRate, &lr}, {abi::kStepCount, &stepCount}};
+        {run_.inputsName, &microInputs_}, {run_.targetsName, &microTargets_},
+        {abi::kLearningRate, &lr_}, {abi::kStepCount, &stepCount_}};
     if (accum > 1)
-      feeds.push_back({abi::kKeepAccum, &keepAccum});
+      feeds.push_back({abi::kKeepAccum, &keepAccum_});
     if (accum > 1 || lossScaling_)
-      feeds.push_back({abi::kGradScale, &gradScale});
+      feeds.push_back({abi::kGradScale, &gradScale_});
     if (lossScaling_)
-      feeds.push_back({abi::kLossScale, &lossScale});
+      feeds.push_back({abi::kLossScale, &lossScale_});
     if (dropout_) { // a pure function of (seed, micro-step): resumes exactly
-      *static_cast<int64_t *>(rngKey.data()) =
+      *static_cast<int64_t *>(rngKey_.data()) =
           static_cast<int64_t>(dropoutKey(o_.seed, uint64_t(step * accum + micro)));
-      feeds.push_back({abi::kRngKey, &rngKey});
+      feeds.push_back({abi::kRngKey, &rngKey_});
     }
     for (auto &[name, value] : feeds)
       if (Status s = session_->setInput(name, *value); !s)
@@ -629,7 +639,7 @@ Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
                                            "runtime-only build cannot do");
     return saveTrainingStep(*compiler, run, *dist);
   }
-  TrainingJob job(run, *dist, compiler, onStep);
+  TrainingJob job(run, *dist, compiler, fromArtifact, onStep);
   if (Status s = job.prepare(); !s)
     return s;
   if (Status s = job.train(); !s)

@@ -25,20 +25,12 @@ namespace {
 
 /// The typed training pipeline (trc/Pipelines/TrainingPipeline.h) of a
 /// Trainer's build: the same struct trc-opt --trc-training-pipeline fills.
-TrainingPipelineOptions trainingPipeline(const rt::TrainingBuild &build) {
-  TrainingPipelineOptions o;
-  if (build.loss == "cross_entropy") {
-    AppendLossOptions loss;
-    loss.ignoreIndex = build.ignoreIndex;
-    o.loss = loss;
-  }
+bool trainingPipeline(const rt::TrainingBuild &build, TrainingPipelineOptions &o,
+                      std::string &problem) {
+  if (!setLossAndPrecision(o, build.loss.empty() ? "none" : build.loss, build.ignoreIndex,
+                           build.precision, problem))
+    return false;
   o.fuseAttention = build.fuseAttention;
-  if (build.precision == "bf16" || build.precision == "fp16") {
-    MixedPrecisionOptions mp;
-    mp.type = build.precision == "bf16" ? "bf16" : "f16";
-    mp.lossScale = build.precision == "fp16";
-    o.mixedPrecision = mp;
-  }
   if (build.dataParallel) {
     DataParallelOptions dp;
     dp.zeroStage = build.dataParallel->zeroStage;
@@ -54,7 +46,7 @@ TrainingPipelineOptions trainingPipeline(const rt::TrainingBuild &build) {
   o.trainStep.clipNorm = opt.clipGradNorm.value_or(o.trainStep.clipNorm);
   o.trainStep.nesterov = opt.nesterov;
   o.trainStep.accumulate = build.accumulate;
-  return o;
+  return true;
 }
 
 /// The rows of the table that token input `name` indexes (an embedding
@@ -127,7 +119,14 @@ bool compile(const std::string &model,
     }
     info->vocabSize = vocabularyOf(main, training->tokenInput);
     mlir::PassManager pm(&context);
-    buildTrainingPipeline(pm, trainingPipeline(*training));
+    TrainingPipelineOptions pipeline;
+    std::string problem;
+    if (!trainingPipeline(*training, pipeline, problem)) {
+      diag << "error: " << problem << "\n";
+      llvm::sys::fs::remove_directories(dir);
+      return false;
+    }
+    buildTrainingPipeline(pm, pipeline);
     if (mlir::failed(pm.run(*module))) {
       llvm::sys::fs::remove_directories(dir);
       return false;

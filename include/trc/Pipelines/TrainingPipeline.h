@@ -40,6 +40,13 @@ struct TrainingPipelineOptions {
 
 void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingPipelineOptions &options);
 
+/// Sets `loss` and `mixedPrecision` from the spellings trc-run and
+/// --trc-training-pipeline share: loss "none" | "cross_entropy" (with
+/// `ignoreIndex`), precision "fp32" | "bf16" | "fp16". False, with `problem`
+/// naming the option, for any other value.
+bool setLossAndPrecision(TrainingPipelineOptions &options, llvm::StringRef loss,
+                         int64_t ignoreIndex, llvm::StringRef precision, std::string &problem);
+
 /// Registers `--trc-training-pipeline` with trc-opt (called by
 /// registerTrcPipelines).
 void registerTrainingPipeline();
