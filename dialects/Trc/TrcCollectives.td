@@ -7,9 +7,12 @@
 // the same order. They have side effects: never merged, dropped or moved
 // across each other.
 //
-// Groups: `world` (every rank), `shard` (the ranks one sharded tensor is
-// split over: consecutive blocks of `shard degree` ranks), `replica` (the
-// ranks holding the same shard, one per shard group).
+// Groups: `world` (every rank of the data axis: with tensor parallelism,
+// the ranks holding the same tensor-parallel part), `shard` (the ranks one
+// sharded tensor is split over: consecutive blocks of `shard degree` data
+// ranks), `replica` (the ranks holding the same shard, one per shard
+// group), `tensor` (the ranks of one tensor-parallel group: consecutive
+// blocks of the tensor degree; trc-partition's collectives).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRC_COLLECTIVES_TD
@@ -20,7 +23,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Trc_CollectiveGroup : I32EnumAttr<"CollectiveGroup", "a process group", [
   I32EnumAttrCase<"World", 0, "world">, I32EnumAttrCase<"Shard", 1, "shard">,
-  I32EnumAttrCase<"Replica", 2, "replica">]> {
+  I32EnumAttrCase<"Replica", 2, "replica">, I32EnumAttrCase<"Tensor", 3, "tensor">]> {
   let cppNamespace = "::trc";
   let genSpecializedAttr = 0;
 }
@@ -40,7 +43,7 @@ def Trc_CollectiveReductionAttr
 // inserted after autodiff: no VJP rules.
 class Trc_CollectiveOp<string mnemonic, list<Trait> traits = []>
     : Trc_Op<mnemonic, !listconcat(traits, [MemoryEffects<[MemRead, MemWrite]>,
-                                            Trc_NoVjp])>;
+                                            Trc_NoVjp, Trc_NoSharding])>;
 
 def Trc_AllReduceOp : Trc_CollectiveOp<"all_reduce", [SameOperandsAndResultType]> {
   let summary = "element-wise reduction over the ranks of a group";

@@ -5,5 +5,6 @@ include "TrcBase.td"
 include "TrcOps.td"
 include "TrcFusion.td"
 include "TrcCollectives.td"
+include "TrcSharding.td"
 include "TrcAttention.td"
 #endif

@@ -21,7 +21,8 @@ def Trc_FusionKind : I32EnumAttr<"FusionKind", "the kind of kernel a trc.fusion 
 def Trc_FusionKindAttr : EnumAttr<Trc_Dialect, Trc_FusionKind, "fusion_kind">;
 
 def Trc_FusionOp : Trc_Op<"fusion",
-    [IsolatedFromAbove, SingleBlock, RecursiveMemoryEffects, Trc_NoVjp]> {
+    [IsolatedFromAbove, SingleBlock, RecursiveMemoryEffects, Trc_NoVjp,
+     Trc_NoSharding]> {
   let summary = "a group of trc ops that runs as one kernel";
   let description = [{
     The body reads the block arguments (bound to the operands, the values the
@@ -69,7 +70,7 @@ def Trc_FusionOp : Trc_Op<"fusion",
 }
 
 def Trc_YieldOp : Trc_Op<"yield",
-    [Pure, Terminator, HasParent<"::trc::FusionOp">, Trc_NoVjp]> {
+    [Pure, Terminator, HasParent<"::trc::FusionOp">, Trc_NoVjp, Trc_NoSharding]> {
   let summary = "the results of a trc.fusion";
   let arguments = (ins Variadic<Trc_Tensor>:$values);
   let assemblyFormat = "attr-dict ($values^ `:` type($values))?";

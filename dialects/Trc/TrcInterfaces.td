@@ -11,7 +11,13 @@
 // Every trc op has exactly one of the two, checked when the library builds:
 // lib/Training/RegisterVjpRules.cpp walks the dialect's op list (GET_OP_LIST)
 // and a static_assert fails for an op with neither a rule nor NoVjp (or with
-// both). The sharding rules will follow the same pattern.
+// both).
+//  * ShardingRuleOpInterface: how the op's dims relate as factors (einsum
+//    style, Shardy's OpShardingRule), what trc-propagate-sharding and
+//    trc-partition read (include/trc/Dialect/ShardingRule.h). External
+//    models in lib/Parallel/ShardingRules.cpp, attached by
+//    trc::parallel::registerShardingRules; the same compile-time check
+//    against the NoSharding trait.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRC_INTERFACES_TD
@@ -48,6 +54,32 @@ def Trc_VjpOpInterface : OpInterface<"VjpOpInterface"> {
 // and, or), ops of later stages (collectives, fusion and its yield,
 // attention_grad) and dropout (trc-lower-dropout rewrites it before autodiff).
 def Trc_NoVjp : NativeOpTrait<"NoVjp"> {
+  let cppNamespace = "::trc";
+}
+
+def Trc_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
+  let cppNamespace = "::trc";
+  let description = [{
+    The op's sharding rule: every dim of every operand and result is a
+    product of factors (major to minor); a factor split over a grid axis
+    splits every dim it appears in. The factor's kind says what splitting it
+    means: parallel (each rank computes its part), a summed or maxed
+    reduction (the result is a partial over the axis), replicated (must not
+    be split), gathered (gather/scatter_add's table dim: a masked local
+    lookup whose result is a partial sum) or sliced (a slice/concatenate
+    dim: splittable in whole blocks).
+  }];
+  let methods = [
+    InterfaceMethod<"The op's factors and how its dims map to them.",
+      "::trc::ShardingRule", "getShardingRule", (ins)>,
+  ];
+}
+
+// An op without a sharding rule by design: module-level symbols
+// (parameter, get_parameter: trc-parameters-to-arguments runs first), ops
+// inserted by or after partitioning (collectives, fusion and its yield) and
+// dropout (trc-lower-dropout rewrites it first).
+def Trc_NoSharding : NativeOpTrait<"NoSharding"> {
   let cppNamespace = "::trc";
 }
 

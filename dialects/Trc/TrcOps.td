@@ -32,7 +32,7 @@ def Trc_ConstantOp : Trc_Op<"constant",
   let hasFolder = 1;
 }
 
-def Trc_ParameterOp : Trc_Op<"parameter", [Symbol, Trc_NoVjp]> {
+def Trc_ParameterOp : Trc_Op<"parameter", [Symbol, Trc_NoVjp, Trc_NoSharding]> {
   let summary = "a model parameter (an ONNX initializer)";
   let description = [{
     A named tensor of the model's state, declared once at module level and read
@@ -60,7 +60,7 @@ def Trc_ParameterOp : Trc_Op<"parameter", [Symbol, Trc_NoVjp]> {
 }
 
 def Trc_GetParameterOp : Trc_Op<"get_parameter",
-    [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>, Trc_NoVjp]> {
+    [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>, Trc_NoVjp, Trc_NoSharding]> {
   let summary = "reads the current value of a parameter";
   let arguments = (ins FlatSymbolRefAttr:$name);
   let results = (outs Trc_Tensor:$result);
@@ -453,7 +453,8 @@ def Trc_CrossEntropyOp : Trc_Op<"cross_entropy", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Trc_DropoutOp : Trc_Op<"dropout", [SameOperandsAndResultType, Trc_NoVjp]> {
+def Trc_DropoutOp : Trc_Op<"dropout", [SameOperandsAndResultType, Trc_NoVjp,
+                                        Trc_NoSharding]> {
   let summary = "zeroes elements with probability `ratio` and scales the rest";
   let description = [{
     Random in training: trc-lower-dropout turns it into a trc.random_uniform

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
 namespace trc {
@@ -23,6 +24,10 @@ namespace trc {
 
 #define GEN_PASS_REGISTRATION
 #include "Passes.h.inc"
+
+/// trc-decompose-composites' rewrites (each composite op into core ops), for
+/// passes that decompose only some ops (trc-shard-tensor-parallel).
+void populateDecomposeCompositePatterns(mlir::RewritePatternSet &patterns);
 } // namespace trc
 
 #endif // TRC_PASSES_H

@@ -7,6 +7,7 @@
 #include "trc/InitAllDialects.h"
 
 #include "trc/Dialect/Trc.h"
+#include "trc/Parallel/Sharding.h"
 #include "trc/Training/Vjp.h"
 
 #include "mlir/InitAllDialects.h"
@@ -15,6 +16,7 @@
 void trc::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<TrcDialect>();
   autodiff::registerVjpRules(registry);
+  parallel::registerShardingRules(registry);
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
 }

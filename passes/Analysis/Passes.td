@@ -26,6 +26,23 @@ def TestPrintOpStats : Pass<"test-trc-print-op-stats", "mlir::ModuleOp"> {
   let dependentDialects = ["trc::TrcDialect"];
 }
 
+def TestPrintSharding : Pass<"test-trc-print-sharding", "mlir::func::FuncOp"> {
+  let summary = "prints each value's sharding and each collective with its bytes";
+  let description = [{
+    Before trc-partition: one line per annotated argument and op result with
+    its sharding. After: one line per collective with its group and the
+    bytes each rank sends into it, then totals per kind. The IR is unchanged.
+
+    ```
+    sharding @main_grad
+      %arg7 "model.blocks.0.attn.c_attn.weight": [3x tensor, -]
+      %23 trc.dot_general: [-, -, 3x tensor]
+      collective trc.all_reduce sum tensor: 8192 bytes
+      collectives: 2 all_reduce 16384 bytes
+    ```
+  }];
+}
+
 def TestPrintMemoryPlan : Pass<"test-trc-print-memory-plan", "mlir::func::FuncOp"> {
   let summary = "prints the static memory plan of a bufferized function";
   let description = [{

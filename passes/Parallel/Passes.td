@@ -1,6 +1,7 @@
 //===- Passes.td - trc passes: Parallel --------------------*- tablegen -*-===//
 //
-// Distribution over ranks: data parallelism and ZeRO.
+// Distribution over ranks: data parallelism and ZeRO; tensor parallelism by
+// sharding propagation and partitioning (include/trc/Parallel/Sharding.h).
 // Implemented in passes/Parallel/<Name>.cpp; included by passes/Passes.td.
 //
 //===----------------------------------------------------------------------===//
@@ -37,6 +38,66 @@ def DataParallel : Pass<"trc-data-parallel", "mlir::ModuleOp"> {
            "also average over the replica groups (shard-degree < world size)">,
   ];
   let dependentDialects = ["trc::TrcDialect", "mlir::func::FuncDialect"];
+}
+
+def PropagateSharding : Pass<"trc-propagate-sharding", "mlir::func::FuncOp"> {
+  let summary = "gives every value a sharding, from the annotated ones";
+  let description = [{
+    Seeds are the `trc.sharding` annotations already present (on arguments
+    and op results); each op's sharding rule (ShardingRuleOpInterface)
+    carries them to its other operands and results, sweeping forward and
+    backward to a fixpoint. A disagreement inside one op goes to the side
+    with more bytes (trc-partition moves the lighter one); values nothing
+    reaches are whole. Every value ends annotated. The grid is the module's
+    `trc.grid`. An op without a sharding rule is an error naming it.
+
+    ```mlir
+    // seed: %w : #trc.sharding< [ {}, {tensor} ] >
+    %y = trc.dot_general %x, %w ... {trc.sharding = [ #trc.sharding< [ {}, {tensor} ] > ]}
+    ```
+  }];
+  let dependentDialects = ["trc::TrcDialect"];
+}
+
+def ShardTensorParallel : Pass<"trc-shard-tensor-parallel", "mlir::ModuleOp"> {
+  let summary = "Megatron's tensor-parallel layout, found from the model's structure";
+  let description = [{
+    Sets the grid's `tensor` axis to `degree` and seeds @main_grad (or
+    @main without one) the way Megatron-LM splits a transformer, with no
+    model-specific code: every trc.attention's heads; the hidden dim between
+    a column-parallel and a row-parallel product (a dot_general whose
+    contracting operand comes, through elementwise ops, from another
+    parameter's product: the MLP, gated or not); the vocabulary of the loss'
+    logits and of every embedding table of that size (a vocabulary-parallel
+    embedding and loss: the cross-entropy and the softmaxes over the
+    vocabulary are decomposed into reductions, so the logits are never
+    gathered). Then trc-propagate-sharding's propagation gives every value
+    its sharding. Heads, kv heads or MLP widths the degree does not divide
+    are errors naming the op; a vocabulary it does not divide stays whole
+    (a remark says so; Megatron pads it, which changes the loss).
+  }];
+  let options = [
+    Option<"degree", "degree", "int64_t", "1", "tensor-parallel ranks">,
+  ];
+  let dependentDialects = ["trc::TrcDialect"];
+}
+
+def Partition : Pass<"trc-partition", "mlir::ModuleOp"> {
+  let summary = "rewrites sharded functions to per-rank shapes with collectives";
+  let description = [{
+    For every function whose values are annotated (trc-propagate-sharding):
+    each op computes on its rank's parts, as its sharding rule says, and
+    the trc collectives on the axis' group (`tensor`) move values where a
+    user needs another sharding: partial sums all-reduced (reduce-scattered
+    when the user splits a dim), split dims all-gathered, whole dims sliced.
+    A gather from a table split along the looked-up dim masks the indices
+    outside this rank's rows (its result is a partial sum); scatter_add
+    likewise. Returned values: the first (the loss) whole; a gradient
+    (`trc.grad_of`) sharded as its parameter; the others whole. Split
+    parameter arguments get `trc.split = array<i64: dim, blocks, degree>`
+    and `trc.split_of` (the full shape) for the artifact.
+  }];
+  let dependentDialects = ["trc::TrcDialect"];
 }
 
 #endif // TRC_PASSES_PARALLEL_PASSES_TD

@@ -318,11 +318,15 @@ struct DecomposeComposites
     : trc::impl::DecomposeCompositesBase<DecomposeComposites> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<DecomposeSoftmax, DecomposeLogSoftmax, DecomposeLayerNorm,
-                 DecomposeGelu, DecomposeCrossEntropy, DecomposeAttention,
-                 DecomposeAttentionGrad>(&getContext());
+    trc::populateDecomposeCompositePatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };
 } // namespace
+
+void trc::populateDecomposeCompositePatterns(RewritePatternSet &patterns) {
+  patterns.add<DecomposeSoftmax, DecomposeLogSoftmax, DecomposeLayerNorm, DecomposeGelu,
+               DecomposeCrossEntropy, DecomposeAttention, DecomposeAttentionGrad>(
+      patterns.getContext());
+}

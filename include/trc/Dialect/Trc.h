@@ -28,7 +28,11 @@ class VjpContext; // include/trc/Training/Vjp.h
 /// dialects/Trc/TrcInterfaces.td).
 template <typename ConcreteType>
 class NoVjp : public mlir::OpTrait::TraitBase<ConcreteType, NoVjp> {};
+template <typename ConcreteType>
+class NoSharding : public mlir::OpTrait::TraitBase<ConcreteType, NoSharding> {};
 } // namespace trc
+
+#include "trc/Dialect/ShardingRule.h"
 
 #include "TrcInterfaces.h.inc"
 

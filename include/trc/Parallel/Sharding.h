@@ -1,0 +1,114 @@
+//===- Sharding.h - shardings of values and the rules that relate them -*- C++ -*-===//
+//
+// The tensor-parallel half of DESIGN.md's "Parallel plans": the device grid
+// (module attribute `trc.grid`), each value's sharding (#trc.sharding, kept
+// here as the plain struct Sharding while passes work on it), and
+// solveOpSharding, which applies an op's factor rule
+// (ShardingRuleOpInterface) to the shardings known around it. Propagation
+// (trc-propagate-sharding) and partitioning (trc-partition) both go through
+// solveOpSharding, so an op is partitioned exactly as propagation assumed.
+// Preconditions: static shapes; one axis per split dim.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_PARALLEL_SHARDING_H
+#define TRC_PARALLEL_SHARDING_H
+
+#include "trc/Dialect/Trc.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <optional>
+#include <string>
+
+namespace trc::parallel {
+
+constexpr llvm::StringLiteral kGridAttr = "trc.grid";
+constexpr llvm::StringLiteral kShardingAttr = "trc.sharding";
+// On a partitioned function's parameter arguments, for the artifact's
+// `split` records: [dim, blocks, degree] and the full (logical) shape.
+constexpr llvm::StringLiteral kSplitAttr = "trc.split";
+constexpr llvm::StringLiteral kSplitOfAttr = "trc.split_of";
+constexpr llvm::StringLiteral kTensorAxis = "tensor";
+
+/// Attaches the sharding rules (ShardingRules.cpp) to the trc dialect.
+void registerShardingRules(mlir::DialectRegistry &registry);
+
+/// The device grid: named axes and their sizes.
+struct Grid {
+  llvm::SmallVector<std::pair<std::string, int64_t>> axes;
+  /// The axis' size (1 for an axis the grid does not have).
+  int64_t size(llvm::StringRef axis) const;
+  static Grid read(mlir::ModuleOp module);
+  void write(mlir::ModuleOp module) const;
+};
+
+struct DimSplit {
+  std::string axis; // empty: the dim is whole
+  int64_t blocks = 1;
+  bool split() const { return !axis.empty(); }
+  bool operator==(const DimSplit &o) const { return axis == o.axis && blocks == o.blocks; }
+};
+
+struct Sharding {
+  llvm::SmallVector<DimSplit, 4> dims;
+  std::string partialAxis; // empty: not partial
+  CollectiveReduction partialKind = CollectiveReduction::Sum;
+
+  static Sharding whole(int64_t rank);
+  bool partial() const { return !partialAxis.empty(); }
+  /// Split somewhere or partial: worth propagating.
+  bool informative() const;
+  /// The dim split over `axis`, or -1.
+  int64_t dimSplitOver(llvm::StringRef axis) const;
+  Sharding withoutPartial() const;
+  bool operator==(const Sharding &o) const {
+    return dims == o.dims && partialAxis == o.partialAxis &&
+           (partialAxis.empty() || partialKind == o.partialKind);
+  }
+  bool operator!=(const Sharding &o) const { return !(*this == o); }
+  /// "[-, -, 3x tensor] partial sum(tensor)".
+  std::string str() const;
+};
+
+ShardingAttr toAttr(mlir::MLIRContext *context, const Sharding &s);
+Sharding fromAttr(ShardingAttr attr);
+
+/// The per-rank type of a value of `full` type sharded as `s`.
+mlir::RankedTensorType localType(mlir::RankedTensorType full, const Sharding &s,
+                                 const Grid &grid);
+
+/// The `trc.sharding` annotation of a value (an op result's entry in the
+/// op's array, or a function argument's attribute), if any.
+std::optional<Sharding> readSharding(mlir::Value v);
+void writeSharding(mlir::Value v, const Sharding &s);
+
+/// The shardings an op computes in, given what is known around it.
+struct OpSharding {
+  llvm::SmallVector<Sharding> operands; // what each operand must be
+  llvm::SmallVector<Sharding> results;  // what the op produces from them
+};
+
+/// Applies the op's rule: each factor takes the split the known shardings
+/// give it (the heaviest tensor wins a disagreement; with `resultsFirst`
+/// the results win, as partitioning needs), factors that may not be split
+/// or would split one tensor twice over an axis are dropped, and the
+/// operand and result shardings follow. Unknown values are std::nullopt.
+/// `operandTypes` are the operands' full types where the op's operands
+/// already have per-rank types (trc-partition); empty: the op's own.
+OpSharding solveOpSharding(mlir::Operation *op, const ShardingRule &rule,
+                           llvm::ArrayRef<std::optional<Sharding>> operands,
+                           llvm::ArrayRef<std::optional<Sharding>> results, const Grid &grid,
+                           bool resultsFirst,
+                           llvm::ArrayRef<mlir::RankedTensorType> operandTypes = {});
+
+/// trc-propagate-sharding's work on one function: from the annotated values
+/// (seeds) to every value, to a fixpoint; values nothing reaches are whole.
+/// Writes every value's annotation. Fails (with an error naming the op) on
+/// an op without a sharding rule.
+mlir::LogicalResult propagateShardings(mlir::func::FuncOp func, const Grid &grid);
+
+} // namespace trc::parallel
+
+#endif // TRC_PARALLEL_SHARDING_H

@@ -1,0 +1,171 @@
+//===- Reshard.cpp - collectives between shardings (Reshard.h) -------------===//
+//
+// A dim collective along dim d of blocks k over t ranks works on the
+// layout [k, t, c, rest] of the full tensor (c = the block's chunk per
+// rank): rank r's part is [k, c, rest] at index r of the t axis. Moving t
+// to the front makes every rank's part one contiguous 1-D chunk, which is
+// what trc.all_gather, trc.reduce_scatter and trc.shard_slice take.
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Parallel/Reshard.h"
+
+using namespace mlir;
+
+namespace trc::parallel {
+namespace {
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+Value reshape(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(shape, typeOf(v).getElementType());
+  if (type == v.getType())
+    return v;
+  return b.create<ReshapeOp>(loc, type, v);
+}
+
+Value transpose(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, int64_t(perm.size()))))
+    return v;
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(typeOf(v).getShape()[p]);
+  return b.create<TransposeOp>(loc, RankedTensorType::get(shape, typeOf(v).getElementType()),
+                               v, perm);
+}
+
+enum class DimCollective { Gather, Slice, ReduceScatter };
+
+/// The collective along dim d (see the file comment). For Gather `v` is the
+/// rank's part; for Slice and ReduceScatter the whole (or partial) tensor.
+Value alongDim(OpBuilder &b, Location loc, Value v, int64_t d, int64_t blocks, int64_t t,
+               CollectiveGroup group, DimCollective what, CollectiveReduction reduction) {
+  RankedTensorType type = typeOf(v);
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> toFront{d}, rest;
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != d) {
+      toFront.push_back(i);
+      rest.push_back(type.getShape()[i]);
+    }
+  SmallVector<int64_t> fromFront(rank);
+  for (int64_t i = 0; i < rank; ++i)
+    fromFront[toFront[i]] = i;
+  Type element = type.getElementType();
+  Value front = transpose(b, loc, v, toFront);
+  int64_t restSize = 1;
+  for (int64_t s : rest)
+    restSize *= s;
+  auto concat = [](std::initializer_list<int64_t> head, ArrayRef<int64_t> tail) {
+    SmallVector<int64_t> s(head);
+    s.append(tail.begin(), tail.end());
+    return s;
+  };
+  auto perm4 = [&](bool swap) {
+    SmallVector<int64_t> p{swap ? 1 : 0, swap ? 0 : 1, 2};
+    for (int64_t i = 0; i < int64_t(rest.size()); ++i)
+      p.push_back(3 + i);
+    return p;
+  };
+  if (what == DimCollective::Gather) {
+    int64_t c = type.getShape()[d] / blocks;
+    Value flat = reshape(b, loc, front, {blocks * c * restSize});
+    Value all = b.create<AllGatherOp>(
+        loc, RankedTensorType::get({t * blocks * c * restSize}, element), flat, group, t);
+    Value split = reshape(b, loc, all, concat({t, blocks, c}, rest));
+    Value ordered = blocks == 1 ? split : transpose(b, loc, split, perm4(true));
+    Value merged = reshape(b, loc, ordered, concat({blocks * t * c}, rest));
+    return transpose(b, loc, merged, fromFront);
+  }
+  int64_t c = type.getShape()[d] / (blocks * t);
+  Value split = reshape(b, loc, front, concat({blocks, t, c}, rest));
+  Value ordered = blocks == 1 ? split : transpose(b, loc, split, perm4(true));
+  Value flat = reshape(b, loc, ordered, {t * blocks * c * restSize});
+  auto partType = RankedTensorType::get({blocks * c * restSize}, element);
+  Value part = what == DimCollective::Slice
+                   ? b.create<ShardSliceOp>(loc, partType, flat, group, t).getResult()
+                   : b.create<ReduceScatterOp>(loc, partType, flat, reduction, group, t)
+                         .getResult();
+  Value merged = reshape(b, loc, part, concat({blocks * c}, rest));
+  return transpose(b, loc, merged, fromFront);
+}
+
+} // namespace
+
+FailureOr<CollectiveGroup> groupOfAxis(StringRef axis) {
+  if (axis == kTensorAxis)
+    return CollectiveGroup::Tensor;
+  return failure();
+}
+
+FailureOr<Value> reshard(OpBuilder &b, Location loc, Value value, const Sharding &from,
+                         const Sharding &to, const Grid &grid) {
+  if (from == to)
+    return value;
+  auto group = [&](StringRef axis) -> FailureOr<CollectiveGroup> {
+    FailureOr<CollectiveGroup> g = groupOfAxis(axis);
+    if (failed(g))
+      emitError(loc) << "trc-partition: grid axis '" << axis << "' has no communicator group";
+    return g;
+  };
+  Sharding cur = from;
+  if (cur.partial() && !(to.partial() && to.partialAxis == cur.partialAxis &&
+                         to.partialKind == cur.partialKind)) {
+    FailureOr<CollectiveGroup> g = group(cur.partialAxis);
+    if (failed(g))
+      return failure();
+    int64_t t = grid.size(cur.partialAxis);
+    int64_t d = to.dimSplitOver(cur.partialAxis);
+    if (d >= 0 && !cur.dims[d].split() && cur.partialKind == CollectiveReduction::Sum) {
+      // Sequence parallelism's reduce-scatter: the sum and the split in one.
+      value = alongDim(b, loc, value, d, to.dims[d].blocks, t, *g,
+                       DimCollective::ReduceScatter, CollectiveReduction::Sum);
+      cur.dims[d] = to.dims[d];
+    } else {
+      value = b.create<AllReduceOp>(loc, value, cur.partialKind, *g);
+    }
+    cur = cur.withoutPartial();
+  }
+  if (to.partial() && !cur.partial()) {
+    emitError(loc) << "trc-partition: cannot make a whole value " << cur.str() << " into "
+                   << to.str();
+    return failure();
+  }
+  for (size_t d = 0; d < cur.dims.size(); ++d) {
+    if (!cur.dims[d].split() || cur.dims[d] == to.dims[d])
+      continue;
+    FailureOr<CollectiveGroup> g = group(cur.dims[d].axis);
+    if (failed(g))
+      return failure();
+    value = alongDim(b, loc, value, int64_t(d), cur.dims[d].blocks,
+                     grid.size(cur.dims[d].axis), *g, DimCollective::Gather,
+                     CollectiveReduction::Sum);
+    cur.dims[d] = DimSplit{};
+  }
+  for (size_t d = 0; d < cur.dims.size(); ++d) {
+    if (cur.dims[d] == to.dims[d])
+      continue;
+    FailureOr<CollectiveGroup> g = group(to.dims[d].axis);
+    if (failed(g))
+      return failure();
+    value = alongDim(b, loc, value, int64_t(d), to.dims[d].blocks, grid.size(to.dims[d].axis),
+                     *g, DimCollective::Slice, CollectiveReduction::Sum);
+    cur.dims[d] = to.dims[d];
+  }
+  return value;
+}
+
+Value partOffset(OpBuilder &b, Location loc, StringRef axis, int64_t fullSize,
+                 const Grid &grid) {
+  int64_t t = grid.size(axis);
+  SmallVector<int64_t> starts;
+  for (int64_t r = 0; r < t; ++r)
+    starts.push_back(r * (fullSize / t));
+  auto i64 = b.getI64Type();
+  auto table = RankedTensorType::get({t}, i64);
+  Value all = b.create<ConstantOp>(loc, DenseElementsAttr::get(table, ArrayRef(starts)));
+  Value mine = b.create<ShardSliceOp>(loc, RankedTensorType::get({1}, i64), all,
+                                      *groupOfAxis(axis), t);
+  return reshape(b, loc, mine, {});
+}
+
+} // namespace trc::parallel

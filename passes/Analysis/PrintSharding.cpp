@@ -1,0 +1,78 @@
+//===- PrintSharding.cpp - test-trc-print-sharding -------------------------===//
+//
+// Prints each annotated value's sharding and each collective with the bytes
+// a rank puts into it (see Passes.td). Values are named by their position:
+// %argN for arguments (with the parameter's name), %N for the N-th op of
+// the body, so lines are stable under unrelated renumbering.
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Passes.h"
+#include "trc/Parallel/Sharding.h"
+
+#include "llvm/ADT/MapVector.h"
+
+namespace trc {
+#define GEN_PASS_DEF_TESTPRINTSHARDING
+#include "Passes.h.inc"
+} // namespace trc
+
+using namespace mlir;
+
+namespace {
+
+int64_t bytesOf(Type type) {
+  auto t = cast<RankedTensorType>(type);
+  return t.getNumElements() * std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+}
+
+struct TestPrintSharding : trc::impl::TestPrintShardingBase<TestPrintSharding> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    llvm::raw_ostream &os = llvm::outs();
+    os << "sharding @" << func.getSymName() << "\n";
+    for (BlockArgument arg : func.getArguments()) {
+      auto s = trc::parallel::readSharding(arg);
+      if (!s)
+        continue;
+      os << "  %arg" << arg.getArgNumber();
+      if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "trc.param"))
+        os << " \"" << name.getValue() << "\"";
+      os << ": " << s->str() << "\n";
+    }
+    llvm::MapVector<StringRef, std::pair<int64_t, int64_t>> totals; // count, bytes
+    int64_t index = 0;
+    for (Operation &op : func.getBody().front()) {
+      for (Value r : op.getResults())
+        if (auto s = trc::parallel::readSharding(r)) {
+          os << "  %" << index;
+          if (op.getNumResults() > 1)
+            os << "#" << cast<OpResult>(r).getResultNumber();
+          os << " " << op.getName() << ": " << s->str() << "\n";
+        }
+      if (isa<trc::AllReduceOp, trc::ReduceScatterOp, trc::AllGatherOp>(op)) {
+        // Bytes into the collective: the operand (all-gather: the part sent).
+        int64_t bytes = bytesOf(op.getOperand(0).getType());
+        auto group = op.getAttrOfType<trc::CollectiveGroupAttr>("group");
+        os << "  collective " << op.getName();
+        if (auto ar = dyn_cast<trc::AllReduceOp>(op))
+          os << " " << trc::stringifyCollectiveReduction(ar.getReduction());
+        os << " " << (group ? trc::stringifyCollectiveGroup(group.getValue()) : "?") << ": "
+           << bytes << " bytes\n";
+        auto &[count, sum] = totals[op.getName().stripDialect()];
+        ++count;
+        sum += bytes;
+      }
+      ++index;
+    }
+    if (!totals.empty()) {
+      os << "  collectives:";
+      for (auto &[kind, entry] : totals)
+        os << " " << entry.first << " " << kind << " " << entry.second << " bytes;";
+      os << "\n";
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,320 @@
+//===- Partition.cpp - trc-partition ---------------------------------------===//
+//
+// Rewrites each annotated function in place to per-rank shapes (see
+// Passes.td). Walking the body in order, each op asks solveOpSharding what
+// its operands must be given its (annotated) results, the operands are
+// resharded to that (collectives, include/trc/Parallel/Reshard.h), the op
+// is retyped to its rank's part, and where what it then produces differs
+// from its annotation the result is resharded too. So the annotations are
+// what every value is after this pass, and each op computes exactly as
+// propagation planned. Ops whose attributes hold shapes or global indices
+// (slice, constant, iota, gather and scatter_add from a split table) get
+// their rank's version.
+// Preconditions: every value annotated (trc-propagate-sharding); the
+// grid's axes have communicator groups.
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Passes.h"
+#include "trc/Parallel/Reshard.h"
+
+#include <map>
+
+
+namespace trc {
+#define GEN_PASS_DEF_PARTITION
+#include "Passes.h.inc"
+} // namespace trc
+
+using namespace mlir;
+using namespace trc;
+using namespace trc::parallel;
+
+namespace {
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+struct FunctionPartitioner {
+  func::FuncOp func;
+  const Grid &grid;
+  DenseMap<Value, Sharding> current;
+  // Resharded copies, so a value needed the same way twice moves once.
+  std::map<std::pair<void *, std::string>, Value> copies;
+  SmallVector<Operation *> replaced; // rebuilt by localize, erased at the end
+
+  Sharding shardingOf(Value v) {
+    auto it = current.find(v);
+    if (it != current.end())
+      return it->second;
+    return Sharding::whole(typeOf(v).getRank());
+  }
+
+  FailureOr<Value> to(OpBuilder &b, Location loc, Value v, const Sharding &target) {
+    Sharding from = shardingOf(v);
+    if (from == target)
+      return v;
+    auto key = std::make_pair(v.getAsOpaquePointer(), target.str());
+    if (auto it = copies.find(key); it != copies.end())
+      return it->second;
+    FailureOr<Value> moved = reshard(b, loc, v, from, target, grid);
+    if (failed(moved))
+      return failure();
+    copies[key] = *moved;
+    current[*moved] = target;
+    return *moved;
+  }
+
+  /// indices - offset, clamped to 0 where outside [0, rows), and the mask
+  /// of those inside: a lookup into this rank's rows of a split table.
+  std::pair<Value, Value> localIndices(OpBuilder &b, Location loc, Value indices,
+                                       const DimSplit &split, int64_t fullRows) {
+    auto idxType = typeOf(indices);
+    int64_t rows = fullRows / grid.size(split.axis);
+    Value offset = partOffset(b, loc, split.axis, fullRows, grid);
+    if (idxType.getElementType() != b.getI64Type())
+      offset = b.create<ConvertOp>(loc, RankedTensorType::get({}, idxType.getElementType()),
+                                   offset);
+    Value offsets = b.create<BroadcastInDimOp>(loc, idxType, offset, ArrayRef<int64_t>{});
+    Value local = b.create<SubOp>(loc, indices, offsets);
+    auto splat = [&](int64_t v) -> Value {
+      return b.create<ConstantOp>(
+          loc, SplatElementsAttr::get(idxType, b.getIntegerAttr(idxType.getElementType(), v)));
+    };
+    auto pred = RankedTensorType::get(idxType.getShape(), b.getI1Type());
+    Value ge = b.create<CompareOp>(loc, pred, CompareDirection::GE, local, splat(0));
+    Value lt = b.create<CompareOp>(loc, pred, CompareDirection::LT, local, splat(rows));
+    Value inside = b.create<AndOp>(loc, ge, lt);
+    Value clamped = b.create<SelectOp>(loc, inside, local, splat(0));
+    return {clamped, inside};
+  }
+
+  /// The indices' mask stretched to a looked-up shape whose index dims
+  /// start at `axis`.
+  Value stretch(OpBuilder &b, Location loc, Value inside, RankedTensorType shape,
+                int64_t axis) {
+    SmallVector<int64_t> dims;
+    for (int64_t i = 0; i < typeOf(inside).getRank(); ++i)
+      dims.push_back(axis + i);
+    return b.create<BroadcastInDimOp>(
+        loc, RankedTensorType::get(shape.getShape(), b.getI1Type()), inside, dims);
+  }
+
+  Value zerosLike(OpBuilder &b, Location loc, RankedTensorType t) {
+    return b.create<ConstantOp>(loc,
+                                SplatElementsAttr::get(t, b.getZeroAttr(t.getElementType())));
+  }
+
+  static int64_t positiveAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+  /// Retypes `op` to its rank's part (results sharded as `solved`), fixing
+  /// the attributes that hold shapes or global indices. Returns the op's
+  /// replacement values (the op's own results unless it was rebuilt).
+  FailureOr<SmallVector<Value>> localize(Operation *op, const OpSharding &solved) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    SmallVector<RankedTensorType> locals;
+    for (auto [r, s] : llvm::zip(op->getResults(), solved.results))
+      locals.push_back(localType(typeOf(r), s, grid));
+
+    if (auto gather = dyn_cast<GatherOp>(op)) {
+      auto tableType = typeOf(gather.getOperand()); // already local
+      int64_t axis = positiveAxis(gather.getAxis(), tableType.getRank());
+      const DimSplit &split = solved.operands[0].dims[axis];
+      if (split.split()) {
+        int64_t fullRows = tableType.getDimSize(axis) * grid.size(split.axis);
+        auto [clamped, inside] = localIndices(b, loc, gather.getIndices(), split, fullRows);
+        Value rows = b.create<GatherOp>(loc, locals[0], gather.getOperand(), clamped,
+                                        gather.getAxisAttr());
+        Value mask = stretch(b, loc, inside, locals[0], axis);
+        Value out = b.create<SelectOp>(loc, mask, rows, zerosLike(b, loc, locals[0]));
+        return SmallVector<Value>{out};
+      }
+    }
+    if (auto scatter = dyn_cast<ScatterAddOp>(op)) {
+      auto tableType = typeOf(scatter.getOperand());
+      int64_t axis = positiveAxis(scatter.getAxis(), tableType.getRank());
+      const DimSplit &split = solved.operands[0].dims[axis];
+      if (split.split()) {
+        int64_t fullRows = tableType.getDimSize(axis) * grid.size(split.axis);
+        auto [clamped, inside] = localIndices(b, loc, scatter.getIndices(), split, fullRows);
+        auto updatesType = typeOf(scatter.getUpdates());
+        Value mask = stretch(b, loc, inside, updatesType, axis);
+        Value updates = b.create<SelectOp>(loc, mask, scatter.getUpdates(),
+                                           zerosLike(b, loc, updatesType));
+        Value out = b.create<ScatterAddOp>(loc, locals[0], scatter.getOperand(), clamped,
+                                           updates, scatter.getAxisAttr());
+        return SmallVector<Value>{out};
+      }
+    }
+    if (auto iota = dyn_cast<IotaOp>(op)) {
+      int64_t dim = iota.getDimension();
+      const DimSplit &split = solved.results[0].dims[dim];
+      if (split.split() && split.blocks == 1) {
+        Value part = b.create<IotaOp>(loc, locals[0], iota.getDimensionAttr());
+        Value offset = partOffset(b, loc, split.axis, typeOf(iota).getDimSize(dim), grid);
+        Type element = locals[0].getElementType();
+        if (element != b.getI64Type())
+          offset = b.create<ConvertOp>(loc, RankedTensorType::get({}, element), offset);
+        Value offsets = b.create<BroadcastInDimOp>(loc, locals[0], offset, ArrayRef<int64_t>{});
+        return SmallVector<Value>{b.create<AddOp>(loc, part, offsets).getResult()};
+      }
+    }
+    if (auto constant = dyn_cast<ConstantOp>(op)) {
+      if (locals[0] != constant.getType()) {
+        auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+        if (!dense || !dense.isSplat())
+          return op->emitError("trc-partition: a split constant must be a splat");
+        Value out = b.create<ConstantOp>(loc, dense.resizeSplat(locals[0]));
+        return SmallVector<Value>{out};
+      }
+    }
+    if (auto slice = dyn_cast<SliceOp>(op)) {
+      SmallVector<int64_t> start(slice.getStartIndices()), limit(slice.getLimitIndices());
+      for (auto [d, split] : llvm::enumerate(solved.results[0].dims)) {
+        if (!split.split())
+          continue;
+        int64_t t = grid.size(split.axis);
+        int64_t size = (limit[d] - start[d]) / t;
+        start[d] /= t;
+        limit[d] = start[d] + size;
+      }
+      slice.setStartIndices(start);
+      slice.setLimitIndices(limit);
+    }
+    for (auto [r, t] : llvm::zip(op->getResults(), locals))
+      r.setType(t);
+    return SmallVector<Value>(op->getResults());
+  }
+
+  LogicalResult run() {
+    Block &body = func.getBody().front();
+    // Each op's plan, made on the full types before anything is retyped
+    // (rules read shapes from types).
+    DenseMap<Operation *, OpSharding> plans;
+    auto annotation = [](Value v) {
+      return readSharding(v).value_or(Sharding::whole(typeOf(v).getRank()));
+    };
+    for (Operation &op : body.without_terminator()) {
+      auto ruled = dyn_cast<ShardingRuleOpInterface>(&op);
+      if (!ruled)
+        return op.emitError("'") << op.getName() << "' has no sharding rule";
+      SmallVector<std::optional<Sharding>> operands, results;
+      for (Value v : op.getOperands())
+        operands.push_back(annotation(v));
+      for (Value r : op.getResults())
+        results.push_back(annotation(r));
+      plans[&op] = solveOpSharding(&op, ruled.getShardingRule(), operands, results, grid,
+                                   /*resultsFirst=*/true);
+    }
+    // Arguments: their rank's part.
+    SmallVector<Type> argTypes;
+    for (BlockArgument arg : func.getArguments()) {
+      Sharding s = readSharding(arg).value_or(Sharding::whole(typeOf(arg).getRank()));
+      current[arg] = s;
+      auto full = typeOf(arg);
+      arg.setType(localType(full, s, grid));
+      argTypes.push_back(arg.getType());
+      int64_t d = s.dimSplitOver(kTensorAxis);
+      if (d >= 0 && !s.partial() && func.getArgAttr(arg.getArgNumber(), "trc.param")) {
+        Builder b(func.getContext());
+        func.setArgAttr(arg.getArgNumber(), kSplitAttr,
+                        b.getDenseI64ArrayAttr({d, s.dims[d].blocks, grid.size(kTensorAxis)}));
+        func.setArgAttr(arg.getArgNumber(), kSplitOfAttr,
+                        b.getDenseI64ArrayAttr(full.getShape()));
+      }
+    }
+    SmallVector<Operation *> ops;
+    for (Operation &op : body.without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : ops) {
+      const OpSharding &solved = plans[op];
+      SmallVector<Sharding> assigned;
+      for (Value r : op->getResults())
+        assigned.push_back(annotation(r));
+      OpBuilder b(op);
+      for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+        FailureOr<Value> v = to(b, op->getLoc(), op->getOperand(i), solved.operands[i]);
+        if (failed(v))
+          return failure();
+        op->setOperand(i, *v);
+      }
+      FailureOr<SmallVector<Value>> produced = localize(op, solved);
+      if (failed(produced))
+        return failure();
+      for (unsigned i = 0; i < op->getNumResults(); ++i) {
+        Value result = op->getResult(i), value = (*produced)[i];
+        current[value] = solved.results[i];
+        if (solved.results[i] != assigned[i]) {
+          OpBuilder after(op->getContext());
+          after.setInsertionPointAfterValue(value);
+          FailureOr<Value> moved = reshard(after, op->getLoc(), value, solved.results[i],
+                                           assigned[i], grid);
+          if (failed(moved))
+            return failure();
+          value = *moved;
+          current[value] = assigned[i];
+        }
+        if (value != result) {
+          Operation *def = value.getDefiningOp();
+          result.replaceUsesWithIf(value, [&](OpOperand &use) {
+            // Not the ops that compute the replacement from the result.
+            Operation *user = use.getOwner();
+            return user != def && !(def && user->isBeforeInBlock(def));
+          });
+        }
+      }
+      op->removeAttr(kShardingAttr);
+      if (llvm::any_of(*produced, [&](Value v) { return v.getDefiningOp() != op; }))
+        replaced.push_back(op);
+    }
+    // Returned values: the loss whole, gradients as their parameters.
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    DenseMap<StringRef, unsigned> paramArg;
+    for (BlockArgument arg : func.getArguments())
+      if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "trc.param"))
+        paramArg[name.getValue()] = arg.getArgNumber();
+    OpBuilder b(ret);
+    for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
+      Value v = ret.getOperand(i);
+      Sharding target = Sharding::whole(typeOf(v).getRank());
+      if (auto of = func.getResultAttrOfType<StringAttr>(i, "trc.grad_of"))
+        if (auto it = paramArg.find(of.getValue()); it != paramArg.end())
+          target = current[func.getArgument(it->second)];
+      FailureOr<Value> moved = to(b, ret.getLoc(), v, target);
+      if (failed(moved))
+        return failure();
+      ret.setOperand(i, *moved);
+    }
+    for (BlockArgument arg : func.getArguments())
+      func.removeArgAttr(arg.getArgNumber(), kShardingAttr);
+    func.setType(FunctionType::get(func.getContext(), argTypes, ret.getOperandTypes()));
+    // Erased last, so no value in `copies` is freed while it is in use.
+    for (Operation *op : replaced)
+      if (op->use_empty())
+        op->erase();
+    return success();
+  }
+};
+
+bool annotated(func::FuncOp func) {
+  bool any = false;
+  func.walk([&](Operation *op) { any |= op->hasAttr(kShardingAttr); });
+  for (BlockArgument arg : func.getArguments())
+    any |= bool(readSharding(arg));
+  return any;
+}
+
+struct Partition : trc::impl::PartitionBase<Partition> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    Grid grid = Grid::read(module);
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal() || !annotated(func))
+        continue;
+      FunctionPartitioner partitioner{func, grid, {}, {}, {}};
+      if (failed(partitioner.run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,232 @@
+//===- ShardTensorParallel.cpp - trc-shard-tensor-parallel -----------------===//
+//
+// Seeds Megatron's layout from the structure of the training step (see
+// Passes.td), then propagates. The seeds are activations, not parameters:
+// attention heads, the MLP's inner width, the loss' vocabulary and the
+// embedding tables of that size; propagation carries them back to the
+// weights (QKV and fc column-parallel, out-projection and proj
+// row-parallel) and through the backward pass. Only the forward part of
+// @main_grad (the ops the loss depends on) is searched for seeds.
+// Preconditions: trc-fuse-attention has run (unfused attention is seeded
+// only through its projections), static shapes.
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Passes.h"
+#include "trc/Parallel/Sharding.h"
+
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace trc {
+#define GEN_PASS_DEF_SHARDTENSORPARALLEL
+#include "Passes.h.inc"
+} // namespace trc
+
+using namespace mlir;
+using namespace trc;
+using namespace trc::parallel;
+
+namespace {
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// Whether v is a parameter argument seen through layout ops (the importer
+/// transposes weight matrices once at entry; mixed precision converts).
+bool fromParameter(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<TransposeOp, ConvertOp, ReshapeOp>(def))
+      return false;
+    v = def->getOperand(0);
+  }
+  auto arg = cast<BlockArgument>(v);
+  auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  return func && func.getArgAttr(arg.getArgNumber(), "trc.param");
+}
+
+/// The ops the values depend on (the forward part of @main_grad).
+llvm::SetVector<Operation *> ancestors(Value v) {
+  llvm::SetVector<Operation *> seen;
+  SmallVector<Value> work{v};
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !seen.insert(def))
+      continue;
+    work.append(def->operand_begin(), def->operand_end());
+  }
+  return seen;
+}
+
+/// Whether `v` comes from a product with a parameter through same-shape
+/// elementwise ops (gelu(x W1 + b1), silu(x Wg) * (x Wu), ...).
+bool fromColumnProduct(Value v) {
+  SmallVector<Value> work{v};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    Operation *def = x.getDefiningOp();
+    if (!def)
+      continue;
+    if (auto dot = dyn_cast<DotGeneralOp>(def)) {
+      if (fromParameter(dot.getRhs()) || fromParameter(dot.getLhs()))
+        return true;
+      continue;
+    }
+    bool elementwise = def->hasTrait<OpTrait::Elementwise>() ||
+                       isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, NegOp, TanhOp,
+                           LogisticOp, ErfOp, ExpOp, GeluOp, ConvertOp, SelectOp>(def);
+    if (!elementwise)
+      continue;
+    for (Value operand : def->getOperands())
+      if (operand.getType() == x.getType() ||
+          (isa<RankedTensorType>(operand.getType()) &&
+           typeOf(operand).getShape() == typeOf(x).getShape()))
+        work.push_back(operand);
+  }
+  return false;
+}
+
+struct Seeder {
+  int64_t degree;
+  DenseMap<Value, Sharding> seeds;
+  bool failedSeed = false;
+
+  void split(Value v, int64_t dim) {
+    Sharding s = Sharding::whole(typeOf(v).getRank());
+    s.dims[dim] = DimSplit{std::string(kTensorAxis), 1};
+    seeds.try_emplace(v, s);
+  }
+
+  bool divides(Operation *op, int64_t size, StringRef what) {
+    if (size % degree == 0)
+      return true;
+    op->emitError("trc-shard-tensor-parallel: ")
+        << what << " " << size << " is not divisible by tensor degree " << degree;
+    failedSeed = true;
+    return false;
+  }
+
+  void attention(AttentionOp op) {
+    int64_t rank = typeOf(op.getQ()).getRank(), heads = rank - 3;
+    if (heads < 0)
+      return;
+    if (!divides(op, typeOf(op.getQ()).getDimSize(heads), "attention heads") ||
+        !divides(op, typeOf(op.getK()).getDimSize(heads), "attention key/value heads"))
+      return;
+    for (Value v : {op.getQ(), op.getK(), op.getV(), op.getResult()})
+      split(v, heads);
+  }
+
+  void rowProduct(DotGeneralOp op) {
+    // x [.., f] . W [f, h] with x from a column product: split f.
+    if (op.getLhsContractingDims().size() != 1 || !fromParameter(op.getRhs()) ||
+        !op.getLhsBatchingDims().empty())
+      return;
+    if (!fromColumnProduct(op.getLhs()))
+      return;
+    int64_t dim = op.getLhsContractingDims()[0];
+    if (divides(op, typeOf(op.getLhs()).getDimSize(dim), "MLP width"))
+      split(op.getLhs(), dim);
+  }
+};
+
+struct ShardTensorParallel : trc::impl::ShardTensorParallelBase<ShardTensorParallel> {
+  using ShardTensorParallelBase::ShardTensorParallelBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (degree < 1) {
+      module.emitError("trc-shard-tensor-parallel: degree must be at least 1, got ")
+          << static_cast<long long>(degree);
+      return signalPassFailure();
+    }
+    auto func = module.lookupSymbol<func::FuncOp>("main_grad");
+    if (!func)
+      func = module.lookupSymbol<func::FuncOp>("main");
+    if (!func || func.isExternal()) {
+      module.emitError("trc-shard-tensor-parallel needs @main_grad or @main");
+      return signalPassFailure();
+    }
+    Grid grid = Grid::read(module);
+    llvm::erase_if(grid.axes, [](auto &a) { return a.first == kTensorAxis; });
+    grid.axes.push_back({std::string(kTensorAxis), degree});
+    grid.write(module);
+    if (degree == 1)
+      return;
+
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    if (ret.getNumOperands() == 0) {
+      func.emitError("trc-shard-tensor-parallel: @") << func.getSymName() << " returns nothing";
+      return signalPassFailure();
+    }
+    Seeder seeder{degree};
+    // The vocabulary: the loss' classes, decomposed so that the split
+    // class dim reduces with all-reduces instead of being gathered.
+    llvm::SetVector<Operation *> forward = ancestors(ret.getOperand(0));
+    int64_t vocab = 0;
+    SmallVector<Operation *> toDecompose;
+    for (Operation *op : forward)
+      if (auto ce = dyn_cast<CrossEntropyOp>(op))
+        vocab = typeOf(ce.getLogits()).getDimSize(1);
+    if (vocab && vocab % degree) {
+      func.emitRemark("trc-shard-tensor-parallel: vocabulary ")
+          << vocab << " is not divisible by tensor degree " << degree
+          << ": the embedding and the loss stay whole on every rank";
+      vocab = 0;
+    }
+    if (vocab) {
+      for (Operation *op : forward)
+        if (auto ce = dyn_cast<CrossEntropyOp>(op)) {
+          seeder.split(ce.getLogits(), 1);
+          toDecompose.push_back(op);
+        } else if (auto gather = dyn_cast<GatherOp>(op)) {
+          int64_t axis = gather.getAxis() < 0 ? gather.getAxis() + typeOf(gather.getOperand()).getRank()
+                                              : gather.getAxis();
+          if (fromParameter(gather.getOperand()) &&
+              typeOf(gather.getOperand()).getDimSize(axis) == vocab)
+            seeder.split(gather.getOperand(), axis);
+        }
+      // Softmaxes over the vocabulary (the loss' gradient).
+      func.walk([&](Operation *op) {
+        if (auto s = dyn_cast<SoftmaxOp>(op)) {
+          int64_t axis = s.getAxis() < 0 ? s.getAxis() + typeOf(s.getOperand()).getRank() : s.getAxis();
+          if (typeOf(s.getOperand()).getDimSize(axis) == vocab)
+            toDecompose.push_back(op);
+        } else if (auto s = dyn_cast<LogSoftmaxOp>(op)) {
+          int64_t axis = s.getAxis() < 0 ? s.getAxis() + typeOf(s.getOperand()).getRank() : s.getAxis();
+          if (typeOf(s.getOperand()).getDimSize(axis) == vocab)
+            toDecompose.push_back(op);
+        }
+      });
+    }
+    for (Operation *op : forward) {
+      if (auto attention = dyn_cast<AttentionOp>(op))
+        seeder.attention(attention);
+      else if (auto dot = dyn_cast<DotGeneralOp>(op))
+        seeder.rowProduct(dot);
+    }
+    if (seeder.failedSeed)
+      return signalPassFailure();
+
+    // Seed, then decompose (the seeds are operands of the decomposed ops,
+    // which the rewrite keeps), then propagate.
+    for (auto &[value, sharding] : seeder.seeds)
+      writeSharding(value, sharding);
+    if (!toDecompose.empty()) {
+      RewritePatternSet patterns(&getContext());
+      populateDecomposeCompositePatterns(patterns);
+      GreedyRewriteConfig config;
+      config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+      if (failed(applyOpPatternsGreedily(toDecompose, std::move(patterns), config))) {
+        func.emitError("trc-shard-tensor-parallel: decomposing the vocabulary-parallel loss failed");
+        return signalPassFailure();
+      }
+    }
+    if (failed(propagateShardings(func, grid)))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
