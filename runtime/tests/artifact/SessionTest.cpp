@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/artifact/Session.h"
+#include "runtime/artifact/Evaluation.h"
 
 #include "runtime/backends/cpu/CpuBackend.h"
 
@@ -232,4 +233,16 @@ TEST(SessionSplits, ShardsOfAPart) {
       TRC_ASSERT_OK_AND_ASSIGN(HostTensor w, session->getParam("W"));
       EXPECT_EQ(valuesOf(w), expected[t][shard]) << "tensor rank " << t << " shard " << shard;
     }
+}
+
+// A single process evaluating a tensor-parallel artifact would hold one
+// part of each split param and no tensor group: refused, naming one.
+TEST(SessionSplits, EvaluationRefusesTensorParallelArtifacts) {
+  TempDir dir;
+  auto artifact = artifactWithW(dir, "slot 1 param W f32 2 1 3 0 trainable\nsplit 1 1 3 2 2 1 6\n");
+  ASSERT_TRUE(artifact);
+  CpuBackend cpu;
+  Status s = evaluateArtifact(dir.path(), cpu, {});
+  EXPECT_THAT(s.message(), HasSubstr(": param 'W' is split over 2 tensor ranks (a step compiled "
+                                     "for tensor parallelism)"));
 }
