@@ -129,6 +129,13 @@ bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error
       os << " " << (slot.trainable ? "trainable" : "frozen");
     }
     os << "\n";
+    if (slot.splitDegree) {
+      os << "split " << i << " " << slot.splitDim << " " << slot.splitBlocks << " "
+         << slot.splitDegree << " " << slot.splitShape.size();
+      for (int64_t d : slot.splitShape)
+        os << " " << d;
+      os << "\n";
+    }
     if (slot.shardDegree) {
       os << "shard " << i << " " << slot.shardDegree << " " << slot.fullShape.size();
       for (int64_t d : slot.fullShape)

@@ -29,13 +29,20 @@ struct ArtifactSlot {
   std::string name;
   mlir::RankedTensorType type;
   bool trainable = false;
-  llvm::ArrayRef<char> initialBytes; // params only (the full tensor when sharded)
+  llvm::ArrayRef<char> initialBytes; // params only (the logical tensor when split or sharded)
   // weights=init: the param's `init` record instead of bytes in weights.bin.
   std::optional<rt::Initializer> init;
   // A 1-D shard of a tensor of `fullShape` over `shardDegree` ranks (a
   // manifest `shard` record); 0 when not sharded.
   int64_t shardDegree = 0;
   llvm::SmallVector<int64_t> fullShape;
+  // One tensor rank's part of a logical tensor of `splitShape` (a manifest
+  // `split` record, written before `shard`: dim `splitDim` is `splitBlocks`
+  // blocks, each cut into `splitDegree` chunks; when also sharded,
+  // `fullShape` is the part's shape); 0 when not split.
+  int64_t splitDegree = 0;
+  int64_t splitDim = 0, splitBlocks = 1;
+  llvm::SmallVector<int64_t> splitShape;
 };
 
 struct ArtifactContents {

@@ -21,6 +21,7 @@
 #include "mlir/Transforms/Passes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "runtime/artifact/Initializer.h"
+#include "runtime/support/TensorSplit.h"
 
 #include "llvm/Support/Format.h"
 #include <algorithm>
@@ -269,7 +270,33 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
       slot.kind = ArtifactSlot::Kind::Input;
       slot.name = inputName(main, i);
     }
-    // Shards (trc-data-parallel) carry the full tensor's shape.
+    // Tensor-parallel parts (trc-partition) carry how the logical tensor is
+    // split (dim, blocks, degree) and its shape; a split param's initial
+    // value is the logical tensor (weights.bin holds it whole).
+    if (auto split = main.getArgAttrOfType<DenseI64ArrayAttr>(i, "trc.split")) {
+      auto full = main.getArgAttrOfType<DenseI64ArrayAttr>(i, "trc.split_of");
+      if (!full || split.asArrayRef().size() != 3)
+        return fail("argument " + llvm::Twine(i) +
+                    ": trc.split needs [dim, blocks, degree] and trc.split_of");
+      slot.splitDim = split.asArrayRef()[0];
+      slot.splitBlocks = split.asArrayRef()[1];
+      slot.splitDegree = split.asArrayRef()[2];
+      slot.splitShape.assign(full.asArrayRef().begin(), full.asArrayRef().end());
+      std::vector<int64_t> logical(slot.splitShape.begin(), slot.splitShape.end());
+      if (rt::Status s = rt::checkSplit(
+              logical, rt::TensorSplit{slot.splitDim, slot.splitBlocks, slot.splitDegree});
+          !s)
+        return fail("argument " + llvm::Twine(i) + ": trc.split: " + s.message());
+      if (auto name = main.getArgAttrOfType<StringAttr>(i, "trc.param")) {
+        auto initial = module.lookupSymbol<ParameterOp>(name).getInitialValueAttr();
+        if (initial.getShapedType().getShape() != llvm::ArrayRef<int64_t>(logical))
+          return fail("parameter '" + name.getValue() +
+                      "' is split but its initial value is not the logical tensor "
+                      "(trc.split_of)");
+      }
+    }
+    // Shards (trc-data-parallel) carry the full tensor's shape (a split
+    // slot's: its tensor rank's part).
     if (auto degree = main.getArgAttrOfType<IntegerAttr>(i, "trc.shard_degree")) {
       auto full = main.getArgAttrOfType<DenseI64ArrayAttr>(i, "trc.shard_of");
       if (!full)

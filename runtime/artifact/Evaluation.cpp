@@ -57,6 +57,15 @@ Status evaluateArtifact(const std::string &artifactDir, Backend &backend,
     return opened.status();
   const std::unique_ptr<Artifact> &artifact = opened->artifact;
   const std::unique_ptr<Session> &session = opened->session;
+  // One process holds one tensor rank's part of a split param; its
+  // program's tensor-group collectives would have no peers.
+  for (const Slot &slot : artifact->manifest().slots)
+    if (slot.isSplit() && slot.split.degree > 1)
+      return Status::error(artifactDir + ": " + slotKindName(slot.kind) + " '" +
+                           percentEncode(slot.name) + "' is split over " +
+                           std::to_string(slot.split.degree) +
+                           " tensor ranks (a step compiled for tensor parallelism); evaluate "
+                           "one compiled without it");
 
   for (const auto &[name, file] : options.inputs) {
     // Check the name before reading a possibly large file.

@@ -9,9 +9,11 @@
 #include "runtime/comm/Collectives.h"
 #include "runtime/artifact/Initializer.h"
 #include "runtime/support/Names.h"
+#include "runtime/support/TensorSplit.h"
 #include "runtime/support/ThreadPool.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace trc::rt {
 
@@ -56,10 +58,86 @@ Status fillInitialized(Backend &backend, const Slot &slot, void *dst, uint64_t f
   }
   return Status::success();
 }
+
+/// The elements [first, first + count) of the slot's local tensor this
+/// process holds: all of it, or its shard's chunk (the padding past the
+/// end not included).
+Status shardRange(const Slot &slot, int64_t shardIndex, uint64_t &first, uint64_t &count) {
+  first = 0;
+  count = uint64_t(slot.numElements);
+  if (!slot.shardDegree)
+    return Status::success();
+  if (shardIndex < 0 || shardIndex >= slot.shardDegree)
+    return Status::error("sharded over " + std::to_string(slot.shardDegree) + " ranks; rank " +
+                         std::to_string(shardIndex) + " of its group has no shard");
+  uint64_t local = uint64_t(slot.localElements());
+  first = std::min(uint64_t(shardIndex) * uint64_t(slot.numElements), local);
+  count = std::min(uint64_t(slot.numElements), local - first);
+  return Status::success();
+}
+
+/// A split param: elements [first, first + count) of tensor rank
+/// `tensorIndex`'s part of the logical tensor, taken from the weights or
+/// made from the init record (by logical index) on the host, then copied
+/// to `dst`.
+Status loadSplitParam(Backend &backend, const Artifact &artifact, const Slot &slot, void *dst,
+                      uint64_t first, uint64_t count, int64_t tensorIndex) {
+  if (tensorIndex < 0 || tensorIndex >= slot.split.degree)
+    return Status::error("split over " + std::to_string(slot.split.degree) +
+                         " tensor ranks; tensor rank " + std::to_string(tensorIndex) +
+                         " has no part");
+  struct Run {
+    uint64_t logical, local, count; // local: from `first`
+  };
+  std::vector<Run> runs;
+  forEachSplitRun(slot.splitShape, slot.split, tensorIndex,
+                  [&](int64_t fullFirst, int64_t partFirst, int64_t n) {
+                    uint64_t lo = std::max(uint64_t(partFirst), first);
+                    uint64_t hi = std::min(uint64_t(partFirst + n), first + count);
+                    if (lo < hi)
+                      runs.push_back({uint64_t(fullFirst) + (lo - uint64_t(partFirst)),
+                                      lo - first, hi - lo});
+                  });
+  size_t elementSize = dtypeSize(slot.dtype);
+  if (!count)
+    return Status::success();
+  std::vector<unsigned char> host(size_t(count) * elementSize);
+  const unsigned char *weights = artifact.weights() + slot.offset;
+  parallelFor(int64_t(runs.size()), [&](int64_t i) {
+    const Run &r = runs[size_t(i)];
+    unsigned char *out = host.data() + r.local * elementSize;
+    if (slot.initialized)
+      fillInitializer(slot.init, slot.dtype, r.logical, r.count, out);
+    else
+      std::memcpy(out, weights + r.logical * elementSize, size_t(r.count) * elementSize);
+  });
+  return backend.copyToDevice(dst, host.data(), host.size());
+}
+
+/// A param's values on the device: this process's elements of the tensor
+/// in weights.bin or made by its init record (split: its tensor rank's
+/// part; sharded: its chunk, the padding past the end left zero), the same
+/// values on every rank.
+Status loadParam(Backend &backend, const Artifact &artifact, const Slot &slot, void *dst,
+                 int64_t shardIndex, int64_t tensorIndex) {
+  uint64_t first = 0, count = 0;
+  if (Status st = shardRange(slot, shardIndex, first, count); !st)
+    return st;
+  if (slot.isSplit())
+    return loadSplitParam(backend, artifact, slot, dst, first, count, tensorIndex);
+  if (slot.initialized)
+    return fillInitialized(backend, slot, dst, first, count);
+  size_t elementSize = dtypeSize(slot.dtype);
+  if (!count)
+    return Status::success();
+  return backend.copyToDevice(dst, artifact.weights() + slot.offset + first * elementSize,
+                              size_t(count) * elementSize);
+}
+
 } // namespace
 
 StatusOr<std::unique_ptr<Session>> Session::create(const Artifact &artifact, Backend &backend,
-                                                   int64_t shardIndex) {
+                                                   int64_t shardIndex, int64_t tensorIndex) {
   std::unique_ptr<Session> s(new Session(artifact, backend));
   const Manifest &m = artifact.manifest();
   if (Status st = s->arena_.allocate(backend, size_t(m.arenaBytes)); !st)
@@ -73,45 +151,15 @@ StatusOr<std::unique_ptr<Session>> Session::create(const Artifact &artifact, Bac
       return st.withPrefix(std::string(slotKindName(slot.kind)) + " '" +
                            percentEncode(slot.name) + "': ");
     s->slotPointers_[size_t(slot.index)] = buf.get();
-    if (slot.kind == SlotKind::Param && slot.initialized) {
-      // Made from its init record: this process's elements of the full
-      // tensor (a shard's chunk [shardIndex*c, (shardIndex+1)*c), the
-      // padding past the end left zero), the same values on every rank.
-      uint64_t first = 0, count = uint64_t(slot.numElements);
-      if (slot.shardDegree) {
-        if (shardIndex < 0 || shardIndex >= slot.shardDegree)
-          return Status::error("param '" + percentEncode(slot.name) + "' is sharded over " +
-                               std::to_string(slot.shardDegree) + " ranks; rank " +
-                               std::to_string(shardIndex) + " of its group has no shard");
-        first = std::min(uint64_t(shardIndex) * uint64_t(slot.numElements),
-                         uint64_t(slot.fullElements));
-        count = std::min(uint64_t(slot.numElements), uint64_t(slot.fullElements) - first);
-      }
-      if (Status st = fillInitialized(backend, slot, buf.get(), first, count); !st)
-        return st.withPrefix("param '" + percentEncode(slot.name) + "': ");
-    } else if (slot.kind == SlotKind::Param) {
-      // The manifest parser checked offset + bytes <= weights size, and the
-      // artifact checked the file has that size.
-      if (slot.offset + slot.weightBytes() > artifact.weightsSize())
-        return Status::error("param '" + percentEncode(slot.name) +
-                             "' lies past the end of the weights");
-      // A sharded param takes its chunk of the full tensor; the padding
-      // past the end stays zero (allocate zero-fills).
-      uint64_t first = 0, bytes = slot.byteSize;
-      if (slot.shardDegree) {
-        if (shardIndex < 0 || shardIndex >= slot.shardDegree)
-          return Status::error("param '" + percentEncode(slot.name) + "' is sharded over " +
-                               std::to_string(slot.shardDegree) + " ranks; rank " +
-                               std::to_string(shardIndex) + " of its group has no shard");
-        first = std::min(uint64_t(shardIndex) * slot.byteSize, slot.weightBytes());
-        bytes = std::min(slot.byteSize, slot.weightBytes() - first);
-      }
-      if (bytes)
-        if (Status st = backend.copyToDevice(buf.get(), artifact.weights() + slot.offset + first,
-                                             size_t(bytes));
-            !st)
-          return st.withPrefix("param '" + percentEncode(slot.name) + "': ");
-    }
+    if (slot.kind != SlotKind::Param)
+      continue;
+    // The manifest parser checked offset + bytes <= weights size, and the
+    // artifact checked the file has that size.
+    if (!slot.initialized && slot.offset + slot.weightBytes() > artifact.weightsSize())
+      return Status::error("param '" + percentEncode(slot.name) +
+                           "' lies past the end of the weights");
+    if (Status st = loadParam(backend, artifact, slot, buf.get(), shardIndex, tensorIndex); !st)
+      return st.withPrefix("param '" + percentEncode(slot.name) + "': ");
   }
   return s;
 }
@@ -258,14 +306,15 @@ StatusOr<HostTensor> Session::getOutput(std::string_view name) const {
   return out;
 }
 
-StatusOr<LoadedSession> openSession(const std::string &dir, Backend &backend, int64_t shardIndex) {
+StatusOr<LoadedSession> openSession(const std::string &dir, Backend &backend, int64_t shardIndex,
+                                    int64_t tensorIndex) {
   LoadedSession opened;
   StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::load(dir, backend.target());
   if (!artifact.ok())
     return artifact.status();
   opened.artifact = *std::move(artifact);
   StatusOr<std::unique_ptr<Session>> session =
-      Session::create(*opened.artifact, backend, shardIndex);
+      Session::create(*opened.artifact, backend, shardIndex, tensorIndex);
   if (!session.ok())
     return session.status();
   opened.session = *std::move(session);

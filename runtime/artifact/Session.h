@@ -3,7 +3,8 @@
 // Session::create allocates, once, the arena and one device buffer per slot
 // and copies every param's bytes from the weights, or, for a param with an
 // `init` record, makes its values (Initializer.h) on the host a chunk at a
-// time and copies them over. setInput() binds an input
+// time and copies them over (a sharded or tensor-parallel split param: this
+// process's part only). setInput() binds an input
 // by name: the name must exist and dtype and shape must match exactly
 // ("input 'x' expects f32 [2, 3], got f32 [3, 2]"). run() refuses to start
 // while an input was never bound ("missing input 'x' (expects f32 [2, 3])"),
@@ -38,9 +39,13 @@ class Session {
 public:
   /// A session of `artifact` on `backend` (see above). `shardIndex`: this
   /// process's rank in the group its sharded params (manifest `shard`
-  /// records) are split over; it loads that chunk.
+  /// records) are split over; it loads that chunk. `tensorIndex`: its rank
+  /// in the tensor group; a split param (manifest `split`) loads that
+  /// tensor rank's part of the logical tensor (TensorSplit.h), then, when
+  /// also sharded, its chunk of that part.
   static StatusOr<std::unique_ptr<Session>> create(const Artifact &artifact, Backend &backend,
-                                                   int64_t shardIndex = 0);
+                                                   int64_t shardIndex = 0,
+                                                   int64_t tensorIndex = 0);
 
   const Manifest &manifest() const { return artifact_.manifest(); }
   Status setInput(std::string_view name, const HostTensor &value);
@@ -77,9 +82,9 @@ struct LoadedSession {
 };
 
 /// Loads the artifact at `dir` for `backend` and creates its session
-/// (`shardIndex`: this rank's chunk of sharded parameters).
+/// (`shardIndex`, `tensorIndex`: as Session::create's).
 StatusOr<LoadedSession> openSession(const std::string &dir, Backend &backend,
-                                  int64_t shardIndex = 0);
+                                    int64_t shardIndex = 0, int64_t tensorIndex = 0);
 
 } // namespace trc::rt
 

@@ -22,7 +22,7 @@ static_assert(int(DType::F32) == trc::abi::kF32 && int(DType::F64) == trc::abi::
               "CollectiveAbi.h's dtype codes follow rt::DType");
 
 struct Registry {
-  Communicator *groups[trc::abi::kNumGroups] = {nullptr, nullptr, nullptr};
+  Communicator *groups[trc::abi::kNumGroups] = {};
   Backend *backend = nullptr; // copies between the program's buffers
   std::mutex mutex;
   std::string error; // the first failure, until taken
@@ -38,6 +38,7 @@ const char *groupName(int64_t group) {
   case trc::abi::kGroupWorld: return "world";
   case trc::abi::kGroupShard: return "shard";
   case trc::abi::kGroupReplica: return "replica";
+  case trc::abi::kGroupTensor: return "tensor";
   }
   return "unknown";
 }
@@ -66,7 +67,7 @@ bool lookup(const char *what, int64_t group, int64_t shards, int64_t dtype,
   if (shards > 0 && shards != size) {
     record(std::string(what) + ": the program splits tensors over " + std::to_string(shards) +
            " ranks, but its " + groupName(group) + " group has " + std::to_string(size) +
-           " (compile for this world size and shard degree)");
+           " (compile for this world size and these shard and tensor degrees)");
     return false;
   }
   return true;
@@ -171,11 +172,13 @@ extern "C" void trc_rt_shard_slice(int64_t group, int64_t dtype, int64_t shards,
 
 namespace trc::rt {
 
-void setCollectiveGroups(Communicator *world, Communicator *shard, Communicator *replica) {
+void setCollectiveGroups(Communicator *world, Communicator *shard, Communicator *replica,
+                         Communicator *tensor) {
   Registry &r = registry();
   r.groups[trc::abi::kGroupWorld] = world;
   r.groups[trc::abi::kGroupShard] = shard;
   r.groups[trc::abi::kGroupReplica] = replica;
+  r.groups[trc::abi::kGroupTensor] = tensor;
 }
 
 void setCollectiveBackend(Backend *backend) { registry().backend = backend; }

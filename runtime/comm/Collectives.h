@@ -4,8 +4,11 @@
 // extern "C" trc_rt_* entries below with codes from CollectiveAbi.h and
 // buffer addresses as integers. They run on the process's communicators,
 // registered once by the driver (trc-run) with setCollectiveGroups: the
-// world, the shard group (ranks one sharded tensor is split over) and the
-// replica group (ranks holding the same shard). Without registration every
+// data axis's groups (CollectiveAbi.h: "world" is every rank with this
+// process's tensor index, the whole world without tensor parallelism; the
+// shard group, the ranks one sharded tensor is split over; the replica
+// group, the ranks holding the same shard) and the tensor group (the ranks
+// that hold the parts of one split tensor). Without registration every
 // group is this process alone (a plain process runs a data-parallel
 // artifact as world size 1).
 //
@@ -40,8 +43,10 @@ void trc_rt_shard_slice(int64_t group, int64_t dtype, int64_t shards, int64_t re
 
 namespace trc::rt {
 
-/// The communicators of CollectiveAbi.h's groups (null: this process alone).
-void setCollectiveGroups(Communicator *world, Communicator *shard, Communicator *replica);
+/// The communicators of CollectiveAbi.h's groups (null: this process
+/// alone); `world` is the data-axis group.
+void setCollectiveGroups(Communicator *world, Communicator *shard, Communicator *replica,
+                         Communicator *tensor);
 
 /// The backend whose buffers the programs pass (their local copies go
 /// through it: device memory on a GPU); null: host memory.

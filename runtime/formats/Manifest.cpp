@@ -143,6 +143,7 @@ private:
                          Checksum &hash);
   Status parseSlot(const std::vector<std::string_view> &f);
   Status parseShard(const std::vector<std::string_view> &f);
+  Status parseSplit(const std::vector<std::string_view> &f);
   Status parseInit(const std::vector<std::string_view> &f);
   Status parseKernelFile(const std::vector<std::string_view> &f, bool ptx);
   Status parseKernel(const std::vector<std::string_view> &f);
@@ -262,6 +263,8 @@ Status Parser::parseRecord(const std::vector<std::string_view> &f) {
     return parseSlot(f);
   if (kw == "shard")
     return parseShard(f);
+  if (kw == "split")
+    return parseSplit(f);
   if (kw == "init")
     return parseInit(f);
   if (kw == "cubin" || kw == "ptx")
@@ -456,6 +459,56 @@ Status Parser::parseShard(const std::vector<std::string_view> &f) {
   slot->shardDegree = int64_t(degree);
   slot->fullShape = std::move(full);
   slot->fullElements = fullElements;
+  return Status::success();
+}
+
+// split <slot index> <dim> <blocks> <degree> <rank> <d0> ... <dN-1>: the
+// slot (declared above; its shard and init records, if any, come after
+// this one) holds one tensor rank's part of a logical tensor of that shape
+// (TensorSplit.h). Its local shape is checked in finish(), once a shard
+// record may have given it.
+Status Parser::parseSplit(const std::vector<std::string_view> &f) {
+  uint64_t index = 0, dim = 0, blocks = 0, degree = 0, rank = 0;
+  if (f.size() < 6 || !parseUnsigned(f[1], index) || !parseUnsigned(f[2], dim) ||
+      !parseUnsigned(f[3], blocks) || !parseUnsigned(f[4], degree) ||
+      !parseUnsigned(f[5], rank))
+    return fail("split: expected slot index, dim, blocks, degree, rank and dims");
+  if (degree < 1 || degree > (uint64_t(1) << 20))
+    return fail("split degree: " + quote(f[4]) + " is not a number of ranks");
+  if (blocks < 1 || blocks > (uint64_t(1) << 20))
+    return fail("split blocks: " + quote(f[3]) + " is not a number of blocks");
+  if (rank > uint64_t(kMaxRank) || f.size() - 6 != rank)
+    return fail("split dims: rank " + std::string(f[5]) + " needs that many dims, got " +
+                std::to_string(f.size() - 6));
+  Slot *slot = declaredSlot(index);
+  if (!slot)
+    return fail("split: no slot " + std::string(f[1]) + " declared before this record");
+  std::string label = "split: slot " + std::string(f[1]);
+  if (slot->kind == SlotKind::Output)
+    return fail(label + " is an output; params and inputs are split");
+  if (slot->isSplit())
+    return fail(label + " is already split (line " + std::to_string(slot->splitLine) + ")");
+  if (slot->shardDegree || slot->initLine)
+    return fail(label + ": the split record comes before the slot's " +
+                (slot->shardDegree ? "shard" : "init") + " record");
+  std::vector<int64_t> full;
+  for (size_t i = 6; i < f.size(); ++i) {
+    uint64_t d = 0;
+    if (!parseUnsigned(f[i], d) || d > uint64_t(kMaxElements))
+      return fail("split dim: " + quote(f[i]) + " is not a dimension");
+    full.push_back(int64_t(d));
+  }
+  int64_t fullElements = 0;
+  if (!elementCount(full, fullElements))
+    return fail("split shape: " + formatShape(full) + " has more than 2^40 elements");
+  TensorSplit split{int64_t(std::min<uint64_t>(dim, kMaxRank + 1)), int64_t(blocks),
+                    int64_t(degree)};
+  if (Status s = checkSplit(full, split); !s)
+    return fail(label + ": " + s.message());
+  slot->split = split;
+  slot->splitShape = std::move(full);
+  slot->splitElements = fullElements;
+  slot->splitLine = line;
   return Status::success();
 }
 
@@ -663,6 +716,18 @@ Status Parser::finish() {
                   std::to_string(m.slots.size() - 1) + " without gaps)");
 
   for (const Slot &slot : m.slots) {
+    if (slot.isSplit()) {
+      std::vector<int64_t> part = splitPartShape(slot.splitShape, slot.split);
+      if (slot.localShape() != part) {
+        line = slot.splitLine;
+        return fail("split: slot " + std::to_string(slot.index) + " " +
+                    formatShape(slot.localShape()) +
+                    (slot.shardDegree ? " (its shard record's full shape)" : "") +
+                    " is not one of " + std::to_string(slot.split.degree) + " parts of " +
+                    formatShape(slot.splitShape) + " split on dim " +
+                    std::to_string(slot.split.dim) + " (expected " + formatShape(part) + ")");
+      }
+    }
     if (slot.kind != SlotKind::Param)
       continue;
     if (slot.initialized && !slot.initLine) {

@@ -14,6 +14,11 @@
 //     are checksums as Checksum.h spells them (xxh3:<hex>, or bare hex for
 //     the FNV-1a 64 of manifests written before XXH3);
 //   * a `shard` record follows its slot, whose shape is [ceil(full/degree)].
+//   * a `split` record follows its slot, before the slot's shard and init
+//     records (params and inputs only, once per slot); the
+//     split applies to its logical shape (TensorSplit.h's checkSplit), and
+//     the slot's local shape (the shard's full shape when sharded) is that
+//     shape with the split dim divided by the degree.
 //   * a param's offset is '-' exactly when an `init` record (after the slot;
 //     one per slot; floating dtypes only; finite decimal numbers, std >= 0,
 //     low <= high, constants and means and bounds finite in the dtype)
@@ -33,6 +38,7 @@
 #include "runtime/artifact/Initializer.h"
 #include "runtime/formats/Checksum.h"
 #include "runtime/support/Status.h"
+#include "runtime/support/TensorSplit.h"
 
 #include <cstdint>
 #include <string>
@@ -66,14 +72,31 @@ struct Slot {
   int64_t shardDegree = 0;
   std::vector<int64_t> fullShape;
   int64_t fullElements = 0;
-  // Elements of the tensor whose values the slot holds (all or a shard).
-  int64_t tensorElements() const { return shardDegree ? fullElements : numElements; }
-  // Bytes of the slot's data in weights.bin (the full tensor when sharded;
-  // none when initialized).
+  // A `split` record (tensor parallelism): the slot's tensor (its own
+  // shape, or `fullShape` when also sharded: ZeRO shards the part) is one
+  // tensor rank's part (TensorSplit.h) of a logical tensor of `splitShape`;
+  // a split param's weights hold the logical tensor. degree 0: not split.
+  TensorSplit split{0, 1, 0};
+  std::vector<int64_t> splitShape;
+  int64_t splitElements = 0;
+  int splitLine = 0; // the `split` record's line
+  bool isSplit() const { return split.degree > 0; }
+  // The tensor-rank-local tensor: what a shard is gathered to, or the slot.
+  const std::vector<int64_t> &localShape() const { return shardDegree ? fullShape : shape; }
+  int64_t localElements() const { return shardDegree ? fullElements : numElements; }
+  // The logical tensor (checkpoints, exports, weights.bin).
+  const std::vector<int64_t> &logicalShape() const {
+    return isSplit() ? splitShape : localShape();
+  }
+  // Elements of the logical tensor whose values the slot holds (all, a
+  // shard, a tensor rank's part, or a shard of that part).
+  int64_t tensorElements() const { return isSplit() ? splitElements : localElements(); }
+  // Bytes of the slot's data in weights.bin (the logical tensor when sharded
+  // or split; none when initialized).
   uint64_t weightBytes() const {
     if (initialized)
       return 0;
-    return shardDegree ? uint64_t(fullElements) * dtypeSize(dtype) : byteSize;
+    return uint64_t(tensorElements()) * dtypeSize(dtype);
   }
 };
 

@@ -4,9 +4,11 @@
 
 #include "runtime/comm/Collectives.h"
 #include "runtime/comm/LaunchEnvironment.h"
+#include "runtime/comm/SingleProcessCommunicator.h"
 #include "runtime/formats/FileOps.h"
 #include "runtime/support/Names.h"
 #include "runtime/support/Parse.h"
+#include "runtime/support/TensorSplit.h"
 
 #include <algorithm>
 
@@ -35,25 +37,39 @@ Status writeSlot(Session &session, const Slot &slot, const HostTensor &value) {
   return session.setInput(slot.name, value);
 }
 
-/// Shard groups are consecutive blocks of `degree` ranks; replica groups
-/// take the ranks at the same position in each block.
-Status splitGroups(Communicator &world, int degree, std::unique_ptr<Communicator> &shard,
-                   std::unique_ptr<Communicator> &replica) {
-  int r = world.rank();
-  StatusOr<std::unique_ptr<Communicator>> shardGroup = world.split(r / degree, r);
-  if (!shardGroup.ok())
-    return Status(shardGroup.status()).withPrefix("shard groups: ");
-  shard = *std::move(shardGroup);
-  StatusOr<std::unique_ptr<Communicator>> replicaGroup = world.split(r % degree, r);
-  if (!replicaGroup.ok())
-    return Status(replicaGroup.status()).withPrefix("replica groups: ");
-  replica = *std::move(replicaGroup);
-  return Status::success();
-}
-
 } // namespace
 
-DistributedRun::~DistributedRun() { setCollectiveGroups(nullptr, nullptr, nullptr); }
+/// The tensor group (color d: consecutive blocks of T ranks) and the data
+/// axis (color t); shard groups are consecutive blocks of `shardDegree`
+/// data ranks, replica groups the data ranks at the same position in each
+/// block. Without tensor parallelism the data axis is the world itself and
+/// the tensor group this process alone (no extra NCCL communicators).
+Status DistributedRun::splitGrid(Communicator &world, const ParallelPlan &plan, Groups &g) {
+  const int r = world.rank(), tp = plan.tensorDegree;
+  auto take = [](StatusOr<std::unique_ptr<Communicator>> made, std::unique_ptr<Communicator> &into,
+                 const char *what) {
+    if (!made.ok())
+      return Status(made.status()).withPrefix(std::string(what) + " groups: ");
+    into = *std::move(made);
+    return Status::success();
+  };
+  if (tp > 1) {
+    if (Status s = take(world.split(r / tp, r), g.tensor, "tensor"); !s)
+      return s;
+    if (Status s = take(world.split(r % tp, r), g.ownedData, "data-axis"); !s)
+      return s;
+    g.data = g.ownedData.get();
+  } else {
+    g.tensor = std::make_unique<SingleProcessCommunicator>();
+    g.data = &world;
+  }
+  const int d = g.data->rank(), degree = plan.shardDegree;
+  if (Status s = take(g.data->split(d / degree, d), g.shard, "shard"); !s)
+    return s;
+  return take(g.data->split(d % degree, d), g.replica, "replica");
+}
+
+DistributedRun::~DistributedRun() { setCollectiveGroups(nullptr, nullptr, nullptr, nullptr); }
 
 StatusOr<std::unique_ptr<DistributedRun>> DistributedRun::create(const std::string &configSpec) {
   StatusOr<LaunchEnvironment> launch = readLaunchEnvironment();
@@ -80,26 +96,24 @@ StatusOr<std::unique_ptr<DistributedRun>> DistributedRun::create(const std::stri
     return Status::error("the launcher says " + std::to_string(worldSize) +
                          " ranks, the communicator has " +
                          std::to_string(run->world_->size()));
-  if (Status s = splitGroups(*run->world_, run->config_.shardDegree, run->shard_,
-                             run->replica_);
-      !s)
+  if (Status s = splitGrid(*run->world_, run->config_, run->host_); !s)
     return s;
+  run->tensor_ = run->host_.tensor.get();
+  run->data_ = run->host_.data;
+  run->shard_ = run->host_.shard.get();
+  run->replica_ = run->host_.replica.get();
   if (nccl) {
     StatusOr<std::unique_ptr<Communicator>> deviceWorld = createCommunicator("nccl");
     if (!deviceWorld.ok())
       return Status(deviceWorld.status()).withPrefix("--config communicator: ");
     run->deviceWorld_ = *std::move(deviceWorld);
-    if (Status s = splitGroups(*run->deviceWorld_, run->config_.shardDegree,
-                               run->deviceShard_, run->deviceReplica_);
-        !s)
+    if (Status s = splitGrid(*run->deviceWorld_, run->config_, run->device_); !s)
       return s;
   }
   run->dataParallel_ = run->world_->size() > 1 || !configSpec.empty();
-  if (nccl)
-    setCollectiveGroups(run->deviceWorld_.get(), run->deviceShard_.get(),
-                        run->deviceReplica_.get());
-  else
-    setCollectiveGroups(run->world_.get(), run->shard_.get(), run->replica_.get());
+  const Groups &program = nccl ? run->device_ : run->host_;
+  setCollectiveGroups(program.data, program.shard.get(), program.replica.get(),
+                      program.tensor.get());
   return run;
 }
 
@@ -116,15 +130,23 @@ Status DistributedRun::broadcastParameters(Session &session) {
   for (const Slot &slot : session.manifest().slots) {
     if (slot.kind != SlotKind::Param)
       continue;
-    // A shard's owners in the other copies are its replica group.
-    Communicator &group = slot.shardDegree ? *replica_ : *world_;
-    if (group.size() == 1)
+    // Who holds the same values as this rank: on the data axis, a shard's
+    // owners in the other copies (its replica group) or every data rank;
+    // across the tensor group, everyone unless the param is split (the
+    // tensor ranks then hold different parts). After the data-axis step
+    // every tensor rank of a group holds what its data-axis root held, so
+    // the tensor step copies one value to all of them.
+    Communicator *groups[2] = {slot.shardDegree ? replica_ : data_,
+                               slot.isSplit() ? nullptr : tensor_};
+    if ((!groups[0] || groups[0]->size() == 1) && (!groups[1] || groups[1]->size() == 1))
       continue; // nothing to copy (and no host round trip of the weights)
     StatusOr<HostTensor> value = session.getParam(slot.name);
     if (!value.ok())
       return value.status();
-    if (Status s = group.broadcast(value->data(), value->byteSize(), DType::U8, 0); !s)
-      return s.withPrefix("broadcasting parameter '" + percentEncode(slot.name) + "': ");
+    for (Communicator *group : groups)
+      if (group && group->size() > 1)
+        if (Status s = group->broadcast(value->data(), value->byteSize(), DType::U8, 0); !s)
+          return s.withPrefix("broadcasting parameter '" + percentEncode(slot.name) + "': ");
     if (Status s = session.setParam(slot.name, *value); !s)
       return s;
   }
@@ -132,43 +154,95 @@ Status DistributedRun::broadcastParameters(Session &session) {
 }
 
 StatusOr<HostTensor> DistributedRun::readFull(Session &session, const Slot &slot) {
-  if (!slot.shardDegree)
-    return readSlot(session, slot);
   StatusOr<HostTensor> mine = readSlot(session, slot);
-  if (!mine.ok())
-    return mine.status();
-  HostTensor gathered;
-  if (slot.shardDegree != shard_->size())
-    return Status::error("slot '" + percentEncode(slot.name) + "' is sharded over " +
-                         std::to_string(slot.shardDegree) + " ranks, the shard group has " +
-                         std::to_string(shard_->size()));
-  if (Status s = gathered.allocate(slot.dtype, {slot.numElements * slot.shardDegree}); !s)
+  if (!mine.ok() || (!slot.shardDegree && !slot.isSplit()))
+    return mine;
+  return gatherLogical(slot, *mine);
+}
+
+StatusOr<HostTensor> DistributedRun::gatherLogical(const Slot &slot, const HostTensor &mine) {
+  const std::string name = "'" + percentEncode(slot.name) + "'";
+  auto checkGroup = [&](const char *how, int64_t degree, const char *group, Communicator &comm) {
+    if (degree == comm.size())
+      return Status::success();
+    return Status::error("slot " + name + " is " + how + " over " + std::to_string(degree) +
+                         " ranks, the " + group + " group has " + std::to_string(comm.size()));
+  };
+  if (mine.dtype != slot.dtype || mine.numElements() != slot.numElements)
+    return Status::error("slot " + name + " holds " + std::to_string(slot.numElements) +
+                         " elements of " + dtypeName(slot.dtype));
+  // First the shard group: the chunks of the local tensor (padding dropped).
+  HostTensor local;
+  const HostTensor *part = &mine;
+  if (slot.shardDegree) {
+    if (Status s = checkGroup("sharded", slot.shardDegree, "shard", *shard_); !s)
+      return s;
+    HostTensor gathered;
+    if (Status s = gathered.allocate(slot.dtype, {slot.numElements * slot.shardDegree}); !s)
+      return s;
+    if (Status s = shard_->allGather(mine.data(), gathered.data(), mine.byteSize(), DType::U8);
+        !s)
+      return s.withPrefix("gathering " + name + ": ");
+    if (Status s = local.allocate(slot.dtype, slot.localShape()); !s)
+      return s;
+    std::memcpy(local.data(), gathered.data(), local.byteSize());
+    part = &local;
+  }
+  if (!slot.isSplit())
+    return local;
+  // Then the tensor group: the parts, in tensor-rank order, assembled.
+  if (Status s = checkGroup("split", slot.split.degree, "tensor", *tensor_); !s)
     return s;
-  if (Status s = shard_->allGather(mine->data(), gathered.data(), mine->byteSize(), DType::U8);
-      !s)
-    return s.withPrefix("gathering '" + percentEncode(slot.name) + "': ");
-  HostTensor out;
-  if (Status s = out.allocate(slot.dtype, slot.fullShape); !s)
+  HostTensor parts, full;
+  if (Status s = parts.allocate(slot.dtype, {slot.localElements() * slot.split.degree}); !s)
     return s;
-  std::memcpy(out.data(), gathered.data(), out.byteSize()); // drops the padding
-  return out;
+  if (Status s = tensor_->allGather(part->data(), parts.data(), part->byteSize(), DType::U8); !s)
+    return s.withPrefix("gathering " + name + " over the tensor group: ");
+  if (Status s = full.allocate(slot.dtype, slot.splitShape); !s)
+    return s;
+  for (int64_t t = 0; t < slot.split.degree; ++t)
+    placeSplitPart(static_cast<const char *>(parts.data()) + size_t(t) * part->byteSize(),
+                   full.data(), slot.splitShape, dtypeSize(slot.dtype), slot.split, t);
+  return full;
 }
 
 Status DistributedRun::writeFull(Session &session, const Slot &slot, const HostTensor &full) {
-  if (!slot.shardDegree)
+  if (!slot.shardDegree && !slot.isSplit())
     return writeSlot(session, slot, full);
-  if (full.numElements() != slot.fullElements || full.dtype != slot.dtype)
+  StatusOr<HostTensor> mine = partOf(slot, full);
+  if (!mine.ok())
+    return mine.status();
+  return writeSlot(session, slot, *mine);
+}
+
+StatusOr<HostTensor> DistributedRun::partOf(const Slot &slot, const HostTensor &full) const {
+  if (full.numElements() != slot.tensorElements() || full.dtype != slot.dtype)
     return Status::error("'" + percentEncode(slot.name) + "' expects " +
-                         std::to_string(slot.fullElements) + " elements of " +
+                         std::to_string(slot.tensorElements()) + " elements of " +
                          dtypeName(slot.dtype));
-  HostTensor mine;
+  // This tensor rank's part of a split slot, then its shard's chunk.
+  HostTensor local, mine;
+  const HostTensor *part = &full;
+  if (slot.isSplit()) {
+    if (tensorIndex() >= slot.split.degree)
+      return Status::error("'" + percentEncode(slot.name) + "' is split over " +
+                           std::to_string(slot.split.degree) + " tensor ranks; tensor rank " +
+                           std::to_string(tensorIndex()) + " has no part");
+    if (Status s = local.allocate(slot.dtype, slot.localShape()); !s)
+      return s;
+    takeSplitPart(full.data(), local.data(), slot.splitShape, dtypeSize(slot.dtype), slot.split,
+                  tensorIndex());
+    if (!slot.shardDegree)
+      return local;
+    part = &local;
+  }
   if (Status s = mine.allocate(slot.dtype, slot.shape); !s)
     return s;
-  size_t first = std::min(size_t(shardIndex()) * mine.byteSize(), full.byteSize());
-  size_t bytes = std::min(mine.byteSize(), full.byteSize() - first);
+  size_t first = std::min(size_t(shardIndex()) * mine.byteSize(), part->byteSize());
+  size_t bytes = std::min(mine.byteSize(), part->byteSize() - first);
   if (bytes)
-    std::memcpy(mine.data(), static_cast<const char *>(full.data()) + first, bytes);
-  return writeSlot(session, slot, mine);
+    std::memcpy(mine.data(), static_cast<const char *>(part->data()) + first, bytes);
+  return mine;
 }
 
 Status DistributedRun::shareArtifact(bool compiled, std::string &artifactDir,

@@ -4,19 +4,26 @@
 //   * the world communicator (createCommunicator: MPI when launched by
 //     mpirun/srun with several ranks, else this process alone; with
 //     `communicator: nccl` the program's collectives run on NCCL and the
-//     host-side exchanges below stay on MPI) and the shard
-//     and replica groups (ParallelPlan: consecutive blocks of shardDegree
-//     ranks share the shards of one copy; the ranks at the same position in
-//     each block form a replica group), registered for the program's
-//     collectives (runtime/comm/Collectives.h);
+//     host-side exchanges below stay on MPI) and its groups: the ranks are
+//     a grid data x tensor (T = tensor_parallel_degree, inner), world rank
+//     r has tensor index t = r % T and data index d = r / T; the tensor
+//     group is the T ranks with my d, the data axis the ranks with my t,
+//     split as ParallelPlan says into shard groups (consecutive blocks of
+//     shardDegree data ranks share the shards of one copy) and replica
+//     groups (the data ranks at the same position in each block); all
+//     registered for the program's collectives (runtime/comm/Collectives.h,
+//     "world" there being the data axis);
 //   * the trc-data-parallel options the training step is compiled with;
-//   * each rank's rows of the global batch: rank r of R takes rows
-//     [r*B/R, (r+1)*B/R), so the loss curve does not depend on R;
-//   * full tensors from and to the slots: a sharded slot (manifest `shard`)
-//     is gathered over the shard group to its full shape, and a full tensor
-//     is cut to this rank's chunk, so checkpoints always hold full tensors
-//     and resume on any world size and sharding;
-//   * rank 0's initial parameters broadcast to every rank;
+//   * each data rank's rows of the global batch: data index d of D takes
+//     rows [d*B/D, (d+1)*B/D) (the ranks of a tensor group read the same
+//     rows), so the loss curve does not depend on the plan;
+//   * logical tensors from and to the slots: a sharded slot (manifest
+//     `shard`) is gathered over the shard group to its local shape, a split
+//     slot (manifest `split`) then over the tensor group to its logical
+//     shape; a logical tensor is cut to this rank's part and chunk. So
+//     checkpoints always hold logical tensors and resume on any plan;
+//   * rank 0's initial parameters broadcast to every rank that holds the
+//     same values;
 //   * the compiled step shared: rank 0 compiles, the others receive it.
 // Preconditions: every rank makes the same calls in the same order (they
 // are collective); one DistributedRun per process.
@@ -49,17 +56,36 @@ public:
   const ParallelPlan &config() const { return config_; }
   /// This rank's index in its shard group (the chunk it holds).
   int shardIndex() const { return shard_->rank(); }
+  /// This rank's index in its tensor group (the part of split slots it
+  /// holds) and the group's size.
+  int tensorIndex() const { return tensor_->rank(); }
+  int tensorDegree() const { return tensor_->size(); }
+  /// This rank's index on the data axis (which rows of a batch it takes)
+  /// and the number of data ranks.
+  int dataIndex() const { return data_->rank(); }
+  int dataDegree() const { return data_->size(); }
+  /// The host-memory groups (tests look at them).
+  Communicator &tensorGroup() { return *tensor_; }
+  Communicator &dataGroup() { return *data_; }
   /// Whether the step is compiled data parallel (several ranks or --config).
   bool dataParallel() const { return dataParallel_; }
   /// How the step is compiled for this plan (trc-data-parallel's options).
   DataParallelBuild dataParallelBuild() const;
 
-  /// Rank 0's parameters (and its shards' owners') copied to every rank.
+  /// Rank 0's parameters copied to every rank that holds the same values:
+  /// over the data axis (a shard's replicas when sharded), then, for a
+  /// param every tensor rank holds whole, over the tensor group.
   rt::Status broadcastParameters(rt::Session &session);
-  /// A param or optimizer-state slot's value with its full shape (collective).
+  /// A param or optimizer-state slot's value with its logical shape
+  /// (collective).
   rt::StatusOr<rt::HostTensor> readFull(rt::Session &session, const rt::Slot &slot);
-  /// Stores this rank's part of a full value into the slot.
+  /// Stores this rank's part of a logical value into the slot.
   rt::Status writeFull(rt::Session &session, const rt::Slot &slot, const rt::HostTensor &full);
+  /// readFull and writeFull without the session: the logical value from
+  /// this rank's value of the slot (collective over the shard, then the
+  /// tensor group), and this rank's value from a logical one (local).
+  rt::StatusOr<rt::HostTensor> gatherLogical(const rt::Slot &slot, const rt::HostTensor &mine);
+  rt::StatusOr<rt::HostTensor> partOf(const rt::Slot &slot, const rt::HostTensor &full) const;
   /// Every rank arrives before any leaves.
   rt::Status barrier() { return world_->barrier(); }
   /// Rank 0 compiles the step once (`compiled`: whether it succeeded, then
@@ -71,10 +97,19 @@ public:
 private:
   ParallelPlan config_;
   bool dataParallel_ = false;
+  // A world communicator's groups (GridGroups in DistributedRun.cpp).
+  struct Groups {
+    std::unique_ptr<rt::Communicator> tensor, ownedData, shard, replica;
+    rt::Communicator *data = nullptr; // the world itself when T = 1
+  };
+  static rt::Status splitGrid(rt::Communicator &world, const ParallelPlan &plan, Groups &g);
   // Host memory (MPI, or this process alone).
-  std::unique_ptr<rt::Communicator> world_, shard_, replica_;
+  std::unique_ptr<rt::Communicator> world_;
+  Groups host_;
+  rt::Communicator *tensor_ = nullptr, *data_ = nullptr, *shard_ = nullptr, *replica_ = nullptr;
   // The program's collectives when they run on NCCL (device memory).
-  std::unique_ptr<rt::Communicator> deviceWorld_, deviceShard_, deviceReplica_;
+  std::unique_ptr<rt::Communicator> deviceWorld_;
+  Groups device_;
 };
 
 } // namespace trc::rt

@@ -258,7 +258,10 @@ Status checkRanges(const Given &g, int worldSize) {
                                 ? " does not divide the world size " + w
                                 : " does not divide the data-parallel degree " +
                                       std::to_string(dataDegree) + " (world size " + w +
-                                      " over tensor x pipeline degrees)"));
+                                      " over 'tensor_parallel_degree' " +
+                                      std::to_string(g.tensor()) +
+                                      " x 'pipeline_parallel_degree' " +
+                                      std::to_string(g.pipelineStages()) + ")"));
   }
   if (g.bucketCapMb && !(*g.bucketCapMb > 0 && *g.bucketCapMb <= kMaxBucketCapMb)) {
     std::string m = "key 'bucket_cap_mb': expected a number > 0 and <= " +

@@ -44,6 +44,14 @@ struct DataParallelBuild {
   bool hybrid = false;   // stage >= 2 with replicas: a replica all-reduce too
 };
 
+/// Parameters split over the tensor group (Megatron-style; the compiler's
+/// sharding propagation and trc-partition): the step's split params carry
+/// manifest `split` records of this degree.
+struct TensorParallelBuild {
+  int degree = 1;
+  bool sequenceParallel = false; // activations split along the sequence too
+};
+
 /// How the training step is built from the imported forward graph: the
 /// typed form of trc-opt's --trc-training-pipeline options.
 struct TrainingBuild {
@@ -55,6 +63,7 @@ struct TrainingBuild {
   bool fuseAttention = false;    // trc-fuse-attention: probabilities recomputed, not kept
   std::string tokenInput;        // graph input of the token ids
   std::optional<DataParallelBuild> dataParallel; // none: one process
+  std::optional<TensorParallelBuild> tensorParallel; // none: tensor degree 1
   bool initWeights = false;      // weights=init: trainable params from their recipes
   uint64_t initSeed = 0;         // weights=init's seed=
 };
@@ -66,6 +75,8 @@ std::string describeTrainStep(const TrainingBuild &build);
 /// trc-data-parallel's options, e.g. "zero-stage=3 shard-degree=2
 /// bucket-mb=25.000000 hybrid=true", as saved steps record the plan.
 std::string describeDataParallel(const DataParallelBuild &dp);
+/// The tensor-parallel options, e.g. "degree=2 sequence-parallel=false".
+std::string describeTensorParallel(const TensorParallelBuild &tp);
 
 /// What the compiler learned about the model that the trainer checks.
 struct TrainingModelInfo {

@@ -144,7 +144,7 @@ Status saveTrainingStep(StepCompiler &compiler, RunSettings &run, DistributedRun
                          "(not replaced)");
   if (Status s = chooseFeeds(compiler, run); !s)
     return s;
-  int64_t microRows = o.batchSize / dist.size() / o.gradAccum;
+  int64_t microRows = o.batchSize / dist.dataDegree() / o.gradAccum;
   StatusOr<CompiledStep> compiled = compileStep(compiler, run, microRows, target);
   if (!compiled.ok())
     return compiled.status();
@@ -171,16 +171,18 @@ Status saveTrainingStep(StepCompiler &compiler, RunSettings &run, DistributedRun
   return Status::success();
 }
 
-/// The plans this trainer runs: data parallelism with ZeRO. The rest of a
-/// ParallelPlan parses, and is refused here by the key that asks for it.
+/// The plans this trainer runs: data parallelism with ZeRO, and tensor
+/// parallelism (a step compiled for it: by the StepCompiler, or saved; the
+/// step's degree is checked against the plan's in checkTensorDegree). The
+/// rest of a ParallelPlan parses, and is refused here by the key that asks
+/// for it.
 Status checkRunnable(const ParallelPlan &plan) {
   auto notYet = [](const std::string &key, const std::string &what) {
     return Status::error("--config: key '" + key + "': " + what +
-                         " is not available yet; this trc trains data-parallel plans "
-                         "(ddp, zero_stage, sharded_data_parallel_degree, hybrid_shard_degree)");
+                         " is not available yet; this trc trains data- and tensor-parallel "
+                         "plans (ddp, zero_stage, sharded_data_parallel_degree, "
+                         "hybrid_shard_degree, tensor_parallel_degree, sequence_parallel)");
   };
-  if (plan.tensorDegree > 1)
-    return notYet("tensor_parallel_degree", "tensor parallelism");
   if (plan.pipelineDegree > 1)
     return notYet("pipeline_parallel_degree", "pipeline parallelism");
   if (plan.microbatches > 1)
@@ -191,6 +193,20 @@ Status checkRunnable(const ParallelPlan &plan) {
     return notYet("offload_activations", "activation offloading");
   if (plan.autoPartition)
     return notYet("auto_partition", "the auto-partitioner");
+  return Status::success();
+}
+
+/// Every split param and state slot of the step (manifest `split`) must be
+/// split over the plan's tensor degree: a step compiled for another degree
+/// would load the wrong parts.
+Status checkTensorDegree(const Manifest &manifest, int degree, const std::string &step) {
+  for (const Slot &slot : manifest.slots)
+    if (slot.isSplit() && slot.split.degree != degree)
+      return Status::error("--config: key 'tensor_parallel_degree': " + std::to_string(degree) +
+                           ", but the training step " + step + " was compiled for tensor degree " +
+                           std::to_string(slot.split.degree) + " (" + slotKindName(slot.kind) +
+                           " '" + percentEncode(slot.name) + "' is split over " +
+                           std::to_string(slot.split.degree) + " ranks)");
   return Status::success();
 }
 
@@ -324,20 +340,29 @@ Status TrainingJob::prepare() {
   // again below with the model's vocabulary as the bound on token ids.
   if (Status s = openData(0); !s)
     return s;
-  // Rank r takes rows [r*B/R, (r+1)*B/R) of each global batch; each
-  // micro-step takes 1/grad-accum of those.
-  rankRows_ = o_.batchSize / dist_.size();
+  // Data rank d of D takes rows [d*B/D, (d+1)*B/D) of each global batch
+  // (the ranks of a tensor group take the same rows); each micro-step
+  // takes 1/grad-accum of those.
+  rankRows_ = o_.batchSize / dist_.dataDegree();
   microRows_ = rankRows_ / o_.gradAccum;
   if (Status s = getStep(vocab); !s)
     return s;
   if (vocab > 0)
     if (Status s = openData(vocab); !s)
       return s;
-  StatusOr<LoadedSession> opened = openSession(artifactDir_, *backend_, dist_.shardIndex());
-  if (!opened.ok())
-    return opened.status();
-  artifact_ = std::move(opened->artifact);
-  session_ = std::move(opened->session);
+  StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::load(artifactDir_, backend_->target());
+  if (!artifact.ok())
+    return artifact.status();
+  artifact_ = *std::move(artifact);
+  if (Status s = checkTensorDegree(artifact_->manifest(), dist_.tensorDegree(),
+                                   fromArtifact_ ? "in " + o_.model : "compiled from " + o_.model);
+      !s)
+    return s;
+  StatusOr<std::unique_ptr<Session>> session =
+      Session::create(*artifact_, *backend_, dist_.shardIndex(), dist_.tensorIndex());
+  if (!session.ok())
+    return session.status();
+  session_ = *std::move(session);
   if (Status s = dist_.broadcastParameters(*session_); !s)
     return s;
   const Manifest &manifest = artifact_->manifest();
@@ -453,7 +478,7 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
   for (int64_t micro = 0; micro < accum; ++micro) {
     bool last = micro + 1 == accum;
     auto takeRows = [&](HostTensor &part, const HostTensor &full) {
-      size_t first = size_t((dist_.rank() * rankRows_ + micro * microRows_) * seq),
+      size_t first = size_t((dist_.dataIndex() * rankRows_ + micro * microRows_) * seq),
              count = size_t(microRows_ * seq);
       std::memcpy(part.data(), static_cast<const int64_t *>(full.data()) + first,
                   count * sizeof(int64_t));
@@ -533,6 +558,9 @@ Status TrainingJob::checkpoint(int64_t step) {
   state.data = data_->state();
   state.seed = o_.seed;
   state.config = checkpointConfig(run_);
+  // Recorded, never compared on resume: checkpoints hold logical tensors,
+  // so any plan resumes any other plan's checkpoint.
+  state.config["parallel_plan"] = dist_.config().describe();
   if (!dist_.isRoot()) // only rank 0 writes; every rank can resume from it
     return Status::success();
   return saveCheckpoint(o_.checkpointDir, state, views);
@@ -619,16 +647,23 @@ Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
   std::unique_ptr<DistributedRun> dist = *std::move(created);
   if (Status s = checkRunnable(dist->config()); !s)
     return s;
-  const int64_t ranks = dist->size();
-  if (options.batchSize % (ranks * options.gradAccum) != 0)
-    return Status::error("--batch-size " + std::to_string(options.batchSize) +
-                         " is the global batch: it must be a multiple of the world size (" +
-                         std::to_string(ranks) + ") times --grad-accum (" +
-                         std::to_string(options.gradAccum) + ")");
-  if (dist->dataParallel()) {
+  // The ranks of a tensor group share their rows: the batch is split over
+  // the data axis only.
+  const int64_t dataRanks = dist->dataDegree();
+  if (options.batchSize % (dataRanks * options.gradAccum) != 0)
+    return Status::error(
+        "--batch-size " + std::to_string(options.batchSize) +
+        " is the global batch: it must be a multiple of the " +
+        (dist->tensorDegree() > 1 ? "data-parallel degree (world size over tensor degree, "
+                                  : "world size (") +
+        std::to_string(dataRanks) + ") times --grad-accum (" + std::to_string(options.gradAccum) +
+        ")");
+  if (dist->dataParallel())
     run.build.dataParallel = dist->dataParallelBuild();
-    run.parallelRecord = describeDataParallel(*run.build.dataParallel);
-  }
+  if (dist->config().tensorDegree > 1)
+    run.build.tensorParallel =
+        TensorParallelBuild{dist->config().tensorDegree, dist->config().sequenceParallel};
+  run.parallelRecord = describeParallelBuild(run.build);
   const bool fromArtifact = isSavedStep(options.model);
   if (!options.saveArtifact.empty()) {
     if (fromArtifact)

@@ -61,6 +61,21 @@ std::string describeDataParallel(const DataParallelBuild &dp) {
   return o;
 }
 
+std::string describeTensorParallel(const TensorParallelBuild &tp) {
+  return "degree=" + std::to_string(tp.degree) +
+         " sequence-parallel=" + (tp.sequenceParallel ? "true" : "false");
+}
+
+std::string describeParallelBuild(const TrainingBuild &build) {
+  std::string record;
+  if (build.dataParallel)
+    record = describeDataParallel(*build.dataParallel);
+  if (build.tensorParallel)
+    record += (record.empty() ? "" : " ") + std::string("tensor-parallel: ") +
+              describeTensorParallel(*build.tensorParallel);
+  return record;
+}
+
 Status validateTrainerOptions(const TrainerOptions &o) {
   // Saving the step needs its shape only; training needs data and steps.
   const bool saving = !o.saveArtifact.empty();

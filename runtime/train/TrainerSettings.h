@@ -30,9 +30,15 @@ struct RunSettings {
   // The step's optimizer as saved steps and checkpoints record it:
   // describeTrainStep(build), or a saved step's own record.
   std::string trainStepRecord;
-  // The data-parallel plan as saved steps record it ("" = none).
+  // The data- and tensor-parallel plan as saved steps record it
+  // (describeParallelBuild; "" = none).
   std::string parallelRecord;
 };
+
+/// The build's data- and tensor-parallel options as saved steps record
+/// them: describeDataParallel, then "tensor-parallel: " and
+/// describeTensorParallel when the tensor degree is above 1 ("" = none).
+std::string describeParallelBuild(const TrainingBuild &build);
 
 /// Validates `options` and derives the run's settings (schedule, build).
 StatusOr<RunSettings> resolveRunSettings(const TrainerOptions &options);

@@ -2,7 +2,7 @@
 //
 // Shared by the compiler (trc-collectives-to-runtime-call) and the runtime
 // (Collectives.cpp), so both agree on the integers: process groups as
-// trc::CollectiveGroup, reductions as trc::CollectiveReduction, element
+// trc::CollectiveGroup (the dialect's enum has the same values), reductions as trc::CollectiveReduction, element
 // types as rt::DType. No dependencies; see docs/ARTIFACT.md "Collectives".
 //
 //===----------------------------------------------------------------------===//
@@ -12,8 +12,15 @@
 #include <cstdint>
 
 namespace trc::abi {
-enum CollectiveGroupCode : int64_t { kGroupWorld = 0, kGroupShard = 1, kGroupReplica = 2 };
-constexpr int64_t kNumGroups = 3;
+// The ranks are a grid data x tensor, tensor inner: world rank r has tensor
+// index r % T and data index r / T. World, shard and replica are groups of
+// the data axis (the ranks with my tensor index; the whole world when
+// T = 1): world is all of it, shard and replica split it as ZeRO does.
+// Tensor is the T ranks with my data index.
+enum CollectiveGroupCode : int64_t {
+  kGroupWorld = 0, kGroupShard = 1, kGroupReplica = 2, kGroupTensor = 3
+};
+constexpr int64_t kNumGroups = 4;
 enum CollectiveReductionCode : int64_t {
   kReduceSum = 0, kReduceAvg = 1, kReduceMax = 2, kReduceMin = 3
 };

@@ -369,6 +369,42 @@ TEST(Initializer, EachShardMakesItsChunkOfTheFullTensor) {
       << s.message();
 }
 
+// A split initialized param makes its tensor rank's part of the logical
+// tensor, element by logical index, so the parts together are the unsplit
+// tensor; also sharded, each shard makes its chunk of that part.
+TEST(Initializer, EachTensorRankMakesItsPartOfTheLogicalTensor) {
+  TempDir dir;
+  auto artifact = initializedArtifact(
+      dir, "slot 1 param W f32 2 3 1 - trainable\nsplit 1 1 1 2 2 3 2\n",
+      "init 1 uniform -0.125 0.25 99\n");
+  ASSERT_TRUE(artifact);
+  CpuBackend cpu;
+  std::vector<float> full = fillF32(kUniform, 0, 6); // logical [3, 2]
+  for (int t = 0; t < 2; ++t) {
+    TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session,
+                             Session::create(*artifact, cpu, 0, t));
+    TRC_ASSERT_OK_AND_ASSIGN(HostTensor w, session->getParam("W"));
+    ASSERT_EQ(w.shape, (std::vector<int64_t>{3, 1}));
+    for (int row = 0; row < 3; ++row)
+      EXPECT_EQ(w.as<float>()[row], full[size_t(2 * row + t)]) << "tensor rank " << t;
+  }
+  TempDir sharded;
+  artifact = initializedArtifact(
+      sharded, "slot 1 param W f32 1 2 - trainable\nsplit 1 1 1 2 2 3 2\nshard 1 2 2 3 1\n",
+      "init 1 uniform -0.125 0.25 99\n");
+  ASSERT_TRUE(artifact);
+  for (int t = 0; t < 2; ++t)
+    for (int shard = 0; shard < 2; ++shard) {
+      TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session,
+                               Session::create(*artifact, cpu, shard, t));
+      TRC_ASSERT_OK_AND_ASSIGN(HostTensor w, session->getParam("W"));
+      // The part is rows {t, 2 + t, 4 + t} of the logical tensor.
+      float part[4] = {full[size_t(t)], full[size_t(2 + t)], full[size_t(4 + t)], 0};
+      EXPECT_EQ(w.as<float>()[0], part[2 * shard]) << t << " " << shard;
+      EXPECT_EQ(w.as<float>()[1], part[2 * shard + 1]) << t << " " << shard;
+    }
+}
+
 // A tensor larger than the session's host chunk (4 Mi elements) comes out
 // the same as one fill of the whole.
 TEST(Initializer, SessionChunksALargeParam) {

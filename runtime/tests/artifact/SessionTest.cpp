@@ -5,9 +5,11 @@
 // right (y = x * W + b through trc_rt_matmul_f32, s = x + in/two), inputs
 // can be rebound and rerun. Binding errors: unknown input, wrong shape,
 // wrong dtype, missing inputs, unknown output, outputs before a run.
+// Sharded and tensor-parallel split params load this process's part.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/artifact/Session.h"
+#include "runtime/artifact/Evaluation.h"
 
 #include "runtime/backends/cpu/CpuBackend.h"
 
@@ -166,4 +168,81 @@ TEST(SessionShards, EachRankLoadsItsChunk) {
       s.message(),
       HasSubstr("sharded over 4 ranks; rank 4 of its group has no shard"))
       << s.message();
+}
+
+namespace {
+
+// The test artifact with W's slot line replaced by `records`.
+std::unique_ptr<Artifact> artifactWithW(const TempDir &dir, const std::string &records) {
+  writeTestArtifact(dir.path());
+  std::string manifest = readFile(dir.file("manifest.trc"));
+  std::string from = "slot 1 param W f32 2 3 2 0 trainable\n";
+  size_t at = manifest.find(from);
+  EXPECT_NE(at, std::string::npos);
+  manifest.replace(at, from.size(), records);
+  writeFile(dir.file("manifest.trc"), manifest);
+  StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::load(dir.path(), "cpu");
+  EXPECT_TRUE(artifact.ok()) << artifact.status().message();
+  return artifact.ok() ? *std::move(artifact) : nullptr;
+}
+
+std::vector<float> valuesOf(const HostTensor &t) {
+  return std::vector<float>(t.as<float>(), t.as<float>() + t.numElements());
+}
+
+} // namespace
+
+// A split param (manifest `split`) loads its tensor rank's part of the
+// logical tensor in weights.bin: W's bytes {1..6} read as [1, 6] in 3
+// blocks (a fused QKV row) over 2 tensor ranks.
+TEST(SessionSplits, EachTensorRankLoadsItsPart) {
+  TempDir dir;
+  auto artifact = artifactWithW(dir, "slot 1 param W f32 2 1 3 0 trainable\nsplit 1 1 3 2 2 1 6\n");
+  ASSERT_TRUE(artifact);
+  CpuBackend cpu;
+  const std::vector<float> expected[2] = {{1, 3, 5}, {2, 4, 6}};
+  for (int t = 0; t < 2; ++t) {
+    TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, Session::create(*artifact, cpu, 0, t));
+    TRC_ASSERT_OK_AND_ASSIGN(HostTensor w, session->getParam("W"));
+    EXPECT_EQ(w.shape, (std::vector<int64_t>{1, 3}));
+    EXPECT_EQ(valuesOf(w), expected[t]) << "tensor rank " << t;
+    // The unsplit param is whole on every tensor rank.
+    TRC_ASSERT_OK_AND_ASSIGN(HostTensor b, session->getParam("b"));
+    EXPECT_EQ(valuesOf(b), (std::vector<float>{kB[0], kB[1]}));
+  }
+  Status s = Session::create(*artifact, cpu, 0, 2).status();
+  EXPECT_THAT(s.message(), HasSubstr("param 'W': split over 2 tensor ranks; tensor rank 2 has no "
+                                     "part"));
+}
+
+// A column split ([3, 2] on dim 1), then ZeRO-sharded: the shard record's
+// full shape is the part [3, 1], each of 2 shard ranks holds 2 elements of
+// it (zero past its end).
+TEST(SessionSplits, ShardsOfAPart) {
+  TempDir dir;
+  auto artifact = artifactWithW(
+      dir, "slot 1 param W f32 1 2 0 trainable\nsplit 1 1 1 2 2 3 2\nshard 1 2 2 3 1\n");
+  ASSERT_TRUE(artifact);
+  CpuBackend cpu;
+  // parts: t=0 {1, 3, 5}, t=1 {2, 4, 6}.
+  const std::vector<float> expected[2][2] = {{{1, 3}, {5, 0}}, {{2, 4}, {6, 0}}};
+  for (int t = 0; t < 2; ++t)
+    for (int shard = 0; shard < 2; ++shard) {
+      TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session,
+                               Session::create(*artifact, cpu, shard, t));
+      TRC_ASSERT_OK_AND_ASSIGN(HostTensor w, session->getParam("W"));
+      EXPECT_EQ(valuesOf(w), expected[t][shard]) << "tensor rank " << t << " shard " << shard;
+    }
+}
+
+// A single process evaluating a tensor-parallel artifact would hold one
+// part of each split param and no tensor group: refused, naming one.
+TEST(SessionSplits, EvaluationRefusesTensorParallelArtifacts) {
+  TempDir dir;
+  auto artifact = artifactWithW(dir, "slot 1 param W f32 2 1 3 0 trainable\nsplit 1 1 3 2 2 1 6\n");
+  ASSERT_TRUE(artifact);
+  CpuBackend cpu;
+  Status s = evaluateArtifact(dir.path(), cpu, {});
+  EXPECT_THAT(s.message(), HasSubstr(": param 'W' is split over 2 tensor ranks (a step compiled "
+                                     "for tensor parallelism)"));
 }

@@ -4,7 +4,8 @@
 // copy (an average over one rank is the value), shard_slice takes chunk 0;
 // a program compiled for more ranks than its group has records an error
 // that later collectives respect (they do nothing) and that is reported
-// once. With a registered single-process communicator the same holds.
+// once. With a registered single-process communicator the same holds, for
+// the data axis's groups (world, shard, replica) and the tensor group.
 // Multi-rank behaviour is tested end to end under mpirun
 // (test/Training/data-parallel.test).
 //
@@ -27,7 +28,7 @@ int64_t address(const void *p) { return static_cast<int64_t>(reinterpret_cast<in
 } // namespace
 
 TEST(Collectives, OneProcessCopies) {
-  setCollectiveGroups(nullptr, nullptr, nullptr);
+  setCollectiveGroups(nullptr, nullptr, nullptr, nullptr);
   std::vector<float> in{1, 2, 3, 4}, out(4, 0);
   trc_rt_all_reduce(trc::abi::kGroupWorld, trc::abi::kF32, trc::abi::kReduceAvg, 4,
                     address(in.data()), address(out.data()));
@@ -44,12 +45,22 @@ TEST(Collectives, OneProcessCopies) {
   trc_rt_broadcast(trc::abi::kGroupWorld, trc::abi::kF64, 0, 2, address(wide.data()),
                    address(copy.data()));
   EXPECT_EQ(copy, wide);
+  // The tensor group (code 3) is this process alone too.
+  std::vector<float> summed(4, 0);
+  trc_rt_all_reduce(trc::abi::kGroupTensor, trc::abi::kF32, trc::abi::kReduceSum, 4,
+                    address(in.data()), address(summed.data()));
+  EXPECT_EQ(summed, in);
   EXPECT_TRUE(takeCollectiveError());
+  // Codes past the tensor group are refused.
+  trc_rt_all_reduce(trc::abi::kNumGroups, trc::abi::kF32, trc::abi::kReduceSum, 4,
+                    address(in.data()), address(summed.data()));
+  Status s = takeCollectiveError();
+  EXPECT_THAT(s.message(), HasSubstr("all-reduce: bad group or dtype code")) << s.message();
 }
 
 TEST(Collectives, WrongGroupSizeIsAnErrorReportedOnce) {
   SingleProcessCommunicator single;
-  setCollectiveGroups(&single, &single, &single);
+  setCollectiveGroups(&single, &single, &single, &single);
   std::vector<float> in{1, 2, 3, 4}, out(2, -1);
   trc_rt_reduce_scatter(trc::abi::kGroupShard, trc::abi::kF32, trc::abi::kReduceAvg, 2, 2,
                         address(in.data()), address(out.data()));
@@ -73,5 +84,11 @@ TEST(Collectives, WrongGroupSizeIsAnErrorReportedOnce) {
   EXPECT_THAT(s.message(),
               HasSubstr("root 3 is not a rank of the world group (1 ranks)"))
       << s.message();
-  setCollectiveGroups(nullptr, nullptr, nullptr);
+  trc_rt_all_gather(trc::abi::kGroupTensor, trc::abi::kF32, 2, 2, address(in.data()),
+                    address(untouched.data()));
+  s = takeCollectiveError();
+  EXPECT_THAT(s.message(), HasSubstr("all-gather: the program splits tensors over 2 ranks, but "
+                                     "its tensor group has 1"))
+      << s.message();
+  setCollectiveGroups(nullptr, nullptr, nullptr, nullptr);
 }

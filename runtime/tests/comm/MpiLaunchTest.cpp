@@ -5,7 +5,9 @@
 // numerics must hold on every rank; a rank killed before a collective, a
 // rank that never joins one, and a receive from a sleeping rank must end
 // the run within 60 s with an error naming the lost rank; alone (no
-// launcher) the program must get world size 1. Skipped, with a message,
+// launcher) the program must get world size 1. trc-tensor-parallel-check
+// (TensorParallelCheck.cpp) checks a tensor-parallel run's groups and
+// logical tensors on 4 ranks. Skipped, with a message,
 // where mpirun is not installed. mpirun comes from TRC_TEST_MPIRUN or PATH;
 // as root, Open MPI's run-as-root variables are set for it.
 //
@@ -209,6 +211,22 @@ TEST_F(MpiLaunch, MpiBackendAlsoRunsWithoutLauncher) {
   RunResult r =
       run({TRC_TEST_COMMUNICATOR_CHECK, "numerics", "mpi"}, baseEnv(), 60);
   expectAllRanksPassed(r, 1, "mpi");
+}
+
+// A tensor-parallel run's grid (TensorParallelCheck.cpp): with 4 ranks and
+// T = 2 the tensor groups are {0,1},{2,3} and the data axes {0,2},{1,3};
+// split slots (3 blocks) round-trip through their parts, also ZeRO-sharded
+// over the data axis; and with T = 4 the whole world is one tensor group.
+TEST_F(MpiLaunch, TensorParallelGroupsAndLogicalTensors) {
+  for (const char *config : {R"({"tensor_parallel_degree": 2})",
+                             R"({"tensor_parallel_degree": 2, "zero_stage": 1})",
+                             R"({"tensor_parallel_degree": 4})"}) {
+    RunResult r = run({mpirun_, "--oversubscribe", "-np", "4", TRC_TEST_TENSOR_PARALLEL_CHECK,
+                       config},
+                      baseEnv(), 90);
+    SCOPED_TRACE(config);
+    expectAllRanksPassed(r, 4, "tensor-parallel");
+  }
 }
 
 TEST_F(MpiLaunch, KilledRankEndsTheRun) {

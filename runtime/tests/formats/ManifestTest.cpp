@@ -389,6 +389,98 @@ TEST(Manifest, RejectsBadShardRecords) {
               HasSubstr("lies past the end of weights.bin"));
 }
 
+// `split` records: a slot holding one tensor rank's part of a logical
+// tensor (tensor parallelism), alone or ZeRO-sharded after the split.
+TEST(Manifest, ParsesSplitRecords) {
+  // qkv: logical [2, 12] split on dim 1 in 3 blocks over 2 ranks -> [2, 6];
+  // its weights hold all 24 elements (96 bytes). adam.m:qkv is the same
+  // part, then sharded over 4 ranks ([12] -> chunks of 3).
+  std::string text = std::string(kHeader) +
+                     "slot 0 param qkv f32 2 2 6 0 trainable\n"
+                     "split 0 1 3 2 2 2 12\n"
+                     "slot 1 input adam.m:qkv f32 1 3\n"
+                     "split 1 1 3 2 2 2 12\n"
+                     "shard 1 4 2 2 6\n"
+                     "slot 2 param W f32 2 3 2 - trainable\n"
+                     "split 2 0 1 1 2 3 2\n"
+                     "init 2 constant 1\n"
+                     "end\n";
+  TRC_ASSERT_OK_AND_ASSIGN(Manifest m, parseManifest(text));
+  const Slot &qkv = m.slots[0];
+  EXPECT_TRUE(qkv.isSplit());
+  EXPECT_EQ(qkv.split.dim, 1);
+  EXPECT_EQ(qkv.split.blocks, 3);
+  EXPECT_EQ(qkv.split.degree, 2);
+  EXPECT_EQ(qkv.splitShape, (std::vector<int64_t>{2, 12}));
+  EXPECT_EQ(qkv.splitElements, 24);
+  EXPECT_EQ(qkv.splitLine, 8);
+  EXPECT_EQ(qkv.localShape(), (std::vector<int64_t>{2, 6}));
+  EXPECT_EQ(qkv.logicalShape(), (std::vector<int64_t>{2, 12}));
+  EXPECT_EQ(qkv.byteSize, 48u);
+  EXPECT_EQ(qkv.tensorElements(), 24);
+  EXPECT_EQ(qkv.weightBytes(), 96u); // the logical tensor
+  const Slot &state = m.slots[1];
+  EXPECT_TRUE(state.isSplit());
+  EXPECT_EQ(state.shardDegree, 4);
+  EXPECT_EQ(state.localShape(), (std::vector<int64_t>{2, 6}));
+  EXPECT_EQ(state.logicalShape(), (std::vector<int64_t>{2, 12}));
+  EXPECT_EQ(state.tensorElements(), 24);
+  EXPECT_EQ(m.slots[2].split.degree, 1);
+  EXPECT_EQ(m.slots[2].weightBytes(), 0u);
+  EXPECT_FALSE(m.slots[2].shardDegree);
+}
+
+TEST(Manifest, RejectsBadSplitRecords) {
+  std::string head = std::string(kHeader) + "slot 0 param W f32 2 3 2 0 trainable\n";
+  EXPECT_EQ(errorOf(head + "split 0 1 1 2 2 3 4\nend\n"), "");
+  EXPECT_EQ(errorOf(head + "split 0 0 1 1 2 3 2\nend\n"), "");
+  // The local dim times the degree must be the logical dim.
+  EXPECT_THAT(errorOf(head + "split 0 1 1 2 2 3 6\nend\n"),
+              HasSubstr("line 8: split: slot 0 [3, 2] is not one of 2 parts of [3, 6] split on "
+                        "dim 1 (expected [3, 3])"));
+  // The other dims must be the logical ones.
+  EXPECT_THAT(errorOf(head + "split 0 1 1 2 2 4 4\nend\n"),
+              HasSubstr("is not one of 2 parts of [4, 4] split on dim 1 (expected [4, 2])"));
+  EXPECT_THAT(errorOf(head + "split 0 1 1 2 3 3 4 1\nend\n"),
+              HasSubstr("(expected [3, 2, 1])"));
+  EXPECT_THAT(errorOf(head + "split 0 1 3 2 2 3 4\nend\n"),
+              HasSubstr("line 8: split: slot 0: dim 1 of [3, 4] (4) is not 3 block(s) of 2 "
+                        "equal chunks"));
+  EXPECT_THAT(errorOf(head + "split 0 2 1 2 2 3 4\nend\n"),
+              HasSubstr("split: slot 0: split dim 2 is not a dim of [3, 4]"));
+  EXPECT_THAT(errorOf(head + "split 0 1 1 0 2 3 4\nend\n"),
+              HasSubstr("line 8: split degree: '0' is not a number of ranks"));
+  EXPECT_THAT(errorOf(head + "split 0 1 0 2 2 3 4\nend\n"),
+              HasSubstr("split blocks: '0' is not a number of blocks"));
+  EXPECT_THAT(errorOf(head + "split 0 1 1 2 2 3\nend\n"),
+              HasSubstr("split dims: rank 2 needs that many dims, got 1"));
+  EXPECT_THAT(errorOf(head + "split 0 1 1 2\nend\n"),
+              HasSubstr("split: expected slot index, dim, blocks, degree, rank and dims"));
+  EXPECT_THAT(errorOf(head + "split 1 1 1 2 2 3 4\nend\n"),
+              HasSubstr("split: no slot 1 declared before this record"));
+  EXPECT_THAT(errorOf(head + "split 0 1 1 2 2 3 4\nsplit 0 1 1 2 2 3 4\nend\n"),
+              HasSubstr("line 9: split: slot 0 is already split (line 8)"));
+  EXPECT_THAT(errorOf(std::string(kHeader) + "slot 0 output y f32 2 3 2\n"
+                                             "split 0 1 1 2 2 3 4\nend\n"),
+              HasSubstr("split: slot 0 is an output; params and inputs are split"));
+  // Shard and init records of the slot come after its split record.
+  EXPECT_THAT(errorOf(std::string(kHeader) + "slot 0 param W f32 1 3 0 trainable\n"
+                                             "shard 0 2 2 3 2\nsplit 0 1 1 2 2 3 4\nend\n"),
+              HasSubstr("split: slot 0: the split record comes before the slot's shard record"));
+  EXPECT_THAT(errorOf(std::string(kHeader) + "slot 0 param W f32 2 3 2 - trainable\n"
+                                             "init 0 constant 1\nsplit 0 1 1 2 2 3 4\nend\n"),
+              HasSubstr("the split record comes before the slot's init record"));
+  // Sharded after the split: the shard's full shape is the part.
+  EXPECT_THAT(errorOf(std::string(kHeader) + "slot 0 param W f32 1 6 0 trainable\n"
+                                             "split 0 1 1 2 2 3 4\nshard 0 2 2 3 4\nend\n"),
+              HasSubstr("split: slot 0 [3, 4] (its shard record's full shape) is not one of 2 "
+                        "parts of [3, 4] split on dim 1 (expected [3, 2])"));
+  // The logical tensor must lie inside the weights (128 bytes here).
+  EXPECT_THAT(errorOf(std::string(kHeader) + "slot 0 param W f32 2 3 8 64 trainable\n"
+                                             "split 0 1 1 2 2 3 16\nend\n"),
+              HasSubstr("(192 bytes at offset 64) lies past the end of weights.bin"));
+}
+
 // `init` records: a param (offset '-') made from a recipe, not weights.bin.
 TEST(Manifest, ParsesInitRecords) {
   std::string text = std::string(kHeader) +

@@ -300,7 +300,34 @@ TEST_F(ParallelPlanTest, ModelParallelErrors) {
   EXPECT_THAT(error(R"({"optimize": "cost"})", 4), HasSubstr("key 'optimize': expected one of speed, memory, got 'cost'"));
   // Shard degrees divide the data-parallel degree, not the world.
   EXPECT_THAT(error(R"({"tensor_parallel_degree": 2, "sharded_data_parallel_degree": 4})", 4), HasSubstr("key 'sharded_data_parallel_degree': 4 does not divide the data-parallel degree 2 "
-             "(world size 4 over tensor x pipeline degrees)"));
+             "(world size 4 over 'tensor_parallel_degree' 2 x 'pipeline_parallel_degree' 1)"));
+  EXPECT_THAT(error(R"({"tensor_parallel_degree": 2, "hybrid_shard_degree": 2})", 6),
+              HasSubstr("key 'hybrid_shard_degree': 2 does not divide the data-parallel degree 3 "
+                        "(world size 6 over 'tensor_parallel_degree' 2 x "
+                        "'pipeline_parallel_degree' 1)"));
+}
+
+// Tensor parallelism alone: world = data x tensor, ZeRO over the data axis.
+TEST_F(ParallelPlanTest, TensorParallelGrid) {
+  for (auto [world, tp] : {std::pair(4, 2), std::pair(4, 4), std::pair(8, 2), std::pair(2, 1)}) {
+    ParallelPlan c = ok("{\"tensor_parallel_degree\": " + std::to_string(tp) + "}", world);
+    EXPECT_EQ(c.tensorDegree, tp);
+    EXPECT_EQ(c.dataDegree() * c.tensorDegree, world);
+    EXPECT_EQ(c.shardDegree, 1);
+    EXPECT_FALSE(c.sequenceParallel);
+  }
+  ParallelPlan c = ok(R"({"tensor_parallel_degree": 2, "zero_stage": 1, "sequence_parallel": true})", 4);
+  EXPECT_EQ(c.dataDegree(), 2);
+  EXPECT_EQ(c.shardDegree, 2); // the data axis, not the world
+  EXPECT_EQ(c.replicas(), 1);
+  EXPECT_TRUE(c.sequenceParallel);
+  EXPECT_EQ(c.describe(), "ddp zero=1 shard_degree=2 replicas=1 bucket_cap_mb=25 "
+                          "communicator=auto tensor=2 sequence_parallel");
+  // A degree that does not divide the world names both degree keys.
+  EXPECT_THAT(error(R"({"tensor_parallel_degree": 3})", 4),
+              HasSubstr("keys 'tensor_parallel_degree' x 'pipeline_parallel_degree': 3 x 1 does not "
+                        "divide the world size 4"));
+  EXPECT_THAT(error(R"({"tensor_parallel_degree": 8})", 4), HasSubstr("8 x 1 does not divide"));
 }
 
 TEST_F(ParallelPlanTest, TypeErrors) {

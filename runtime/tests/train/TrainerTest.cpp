@@ -4,11 +4,14 @@
 // directly, as a program embedding trc would: option checks naming the
 // flag, plans the trainer cannot run refused by their key, and the
 // StepCompiler seam (feeds chosen from the model's graph inputs, a compile
-// failure reported once, a runtime-only trainer refusing .onnx models).
+// failure reported once, a runtime-only trainer refusing .onnx models), and
+// a saved step compiled for another tensor degree refused by the key.
 // The loop itself runs in the lit end-to-end tests against PyTorch.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/train/Trainer.h"
+#include "runtime/train/TrainerSettings.h"
+#include "runtime/train/TrainingArtifact.h"
 
 #include "TestArtifact.h"
 
@@ -16,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 
 namespace {
@@ -133,6 +137,53 @@ TEST(TrainerTest, PlansBeyondDataParallelismAreRefusedByTheirKey) {
     EXPECT_THAT(s.message(), HasSubstr("is not available yet")) << plan;
   }
   EXPECT_EQ(compiler.compiles, 0);
+}
+
+// What saved steps record of the plan: the data-parallel options, then
+// the tensor-parallel ones (compared on reuse, so a step compiled for
+// another tensor degree is refused).
+TEST(TrainerTest, ParallelRecordNamesTheTensorDegree) {
+  TrainingBuild build;
+  EXPECT_EQ(describeParallelBuild(build), "");
+  build.tensorParallel = TensorParallelBuild{2, false};
+  EXPECT_EQ(describeParallelBuild(build), "tensor-parallel: degree=2 sequence-parallel=false");
+  build.dataParallel = DataParallelBuild{};
+  build.tensorParallel->sequenceParallel = true;
+  EXPECT_EQ(describeParallelBuild(build), "zero-stage=0 shard-degree=1 bucket-mb=25.000000 "
+                                          "tensor-parallel: degree=2 sequence-parallel=true");
+}
+
+// A runtime-only trainer given a saved step whose params are split over 2
+// tensor ranks (manifest `split`) refuses it on a plan of tensor degree 1,
+// before loading any part, naming the key and a split param.
+TEST(TrainerTest, SavedStepOfAnotherTensorDegreeIsRefused) {
+  trc::rt::test::TempDir dir;
+  TrainerOptions o = validOptions(writeTokens(dir));
+  std::string step = dir.file("step");
+  std::filesystem::create_directory(step);
+  trc::rt::test::writeTestArtifact(step);
+  std::string manifest = trc::rt::test::readFile(step + "/manifest.trc");
+  std::string from = "slot 1 param W f32 2 3 2 0 trainable\n";
+  ASSERT_NE(manifest.find(from), std::string::npos);
+  manifest.replace(manifest.find(from), from.size(),
+                   "slot 1 param W f32 2 3 1 0 trainable\nsplit 1 1 1 2 2 3 2\n");
+  trc::rt::test::writeFile(step + "/manifest.trc", manifest);
+  TrainingArtifactInfo info;
+  info.inputs = "x";
+  info.targets = "y";
+  info.batch = o.batchSize;
+  info.seq = o.seqLen;
+  info.settings = {{"train_step", "optimizer=adamw"}, {"precision", "fp32"}, {"loss", "model"},
+                   {"attention", "unfused"}, {"init_weights", "no"}};
+  ASSERT_TRUE(writeTrainingInfo(step, info));
+  o.model = step;
+  Status s = runTrainer(o, nullptr);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(),
+              HasSubstr("--config: key 'tensor_parallel_degree': 1, but the training step in " +
+                        step + " was compiled for tensor degree 2 (param 'W' is split over 2 "
+                        "ranks)"))
+      << s.message();
 }
 
 TEST(TrainerTest, FeedsComeFromTheModelsIntegerInputsAndCompileFailuresAreReported) {
