@@ -45,6 +45,10 @@ void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingPipelineOption
   if (o.mixedPrecision)
     pm.addPass(createMixedPrecision(*o.mixedPrecision));
   pm.addPass(createAutodiff());
+  if (o.tensorParallel && o.tensorParallel->degree > 1) {
+    pm.addPass(createShardTensorParallel(*o.tensorParallel));
+    pm.addPass(createPartition());
+  }
   if (o.dataParallel)
     pm.addPass(createDataParallel(*o.dataParallel));
   pm.addPass(createBuildTrainStep(o.trainStep));
@@ -66,6 +70,9 @@ struct TrainingPipelineCliOptions : public mlir::PassPipelineOptions<TrainingPip
                              llvm::cl::init(false)};
   Option<std::string> precision{*this, "precision", llvm::cl::desc("fp32, bf16 or fp16"),
                                 llvm::cl::init("fp32")};
+  Option<int64_t> tensorDegree{*this, "tensor-degree",
+                               llvm::cl::desc("tensor-parallel ranks (trc-shard-tensor-parallel)"),
+                               llvm::cl::init(ShardTensorParallelOptions().degree)};
   Option<bool> dataParallel{*this, "data-parallel",
                             llvm::cl::desc("average gradients over the ranks (trc-data-parallel)"),
                             llvm::cl::init(false)};
@@ -101,6 +108,15 @@ bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptio
   if (!setLossAndPrecision(o, cli.loss, cli.ignoreIndex, cli.precision, problem))
     return false;
   o.fuseAttention = cli.fuseAttention;
+  if (cli.tensorDegree < 1) {
+    problem = "tensor-degree must be at least 1, got " + std::to_string(cli.tensorDegree);
+    return false;
+  }
+  if (cli.tensorDegree > 1) {
+    ShardTensorParallelOptions tp;
+    tp.degree = cli.tensorDegree;
+    o.tensorParallel = tp;
+  }
   if (cli.dataParallel) {
     DataParallelOptions dp;
     dp.zeroStage = cli.zeroStage;

@@ -34,6 +34,9 @@ struct Trainable {
   // over `shards` ranks of a parameter of type `full`; 0 when replicated.
   int64_t shards = 0;
   RankedTensorType full;
+  // Tensor parallel (trc-partition): the parameter is this rank's part
+  // (`trc.split` on its argument); its state is split alike.
+  bool split = false;
   /// The type of the gradient, the optimizer state and the accumulators.
   Type stateType(func::FuncOp grad) const { return grad.getResultTypes()[gradient]; }
   /// Whether the step's parameter argument is full while its gradient is a shard.
@@ -80,6 +83,7 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
         return signalPassFailure();
       }
       Trainable t{of.str(), argumentOf[of.getValue()], r};
+      t.split = bool(grad.getArgAttr(t.argument, "trc.split"));
       if (auto degree = grad.getResultAttrOfType<IntegerAttr>(r, trc::training::kShardDegreeAttr)) {
         auto shape = grad.getResultAttrOfType<DenseI64ArrayAttr>(r, trc::training::kShardOfAttr);
         if (!shape) {
@@ -130,6 +134,9 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
       if (t.shards)
         for (const NamedAttribute &a : trc::training::shardAttributes(b, t.full, t.shards))
           attrs.set(a.getName(), a.getValue());
+      if (t.split)
+        for (StringRef key : {"trc.split", "trc.split_of"})
+          attrs.set(key, grad.getArgAttr(t.argument, key));
       return attrs.getDictionary(ctx);
     };
     for (const auto &slot : slots)
@@ -193,8 +200,12 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
     // Global gradient norm (before clipping), as torch's clip_grad_norm_.
     Value sumSquares = b.create<trc::ConstantOp>(
         loc, SplatElementsAttr::get(scalar, b.getF32FloatAttr(0)));
-    // Squares of sharded gradients are summed over the shard group.
-    Value shardedSquares;
+    // Squares of sharded gradients are summed over the shard group, of
+    // tensor-parallel parts over the tensor group, of both over both.
+    Value shardedSquares, splitSquares, bothSquares;
+    auto addTo = [&](Value &sum, Value total) {
+      sum = sum ? b.create<trc::AddOp>(loc, sum, total).getResult() : total;
+    };
     for (auto [g, t] : llvm::zip(grads, trainables)) {
       auto type = cast<RankedTensorType>(g.getType());
       Value squares = b.create<trc::MulOp>(loc, g, g);
@@ -203,18 +214,19 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
           squares, llvm::to_vector(llvm::seq<int64_t>(0, type.getRank())));
       if (type.getElementType() != b.getF32Type())
         total = b.create<trc::ConvertOp>(loc, scalar, total);
-      if (t.shards) {
-        shardedSquares = shardedSquares ? b.create<trc::AddOp>(loc, shardedSquares, total)
-                                        : total;
-        continue;
-      }
-      sumSquares = b.create<trc::AddOp>(loc, sumSquares, total);
+      addTo(t.shards ? (t.split ? bothSquares : shardedSquares)
+                          : (t.split ? splitSquares : sumSquares),
+                 total);
     }
+    auto allSum = [&](Value v, trc::CollectiveGroup group) -> Value {
+      return b.create<trc::AllReduceOp>(loc, v, trc::CollectiveReduction::Sum, group);
+    };
+    if (bothSquares)
+      addTo(splitSquares, allSum(bothSquares, trc::CollectiveGroup::Shard));
     if (shardedSquares)
-      sumSquares = b.create<trc::AddOp>(
-          loc, sumSquares,
-          b.create<trc::AllReduceOp>(loc, shardedSquares, trc::CollectiveReduction::Sum,
-                                     trc::CollectiveGroup::Shard));
+      addTo(sumSquares, allSum(shardedSquares, trc::CollectiveGroup::Shard));
+    if (splitSquares)
+      addTo(sumSquares, allSum(splitSquares, trc::CollectiveGroup::Tensor));
     Value norm = b.create<trc::SqrtOp>(loc, sumSquares);
     Value clipScale;
     if (clipNorm > 0) {

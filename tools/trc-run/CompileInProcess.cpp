@@ -31,6 +31,11 @@ bool trainingPipeline(const rt::TrainingBuild &build, TrainingPipelineOptions &o
                            build.precision, problem))
     return false;
   o.fuseAttention = build.fuseAttention;
+  if (build.tensorParallel && build.tensorParallel->degree > 1) {
+    ShardTensorParallelOptions tp;
+    tp.degree = build.tensorParallel->degree;
+    o.tensorParallel = tp;
+  }
   if (build.dataParallel) {
     DataParallelOptions dp;
     dp.zeroStage = build.dataParallel->zeroStage;

@@ -33,6 +33,9 @@ struct TrainingPipelineOptions {
   bool fuseAttention = false;
   /// bf16 or fp16 compute with fp32 master weights (fp16 adds loss scaling).
   std::optional<MixedPrecisionOptions> mixedPrecision;
+  /// Megatron tensor parallelism (trc-shard-tensor-parallel, trc-partition)
+  /// over the tensor axis, before data parallelism over the data axis.
+  std::optional<ShardTensorParallelOptions> tensorParallel;
   /// Gradients averaged (and ZeRO-sharded) over the ranks.
   std::optional<DataParallelOptions> dataParallel;
   BuildTrainStepOptions trainStep;
