@@ -20,6 +20,16 @@ Value reshape(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
   auto type = RankedTensorType::get(shape, typeOf(v).getElementType());
   if (type == v.getType())
     return v;
+  // A reshape of a reshape is one (the inner one, if it was only this
+  // collective's step, goes).
+  if (auto inner = v.getDefiningOp<ReshapeOp>()) {
+    Value source = inner.getOperand();
+    Value out = type == source.getType() ? source
+                                         : b.create<ReshapeOp>(loc, type, source).getResult();
+    if (inner->use_empty())
+      inner->erase();
+    return out;
+  }
   return b.create<ReshapeOp>(loc, type, v);
 }
 
