@@ -13,7 +13,9 @@ Writes DIR/<model>_op<opset>.onnx and DIR/<model>_op<opset>_dyn.onnx (batch
 and sequence as dynamic axes named 'batch' and 'sequence'); with --folded also
 DIR/gpt2_op17_folded.onnx (constant folding on: derived initializers); with
 --variants also DIR/gpt2_op17_logits.onnx (output: logits, same weights as
-gpt2_op17.onnx) and DIR/gpt2_op17_dropout.onnx (active dropout 0.1).
+gpt2_op17.onnx), DIR/gpt2_op17_dropout.onnx (active dropout 0.1) and
+DIR/llama_op17[_dyn].onnx (a Llama-style model: RMSNorm, rotate-half rotary,
+grouped-query attention, SwiGLU; --models llama exports it at every opset).
 Precondition: Debian's python3-torch (1.13) importable. Deterministic (seeded).
 """
 import argparse
@@ -236,7 +238,77 @@ class GPTJ(nn.Module):
         return F.cross_entropy(logits.view(-1, VOCAB), targets.view(-1))
 
 
-MODELS = {"gpt2": GPT2, "bert": Bert, "gptj": GPTJ}
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class LlamaBlock(nn.Module):
+    """RMSNorm, rotary positions (rotate-half), grouped-query attention
+    (KV_HEADS key/value heads repeated to HEADS), SwiGLU MLP, no biases."""
+    KV_HEADS = 2
+
+    def __init__(self):
+        super().__init__()
+        d = WIDTH // HEADS
+        self.attn_norm = nn.Parameter(torch.ones(WIDTH))
+        self.q = nn.Linear(WIDTH, WIDTH, bias=False)
+        self.k = nn.Linear(WIDTH, self.KV_HEADS * d, bias=False)
+        self.v = nn.Linear(WIDTH, self.KV_HEADS * d, bias=False)
+        self.o = nn.Linear(WIDTH, WIDTH, bias=False)
+        self.mlp_norm = nn.Parameter(torch.ones(WIDTH))
+        self.gate = nn.Linear(WIDTH, 2 * WIDTH, bias=False)
+        self.up = nn.Linear(WIDTH, 2 * WIDTH, bias=False)
+        self.down = nn.Linear(2 * WIDTH, WIDTH, bias=False)
+        inv_freq = 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d))
+        angles = torch.einsum("i,j->ij", torch.arange(CONTEXT).float(), inv_freq)
+        angles = torch.cat((angles, angles), dim=-1)
+        self.register_buffer("sin", torch.sin(angles))
+        self.register_buffer("cos", torch.cos(angles))
+        self.register_buffer("causal", torch.tril(torch.ones(CONTEXT, CONTEXT, dtype=torch.bool)))
+
+    @staticmethod
+    def rms(x, weight):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * weight
+
+    def forward(self, x):
+        b, t, _ = x.size()
+        d = WIDTH // HEADS
+        h = self.rms(x, self.attn_norm)
+        sin, cos = self.sin[:t][None, None], self.cos[:t][None, None]
+        q = self.q(h).view(b, t, HEADS, d).transpose(1, 2)
+        k = self.k(h).view(b, t, self.KV_HEADS, d).transpose(1, 2)
+        v = self.v(h).view(b, t, self.KV_HEADS, d).transpose(1, 2)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        rep = HEADS // self.KV_HEADS  # HF's repeat_kv: expand, then merge
+        k = k[:, :, None].expand(b, self.KV_HEADS, rep, t, d).reshape(b, HEADS, t, d)
+        v = v[:, :, None].expand(b, self.KV_HEADS, rep, t, d).reshape(b, HEADS, t, d)
+        att = (q @ k.transpose(-1, -2)) / math.sqrt(d)
+        att = att.masked_fill(~self.causal[:t, :t], float("-inf"))
+        y = (F.softmax(att, dim=-1) @ v).transpose(1, 2).reshape(b, t, WIDTH)
+        x = x + self.o(y)
+        h = self.rms(x, self.mlp_norm)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+
+class Llama(nn.Module):
+    def __init__(self, dropout=0.0):
+        super().__init__()
+        self.wte = nn.Embedding(VOCAB, WIDTH)
+        self.blocks = nn.ModuleList([LlamaBlock() for _ in range(LAYERS)])
+        self.norm = nn.Parameter(torch.ones(WIDTH))
+        self.lm_head = nn.Linear(WIDTH, VOCAB, bias=False)
+
+    def forward(self, input_ids, targets):
+        x = self.wte(input_ids)
+        for block in self.blocks:
+            x = block(x)
+        logits = self.lm_head(LlamaBlock.rms(x, self.norm))
+        return F.cross_entropy(logits.view(-1, VOCAB), targets.view(-1))
+
+
+MODELS = {"gpt2": GPT2, "bert": Bert, "gptj": GPTJ, "llama": Llama}
 
 
 def build(name, seed=0):
@@ -326,6 +398,11 @@ def main():
         path = os.path.join(args.out, "gpt2_op17_dropout.onnx")
         export(GPT2(dropout=0.1), path, 17, False)
         print(path)
+        if "llama" not in args.models.split(","):
+            for dynamic in (False, True):
+                path = os.path.join(args.out, f"llama_op17{'_dyn' if dynamic else ''}.onnx")
+                export(build("llama"), path, 17, dynamic)
+                print(path)
 
 
 if __name__ == "__main__":

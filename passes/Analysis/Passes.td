@@ -26,10 +26,12 @@ def TestPrintOpStats : Pass<"test-trc-print-op-stats", "mlir::ModuleOp"> {
   let dependentDialects = ["trc::TrcDialect"];
 }
 
-def TestPrintSharding : Pass<"test-trc-print-sharding", "mlir::func::FuncOp"> {
+def TestPrintSharding : Pass<"test-trc-print-sharding", "mlir::ModuleOp"> {
   let summary = "prints each value's sharding and each collective with its bytes";
   let description = [{
-    Before trc-partition: one line per annotated argument and op result with
+    Per function, in module order (a module pass, so the output of several
+    functions does not interleave). Before trc-partition: one line per
+    annotated argument and op result with
     its sharding. After: one line per collective with its group and the
     bytes each rank sends into it, then totals per kind. The IR is unchanged.
 

@@ -27,9 +27,12 @@ int64_t bytesOf(Type type) {
 
 struct TestPrintSharding : trc::impl::TestPrintShardingBase<TestPrintSharding> {
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    if (func.isExternal())
-      return;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal())
+        print(func);
+  }
+
+  void print(func::FuncOp func) {
     llvm::raw_ostream &os = llvm::outs();
     os << "sharding @" << func.getSymName() << "\n";
     for (BlockArgument arg : func.getArguments()) {

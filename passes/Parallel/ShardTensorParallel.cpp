@@ -57,10 +57,18 @@ llvm::SetVector<Operation *> ancestors(Value v) {
   return seen;
 }
 
-/// Whether `v` comes from a product with a parameter through same-shape
-/// elementwise ops (gelu(x W1 + b1), silu(x Wg) * (x Wu), ...).
-bool fromColumnProduct(Value v) {
+/// Whether `v` comes from products with parameters through same-shape
+/// elementwise ops only used there (gelu(x W1 + b1), silu(x Wg) * (x Wu)):
+/// an MLP's inner activation. The region must be closed: every forward use
+/// of its values stays inside it (or is the row product `user`), which the
+/// residual stream is not (a norm's input is also added to the next
+/// residual), so a projection after an elementwise norm is not taken for
+/// a row product.
+bool fromColumnProduct(Value v, Operation *user, const llvm::SetVector<Operation *> &forward) {
   SmallVector<Value> work{v};
+  DenseSet<Operation *> region;
+  SmallVector<Value> values;
+  bool product = false;
   DenseSet<Value> seen;
   while (!work.empty()) {
     Value x = work.pop_back_val();
@@ -68,24 +76,32 @@ bool fromColumnProduct(Value v) {
       continue;
     Operation *def = x.getDefiningOp();
     if (!def)
-      continue;
+      return false; // an argument: not an activation of this layer
+    values.push_back(x);
+    region.insert(def);
     if (auto dot = dyn_cast<DotGeneralOp>(def)) {
-      if (fromParameter(dot.getRhs()) || fromParameter(dot.getLhs()))
-        return true;
+      if (!fromParameter(dot.getRhs()) && !fromParameter(dot.getLhs()))
+        return false;
+      product = true;
       continue;
     }
     bool elementwise = def->hasTrait<OpTrait::Elementwise>() ||
                        isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, NegOp, TanhOp,
                            LogisticOp, ErfOp, ExpOp, GeluOp, ConvertOp, SelectOp>(def);
     if (!elementwise)
-      continue;
+      return false;
+    // Biases, scales and constants broadcast in from outside: not the path.
     for (Value operand : def->getOperands())
-      if (operand.getType() == x.getType() ||
-          (isa<RankedTensorType>(operand.getType()) &&
-           typeOf(operand).getShape() == typeOf(x).getShape()))
+      if (isa<RankedTensorType>(operand.getType()) &&
+          typeOf(operand).getShape() == typeOf(x).getShape() &&
+          !operand.getDefiningOp<ConstantOp>() && !operand.getDefiningOp<BroadcastInDimOp>())
         work.push_back(operand);
   }
-  return false;
+  for (Value x : values)
+    for (Operation *u : x.getUsers())
+      if (u != user && forward.contains(u) && !region.contains(u))
+        return false;
+  return product;
 }
 
 struct Seeder {
@@ -108,23 +124,44 @@ struct Seeder {
     return false;
   }
 
+  /// Key/value heads before grouped-query attention repeats them (a
+  /// broadcast that grows the tensor on the way from the projection).
+  static int64_t unrepeatedHeads(Value kv, int64_t heads) {
+    Value v = kv;
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<TransposeOp, ReshapeOp, ConvertOp, BroadcastInDimOp>(def))
+        break;
+      if (auto b = dyn_cast<BroadcastInDimOp>(def)) {
+        int64_t in = typeOf(b.getOperand()).getNumElements(), out = typeOf(b).getNumElements();
+        if (out > in && out % in == 0 && heads % (out / in) == 0)
+          return heads / (out / in);
+      }
+      v = def->getOperand(0);
+    }
+    return heads;
+  }
+
   void attention(AttentionOp op) {
     int64_t rank = typeOf(op.getQ()).getRank(), heads = rank - 3;
     if (heads < 0)
       return;
+    // Megatron's rule for grouped-query attention: the key/value groups
+    // must divide too (each rank its own groups).
+    int64_t kvHeads = typeOf(op.getK()).getDimSize(heads);
     if (!divides(op, typeOf(op.getQ()).getDimSize(heads), "attention heads") ||
-        !divides(op, typeOf(op.getK()).getDimSize(heads), "attention key/value heads"))
+        !divides(op, unrepeatedHeads(op.getK(), kvHeads), "attention key/value heads") ||
+        !divides(op, unrepeatedHeads(op.getV(), kvHeads), "attention key/value heads"))
       return;
     for (Value v : {op.getQ(), op.getK(), op.getV(), op.getResult()})
       split(v, heads);
   }
 
-  void rowProduct(DotGeneralOp op) {
+  void rowProduct(DotGeneralOp op, const llvm::SetVector<Operation *> &forward) {
     // x [.., f] . W [f, h] with x from a column product: split f.
     if (op.getLhsContractingDims().size() != 1 || !fromParameter(op.getRhs()) ||
         !op.getLhsBatchingDims().empty())
       return;
-    if (!fromColumnProduct(op.getLhs()))
+    if (!fromColumnProduct(op.getLhs(), op, forward))
       return;
     int64_t dim = op.getLhsContractingDims()[0];
     if (divides(op, typeOf(op.getLhs()).getDimSize(dim), "MLP width"))
@@ -205,7 +242,7 @@ struct ShardTensorParallel : trc::impl::ShardTensorParallelBase<ShardTensorParal
       if (auto attention = dyn_cast<AttentionOp>(op))
         seeder.attention(attention);
       else if (auto dot = dyn_cast<DotGeneralOp>(op))
-        seeder.rowProduct(dot);
+        seeder.rowProduct(dot, forward);
     }
     if (seeder.failedSeed)
       return signalPassFailure();
