@@ -1,14 +1,18 @@
 //===- MemoryPlan.cpp - liveness and arena offsets --------------------------===//
 //
 // Liveness: an allocation is live from its memref.alloc to the last use of
-// it or of any view derived from it (subview, reshape, view, cast...). A use
-// nested in a region counts at its top-level ancestor. Placement: largest
+// it, of any view derived from it (subview, reshape, view, cast...), or of a
+// pointer extracted from it (runtime calls take buffers as integers: the
+// call, not the extraction, is the last read; and CSE lets two calls share
+// one extraction). A use nested in a region counts at its top-level
+// ancestor. Placement: largest
 // first, each at the lowest 64-byte-aligned offset that does not collide
 // with an already placed allocation whose live range intersects.
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Analysis/MemoryPlan.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -49,6 +53,10 @@ int64_t lastUse(Value root, Block &body, const DenseMap<Operation *, int64_t> &p
         for (Value r : user->getResults())
           if (isa<BaseMemRefType>(r.getType()))
             worklist.push_back(r);
+      // Pointers taken from it, and integers cast from those, are uses too.
+      if (isa<memref::ExtractAlignedPointerAsIndexOp, arith::IndexCastOp,
+              arith::IndexCastUIOp>(user))
+        worklist.push_back(user->getResult(0));
     }
   }
   return last;

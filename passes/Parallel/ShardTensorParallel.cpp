@@ -7,8 +7,8 @@
 // weights (QKV and fc column-parallel, out-projection and proj
 // row-parallel) and through the backward pass. Only the forward part of
 // @main_grad (the ops the loss depends on) is searched for seeds.
-// Preconditions: trc-fuse-attention has run (unfused attention is seeded
-// only through its projections), static shapes.
+// Attention is found fused (trc.attention) or not (a softmax over the last
+// dim of batched q . k^T scores). Preconditions: static shapes.
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
@@ -156,6 +156,46 @@ struct Seeder {
       split(v, heads);
   }
 
+  /// Unfused attention: softmax over the last dim of [.., heads, q, k]
+  /// scores made by a batched product q . k^T (through the scale, mask and
+  /// bias ops): split the heads.
+  void scores(SoftmaxOp op) {
+    auto type = typeOf(op.getOperand());
+    int64_t rank = type.getRank(), axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+    if (rank < 4 || axis != rank - 1)
+      return;
+    Value v = op.getOperand();
+    DotGeneralOp product;
+    for (int hops = 0; hops < 8 && !product; ++hops) {
+      Operation *def = v.getDefiningOp();
+      if (!def)
+        return;
+      if ((product = dyn_cast<DotGeneralOp>(def)))
+        break;
+      // Elementwise ops on the scores: follow the operand of the scores' shape.
+      Value next;
+      for (Value operand : def->getOperands())
+        if (isa<RankedTensorType>(operand.getType()) &&
+            typeOf(operand).getShape() == type.getShape() &&
+            !operand.getDefiningOp<BroadcastInDimOp>() && !operand.getDefiningOp<ConstantOp>())
+          next = next ? next : operand;
+      if (!next || !(def->hasTrait<OpTrait::Elementwise>() ||
+                     isa<AddOp, SubOp, MulOp, DivOp, SelectOp, ConvertOp>(def)))
+        return;
+      v = next;
+    }
+    if (!product || product.getLhsBatchingDims().size() < 2 ||
+        product.getLhsBatchingDims().size() != size_t(rank - 2))
+      return;
+    int64_t heads = rank - 3;
+    if (!divides(op, type.getDimSize(heads), "attention heads") ||
+        !divides(op, unrepeatedHeads(product.getRhs(), type.getDimSize(heads)),
+                 "attention key/value heads"))
+      return;
+    split(op.getOperand(), heads);
+    split(op.getResult(), heads);
+  }
+
   void rowProduct(DotGeneralOp op, const llvm::SetVector<Operation *> &forward) {
     // x [.., f] . W [f, h] with x from a column product: split f.
     if (op.getLhsContractingDims().size() != 1 || !fromParameter(op.getRhs()) ||
@@ -227,13 +267,15 @@ struct ShardTensorParallel : trc::impl::ShardTensorParallelBase<ShardTensorParal
         }
       // Softmaxes over the vocabulary (the loss' gradient).
       func.walk([&](Operation *op) {
+        // (Rank 4 and more: attention scores, whose last dim may happen to
+        // be the vocabulary's size.)
         if (auto s = dyn_cast<SoftmaxOp>(op)) {
           int64_t axis = s.getAxis() < 0 ? s.getAxis() + typeOf(s.getOperand()).getRank() : s.getAxis();
-          if (typeOf(s.getOperand()).getDimSize(axis) == vocab)
+          if (typeOf(s.getOperand()).getDimSize(axis) == vocab && typeOf(s.getOperand()).getRank() < 4)
             toDecompose.push_back(op);
         } else if (auto s = dyn_cast<LogSoftmaxOp>(op)) {
           int64_t axis = s.getAxis() < 0 ? s.getAxis() + typeOf(s.getOperand()).getRank() : s.getAxis();
-          if (typeOf(s.getOperand()).getDimSize(axis) == vocab)
+          if (typeOf(s.getOperand()).getDimSize(axis) == vocab && typeOf(s.getOperand()).getRank() < 4)
             toDecompose.push_back(op);
         }
       });
@@ -241,6 +283,8 @@ struct ShardTensorParallel : trc::impl::ShardTensorParallelBase<ShardTensorParal
     for (Operation *op : forward) {
       if (auto attention = dyn_cast<AttentionOp>(op))
         seeder.attention(attention);
+      else if (auto softmax = dyn_cast<SoftmaxOp>(op))
+        seeder.scores(softmax);
       else if (auto dot = dyn_cast<DotGeneralOp>(op))
         seeder.rowProduct(dot, forward);
     }

@@ -15,7 +15,6 @@ With the same global batch (4 rows of 16 tokens, AdamW, 20 steps):
     naming rank 1.
 Prints what it compared; exits 1 with the reason when a check fails.
 """
-import json
 import os
 import shutil
 import signal
@@ -23,45 +22,14 @@ import subprocess
 import sys
 import time
 
-TOLERANCE = 1e-5
-
-
-def fail(message):
-    print("FAIL:", message)
-    sys.exit(1)
-
-
-def mpirun(ranks):
-    if ranks == 1:
-        return []
-    return ["mpirun", "--oversubscribe", "-np", str(ranks)]
-
-
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mpi_training import ENV, compare, fail, mpirun  # noqa: E402
+from mpi_training import train as train_ranks  # noqa: E402
 
 
 def train(args, ranks, name, steps, config=None, extra=()):
-    metrics = os.path.join(args.work, name + ".jsonl")
-    command = mpirun(ranks) + [args.trc_run, args.model, "--data", args.data,
-                               "--batch-size", "4", "--seq-len", "16", "--steps", str(steps),
-                               "--metrics", metrics, *extra]
-    if config is not None:
-        command += ["--config", json.dumps(config)]
-    done = subprocess.run(command, env=ENV, capture_output=True, text=True)
-    if done.returncode != 0:
-        fail(f"{name}: exit {done.returncode}\n{done.stdout}\n{done.stderr}")
-    with open(metrics) as f:
-        return [json.loads(line)["loss"] for line in f if line.strip()]
-
-
-def compare(name, reference, losses):
-    if len(losses) != len(reference):
-        fail(f"{name}: {len(losses)} steps against {len(reference)}")
-    worst = max(abs(a - b) / abs(b) for a, b in zip(losses, reference))
-    print(f"{name}: {len(losses)} steps, largest relative difference {worst:.2e}")
-    if worst > TOLERANCE:
-        fail(f"{name}: the losses differ from the 1-rank run by {worst:.2e} > {TOLERANCE}")
+    return train_ranks(args.trc_run, args.model, args.data, args.work, ranks, name, steps,
+                       config, extra)
 
 
 def killed_rank(args):
