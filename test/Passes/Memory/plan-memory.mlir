@@ -31,3 +31,23 @@ func.func @main(%in: memref<16xf32>, %out: memref<16xf32>) {
   memref.copy %c, %out : memref<16xf32> to memref<16xf32>
   return
 }
+
+// A runtime call reads a buffer through an integer taken from it: the call
+// is the buffer's last use, not the extraction (which CSE may share between
+// calls), so %b may not take %a's bytes while the call is still to come.
+// PLAN: @pointers: memory plan: 2 buffers, arena 128 bytes, lower bound 128
+// PLAN-NEXT: buffer 0: offset {{.*}} size 64 live [0, 6] memref<16xf32>
+// PLAN-NEXT: buffer 1: offset {{.*}} size 64 live [4, 7] memref<16xf32>
+// ARENA-LABEL: func.func @pointers
+func.func private @reads(i64)
+func.func @pointers(%in: memref<16xf32>, %out: memref<16xf32>) {
+  %a = memref.alloc() : memref<16xf32>
+  memref.copy %in, %a : memref<16xf32> to memref<16xf32>
+  %p = memref.extract_aligned_pointer_as_index %a : memref<16xf32> -> index
+  %i = arith.index_cast %p : index to i64
+  %b = memref.alloc() : memref<16xf32>
+  memref.copy %in, %b : memref<16xf32> to memref<16xf32>
+  func.call @reads(%i) : (i64) -> ()
+  memref.copy %b, %out : memref<16xf32> to memref<16xf32>
+  return
+}
