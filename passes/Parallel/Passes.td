@@ -74,7 +74,7 @@ def ShardTensorParallel : Pass<"trc-shard-tensor-parallel", "mlir::ModuleOp"> {
     gathered). Then trc-propagate-sharding's propagation gives every value
     its sharding. Heads, kv heads or MLP widths the degree does not divide
     are errors naming the op; a vocabulary it does not divide stays whole
-    (a remark says so; Megatron pads it, which changes the loss).
+    (a warning says so; Megatron pads it, which changes the loss).
   }];
   let options = [
     Option<"degree", "degree", "int64_t", "1", "tensor-parallel ranks">,

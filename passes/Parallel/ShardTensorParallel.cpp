@@ -209,6 +209,68 @@ struct Seeder {
   }
 };
 
+/// Sums that mix partial sums with whole values (the backward pass adds the
+/// q, k and v projections' input gradients, each a partial sum, to the
+/// residual's whole gradient in whatever order autodiff met them) are
+/// regrouped: the partial leaves first, then the whole ones, so one
+/// all-reduce resolves them all instead of one per partial leaf.
+void groupPartialSums(func::FuncOp func) {
+  SmallVector<AddOp> roots;
+  func.walk([&](AddOp add) { roots.push_back(add); });
+  for (AddOp root : llvm::reverse(roots)) {
+    if (!root->getBlock())
+      continue;
+    std::optional<Sharding> rootSharding = readSharding(root);
+    if (!rootSharding || rootSharding->partial())
+      continue;
+    SmallVector<Value> leaves;
+    SmallVector<AddOp> inner;
+    SmallVector<Value> work{root.getLhs(), root.getRhs()};
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      auto add = v.getDefiningOp<AddOp>();
+      std::optional<Sharding> s = readSharding(v);
+      if (add && v.hasOneUse() && s && !s->partial()) {
+        inner.push_back(add);
+        work.append({add.getLhs(), add.getRhs()});
+      } else {
+        leaves.push_back(v);
+      }
+    }
+    SmallVector<Value> partials, wholes;
+    std::optional<Sharding> partialSharding;
+    for (Value leaf : leaves) {
+      std::optional<Sharding> s = readSharding(leaf);
+      if (s && s->partial() && s->partialKind == CollectiveReduction::Sum &&
+          (!partialSharding || *partialSharding == *s)) {
+        partialSharding = s;
+        partials.push_back(leaf);
+      } else {
+        wholes.push_back(leaf);
+      }
+    }
+    if (partials.size() < 2 || wholes.empty())
+      continue;
+    OpBuilder b(root);
+    auto sum = [&](ArrayRef<Value> terms, const Sharding &s) {
+      Value total = terms.front();
+      for (Value t : terms.drop_front()) {
+        total = b.create<AddOp>(root.getLoc(), total, t);
+        writeSharding(total, s);
+      }
+      return total;
+    };
+    Value grouped = b.create<AddOp>(root.getLoc(), sum(partials, *partialSharding),
+                                    sum(wholes, *rootSharding));
+    writeSharding(grouped, *rootSharding);
+    root.replaceAllUsesWith(grouped);
+    root.erase();
+    for (AddOp add : inner)
+      if (add->use_empty())
+        add.erase();
+  }
+}
+
 struct ShardTensorParallel : trc::impl::ShardTensorParallelBase<ShardTensorParallel> {
   using ShardTensorParallelBase::ShardTensorParallelBase;
 
@@ -243,13 +305,16 @@ struct ShardTensorParallel : trc::impl::ShardTensorParallelBase<ShardTensorParal
     // class dim reduces with all-reduces instead of being gathered.
     llvm::SetVector<Operation *> forward = ancestors(ret.getOperand(0));
     int64_t vocab = 0;
+    Operation *loss = nullptr;
     SmallVector<Operation *> toDecompose;
     for (Operation *op : forward)
-      if (auto ce = dyn_cast<CrossEntropyOp>(op))
+      if (auto ce = dyn_cast<CrossEntropyOp>(op)) {
         vocab = typeOf(ce.getLogits()).getDimSize(1);
+        loss = op;
+      }
     if (vocab && vocab % degree) {
-      func.emitRemark("trc-shard-tensor-parallel: vocabulary ")
-          << vocab << " is not divisible by tensor degree " << degree
+      loss->emitWarning("trc-shard-tensor-parallel: vocabulary ")
+          << vocab << " is not divisible by tensor degree " << static_cast<long long>(degree)
           << ": the embedding and the loss stay whole on every rank";
       vocab = 0;
     }
@@ -307,6 +372,7 @@ struct ShardTensorParallel : trc::impl::ShardTensorParallelBase<ShardTensorParal
     }
     if (failed(propagateShardings(func, grid)))
       return signalPassFailure();
+    groupPartialSums(func);
   }
 };
 

@@ -92,6 +92,16 @@ static int importAndRun(const std::string &inputFilename,
 
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
   MLIRContext context(registry);
+  // Without a handler MLIR prints errors only: show warnings and remarks
+  // too, in the same `LOC: warning: ...` form (errors keep the default).
+  ScopedDiagnosticHandler warnings(&context, [](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      return failure();
+    llvm::errs() << diag.getLocation() << ": "
+                 << (diag.getSeverity() == DiagnosticSeverity::Warning ? "warning: " : "remark: ")
+                 << diag << "\n";
+    return success();
+  });
   context.loadAllAvailableDialects();
   trc::CompileOptions compileOptions;
   if (!trcCompile.empty() &&
