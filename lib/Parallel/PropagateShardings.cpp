@@ -7,7 +7,8 @@
 // disagree about a value the first decision stands and trc-partition
 // reshards at the other op (solveOpSharding weighs a disagreement inside
 // one op by the bytes each side would move). Only informative shardings
-// (split or partial) spread; the values nothing reaches end whole.
+// (split or partial) spread; the values nothing reaches end whole. Graph
+// inputs (`trc.input`) are whole unless annotated.
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Parallel/Sharding.h"
@@ -16,11 +17,16 @@ using namespace mlir;
 
 namespace trc::parallel {
 
-LogicalResult propagateShardings(func::FuncOp func, const Grid &grid) {
+LogicalResult propagateShardings(func::FuncOp func, const Grid &grid, bool finish) {
   DenseMap<Value, Sharding> known;
-  for (BlockArgument arg : func.getArguments())
+  for (BlockArgument arg : func.getArguments()) {
     if (auto s = readSharding(arg))
       known[arg] = *s;
+    else if (func.getArgAttr(arg.getArgNumber(), "trc.input"))
+      // The trainer feeds every rank the whole batch rows of its data
+      // rank: graph inputs stay whole (their users slice what they need).
+      known[arg] = Sharding::whole(cast<RankedTensorType>(arg.getType()).getRank());
+  }
   SmallVector<Operation *> ops;
   for (Operation &op : func.getBody().front().without_terminator()) {
     for (Value r : op.getResults())
@@ -73,11 +79,17 @@ LogicalResult propagateShardings(func::FuncOp func, const Grid &grid) {
       break;
   }
   auto rankOf = [](Value v) { return cast<RankedTensorType>(v.getType()).getRank(); };
+  auto write = [&](Value v) {
+    if (std::optional<Sharding> s = lookup(v))
+      writeSharding(v, *s);
+    else if (finish)
+      writeSharding(v, Sharding::whole(rankOf(v)));
+  };
   for (BlockArgument arg : func.getArguments())
-    writeSharding(arg, lookup(arg).value_or(Sharding::whole(rankOf(arg))));
+    write(arg);
   for (Operation *op : ops)
     for (Value r : op->getResults())
-      writeSharding(r, lookup(r).value_or(Sharding::whole(rankOf(r))));
+      write(r);
   return success();
 }
 

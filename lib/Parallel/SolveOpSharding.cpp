@@ -192,7 +192,10 @@ OpSharding solveOpSharding(Operation *op, const ShardingRule &rule,
   for (unsigned i = 0; i < op->getNumResults(); ++i) {
     Sharding r = solver.shardingOf(rule.results[i], op->getResult(i));
     // A split factor the result does not have, summed or looked up:
-    // the result is a partial over its axis.
+    // the result is a partial over its axis. A parallel factor missing from
+    // a result is summed over too (scatter_add's index dims; attention_grad's
+    // key gradient sums over the queries): rules mark dims whose values
+    // must not be summed Replicated.
     for (size_t f = 0; f < solver.chosen.size(); ++f) {
       const auto &c = solver.chosen[f];
       if (!c || r.partial())
@@ -203,7 +206,8 @@ OpSharding solveOpSharding(Operation *op, const ShardingRule &rule,
       if (inResult)
         continue;
       FactorKind kind = rule.kinds[f];
-      if (kind == FactorKind::Sum || kind == FactorKind::Gathered) {
+      if (kind == FactorKind::Sum || kind == FactorKind::Gathered ||
+          kind == FactorKind::Parallel) {
         r.partialAxis = c->axis;
         r.partialKind = CollectiveReduction::Sum;
       } else if (kind == FactorKind::Max) {

@@ -73,6 +73,9 @@ struct TrainingPipelineCliOptions : public mlir::PassPipelineOptions<TrainingPip
   Option<int64_t> tensorDegree{*this, "tensor-degree",
                                llvm::cl::desc("tensor-parallel ranks (trc-shard-tensor-parallel)"),
                                llvm::cl::init(ShardTensorParallelOptions().degree)};
+  Option<bool> sequenceParallel{*this, "sequence-parallel",
+                                 llvm::cl::desc("with tensor-degree: Megatron's sequence parallelism"),
+                                 llvm::cl::init(ShardTensorParallelOptions().sequenceParallel)};
   Option<bool> dataParallel{*this, "data-parallel",
                             llvm::cl::desc("average gradients over the ranks (trc-data-parallel)"),
                             llvm::cl::init(false)};
@@ -115,6 +118,7 @@ bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptio
   if (cli.tensorDegree > 1) {
     ShardTensorParallelOptions tp;
     tp.degree = cli.tensorDegree;
+    tp.sequenceParallel = cli.sequenceParallel;
     o.tensorParallel = tp;
   }
   if (cli.dataParallel) {

@@ -39,6 +39,10 @@ struct FunctionPartitioner {
   DenseMap<Value, Sharding> current;
   // Resharded copies, so a value needed the same way twice moves once.
   std::map<std::pair<void *, std::string>, Value> copies;
+  // The same copies by value, with their shardings.
+  DenseMap<Value, SmallVector<std::pair<Sharding, Value>, 2>> copiesOf;
+  DenseMap<Value, RankedTensorType> fullTypes; // before retyping
+  DenseMap<Operation *, ShardingRule> rules;   // on the full types
   SmallVector<Operation *> replaced; // rebuilt by localize, erased at the end
 
   Sharding shardingOf(Value v) {
@@ -59,8 +63,49 @@ struct FunctionPartitioner {
     if (failed(moved))
       return failure();
     copies[key] = *moved;
+    copiesOf[v].push_back({target, *moved});
     current[*moved] = target;
     return *moved;
+  }
+
+  /// A cheaper plan for `op` when one of its operands is a partial sum the
+  /// plan resolves whole, but an earlier user already had it reduce-
+  /// scattered: if the op can take that split copy as it is (a reduction
+  /// over the split dim, say), its result is a small partial sum instead of
+  /// the operand's whole all-reduce. The copy is reused; the result is
+  /// resharded after the op as usual.
+  std::optional<OpSharding> reuseSplitCopy(Operation *op, const OpSharding &plan) {
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      Value v = op->getOperand(i);
+      Sharding cur = shardingOf(v);
+      if (!cur.partial() || plan.operands[i].partial())
+        continue;
+      for (auto &[split, copy] : copiesOf.lookup(v)) {
+        if (split.partial())
+          continue;
+        SmallVector<std::optional<Sharding>> operands;
+        SmallVector<RankedTensorType> types;
+        for (unsigned j = 0; j < op->getNumOperands(); ++j) {
+          operands.push_back(j == i ? split : plan.operands[j]);
+          types.push_back(fullTypes.lookup(op->getOperand(j)));
+        }
+        if (llvm::any_of(types, [](RankedTensorType t) { return !t; }))
+          return std::nullopt;
+        SmallVector<std::optional<Sharding>> results(op->getNumResults());
+        OpSharding alt = solveOpSharding(op, rules[op], operands, results, grid,
+                                         /*resultsFirst=*/false, types);
+        bool same = true;
+        for (unsigned j = 0; j < op->getNumOperands(); ++j)
+          same &= j == i ? alt.operands[j] == split : alt.operands[j] == plan.operands[j];
+        // Worth it when the results are smaller than the operand.
+        int64_t resultElements = 0;
+        for (Value r : op->getResults())
+          resultElements += typeOf(r).getNumElements();
+        if (same && resultElements < fullTypes.lookup(v).getNumElements())
+          return alt;
+      }
+    }
+    return std::nullopt;
   }
 
   /// indices - offset, clamped to 0 where outside [0, rows), and the mask
@@ -202,8 +247,11 @@ struct FunctionPartitioner {
         operands.push_back(annotation(v));
       for (Value r : op.getResults())
         results.push_back(annotation(r));
-      plans[&op] = solveOpSharding(&op, ruled.getShardingRule(), operands, results, grid,
+      rules[&op] = ruled.getShardingRule();
+      plans[&op] = solveOpSharding(&op, rules[&op], operands, results, grid,
                                    /*resultsFirst=*/true);
+      for (Value r : op.getResults())
+        fullTypes[r] = typeOf(r);
     }
     // Arguments: their rank's part.
     SmallVector<Type> argTypes;
@@ -211,6 +259,7 @@ struct FunctionPartitioner {
       Sharding s = readSharding(arg).value_or(Sharding::whole(typeOf(arg).getRank()));
       current[arg] = s;
       auto full = typeOf(arg);
+      fullTypes[arg] = full;
       arg.setType(localType(full, s, grid));
       argTypes.push_back(arg.getType());
       int64_t d = s.dimSplitOver(kTensorAxis);
@@ -226,7 +275,9 @@ struct FunctionPartitioner {
     for (Operation &op : body.without_terminator())
       ops.push_back(&op);
     for (Operation *op : ops) {
-      const OpSharding &solved = plans[op];
+      OpSharding solved = plans[op];
+      if (std::optional<OpSharding> cheaper = reuseSplitCopy(op, solved))
+        solved = *cheaper;
       SmallVector<Sharding> assigned;
       for (Value r : op->getResults())
         assigned.push_back(annotation(r));
@@ -310,7 +361,7 @@ struct Partition : trc::impl::PartitionBase<Partition> {
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal() || !annotated(func))
         continue;
-      FunctionPartitioner partitioner{func, grid, {}, {}, {}};
+      FunctionPartitioner partitioner{func, grid};
       if (failed(partitioner.run()))
         return signalPassFailure();
     }

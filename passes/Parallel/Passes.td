@@ -72,12 +72,19 @@ def ShardTensorParallel : Pass<"trc-shard-tensor-parallel", "mlir::ModuleOp"> {
     embedding and loss: the cross-entropy and the softmaxes over the
     vocabulary are decomposed into reductions, so the logits are never
     gathered). Then trc-propagate-sharding's propagation gives every value
-    its sharding. Heads, kv heads or MLP widths the degree does not divide
+    its sharding. With `sequence-parallel` (Megatron's sequence
+    parallelism) every layer norm's input and output in the forward pass is
+    also split on its sequence dim (the dim before the normalized ones), so
+    the row-parallel sums are reduce-scattered into it and all-gathered
+    back before the column-parallel products. Heads, kv heads or MLP widths the degree does not divide
     are errors naming the op; a vocabulary it does not divide stays whole
     (a warning says so; Megatron pads it, which changes the loss).
   }];
   let options = [
     Option<"degree", "degree", "int64_t", "1", "tensor-parallel ranks">,
+    Option<"sequenceParallel", "sequence-parallel", "bool", "false",
+           "also split the layer norms' activations on the sequence dim "
+           "(reduce-scatter and all-gather instead of all-reduce)">,
   ];
   let dependentDialects = ["trc::TrcDialect"];
 }

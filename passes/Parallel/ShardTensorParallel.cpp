@@ -370,8 +370,31 @@ struct ShardTensorParallel : trc::impl::ShardTensorParallelBase<ShardTensorParal
         return signalPassFailure();
       }
     }
-    if (failed(propagateShardings(func, grid)))
+    // Sequence parallelism has the lower priority: the layer norms' values
+    // the tensor-parallel layout has not decided are split on the sequence.
+    if (failed(propagateShardings(func, grid, /*finish=*/!sequenceParallel)))
       return signalPassFailure();
+    if (sequenceParallel) {
+      Seeder sequence{degree};
+      for (Operation *op : forward)
+        if (auto norm = dyn_cast<LayerNormOp>(op)) {
+          int64_t rank = typeOf(norm).getRank();
+          int64_t axis = norm.getAxis() < 0 ? norm.getAxis() + rank : norm.getAxis();
+          if (axis < 2)
+            continue; // no [batch, sequence, ...] layout
+          if (!sequence.divides(op, typeOf(norm).getDimSize(axis - 1), "sequence length"))
+            return signalPassFailure();
+          for (Value v : {norm.getOperand(), norm.getResult()})
+            if (!readSharding(v))
+              writeSharding(v, [&] {
+                Sharding s = Sharding::whole(rank);
+                s.dims[axis - 1] = DimSplit{std::string(kTensorAxis), 1};
+                return s;
+              }());
+        }
+      if (failed(propagateShardings(func, grid)))
+        return signalPassFailure();
+    }
     groupPartialSums(func);
   }
 };

@@ -34,6 +34,7 @@ bool trainingPipeline(const rt::TrainingBuild &build, TrainingPipelineOptions &o
   if (build.tensorParallel && build.tensorParallel->degree > 1) {
     ShardTensorParallelOptions tp;
     tp.degree = build.tensorParallel->degree;
+    tp.sequenceParallel = build.tensorParallel->sequenceParallel;
     o.tensorParallel = tp;
   }
   if (build.dataParallel) {

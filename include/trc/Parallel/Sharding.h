@@ -105,9 +105,12 @@ OpSharding solveOpSharding(mlir::Operation *op, const ShardingRule &rule,
 
 /// trc-propagate-sharding's work on one function: from the annotated values
 /// (seeds) to every value, to a fixpoint; values nothing reaches are whole.
-/// Writes every value's annotation. Fails (with an error naming the op) on
-/// an op without a sharding rule.
-mlir::LogicalResult propagateShardings(mlir::func::FuncOp func, const Grid &grid);
+/// Writes every value's annotation (with `finish` false, only those it
+/// found, so that a later round with more seeds can decide the others: a
+/// lower-priority seed cannot take a value a higher one reaches). Fails
+/// (with an error naming the op) on an op without a sharding rule.
+mlir::LogicalResult propagateShardings(mlir::func::FuncOp func, const Grid &grid,
+                                       bool finish = true);
 
 } // namespace trc::parallel
 
