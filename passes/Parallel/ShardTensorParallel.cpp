@@ -217,8 +217,9 @@ struct Seeder {
 void groupPartialSums(func::FuncOp func) {
   SmallVector<AddOp> roots;
   func.walk([&](AddOp add) { roots.push_back(add); });
+  DenseSet<Operation *> erased; // regrouped sums' inner adds, among `roots`
   for (AddOp root : llvm::reverse(roots)) {
-    if (!root->getBlock())
+    if (erased.contains(root))
       continue;
     std::optional<Sharding> rootSharding = readSharding(root);
     if (!rootSharding || rootSharding->partial())
@@ -264,10 +265,13 @@ void groupPartialSums(func::FuncOp func) {
                                     sum(wholes, *rootSharding));
     writeSharding(grouped, *rootSharding);
     root.replaceAllUsesWith(grouped);
+    erased.insert(root);
     root.erase();
     for (AddOp add : inner)
-      if (add->use_empty())
+      if (add->use_empty()) {
+        erased.insert(add);
         add.erase();
+      }
   }
 }
 
@@ -369,6 +373,7 @@ struct ShardTensorParallel : trc::impl::ShardTensorParallelBase<ShardTensorParal
         func.emitError("trc-shard-tensor-parallel: decomposing the vocabulary-parallel loss failed");
         return signalPassFailure();
       }
+      forward = ancestors(ret.getOperand(0)); // the loss' ops were replaced
     }
     // Sequence parallelism has the lower priority: the layer norms' values
     // the tensor-parallel layout has not decided are split on the sequence.
