@@ -77,9 +77,14 @@ def collectives(printed, function):
 
 
 def params_per_rank(ir):
+    """Trainable parameters: @train_step's trc.param arguments that have
+    optimizer state (the attention-mask buffers are frozen)."""
     signature = next(line for line in ir.splitlines() if "func.func @train_step" in line)
+    trained = set(re.findall(r'trc\.state = "adam\.m:([^"]+)"', signature))
     total = 0
-    for m in re.finditer(r"tensor<([0-9x]+)xf32> \{[^}]*trc\.param", signature):
+    for m in re.finditer(r'tensor<([0-9x]+)xf32> \{[^}]*trc\.param = "([^"]+)"', signature):
+        if m.group(2) not in trained:
+            continue
         n = 1
         for d in m.group(1).split("x"):
             n *= int(d)

@@ -44,6 +44,18 @@ bool fromParameter(Value v) {
   return func && func.getArgAttr(arg.getArgNumber(), "trc.param");
 }
 
+/// Whether v is a graph input (`trc.input`) seen through layout ops.
+bool fromGraphInput(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<TransposeOp, ConvertOp, ReshapeOp, SliceOp>(def))
+      return false;
+    v = def->getOperand(0);
+  }
+  auto arg = cast<BlockArgument>(v);
+  auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  return func && func.getArgAttr(arg.getArgNumber(), "trc.input");
+}
+
 /// The ops the values depend on (the forward part of @main_grad).
 llvm::SetVector<Operation *> ancestors(Value v) {
   llvm::SetVector<Operation *> seen;
@@ -330,7 +342,9 @@ struct ShardTensorParallel : trc::impl::ShardTensorParallelBase<ShardTensorParal
         } else if (auto gather = dyn_cast<GatherOp>(op)) {
           int64_t axis = gather.getAxis() < 0 ? gather.getAxis() + typeOf(gather.getOperand()).getRank()
                                               : gather.getAxis();
-          if (fromParameter(gather.getOperand()) &&
+          // Tables looked up by the token ids (a graph input), not by
+          // positions made in the graph, even when the sizes coincide.
+          if (fromParameter(gather.getOperand()) && fromGraphInput(gather.getIndices()) &&
               typeOf(gather.getOperand()).getDimSize(axis) == vocab)
             seeder.split(gather.getOperand(), axis);
         }
