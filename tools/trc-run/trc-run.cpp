@@ -26,6 +26,7 @@
 #include "RunHelpers.h"
 #include "TrainFlags.h"
 #ifdef TRC_RUN_WITH_COMPILER
+#include "AutoPlan.h"
 #include "CompileInProcess.h"
 #include <map>
 #endif
@@ -305,10 +306,12 @@ int main(int argc, char **argv) {
       StatusOr<TrainerOptions> parsed = trc::trainerOptionsFromFlags(opt.train);
       if (!parsed.ok())
         return fail(std::string(parsed.status().message()));
-      const TrainerOptions &options = *parsed;
+      TrainerOptions &options = *parsed;
       // An .onnx model is compiled first (not in the runtime-only build); a
       // folder is a training step saved with --save-artifact.
 #ifdef TRC_RUN_WITH_COMPILER
+      if (Status s = trc::resolveAutoPlan(options); !s)
+        return fail(s.message());
       trc::InProcessStepCompiler compiler;
       StepCompiler *stepCompiler = &compiler;
 #else
