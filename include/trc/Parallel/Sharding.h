@@ -112,6 +112,12 @@ OpSharding solveOpSharding(mlir::Operation *op, const ShardingRule &rule,
 mlir::LogicalResult propagateShardings(mlir::func::FuncOp func, const Grid &grid,
                                        bool finish = true);
 
+/// Regroups sums that mix partial sums with whole values (autodiff adds the
+/// q, k and v projections' input gradients to the residual's in whatever
+/// order it met them): the partial terms first, then the whole ones, so one
+/// all-reduce resolves them all. Keeps the annotations consistent.
+void groupPartialSums(mlir::func::FuncOp func);
+
 } // namespace trc::parallel
 
 #endif // TRC_PARALLEL_SHARDING_H
