@@ -14,10 +14,8 @@ using namespace mlir;
 namespace trc::parallel {
 namespace {
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 Value reshape(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
-  auto type = RankedTensorType::get(shape, typeOf(v).getElementType());
+  auto type = RankedTensorType::get(shape, tensorType(v).getElementType());
   if (type == v.getType())
     return v;
   // A reshape of a reshape is one (the inner one, if it was only this
@@ -38,8 +36,8 @@ Value transpose(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
     return v;
   SmallVector<int64_t> shape;
   for (int64_t p : perm)
-    shape.push_back(typeOf(v).getShape()[p]);
-  return b.create<TransposeOp>(loc, RankedTensorType::get(shape, typeOf(v).getElementType()),
+    shape.push_back(tensorType(v).getShape()[p]);
+  return b.create<TransposeOp>(loc, RankedTensorType::get(shape, tensorType(v).getElementType()),
                                v, perm);
 }
 
@@ -49,7 +47,7 @@ enum class DimCollective { Gather, Slice, ReduceScatter };
 /// rank's part; for Slice and ReduceScatter the whole (or partial) tensor.
 Value alongDim(OpBuilder &b, Location loc, Value v, int64_t d, int64_t blocks, int64_t t,
                CollectiveGroup group, DimCollective what, CollectiveReduction reduction) {
-  RankedTensorType type = typeOf(v);
+  RankedTensorType type = tensorType(v);
   int64_t rank = type.getRank();
   SmallVector<int64_t> toFront{d}, rest;
   for (int64_t i = 0; i < rank; ++i)
@@ -165,7 +163,7 @@ FailureOr<Value> reshard(OpBuilder &b, Location loc, Value value, const Sharding
 }
 
 Value partOffset(OpBuilder &b, Location loc, StringRef axis, int64_t fullSize,
-                 const Grid &grid) {
+                 const Grid &grid, RankedTensorType type) {
   int64_t t = grid.size(axis);
   SmallVector<int64_t> starts;
   for (int64_t r = 0; r < t; ++r)
@@ -175,7 +173,10 @@ Value partOffset(OpBuilder &b, Location loc, StringRef axis, int64_t fullSize,
   Value all = b.create<ConstantOp>(loc, DenseElementsAttr::get(table, ArrayRef(starts)));
   Value mine = b.create<ShardSliceOp>(loc, RankedTensorType::get({1}, i64), all,
                                       *groupOfAxis(axis), t);
-  return reshape(b, loc, mine, {});
+  Value offset = reshape(b, loc, mine, {});
+  if (type.getElementType() != i64)
+    offset = b.create<ConvertOp>(loc, RankedTensorType::get({}, type.getElementType()), offset);
+  return b.create<BroadcastInDimOp>(loc, type, offset, ArrayRef<int64_t>{});
 }
 
 } // namespace trc::parallel

@@ -123,6 +123,17 @@ std::optional<Sharding> readSharding(Value v) {
   return std::nullopt;
 }
 
+bool hasShardings(func::FuncOp func) {
+  for (BlockArgument arg : func.getArguments())
+    if (readSharding(arg))
+      return true;
+  return func
+      .walk([](Operation *op) {
+        return op->hasAttr(kShardingAttr) ? WalkResult::interrupt() : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 void writeSharding(Value v, const Sharding &s) {
   MLIRContext *context = v.getContext();
   if (auto arg = dyn_cast<BlockArgument>(v)) {

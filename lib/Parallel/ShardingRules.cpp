@@ -19,15 +19,43 @@ namespace {
 
 using Dims = ShardingRule::Dims;
 
-ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
+ArrayRef<int64_t> shapeOf(Value v) { return tensorType(v).getShape(); }
+
+/// Each dim its own new factor of one kind.
+Dims newFactors(ShardingRule &r, ArrayRef<int64_t> shape, FactorKind kind) {
+  Dims dims;
+  for (int64_t size : shape)
+    dims.push_back({r.addFactor(size, kind)});
+  return dims;
+}
+
+/// A one-operand rule whose operand and result have the same rank and
+/// `kindOf(d)` says how dim d relates them: Parallel or Sliced share one
+/// factor, Replicated gives each side its own whole dim.
+template <typename KindOf>
+ShardingRule dimByDim(ArrayRef<int64_t> in, ArrayRef<int64_t> out, KindOf kindOf) {
+  ShardingRule r;
+  Dims inDims, outDims;
+  for (size_t d = 0; d < in.size(); ++d) {
+    FactorKind kind = kindOf(d);
+    if (kind == FactorKind::Replicated) {
+      inDims.push_back({r.addFactor(in[d], kind)});
+      outDims.push_back({r.addFactor(out[d], kind)});
+    } else {
+      inDims.push_back({r.addFactor(kind == FactorKind::Sliced ? 0 : in[d], kind)});
+      outDims.push_back(inDims.back());
+    }
+  }
+  r.operands = {inDims};
+  r.results = {outDims};
+  return r;
+}
 
 /// A rule whose operands and results all have the result's shape, dim by dim.
 ShardingRule sameShape(Operation *op, FactorKind kind = FactorKind::Parallel) {
   ShardingRule r;
   ArrayRef<int64_t> shape = shapeOf(op->getResult(0));
-  Dims dims;
-  for (int64_t size : shape)
-    dims.push_back({r.addFactor(size, kind)});
+  Dims dims = newFactors(r, shape, kind);
   for (Value operand : op->getOperands())
     r.operands.push_back(shapeOf(operand).size() == shape.size() ? dims : Dims{});
   for (unsigned i = 0; i < op->getNumResults(); ++i)
@@ -151,10 +179,7 @@ ShardingRule rule(BroadcastInDimOp op) {
 
 ShardingRule rule(TransposeOp op) {
   ShardingRule r;
-  ArrayRef<int64_t> in = shapeOf(op.getOperand());
-  Dims inDims, outDims;
-  for (int64_t size : in)
-    inDims.push_back({r.addFactor(size, FactorKind::Parallel)});
+  Dims inDims = newFactors(r, shapeOf(op.getOperand()), FactorKind::Parallel), outDims;
   for (int64_t p : op.getPermutation())
     outDims.push_back(inDims[p]);
   r.operands = {inDims};
@@ -207,13 +232,8 @@ ShardingRule rule(ReshapeOp op) {
   }
   if (!regular) {
     ShardingRule whole;
-    Dims a(in.size()), b(out.size());
-    for (size_t d = 0; d < in.size(); ++d)
-      a[d] = {whole.addFactor(in[d], FactorKind::Replicated)};
-    for (size_t d = 0; d < out.size(); ++d)
-      b[d] = {whole.addFactor(out[d], FactorKind::Replicated)};
-    whole.operands = {a};
-    whole.results = {b};
+    whole.operands = {newFactors(whole, in, FactorKind::Replicated)};
+    whole.results = {newFactors(whole, out, FactorKind::Replicated)};
     return whole;
   }
   r.operands = {inDims};
@@ -222,28 +242,12 @@ ShardingRule rule(ReshapeOp op) {
 }
 
 ShardingRule rule(SliceOp op) {
-  ShardingRule r;
   ArrayRef<int64_t> in = shapeOf(op.getOperand()), out = shapeOf(op.getResult());
-  Dims inDims, outDims;
-  for (size_t d = 0; d < in.size(); ++d) {
-    int64_t f;
-    if (in[d] == out[d])
-      f = r.addFactor(in[d], FactorKind::Parallel);
-    else if (op.getStrides()[d] == 1)
-      f = r.addFactor(0, FactorKind::Sliced);
-    else
-      f = -1;
-    if (f < 0) {
-      inDims.push_back({r.addFactor(in[d], FactorKind::Replicated)});
-      outDims.push_back({r.addFactor(out[d], FactorKind::Replicated)});
-    } else {
-      inDims.push_back({f});
-      outDims.push_back({f});
-    }
-  }
-  r.operands = {inDims};
-  r.results = {outDims};
-  return r;
+  return dimByDim(in, out, [&](size_t d) {
+    return in[d] == out[d]              ? FactorKind::Parallel
+           : op.getStrides()[d] == 1 ? FactorKind::Sliced
+                                        : FactorKind::Replicated;
+  });
 }
 
 ShardingRule rule(ConcatenateOp op) {
@@ -261,33 +265,21 @@ ShardingRule rule(ConcatenateOp op) {
 }
 
 ShardingRule rule(PadOp op) {
-  ShardingRule r;
   ArrayRef<int64_t> in = shapeOf(op.getOperand()), out = shapeOf(op.getResult());
-  Dims inDims, outDims;
-  for (size_t d = 0; d < in.size(); ++d) {
-    if (in[d] == out[d]) {
-      inDims.push_back({r.addFactor(in[d], FactorKind::Parallel)});
-      outDims.push_back(inDims.back());
-    } else {
-      inDims.push_back({r.addFactor(in[d], FactorKind::Replicated)});
-      outDims.push_back({r.addFactor(out[d], FactorKind::Replicated)});
-    }
-  }
-  r.operands = {inDims, Dims{}};
-  r.results = {outDims};
+  ShardingRule r = dimByDim(in, out, [&](size_t d) {
+    return in[d] == out[d] ? FactorKind::Parallel : FactorKind::Replicated;
+  });
+  r.operands.push_back(Dims{}); // the padding value
   return r;
 }
 
 ShardingRule rule(ReverseOp op) {
-  ShardingRule r;
-  Dims dims;
-  for (auto [d, size] : llvm::enumerate(shapeOf(op.getOperand())))
-    dims.push_back({r.addFactor(size, llvm::is_contained(op.getDimensions(), int64_t(d))
-                                          ? FactorKind::Replicated
-                                          : FactorKind::Parallel)});
-  r.operands = {dims};
-  r.results = {dims};
-  return r;
+  // A reversed dim stays whole: its halves trade places.
+  ArrayRef<int64_t> shape = shapeOf(op.getOperand());
+  return dimByDim(shape, shape, [&](size_t d) {
+    return llvm::is_contained(op.getDimensions(), int64_t(d)) ? FactorKind::Replicated
+                                                               : FactorKind::Parallel;
+  });
 }
 
 /// Gather's and scatter_add's dims: the table's dims around `axis` and the
@@ -311,15 +303,11 @@ TableLookup tableLookup(ShardingRule &r, ArrayRef<int64_t> table, ArrayRef<int64
   return t;
 }
 
-int64_t normalizedAxis(int64_t axis, size_t rank) {
-  return axis < 0 ? axis + int64_t(rank) : axis;
-}
-
 ShardingRule rule(GatherOp op) {
   ShardingRule r;
   ArrayRef<int64_t> table = shapeOf(op.getOperand());
   TableLookup t = tableLookup(r, table, shapeOf(op.getIndices()),
-                              normalizedAxis(op.getAxis(), table.size()));
+                              axisFromFront(op.getAxis(), int64_t(table.size())));
   r.operands = {t.table, t.indices};
   r.results = {t.lookedUp};
   return r;
@@ -329,7 +317,7 @@ ShardingRule rule(ScatterAddOp op) {
   ShardingRule r;
   ArrayRef<int64_t> table = shapeOf(op.getOperand());
   TableLookup t = tableLookup(r, table, shapeOf(op.getIndices()),
-                              normalizedAxis(op.getAxis(), table.size()));
+                              axisFromFront(op.getAxis(), int64_t(table.size())));
   r.operands = {t.table, t.indices, t.lookedUp};
   r.results = {t.table};
   return r;
@@ -351,17 +339,17 @@ ShardingRule wholeFrom(Operation *op, int64_t from, int64_t upTo = -1) {
 }
 
 ShardingRule rule(SoftmaxOp op) {
-  int64_t axis = normalizedAxis(op.getAxis(), shapeOf(op.getOperand()).size());
+  int64_t axis = axisFromFront(op.getAxis(), int64_t(shapeOf(op.getOperand()).size()));
   return wholeFrom(op, axis, axis + 1);
 }
 ShardingRule rule(LogSoftmaxOp op) {
-  int64_t axis = normalizedAxis(op.getAxis(), shapeOf(op.getOperand()).size());
+  int64_t axis = axisFromFront(op.getAxis(), int64_t(shapeOf(op.getOperand()).size()));
   return wholeFrom(op, axis, axis + 1);
 }
 
 ShardingRule rule(LayerNormOp op) {
   ArrayRef<int64_t> shape = shapeOf(op.getOperand());
-  int64_t axis = normalizedAxis(op.getAxis(), shape.size());
+  int64_t axis = axisFromFront(op.getAxis(), int64_t(shape.size()));
   ShardingRule r = wholeFrom(op, axis);
   // scale and bias broadcast to the normalized dims, aligned on the right.
   for (Value v : {op.getScale(), op.getBias()}) {

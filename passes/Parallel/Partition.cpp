@@ -17,7 +17,6 @@
 #include "trc/Passes.h"
 #include "trc/Parallel/Reshard.h"
 
-#include <map>
 
 
 namespace trc {
@@ -31,15 +30,12 @@ using namespace trc::parallel;
 
 namespace {
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 struct FunctionPartitioner {
   func::FuncOp func;
   const Grid &grid;
   DenseMap<Value, Sharding> current;
-  // Resharded copies, so a value needed the same way twice moves once.
-  std::map<std::pair<void *, std::string>, Value> copies;
-  // The same copies by value, with their shardings.
+  // Resharded copies of each value with their shardings, so a value needed
+  // the same way twice moves once.
   DenseMap<Value, SmallVector<std::pair<Sharding, Value>, 2>> copiesOf;
   DenseMap<Value, RankedTensorType> fullTypes; // before retyping
   DenseMap<Operation *, ShardingRule> rules;   // on the full types
@@ -49,20 +45,19 @@ struct FunctionPartitioner {
     auto it = current.find(v);
     if (it != current.end())
       return it->second;
-    return Sharding::whole(typeOf(v).getRank());
+    return Sharding::whole(tensorType(v).getRank());
   }
 
   FailureOr<Value> to(OpBuilder &b, Location loc, Value v, const Sharding &target) {
     Sharding from = shardingOf(v);
     if (from == target)
       return v;
-    auto key = std::make_pair(v.getAsOpaquePointer(), target.str());
-    if (auto it = copies.find(key); it != copies.end())
-      return it->second;
+    for (auto &[sharding, copy] : copiesOf.lookup(v))
+      if (sharding == target)
+        return copy;
     FailureOr<Value> moved = reshard(b, loc, v, from, target, grid);
     if (failed(moved))
       return failure();
-    copies[key] = *moved;
     copiesOf[v].push_back({target, *moved});
     current[*moved] = target;
     return *moved;
@@ -100,7 +95,7 @@ struct FunctionPartitioner {
         // Worth it when the results are smaller than the operand.
         int64_t resultElements = 0;
         for (Value r : op->getResults())
-          resultElements += typeOf(r).getNumElements();
+          resultElements += tensorType(r).getNumElements();
         if (same && resultElements < fullTypes.lookup(v).getNumElements())
           return alt;
       }
@@ -112,13 +107,9 @@ struct FunctionPartitioner {
   /// of those inside: a lookup into this rank's rows of a split table.
   std::pair<Value, Value> localIndices(OpBuilder &b, Location loc, Value indices,
                                        const DimSplit &split, int64_t fullRows) {
-    auto idxType = typeOf(indices);
+    auto idxType = tensorType(indices);
     int64_t rows = fullRows / grid.size(split.axis);
-    Value offset = partOffset(b, loc, split.axis, fullRows, grid);
-    if (idxType.getElementType() != b.getI64Type())
-      offset = b.create<ConvertOp>(loc, RankedTensorType::get({}, idxType.getElementType()),
-                                   offset);
-    Value offsets = b.create<BroadcastInDimOp>(loc, idxType, offset, ArrayRef<int64_t>{});
+    Value offsets = partOffset(b, loc, split.axis, fullRows, grid, idxType);
     Value local = b.create<SubOp>(loc, indices, offsets);
     auto splat = [&](int64_t v) -> Value {
       return b.create<ConstantOp>(
@@ -137,7 +128,7 @@ struct FunctionPartitioner {
   Value stretch(OpBuilder &b, Location loc, Value inside, RankedTensorType shape,
                 int64_t axis) {
     SmallVector<int64_t> dims;
-    for (int64_t i = 0; i < typeOf(inside).getRank(); ++i)
+    for (int64_t i = 0; i < tensorType(inside).getRank(); ++i)
       dims.push_back(axis + i);
     return b.create<BroadcastInDimOp>(
         loc, RankedTensorType::get(shape.getShape(), b.getI1Type()), inside, dims);
@@ -148,8 +139,6 @@ struct FunctionPartitioner {
                                 SplatElementsAttr::get(t, b.getZeroAttr(t.getElementType())));
   }
 
-  static int64_t positiveAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
-
   /// Retypes `op` to its rank's part (results sharded as `solved`), fixing
   /// the attributes that hold shapes or global indices. Returns the op's
   /// replacement values (the op's own results unless it was rebuilt).
@@ -158,11 +147,11 @@ struct FunctionPartitioner {
     Location loc = op->getLoc();
     SmallVector<RankedTensorType> locals;
     for (auto [r, s] : llvm::zip(op->getResults(), solved.results))
-      locals.push_back(localType(typeOf(r), s, grid));
+      locals.push_back(localType(tensorType(r), s, grid));
 
     if (auto gather = dyn_cast<GatherOp>(op)) {
-      auto tableType = typeOf(gather.getOperand()); // already local
-      int64_t axis = positiveAxis(gather.getAxis(), tableType.getRank());
+      auto tableType = tensorType(gather.getOperand()); // already local
+      int64_t axis = axisFromFront(gather.getAxis(), tableType.getRank());
       const DimSplit &split = solved.operands[0].dims[axis];
       if (split.split()) {
         int64_t fullRows = tableType.getDimSize(axis) * grid.size(split.axis);
@@ -175,13 +164,13 @@ struct FunctionPartitioner {
       }
     }
     if (auto scatter = dyn_cast<ScatterAddOp>(op)) {
-      auto tableType = typeOf(scatter.getOperand());
-      int64_t axis = positiveAxis(scatter.getAxis(), tableType.getRank());
+      auto tableType = tensorType(scatter.getOperand());
+      int64_t axis = axisFromFront(scatter.getAxis(), tableType.getRank());
       const DimSplit &split = solved.operands[0].dims[axis];
       if (split.split()) {
         int64_t fullRows = tableType.getDimSize(axis) * grid.size(split.axis);
         auto [clamped, inside] = localIndices(b, loc, scatter.getIndices(), split, fullRows);
-        auto updatesType = typeOf(scatter.getUpdates());
+        auto updatesType = tensorType(scatter.getUpdates());
         Value mask = stretch(b, loc, inside, updatesType, axis);
         Value updates = b.create<SelectOp>(loc, mask, scatter.getUpdates(),
                                            zerosLike(b, loc, updatesType));
@@ -195,11 +184,8 @@ struct FunctionPartitioner {
       const DimSplit &split = solved.results[0].dims[dim];
       if (split.split() && split.blocks == 1) {
         Value part = b.create<IotaOp>(loc, locals[0], iota.getDimensionAttr());
-        Value offset = partOffset(b, loc, split.axis, typeOf(iota).getDimSize(dim), grid);
-        Type element = locals[0].getElementType();
-        if (element != b.getI64Type())
-          offset = b.create<ConvertOp>(loc, RankedTensorType::get({}, element), offset);
-        Value offsets = b.create<BroadcastInDimOp>(loc, locals[0], offset, ArrayRef<int64_t>{});
+        Value offsets =
+            partOffset(b, loc, split.axis, tensorType(iota).getDimSize(dim), grid, locals[0]);
         return SmallVector<Value>{b.create<AddOp>(loc, part, offsets).getResult()};
       }
     }
@@ -236,7 +222,7 @@ struct FunctionPartitioner {
     // (rules read shapes from types).
     DenseMap<Operation *, OpSharding> plans;
     auto annotation = [](Value v) {
-      return readSharding(v).value_or(Sharding::whole(typeOf(v).getRank()));
+      return readSharding(v).value_or(Sharding::whole(tensorType(v).getRank()));
     };
     for (Operation &op : body.without_terminator()) {
       auto ruled = dyn_cast<ShardingRuleOpInterface>(&op);
@@ -251,14 +237,14 @@ struct FunctionPartitioner {
       plans[&op] = solveOpSharding(&op, rules[&op], operands, results, grid,
                                    /*resultsFirst=*/true);
       for (Value r : op.getResults())
-        fullTypes[r] = typeOf(r);
+        fullTypes[r] = tensorType(r);
     }
     // Arguments: their rank's part.
     SmallVector<Type> argTypes;
     for (BlockArgument arg : func.getArguments()) {
-      Sharding s = readSharding(arg).value_or(Sharding::whole(typeOf(arg).getRank()));
+      Sharding s = readSharding(arg).value_or(Sharding::whole(tensorType(arg).getRank()));
       current[arg] = s;
-      auto full = typeOf(arg);
+      auto full = tensorType(arg);
       fullTypes[arg] = full;
       arg.setType(localType(full, s, grid));
       argTypes.push_back(arg.getType());
@@ -326,7 +312,7 @@ struct FunctionPartitioner {
     OpBuilder b(ret);
     for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
       Value v = ret.getOperand(i);
-      Sharding target = Sharding::whole(typeOf(v).getRank());
+      Sharding target = Sharding::whole(tensorType(v).getRank());
       if (auto of = func.getResultAttrOfType<StringAttr>(i, "trc.grad_of"))
         if (auto it = paramArg.find(of.getValue()); it != paramArg.end())
           target = current[func.getArgument(it->second)];
@@ -338,7 +324,7 @@ struct FunctionPartitioner {
     for (BlockArgument arg : func.getArguments())
       func.removeArgAttr(arg.getArgNumber(), kShardingAttr);
     func.setType(FunctionType::get(func.getContext(), argTypes, ret.getOperandTypes()));
-    // Erased last, so no value in `copies` is freed while it is in use.
+    // Erased last, so no value in `copiesOf` is freed while it is in use.
     for (Operation *op : replaced)
       if (op->use_empty())
         op->erase();
@@ -346,20 +332,12 @@ struct FunctionPartitioner {
   }
 };
 
-bool annotated(func::FuncOp func) {
-  bool any = false;
-  func.walk([&](Operation *op) { any |= op->hasAttr(kShardingAttr); });
-  for (BlockArgument arg : func.getArguments())
-    any |= bool(readSharding(arg));
-  return any;
-}
-
 struct Partition : trc::impl::PartitionBase<Partition> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     Grid grid = Grid::read(module);
     for (auto func : module.getOps<func::FuncOp>()) {
-      if (func.isExternal() || !annotated(func))
+      if (func.isExternal() || !hasShardings(func))
         continue;
       FunctionPartitioner partitioner{func, grid};
       if (failed(partitioner.run()))

@@ -17,19 +17,10 @@ using namespace mlir;
 
 namespace {
 
-bool annotated(func::FuncOp func) {
-  for (BlockArgument arg : func.getArguments())
-    if (trc::parallel::readSharding(arg))
-      return true;
-  bool any = false;
-  func.walk([&](Operation *op) { any |= op->hasAttr(trc::parallel::kShardingAttr); });
-  return any;
-}
-
 struct PropagateSharding : trc::impl::PropagateShardingBase<PropagateSharding> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (func.isExternal() || !annotated(func))
+    if (func.isExternal() || !trc::parallel::hasShardings(func))
       return;
     auto module = func->getParentOfType<ModuleOp>();
     if (failed(trc::parallel::propagateShardings(func, trc::parallel::Grid::read(module))))

@@ -29,31 +29,29 @@ using namespace trc::parallel;
 
 namespace {
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
-/// Whether v is a parameter argument seen through layout ops (the importer
-/// transposes weight matrices once at entry; mixed precision converts).
-bool fromParameter(Value v) {
+/// Whether v is a function argument marked `attr`, seen through the ops
+/// OpTs (layout ops that keep what the value is).
+template <typename... OpTs>
+bool fromArgument(Value v, StringRef attr) {
   while (Operation *def = v.getDefiningOp()) {
-    if (!isa<TransposeOp, ConvertOp, ReshapeOp>(def))
+    if (!isa<OpTs...>(def))
       return false;
     v = def->getOperand(0);
   }
   auto arg = cast<BlockArgument>(v);
   auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-  return func && func.getArgAttr(arg.getArgNumber(), "trc.param");
+  return func && func.getArgAttr(arg.getArgNumber(), attr);
 }
 
-/// Whether v is a graph input (`trc.input`) seen through layout ops.
+/// A parameter (the importer transposes weight matrices once at entry;
+/// mixed precision converts).
+bool fromParameter(Value v) {
+  return fromArgument<TransposeOp, ConvertOp, ReshapeOp>(v, "trc.param");
+}
+
+/// A graph input (`trc.input`): the token ids, possibly reshaped or cut.
 bool fromGraphInput(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (!isa<TransposeOp, ConvertOp, ReshapeOp, SliceOp>(def))
-      return false;
-    v = def->getOperand(0);
-  }
-  auto arg = cast<BlockArgument>(v);
-  auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-  return func && func.getArgAttr(arg.getArgNumber(), "trc.input");
+  return fromArgument<TransposeOp, ConvertOp, ReshapeOp, SliceOp>(v, "trc.input");
 }
 
 /// The ops the values depend on (the forward part of @main_grad).
@@ -105,7 +103,7 @@ bool fromColumnProduct(Value v, Operation *user, const llvm::SetVector<Operation
     // Biases, scales and constants broadcast in from outside: not the path.
     for (Value operand : def->getOperands())
       if (isa<RankedTensorType>(operand.getType()) &&
-          typeOf(operand).getShape() == typeOf(x).getShape() &&
+          tensorType(operand).getShape() == tensorType(x).getShape() &&
           !operand.getDefiningOp<ConstantOp>() && !operand.getDefiningOp<BroadcastInDimOp>())
         work.push_back(operand);
   }
@@ -122,7 +120,7 @@ struct Seeder {
   bool failedSeed = false;
 
   void split(Value v, int64_t dim) {
-    Sharding s = Sharding::whole(typeOf(v).getRank());
+    Sharding s = Sharding::whole(tensorType(v).getRank());
     s.dims[dim] = DimSplit{std::string(kTensorAxis), 1};
     seeds.try_emplace(v, s);
   }
@@ -144,7 +142,7 @@ struct Seeder {
       if (!isa<TransposeOp, ReshapeOp, ConvertOp, BroadcastInDimOp>(def))
         break;
       if (auto b = dyn_cast<BroadcastInDimOp>(def)) {
-        int64_t in = typeOf(b.getOperand()).getNumElements(), out = typeOf(b).getNumElements();
+        int64_t in = tensorType(b.getOperand()).getNumElements(), out = tensorType(b).getNumElements();
         if (out > in && out % in == 0 && heads % (out / in) == 0)
           return heads / (out / in);
       }
@@ -154,13 +152,13 @@ struct Seeder {
   }
 
   void attention(AttentionOp op) {
-    int64_t rank = typeOf(op.getQ()).getRank(), heads = rank - 3;
+    int64_t rank = tensorType(op.getQ()).getRank(), heads = rank - 3;
     if (heads < 0)
       return;
     // Megatron's rule for grouped-query attention: the key/value groups
     // must divide too (each rank its own groups).
-    int64_t kvHeads = typeOf(op.getK()).getDimSize(heads);
-    if (!divides(op, typeOf(op.getQ()).getDimSize(heads), "attention heads") ||
+    int64_t kvHeads = tensorType(op.getK()).getDimSize(heads);
+    if (!divides(op, tensorType(op.getQ()).getDimSize(heads), "attention heads") ||
         !divides(op, unrepeatedHeads(op.getK(), kvHeads), "attention key/value heads") ||
         !divides(op, unrepeatedHeads(op.getV(), kvHeads), "attention key/value heads"))
       return;
@@ -172,8 +170,8 @@ struct Seeder {
   /// scores made by a batched product q . k^T (through the scale, mask and
   /// bias ops): split the heads.
   void scores(SoftmaxOp op) {
-    auto type = typeOf(op.getOperand());
-    int64_t rank = type.getRank(), axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+    auto type = tensorType(op.getOperand());
+    int64_t rank = type.getRank(), axis = axisFromFront(op.getAxis(), rank);
     if (rank < 4 || axis != rank - 1)
       return;
     Value v = op.getOperand();
@@ -188,7 +186,7 @@ struct Seeder {
       Value next;
       for (Value operand : def->getOperands())
         if (isa<RankedTensorType>(operand.getType()) &&
-            typeOf(operand).getShape() == type.getShape() &&
+            tensorType(operand).getShape() == type.getShape() &&
             !operand.getDefiningOp<BroadcastInDimOp>() && !operand.getDefiningOp<ConstantOp>())
           next = next ? next : operand;
       if (!next || !(def->hasTrait<OpTrait::Elementwise>() ||
@@ -216,7 +214,7 @@ struct Seeder {
     if (!fromColumnProduct(op.getLhs(), op, forward))
       return;
     int64_t dim = op.getLhsContractingDims()[0];
-    if (divides(op, typeOf(op.getLhs()).getDimSize(dim), "MLP width"))
+    if (divides(op, tensorType(op.getLhs()).getDimSize(dim), "MLP width"))
       split(op.getLhs(), dim);
   }
 };
@@ -259,7 +257,7 @@ struct ShardTensorParallel : trc::impl::ShardTensorParallelBase<ShardTensorParal
     SmallVector<Operation *> toDecompose;
     for (Operation *op : forward)
       if (auto ce = dyn_cast<CrossEntropyOp>(op)) {
-        vocab = typeOf(ce.getLogits()).getDimSize(1);
+        vocab = tensorType(ce.getLogits()).getDimSize(1);
         loss = op;
       }
     if (vocab && vocab % degree) {
@@ -274,28 +272,23 @@ struct ShardTensorParallel : trc::impl::ShardTensorParallelBase<ShardTensorParal
           seeder.split(ce.getLogits(), 1);
           toDecompose.push_back(op);
         } else if (auto gather = dyn_cast<GatherOp>(op)) {
-          int64_t axis = gather.getAxis() < 0 ? gather.getAxis() + typeOf(gather.getOperand()).getRank()
-                                              : gather.getAxis();
+          int64_t axis = axisFromFront(gather.getAxis(), tensorType(gather.getOperand()).getRank());
           // Tables looked up by the token ids (a graph input), not by
           // positions made in the graph, even when the sizes coincide.
           if (fromParameter(gather.getOperand()) && fromGraphInput(gather.getIndices()) &&
-              typeOf(gather.getOperand()).getDimSize(axis) == vocab)
+              tensorType(gather.getOperand()).getDimSize(axis) == vocab)
             seeder.split(gather.getOperand(), axis);
         }
-      // Softmaxes over the vocabulary (the loss' gradient).
-      func.walk([&](Operation *op) {
-        // (Rank 4 and more: attention scores, whose last dim may happen to
-        // be the vocabulary's size.)
-        if (auto s = dyn_cast<SoftmaxOp>(op)) {
-          int64_t axis = s.getAxis() < 0 ? s.getAxis() + typeOf(s.getOperand()).getRank() : s.getAxis();
-          if (typeOf(s.getOperand()).getDimSize(axis) == vocab && typeOf(s.getOperand()).getRank() < 4)
-            toDecompose.push_back(op);
-        } else if (auto s = dyn_cast<LogSoftmaxOp>(op)) {
-          int64_t axis = s.getAxis() < 0 ? s.getAxis() + typeOf(s.getOperand()).getRank() : s.getAxis();
-          if (typeOf(s.getOperand()).getDimSize(axis) == vocab && typeOf(s.getOperand()).getRank() < 4)
-            toDecompose.push_back(op);
-        }
-      });
+      // Softmaxes over the vocabulary (the loss' gradient). Rank 4 and
+      // more are attention scores, whose last dim may happen to be the
+      // vocabulary's size.
+      auto overVocabulary = [&](Operation *op, Value operand, int64_t axis) {
+        auto type = tensorType(operand);
+        if (type.getRank() < 4 && type.getDimSize(axisFromFront(axis, type.getRank())) == vocab)
+          toDecompose.push_back(op);
+      };
+      func.walk([&](SoftmaxOp s) { overVocabulary(s, s.getOperand(), s.getAxis()); });
+      func.walk([&](LogSoftmaxOp s) { overVocabulary(s, s.getOperand(), s.getAxis()); });
     }
     for (Operation *op : forward) {
       if (auto attention = dyn_cast<AttentionOp>(op))
@@ -331,11 +324,11 @@ struct ShardTensorParallel : trc::impl::ShardTensorParallelBase<ShardTensorParal
       Seeder sequence{degree};
       for (Operation *op : forward)
         if (auto norm = dyn_cast<LayerNormOp>(op)) {
-          int64_t rank = typeOf(norm).getRank();
-          int64_t axis = norm.getAxis() < 0 ? norm.getAxis() + rank : norm.getAxis();
+          int64_t rank = tensorType(norm).getRank();
+          int64_t axis = axisFromFront(norm.getAxis(), rank);
           if (axis < 2)
             continue; // no [batch, sequence, ...] layout
-          if (!sequence.divides(op, typeOf(norm).getDimSize(axis - 1), "sequence length"))
+          if (!sequence.divides(op, tensorType(norm).getDimSize(axis - 1), "sequence length"))
             return signalPassFailure();
           for (Value v : {norm.getOperand(), norm.getResult()})
             if (!readSharding(v))

@@ -30,9 +30,9 @@ mlir::FailureOr<mlir::Value> reshard(mlir::OpBuilder &b, mlir::Location loc,
                                      const Sharding &to, const Grid &grid);
 
 /// This rank's first index along a dim of size `fullSize` split over
-/// `axis` in one block: a 0-d i64 tensor.
+/// `axis` in one block, in every element of a tensor of integer `type`.
 mlir::Value partOffset(mlir::OpBuilder &b, mlir::Location loc, llvm::StringRef axis,
-                       int64_t fullSize, const Grid &grid);
+                       int64_t fullSize, const Grid &grid, mlir::RankedTensorType type);
 
 } // namespace trc::parallel
 

@@ -32,6 +32,13 @@ constexpr llvm::StringLiteral kSplitAttr = "trc.split";
 constexpr llvm::StringLiteral kSplitOfAttr = "trc.split_of";
 constexpr llvm::StringLiteral kTensorAxis = "tensor";
 
+/// A trc value's type (trc ops take and give ranked tensors).
+inline mlir::RankedTensorType tensorType(mlir::Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType());
+}
+/// An op's axis attribute counted from the front (negative counts from the end).
+inline int64_t axisFromFront(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
 /// Attaches the sharding rules (ShardingRules.cpp) to the trc dialect.
 void registerShardingRules(mlir::DialectRegistry &registry);
 
@@ -83,6 +90,8 @@ mlir::RankedTensorType localType(mlir::RankedTensorType full, const Sharding &s,
 /// op's array, or a function argument's attribute), if any.
 std::optional<Sharding> readSharding(mlir::Value v);
 void writeSharding(mlir::Value v, const Sharding &s);
+/// Whether any argument or op of `func` carries a `trc.sharding` annotation.
+bool hasShardings(mlir::func::FuncOp func);
 
 /// The shardings an op computes in, given what is known around it.
 struct OpSharding {
