@@ -44,6 +44,8 @@ void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingPipelineOption
     pm.addNestedPass<mlir::func::FuncOp>(createFuseAttention());
   if (o.mixedPrecision)
     pm.addPass(createMixedPrecision(*o.mixedPrecision));
+  if (o.pipeline)
+    pm.addPass(createPipelineStages(*o.pipeline));
   pm.addPass(createAutodiff());
   if (o.tensorParallel && o.tensorParallel->degree > 1) {
     pm.addPass(createShardTensorParallel(*o.tensorParallel));
@@ -51,6 +53,8 @@ void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingPipelineOption
   }
   if (o.dataParallel)
     pm.addPass(createDataParallel(*o.dataParallel));
+  if (o.pipeline)
+    pm.addPass(createPipelineSplit());
   pm.addPass(createBuildTrainStep(o.trainStep));
 }
 
@@ -76,6 +80,15 @@ struct TrainingPipelineCliOptions : public mlir::PassPipelineOptions<TrainingPip
   Option<bool> sequenceParallel{*this, "sequence-parallel",
                                  llvm::cl::desc("with tensor-degree: Megatron's sequence parallelism"),
                                  llvm::cl::init(ShardTensorParallelOptions().sequenceParallel)};
+  Option<int64_t> pipelineStages{*this, "pipeline-stages",
+                                 llvm::cl::desc("pipeline ranks (trc-pipeline-stages); 1: none"),
+                                 llvm::cl::init(1)};
+  Option<int64_t> pipelineVirtual{*this, "pipeline-virtual",
+                                  llvm::cl::desc("model chunks per pipeline rank"),
+                                  llvm::cl::init(1)};
+  Option<std::string> pipelineBalance{*this, "pipeline-balance",
+                                      llvm::cl::desc("cost or layers"),
+                                      llvm::cl::init("cost")};
   Option<bool> dataParallel{*this, "data-parallel",
                             llvm::cl::desc("average gradients over the ranks (trc-data-parallel)"),
                             llvm::cl::init(false)};
@@ -120,6 +133,22 @@ bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptio
     tp.degree = cli.tensorDegree;
     tp.sequenceParallel = cli.sequenceParallel;
     o.tensorParallel = tp;
+  }
+  if (cli.pipelineStages < 1 || cli.pipelineVirtual < 1) {
+    problem = "pipeline-stages and pipeline-virtual must be at least 1";
+    return false;
+  }
+  if (cli.pipelineStages * cli.pipelineVirtual > 1) {
+    if (cli.tensorDegree > 1 || cli.dataParallel) {
+      problem = "pipeline-stages does not combine with tensor-degree or data-parallel in one "
+                "compiled step";
+      return false;
+    }
+    PipelineStagesOptions pp;
+    pp.stages = cli.pipelineStages;
+    pp.virtualStages = cli.pipelineVirtual;
+    pp.balance = cli.pipelineBalance;
+    o.pipeline = pp;
   }
   if (cli.dataParallel) {
     DataParallelOptions dp;

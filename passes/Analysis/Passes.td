@@ -45,6 +45,15 @@ def TestPrintSharding : Pass<"test-trc-print-sharding", "mlir::ModuleOp"> {
   }];
 }
 
+def TestPrintPipelineStages : Pass<"test-trc-print-pipeline-stages", "mlir::ModuleOp"> {
+  let summary = "prints each pipeline stage's ops, cost, parameter bytes and sent bytes";
+  let description = [{
+    After trc-pipeline-stages: one line per stage of @main, e.g.
+    `stage 0: ops 41 cost 1.2e+07 layers 2 params 131072 B sends 8192 B`,
+    then the largest stage cost over the mean (the balance).
+  }];
+}
+
 def TestPrintMemoryPlan : Pass<"test-trc-print-memory-plan", "mlir::func::FuncOp"> {
   let summary = "prints the static memory plan of a bufferized function";
   let description = [{

@@ -107,4 +107,54 @@ def Partition : Pass<"trc-partition", "mlir::ModuleOp"> {
   let dependentDialects = ["trc::TrcDialect"];
 }
 
+def PipelineStages : Pass<"trc-pipeline-stages", "mlir::ModuleOp"> {
+  let summary = "assigns @main's forward ops to pipeline stages at layer boundaries";
+  let description = [{
+    Before trc-autodiff (which carries each op's `trc.stage` to its VJP):
+    the ops of @main that depend on a trainable parameter are cut into
+    `stages` x `virtual` stages where the fewest activations cross (between
+    transformer layers), balanced by cost (matrix-product and attention
+    FLOPs, elements elsewhere) or by attention layers (`balance=layers`).
+    Ops that depend on no trainable parameter stay unstaged: each stage that
+    needs one computes it. A parameter read by several stages (tied
+    embeddings) gets one argument per stage, each with `trc.stage`, so each
+    stage's gradient is its own (trc-pipeline-split sums them). The module
+    gets `trc.pipeline = {stages = S, virtual = V}`. Fewer layer boundaries
+    than cuts is an error.
+
+    ```mlir
+    %h = trc.add %x, %y {trc.stage = 1 : i64} : ...
+    ```
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", "2", "pipeline ranks">,
+    Option<"virtualStages", "virtual", "int64_t", "1",
+           "model chunks per rank (interleaved schedules)">,
+    Option<"balance", "balance", "std::string", "\"cost\"",
+           "cost (FLOPs per stage) or layers (attention layers per stage)">,
+  ];
+  let dependentDialects = ["trc::TrcDialect"];
+}
+
+def PipelineSplit : Pass<"trc-pipeline-split", "mlir::ModuleOp"> {
+  let summary = "outlines a staged @main_grad into per-stage forward, backward and gradient functions";
+  let description = [{
+    After trc-autodiff on a module trc-pipeline-stages annotated: for each
+    stage s, @stage<s>_forward runs its forward ops, @stage<s>_backward its
+    backward ops (and adds its parameters' gradients into `grad_accum:`
+    inputs, restarting where `trc.keep_accum` is 0), and @stage<s>_grads
+    names the accumulated gradients for trc-build-train-step (which makes
+    @stage<s>_apply). Values crossing stages become explicit transfers: a
+    result `send:t<k>` of the producing function and an argument
+    `recv:t<k>` of the consuming one, listed in the module's
+    `trc.pipeline_transfers` (id, phase, from stage, to stage); forward
+    values a stage's backward reads are passed as `stash:<k>`. Constants
+    and values that depend on no parameter are recomputed where used.
+    Parameters several stages read (tied) keep one gradient per stage; the
+    runtime sums them before the update, and only the lowest stage counts
+    them in the gradient norm.
+  }];
+  let dependentDialects = ["trc::TrcDialect", "mlir::func::FuncDialect"];
+}
+
 #endif // TRC_PASSES_PARALLEL_PASSES_TD

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
+#include "trc/Parallel/Pipeline.h"
 #include "trc/Training/Vjp.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -109,6 +110,7 @@ LogicalResult differentiate(func::FuncOp fn, ArrayRef<unsigned> params,
     SmallVector<bool> wanted = llvm::map_to_vector(
         op->getOperands(), [&](Value v) { return onPath(v); });
     VjpContext context(b, op, g, wanted, &constants);
+    Operation *before = ret->getPrevNode();
     if (failed(cast<VjpOpInterface>(op).buildVjp(context)))
       return failure();
     for (auto [operand, grad] : llvm::zip_equal(op->getOperands(), context.operandGrads())) {
@@ -120,6 +122,14 @@ LogicalResult differentiate(func::FuncOp fn, ArrayRef<unsigned> params,
                                << " for an operand of type " << operand.getType();
       accumulate(operand, grad, op->getLoc());
     }
+    // A pipeline stage (trc-pipeline-stages) carries over to the op's VJP
+    // and the sums of the gradients it gives.
+    if (auto stage = op->getAttr(parallel::kStageAttr))
+      for (Operation *made = before ? before->getNextNode() : &body.front(); made != ret;
+           made = made->getNextNode()) {
+        made->setAttr(parallel::kStageAttr, stage);
+        made->setAttr(parallel::kBackwardAttr, b.getUnitAttr());
+      }
   }
 
   SmallVector<Value> results{loss};
@@ -130,7 +140,12 @@ LogicalResult differentiate(func::FuncOp fn, ArrayRef<unsigned> params,
     if (!g)
       g = VjpBuilder(b, fn.getLoc(), &constants).like(arg, 0.0);
     results.push_back(g);
-    resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("trc.grad_of", name)));
+    NamedAttrList attrs;
+    attrs.set("trc.grad_of", name);
+    // The stage whose copy of a parameter this is (trc-pipeline-stages).
+    if (auto stage = fn.getArgAttr(i, parallel::kStageAttr))
+      attrs.set(parallel::kStageAttr, stage);
+    resultAttrs.push_back(attrs.getDictionary(b.getContext()));
   }
   b.create<func::ReturnOp>(ret.getLoc(), results);
   ret.erase();

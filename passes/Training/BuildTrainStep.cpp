@@ -34,6 +34,9 @@ struct Trainable {
   // over `shards` ranks of a parameter of type `full`; 0 when replicated.
   int64_t shards = 0;
   RankedTensorType full;
+  // A tied parameter's copy on a pipeline stage above its lowest: its
+  // summed gradient counts in the norm only once, on the lowest stage.
+  bool normExcluded = false;
   // Tensor parallel (trc-partition): the parameter is this rank's part
   // (`trc.split` on its argument); its state is split alike.
   bool split = false;
@@ -61,28 +64,49 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto grad = module.lookupSymbol<func::FuncOp>("main_grad");
-    if (!grad) {
-      module.emitError("trc-build-train-step needs @main_grad (run trc-autodiff first)");
-      return signalPassFailure();
-    }
     if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw") {
       module.emitError("unknown optimizer '") << optimizer << "' (sgd, adam or adamw)";
       return signalPassFailure();
     }
+    if (auto grad = module.lookupSymbol<func::FuncOp>("main_grad")) {
+      buildFor(module, grad, "train_step", /*pipeline=*/false);
+      return;
+    }
+    // Pipeline stages (trc-pipeline-split): one update per stage, from its
+    // accumulated gradients.
+    SmallVector<func::FuncOp> stageGrads;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (fn->hasAttr("trc.pipeline_grads"))
+        stageGrads.push_back(fn);
+    if (stageGrads.empty()) {
+      module.emitError("trc-build-train-step needs @main_grad (run trc-autodiff first)");
+      return signalPassFailure();
+    }
+    for (func::FuncOp fn : stageGrads) {
+      int64_t stage = fn->getAttrOfType<IntegerAttr>("trc.pipeline_grads").getInt();
+      buildFor(module, fn, "stage" + std::to_string(stage) + "_apply", /*pipeline=*/true);
+    }
+  }
+
+  /// @`name` around `grad`: @main_grad (loss first, then gradients), or a
+  /// pipeline stage's gradients alone (`pipeline`: no loss, no
+  /// accumulation here, the norm summed over the pipeline group).
+  void buildFor(ModuleOp module, func::FuncOp grad, StringRef name, bool pipeline) {
     // Which argument each gradient belongs to.
     llvm::StringMap<unsigned> argumentOf;
     for (unsigned i = 0; i < grad.getNumArguments(); ++i)
       if (auto name = grad.getArgAttrOfType<StringAttr>(i, "trc.param"))
         argumentOf[name.getValue()] = i;
     SmallVector<Trainable> trainables;
-    for (unsigned r = 1; r < grad.getNumResults(); ++r) {
+    for (unsigned r = pipeline ? 0 : 1; r < grad.getNumResults(); ++r) {
       auto of = grad.getResultAttrOfType<StringAttr>(r, "trc.grad_of");
       if (!of || !argumentOf.count(of.getValue())) {
-        grad.emitError("result ") << r << " of @main_grad is not the gradient of a parameter";
+        grad.emitError("result ") << r << " of @" << grad.getSymName()
+                                  << " is not the gradient of a parameter";
         return signalPassFailure();
       }
       Trainable t{of.str(), argumentOf[of.getValue()], r};
+      t.normExcluded = bool(grad.getResultAttr(r, "trc.norm_excluded"));
       t.split = bool(grad.getArgAttr(t.argument, "trc.split"));
       if (auto degree = grad.getResultAttrOfType<IntegerAttr>(r, trc::training::kShardDegreeAttr)) {
         auto shape = grad.getResultAttrOfType<DenseI64ArrayAttr>(r, trc::training::kShardOfAttr);
@@ -103,7 +127,7 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
                      "the path to the loss, or all are frozen): nothing to train");
       return signalPassFailure();
     }
-    build(module, grad, trainables);
+    build(module, grad, trainables, name, pipeline);
   }
 
   /// Names of the optimizer's state slots per parameter.
@@ -114,7 +138,9 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
     return {"adam.m", "adam.v"};
   }
 
-  void build(ModuleOp module, func::FuncOp grad, ArrayRef<Trainable> trainables) {
+  void build(ModuleOp module, func::FuncOp grad, ArrayRef<Trainable> trainables, StringRef name,
+             bool pipeline) {
+    const bool accumulate = this->accumulate && !pipeline;
     MLIRContext *ctx = module.getContext();
     OpBuilder b(ctx);
     Location loc = grad.getLoc();
@@ -160,14 +186,14 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
     // The factor the summed gradients are multiplied by before the update:
     // 1 / (micro-steps * loss scale), fed by the runtime.
     std::optional<unsigned> lossScaleArg = findInput(grad, trc::abi::kLossScale);
-    bool scaled = accumulate || lossScaleArg;
+    bool scaled = accumulate || lossScaleArg || pipeline;
     if (scaled) {
       argTypes.push_back(scalar);
       argAttrs.push_back(namedInput(b, trc::abi::kGradScale));
     }
 
     b.setInsertionPointAfter(grad);
-    auto step = b.create<func::FuncOp>(loc, "train_step", b.getFunctionType(argTypes, {}));
+    auto step = b.create<func::FuncOp>(loc, name, b.getFunctionType(argTypes, {}));
     step.setAllArgAttrs(argAttrs);
     Block *body = step.addEntryBlock();
     b.setInsertionPointToStart(body);
@@ -207,6 +233,8 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
       sum = sum ? b.create<trc::AddOp>(loc, sum, total).getResult() : total;
     };
     for (auto [g, t] : llvm::zip(grads, trainables)) {
+      if (t.normExcluded)
+        continue;
       auto type = cast<RankedTensorType>(g.getType());
       Value squares = b.create<trc::MulOp>(loc, g, g);
       Value total = b.create<trc::ReduceOp>(
@@ -227,6 +255,8 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
       addTo(sumSquares, allSum(shardedSquares, trc::CollectiveGroup::Shard));
     if (splitSquares)
       addTo(sumSquares, allSum(splitSquares, trc::CollectiveGroup::Tensor));
+    if (pipeline)
+      sumSquares = allSum(sumSquares, trc::CollectiveGroup::Pipeline);
     Value norm = b.create<trc::SqrtOp>(loc, sumSquares);
     Value clipScale;
     if (clipNorm > 0) {
@@ -235,13 +265,19 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
       clipScale = b.create<trc::MinOp>(loc, ratio, s.constant(1.0));
     }
 
-    Value loss = call.getResult(0);
-    if (lossScaleArg)
-      loss = b.create<trc::DivOp>(loc, loss, body->getArgument(*lossScaleArg));
-    SmallVector<Value> results{loss, norm};
-    SmallVector<DictionaryAttr> resultAttrs{
-        b.getDictionaryAttr(b.getNamedAttr("trc.output", b.getStringAttr(trc::abi::kLossOutput))),
-        b.getDictionaryAttr(b.getNamedAttr("trc.output", b.getStringAttr(trc::abi::kGradNormOutput)))};
+    SmallVector<Value> results;
+    SmallVector<DictionaryAttr> resultAttrs;
+    if (!pipeline) {
+      Value loss = call.getResult(0);
+      if (lossScaleArg)
+        loss = b.create<trc::DivOp>(loc, loss, body->getArgument(*lossScaleArg));
+      results.push_back(loss);
+      resultAttrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr("trc.output", b.getStringAttr(trc::abi::kLossOutput))));
+    }
+    results.push_back(norm);
+    resultAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr("trc.output", b.getStringAttr(trc::abi::kGradNormOutput))));
     SmallVector<Value> newParams, newStates(slots.size() * trainables.size());
     double decay = weightDecay >= 0 ? weightDecay : (optimizer == "adamw" ? 0.01 : 0.0);
     for (auto [k, t] : llvm::enumerate(trainables)) {

@@ -39,6 +39,7 @@ const char *groupName(int64_t group) {
   case trc::abi::kGroupShard: return "shard";
   case trc::abi::kGroupReplica: return "replica";
   case trc::abi::kGroupTensor: return "tensor";
+  case trc::abi::kGroupPipeline: return "pipeline";
   }
   return "unknown";
 }
@@ -179,6 +180,10 @@ void setCollectiveGroups(Communicator *world, Communicator *shard, Communicator 
   r.groups[trc::abi::kGroupShard] = shard;
   r.groups[trc::abi::kGroupReplica] = replica;
   r.groups[trc::abi::kGroupTensor] = tensor;
+}
+
+void setPipelineGroup(Communicator *pipeline) {
+  registry().groups[trc::abi::kGroupPipeline] = pipeline;
 }
 
 void setCollectiveBackend(Backend *backend) { registry().backend = backend; }

@@ -48,6 +48,10 @@ namespace trc::rt {
 void setCollectiveGroups(Communicator *world, Communicator *shard, Communicator *replica,
                          Communicator *tensor);
 
+/// The pipeline group (the ranks holding one replica's stages; null: no
+/// pipeline), set apart from the others so their callers stay unchanged.
+void setPipelineGroup(Communicator *pipeline);
+
 /// The backend whose buffers the programs pass (their local copies go
 /// through it: device memory on a GPU); null: host memory.
 void setCollectiveBackend(Backend *backend);

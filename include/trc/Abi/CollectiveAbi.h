@@ -16,11 +16,13 @@ namespace trc::abi {
 // index r % T and data index r / T. World, shard and replica are groups of
 // the data axis (the ranks with my tensor index; the whole world when
 // T = 1): world is all of it, shard and replica split it as ZeRO does.
-// Tensor is the T ranks with my data index.
+// Tensor is the T ranks with my data index. Pipeline is the ranks holding
+// the stages of one model replica (pipeline parallelism: the gradient norm
+// sums over it).
 enum CollectiveGroupCode : int64_t {
-  kGroupWorld = 0, kGroupShard = 1, kGroupReplica = 2, kGroupTensor = 3
+  kGroupWorld = 0, kGroupShard = 1, kGroupReplica = 2, kGroupTensor = 3, kGroupPipeline = 4
 };
-constexpr int64_t kNumGroups = 4;
+constexpr int64_t kNumGroups = 5;
 enum CollectiveReductionCode : int64_t {
   kReduceSum = 0, kReduceAvg = 1, kReduceMax = 2, kReduceMin = 3
 };

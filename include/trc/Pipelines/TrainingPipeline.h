@@ -9,7 +9,10 @@
 //
 // Order: [trc-append-loss] -> trc-parameters-to-arguments ->
 // trc-lower-dropout -> [trc-fuse-attention] -> [trc-mixed-precision] ->
-// trc-autodiff -> [trc-data-parallel] -> trc-build-train-step.
+// [trc-pipeline-stages] -> trc-autodiff -> [trc-shard-tensor-parallel,
+// trc-partition] -> [trc-data-parallel] -> [trc-pipeline-split] ->
+// trc-build-train-step. Pipeline stages do not combine with tensor or data
+// parallelism in the compiled step (yet).
 // Preconditions: the module's @main returns a scalar loss first, or
 // `loss` is set (a logits model).
 //
@@ -36,6 +39,9 @@ struct TrainingPipelineOptions {
   /// Megatron tensor parallelism (trc-shard-tensor-parallel, trc-partition)
   /// over the tensor axis, before data parallelism over the data axis.
   std::optional<ShardTensorParallelOptions> tensorParallel;
+  /// Pipeline stages (trc-pipeline-stages before autodiff, trc-pipeline-split
+  /// after it): per-stage forward, backward and update functions.
+  std::optional<PipelineStagesOptions> pipeline;
   /// Gradients averaged (and ZeRO-sharded) over the ranks.
   std::optional<DataParallelOptions> dataParallel;
   BuildTrainStepOptions trainStep;

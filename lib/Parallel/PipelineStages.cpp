@@ -1,0 +1,253 @@
+//===- PipelineStages.cpp - cutting the forward graph into stages ---------===//
+//
+// See include/trc/Parallel/Pipeline.h. The forward ops that depend on a
+// trainable parameter are taken in program order; a cut before op i passes
+// the values defined before i and used at or after it. Cuts are allowed only
+// where that count is the smallest anywhere (between transformer layers:
+// the residual stream alone), and a min-max partition (dynamic programming
+// over the pieces between allowed cuts) picks the stages.
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Parallel/Pipeline.h"
+#include "trc/Dialect/Trc.h"
+
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <limits>
+
+using namespace mlir;
+
+namespace trc::parallel {
+
+namespace {
+
+int64_t elements(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  return t && t.hasStaticShape() ? t.getNumElements() : 0;
+}
+
+int64_t bytesOf(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  if (!t || !t.hasStaticShape())
+    return 0;
+  return t.getNumElements() * std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+}
+
+bool isLayerCore(Operation *op) { return isa<SoftmaxOp, AttentionOp>(op); }
+
+/// The values an op reads, those its regions capture included.
+SmallVector<Value> inputsOf(Operation &op) {
+  SmallVector<Value> inputs(op.getOperands());
+  if (op.getNumRegions()) {
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op.getRegions(), captured);
+    inputs.append(captured.begin(), captured.end());
+  }
+  return inputs;
+}
+
+/// The op of `body` that `user` is or is nested in.
+Operation *topLevel(Operation *user, Block &body) {
+  while (user && user->getBlock() != &body)
+    user = user->getParentOp();
+  return user;
+}
+
+} // namespace
+
+double opCost(Operation *op) {
+  if (auto dot = dyn_cast<DotGeneralOp>(op)) {
+    auto lhs = cast<RankedTensorType>(dot.getLhs().getType());
+    double contracted = 1;
+    for (int64_t d : dot.getLhsContractingDims())
+      contracted *= double(lhs.getDimSize(d));
+    return 2.0 * double(elements(dot.getType())) * contracted;
+  }
+  if (auto attention = dyn_cast<AttentionOp>(op)) {
+    // q·kᵀ and probabilities·v: 2 x 2 x batch x heads x queries x keys x depth.
+    auto q = cast<RankedTensorType>(op->getOperand(0).getType());
+    auto k = cast<RankedTensorType>(op->getOperand(1).getType());
+    double keys = double(k.getDimSize(k.getRank() - 2));
+    return 4.0 * double(q.getNumElements()) * keys;
+  }
+  double cost = 0;
+  for (Value r : op->getResults())
+    cost += double(elements(r.getType()));
+  return cost;
+}
+
+LogicalResult assignStages(func::FuncOp main, int64_t stages, StageBalance balance,
+                           llvm::DenseMap<Operation *, int64_t> &stageOf,
+                           SmallVectorImpl<Operation *> &parameterOnly, std::string &error) {
+  auto module = main->getParentOfType<ModuleOp>();
+  Block &body = main.getBody().front();
+  // active: depends on a trainable parameter; data: on a graph input.
+  llvm::DenseSet<Value> active, data;
+  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+    auto name = main.getArgAttrOfType<StringAttr>(i, "trc.param");
+    if (!name) {
+      data.insert(main.getArgument(i));
+      continue;
+    }
+    auto param = module.lookupSymbol<ParameterOp>(name.getValue());
+    auto type = dyn_cast<RankedTensorType>(main.getArgument(i).getType());
+    if (param && param.isTrainable() && type && isa<FloatType>(type.getElementType()))
+      active.insert(main.getArgument(i));
+  }
+  if (active.empty()) {
+    error = "@main reads no trainable parameter argument (run trc-parameters-to-arguments "
+            "first): nothing to split into stages";
+    return failure();
+  }
+  // The chain cut into stages: ops on both kinds of paths. Ops on parameters
+  // alone (weight transposes hoisted to the top) follow their users.
+  SmallVector<Operation *> staged;
+  llvm::DenseMap<Operation *, int64_t> index;
+  for (Operation &op : body.without_terminator()) {
+    SmallVector<Value> inputs = inputsOf(op);
+    bool onActive = llvm::any_of(inputs, [&](Value v) { return active.contains(v); });
+    bool onData = llvm::any_of(inputs, [&](Value v) { return data.contains(v); });
+    for (Value r : op.getResults()) {
+      if (onActive)
+        active.insert(r);
+      if (onData)
+        data.insert(r);
+    }
+    if (onActive && !onData) {
+      parameterOnly.push_back(&op);
+    } else if (onActive) {
+      index[&op] = int64_t(staged.size());
+      staged.push_back(&op);
+    }
+  }
+  const int64_t n = int64_t(staged.size());
+  if (n == 0) {
+    error = "no op of @main reads both a trainable parameter and a graph input: nothing to "
+            "split into stages";
+    return failure();
+  }
+  // crossing[c]: values defined before staged[c] and used at or after it.
+  std::vector<int64_t> delta(size_t(n) + 2, 0);
+  for (int64_t i = 0; i < n; ++i)
+    for (Value r : staged[size_t(i)]->getResults()) {
+      int64_t last = i;
+      for (Operation *user : r.getUsers()) {
+        Operation *top = topLevel(user, body);
+        if (!top || top->hasTrait<OpTrait::IsTerminator>())
+          last = n;
+        else if (auto it = index.find(top); it != index.end())
+          last = std::max(last, it->second);
+      }
+      if (last > i) {
+        ++delta[size_t(i) + 1];
+        --delta[size_t(last) + 1];
+      }
+    }
+  std::vector<int64_t> crossing(size_t(n) + 1, 0);
+  int64_t running = 0, fewest = std::numeric_limits<int64_t>::max();
+  for (int64_t c = 1; c < n; ++c) {
+    running += delta[size_t(c)];
+    crossing[size_t(c)] = running;
+    fewest = std::min(fewest, running);
+  }
+  // Pieces between allowed cuts, with their weights.
+  std::vector<int64_t> bounds{0};
+  for (int64_t c = 1; c < n; ++c)
+    if (crossing[size_t(c)] == fewest)
+      bounds.push_back(c);
+  bounds.push_back(n);
+  const int64_t pieces = int64_t(bounds.size()) - 1;
+  if (pieces < stages) {
+    error = "cannot cut @main into " + std::to_string(stages) + " stages: it has " +
+            std::to_string(pieces) + " piece" + (pieces == 1 ? "" : "s") +
+            " between layer boundaries";
+    return failure();
+  }
+  // Layers: the attention cores dominate; the cost breaks ties.
+  const double layerWeight = balance == StageBalance::Layers ? 1e18 : 0.0;
+  std::vector<double> prefix(size_t(pieces) + 1, 0.0);
+  for (int64_t p = 0; p < pieces; ++p) {
+    double w = 0;
+    for (int64_t i = bounds[size_t(p)]; i < bounds[size_t(p) + 1]; ++i) {
+      Operation *op = staged[size_t(i)];
+      w += opCost(op) + (isLayerCore(op) ? layerWeight : 0.0);
+    }
+    prefix[size_t(p) + 1] = prefix[size_t(p)] + w;
+  }
+  // best[k][j]: the smallest largest weight of k stages over pieces [0, j).
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> best(size_t(stages) + 1,
+                                        std::vector<double>(size_t(pieces) + 1, inf));
+  std::vector<std::vector<int64_t>> from(size_t(stages) + 1,
+                                         std::vector<int64_t>(size_t(pieces) + 1, -1));
+  best[0][0] = 0;
+  for (int64_t k = 1; k <= stages; ++k)
+    for (int64_t j = k; j <= pieces; ++j)
+      for (int64_t i = k - 1; i < j; ++i) {
+        double w = std::max(best[size_t(k) - 1][size_t(i)], prefix[size_t(j)] - prefix[size_t(i)]);
+        if (w < best[size_t(k)][size_t(j)]) {
+          best[size_t(k)][size_t(j)] = w;
+          from[size_t(k)][size_t(j)] = i;
+        }
+      }
+  int64_t j = pieces;
+  for (int64_t k = stages; k >= 1; --k) {
+    int64_t i = from[size_t(k)][size_t(j)];
+    for (int64_t op = bounds[size_t(i)]; op < bounds[size_t(j)]; ++op)
+      stageOf[staged[size_t(op)]] = k - 1;
+    j = i;
+  }
+  // Parameter-only ops: the lowest stage among their users (the pass copies
+  // them into the other users' stages).
+  for (Operation *op : llvm::reverse(parameterOnly)) {
+    int64_t stage = -1;
+    for (Operation *user : op->getUsers()) {
+      Operation *top = topLevel(user, body);
+      auto it = top ? stageOf.find(top) : stageOf.end();
+      if (it != stageOf.end())
+        stage = stage < 0 ? it->second : std::min(stage, it->second);
+    }
+    stageOf[op] = std::max<int64_t>(stage, 0);
+  }
+  return success();
+}
+
+std::vector<StageSummary> summarizeStages(func::FuncOp fn) {
+  std::vector<StageSummary> out;
+  auto stageOfOp = [](Operation *op) -> int64_t {
+    auto s = op->getAttrOfType<IntegerAttr>(kStageAttr);
+    return s && !op->hasAttr(kBackwardAttr) ? s.getInt() : -1;
+  };
+  auto at = [&](int64_t s) -> StageSummary & {
+    if (out.size() <= size_t(s))
+      out.resize(size_t(s) + 1);
+    return out[size_t(s)];
+  };
+  Block &body = fn.getBody().front();
+  llvm::DenseSet<std::pair<unsigned, int64_t>> paramSeen;
+  for (Operation &op : body.without_terminator()) {
+    int64_t s = stageOfOp(&op);
+    if (s < 0)
+      continue;
+    StageSummary &summary = at(s);
+    ++summary.ops;
+    summary.cost += opCost(&op);
+    summary.layers += isLayerCore(&op);
+    for (Value v : inputsOf(op))
+      if (auto arg = dyn_cast<BlockArgument>(v);
+          arg && arg.getOwner() == &body && fn.getArgAttr(arg.getArgNumber(), "trc.param") &&
+          paramSeen.insert({arg.getArgNumber(), s}).second)
+        summary.paramBytes += bytesOf(arg.getType());
+    for (Value r : op.getResults())
+      if (llvm::any_of(r.getUsers(), [&](Operation *user) {
+            Operation *top = topLevel(user, body);
+            return top && stageOfOp(top) > s;
+          }))
+        summary.sendBytes += bytesOf(r.getType());
+  }
+  return out;
+}
+
+} // namespace trc::parallel

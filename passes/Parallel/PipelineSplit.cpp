@@ -1,0 +1,349 @@
+//===- PipelineSplit.cpp - trc-pipeline-split ------------------------------===//
+//
+// Outlines a staged @main_grad into per-stage programs (see Passes.td): each
+// op goes to the program of its stage and phase (forward ops keep the
+// `trc.stage` trc-pipeline-stages gave them; trc-autodiff marked the ops of
+// each VJP `trc.backward` with the stage of the op they differentiate).
+// A value used by another program becomes, on demand:
+//   same stage, forward -> backward: a stash (result `stash:<k>`, argument
+//     of the backward program);
+//   another stage, same phase: a transfer (result `send:t<k>`, argument
+//     `recv:t<k>`), listed in the module's `trc.pipeline_transfers`;
+//   another stage's forward value read by a backward op: received by this
+//     stage's forward program, then stashed.
+// Constants and values that depend on no parameter are cloned into every
+// program that reads them. @main_grad and @main are erased.
+// Preconditions: trc-pipeline-stages and trc-autodiff have run (nothing
+// between them that adds unstaged ops reading staged values).
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Passes.h"
+#include "trc/Abi/SlotNames.h"
+#include "trc/Parallel/Pipeline.h"
+#include "trc/Training/Optimizers.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace trc {
+#define GEN_PASS_DEF_PIPELINESPLIT
+#include "Passes.h.inc"
+} // namespace trc
+
+using namespace mlir;
+using namespace trc::parallel;
+
+namespace {
+
+/// Where an op runs: its stage and phase; stage -1: anywhere (recomputed).
+struct Home {
+  int64_t stage = -1;
+  bool backward = false;
+};
+
+/// One outlined function being built.
+struct Program {
+  func::FuncOp fn;
+  int64_t stage = 0;
+  bool backward = false;
+  IRMapping map;
+  SmallVector<Value> results;
+  SmallVector<Attribute> resultAttrs;
+  Value keepAccum; // backward: `trc.keep_accum`, made on first use
+  Block &body() { return fn.getBody().front(); }
+};
+
+SmallVector<Value> inputsOf(Operation &op) {
+  SmallVector<Value> inputs(op.getOperands());
+  if (op.getNumRegions()) {
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op.getRegions(), captured);
+    inputs.append(captured.begin(), captured.end());
+  }
+  return inputs;
+}
+
+struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
+  ModuleOp module;
+  func::FuncOp grad;
+  int64_t stages = 0;
+  std::vector<Program> programs; // forward s at 2s, backward s at 2s + 1
+  llvm::DenseMap<Operation *, Home> homes;
+  SmallVector<Attribute> transfers;
+  int64_t nextStash = 0;
+  bool failedAny = false;
+
+  Program &program(int64_t stage, bool backward) {
+    return programs[size_t(2 * stage + (backward ? 1 : 0))];
+  }
+
+  DictionaryAttr named(StringRef key, StringRef name) {
+    OpBuilder b(module.getContext());
+    return b.getDictionaryAttr(b.getNamedAttr(key, b.getStringAttr(name)));
+  }
+
+  Value addArgument(Program &p, Type type, DictionaryAttr attrs) {
+    unsigned at = p.fn.getNumArguments();
+    if (failed(p.fn.insertArgument(at, type, attrs, p.fn.getLoc())))
+      failedAny = true;
+    return p.fn.getArgument(at);
+  }
+
+  void addResult(Program &p, Value v, DictionaryAttr attrs) {
+    p.results.push_back(v);
+    p.resultAttrs.push_back(attrs);
+  }
+
+  /// `v` of @main_grad as a value of program `p`, bringing it there.
+  Value localize(Value v, Program &p) {
+    if (Value known = p.map.lookupOrNull(v))
+      return known;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      DictionaryAttr attrs = grad.getArgAttrDict(arg.getArgNumber());
+      Value local = addArgument(p, v.getType(), attrs ? attrs : DictionaryAttr::get(v.getContext()));
+      p.map.map(v, local);
+      return local;
+    }
+    Operation *def = v.getDefiningOp();
+    Home home = homes.lookup(def);
+    if (home.stage < 0) { // recomputed where used
+      cloneInto(*def, p);
+      return p.map.lookup(v);
+    }
+    Program &owner = program(home.stage, home.backward);
+    if (&owner == &p) {
+      def->emitError("internal error: trc-pipeline-split visits a value before its definition");
+      failedAny = true;
+      return v;
+    }
+    Value local;
+    if (home.stage == p.stage) {
+      local = stash(localize(v, owner), owner, p);
+    } else {
+      Program &receiver = program(p.stage, home.backward);
+      if (&receiver != &p) // another stage's forward value a backward op reads
+        local = stash(localize(v, receiver), receiver, p);
+      else
+        local = transfer(localize(v, owner), owner, p, home.backward);
+    }
+    p.map.map(v, local);
+    return local;
+  }
+
+  /// A forward value of `from` passed to the backward program `to`.
+  Value stash(Value inFrom, Program &from, Program &to) {
+    std::string name = "stash:" + std::to_string(nextStash++);
+    addResult(from, inFrom, named("trc.output", name));
+    return addArgument(to, inFrom.getType(), named("trc.input", name));
+  }
+
+  Value transfer(Value inFrom, Program &from, Program &to, bool backward) {
+    OpBuilder b(module.getContext());
+    int64_t id = int64_t(transfers.size());
+    std::string name = "t" + std::to_string(id);
+    addResult(from, inFrom, named("trc.output", "send:" + name));
+    transfers.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("id", b.getStringAttr(name)),
+         b.getNamedAttr("phase", b.getStringAttr(backward ? "backward" : "forward")),
+         b.getNamedAttr("from", b.getI64IntegerAttr(from.stage)),
+         b.getNamedAttr("to", b.getI64IntegerAttr(to.stage))}));
+    return addArgument(to, inFrom.getType(), named("trc.input", "recv:" + name));
+  }
+
+  void cloneInto(Operation &op, Program &p) {
+    for (Value v : inputsOf(op))
+      localize(v, p);
+    OpBuilder b = OpBuilder::atBlockEnd(&p.body());
+    Operation *copy = b.clone(op, p.map);
+    copy->removeAttr(kStageAttr);
+    copy->removeAttr(kBackwardAttr);
+  }
+
+  /// Stage and phase of every op; an unstaged op that reads a staged value
+  /// has no home and is an error.
+  void findHomes() {
+    Block &body = grad.getBody().front();
+    for (Operation &op : body.without_terminator()) {
+      Home home;
+      if (auto stage = op.getAttrOfType<IntegerAttr>(kStageAttr);
+          stage && op.getNumOperands() != 0) {
+        home.stage = stage.getInt();
+        home.backward = op.hasAttr(kBackwardAttr);
+      } else if (op.getNumOperands() != 0 || op.getNumRegions() != 0) {
+        for (Value v : inputsOf(op))
+          if (Operation *def = v.getDefiningOp(); def && homes.lookup(def).stage >= 0) {
+            op.emitError("has no pipeline stage but reads a staged value (a pass between "
+                         "trc-autodiff and trc-pipeline-split added it)");
+            failedAny = true;
+            break;
+          }
+      }
+      if (home.stage >= stages) {
+        op.emitError("stage ") << home.stage << " is outside the module's " << stages
+                               << " stages";
+        failedAny = true;
+      }
+      homes[&op] = home;
+    }
+  }
+
+  /// Backward: the gradient `g` of parameter `name`, added into its
+  /// accumulator (restarted where trc.keep_accum is 0).
+  void accumulate(Program &p, Value g, StringAttr name) {
+    OpBuilder b = OpBuilder::atBlockEnd(&p.body());
+    Location loc = p.fn.getLoc();
+    std::string slot = trc::abi::kGradAccumPrefix + name.str();
+    Value acc = addArgument(p, g.getType(), named("trc.input", slot));
+    if (!p.keepAccum)
+      p.keepAccum = addArgument(p, RankedTensorType::get({}, b.getF32Type()),
+                                named("trc.input", trc::abi::kKeepAccum));
+    auto type = cast<RankedTensorType>(g.getType());
+    trc::training::UpdateBuilder u(b, loc, type);
+    Value keep = u.greaterThanZero(p.keepAccum);
+    if (type.getRank())
+      keep = b.create<trc::BroadcastInDimOp>(
+          loc, RankedTensorType::get(type.getShape(), b.getI1Type()), keep,
+          ArrayRef<int64_t>{});
+    addResult(p, u.select(keep, u.add(acc, g), g), named("trc.update", slot));
+  }
+
+  void runOnOperation() override {
+    module = getOperation();
+    grad = module.lookupSymbol<func::FuncOp>("main_grad");
+    auto pipeline = module->getAttrOfType<DictionaryAttr>(kPipelineAttr);
+    if (!grad || !pipeline) {
+      module.emitError("trc-pipeline-split needs @main_grad of a module trc-pipeline-stages "
+                       "annotated (trc.pipeline)");
+      return signalPassFailure();
+    }
+    auto count = pipeline.getAs<IntegerAttr>("stages");
+    auto chunks = pipeline.getAs<IntegerAttr>("virtual");
+    stages = (count ? count.getInt() : 1) * (chunks ? chunks.getInt() : 1);
+    OpBuilder b(module.getContext());
+    b.setInsertionPoint(grad);
+    for (int64_t s = 0; s < stages; ++s)
+      for (bool backward : {false, true}) {
+        Program p;
+        p.stage = s;
+        p.backward = backward;
+        std::string name =
+            "stage" + std::to_string(s) + (backward ? "_backward" : "_forward");
+        p.fn = b.create<func::FuncOp>(grad.getLoc(), name, b.getFunctionType({}, {}));
+        p.fn.addEntryBlock();
+        programs.push_back(std::move(p));
+      }
+    findHomes();
+    if (failedAny)
+      return signalPassFailure();
+    Block &body = grad.getBody().front();
+    for (Operation &op : body.without_terminator())
+      if (Home home = homes.lookup(&op); home.stage >= 0)
+        cloneInto(op, program(home.stage, home.backward));
+
+    // The loss leaves the program that computes it; each gradient is
+    // accumulated by its parameter copy's stage.
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    Value loss = ret.getOperand(0);
+    Home lossHome = loss.getDefiningOp() ? homes.lookup(loss.getDefiningOp()) : Home();
+    Program &lossProgram = program(lossHome.stage >= 0 ? lossHome.stage : stages - 1, false);
+    addResult(lossProgram, localize(loss, lossProgram),
+              named("trc.output", trc::abi::kLossOutput));
+    llvm::StringMap<int64_t> lowestStage;
+    struct Gradient {
+      StringAttr name;
+      int64_t stage;
+      Value value;
+    };
+    SmallVector<Gradient> gradients;
+    for (unsigned r = 1; r < grad.getNumResults(); ++r) {
+      auto name = grad.getResultAttrOfType<StringAttr>(r, "trc.grad_of");
+      auto stage = grad.getResultAttrOfType<IntegerAttr>(r, kStageAttr);
+      if (!name) {
+        grad.emitError("result ") << r << " of @main_grad is not a gradient (trc.grad_of)";
+        return signalPassFailure();
+      }
+      int64_t s = stage ? stage.getInt() : 0;
+      gradients.push_back({name, s, ret.getOperand(r)});
+      auto [it, inserted] = lowestStage.try_emplace(name.getValue(), s);
+      if (!inserted)
+        it->second = std::min(it->second, s);
+    }
+    for (const Gradient &g : gradients) {
+      Program &p = program(g.stage, true);
+      accumulate(p, localize(g.value, p), g.name);
+    }
+    if (failedAny)
+      return signalPassFailure();
+    for (Program &p : programs) {
+      OpBuilder end = OpBuilder::atBlockEnd(&p.body());
+      end.create<func::ReturnOp>(p.fn.getLoc(), p.results);
+      p.fn.setType(end.getFunctionType(p.body().getArgumentTypes(),
+                                       ValueRange(p.results).getTypes()));
+      p.fn.setAllResultAttrs(p.resultAttrs);
+    }
+    buildGradientFunctions(gradients, lowestStage);
+    module->setAttr("trc.pipeline_transfers", b.getArrayAttr(transfers));
+    grad.erase();
+    if (auto main = module.lookupSymbol<func::FuncOp>("main"))
+      main.erase();
+  }
+
+  /// @stage<s>_grads(params..., grad_accum...) -> accumulated gradients,
+  /// what trc-build-train-step turns into @stage<s>_apply. A tied
+  /// parameter's copy above its lowest stage is `trc.norm_excluded` (its
+  /// summed gradient counts once in the norm).
+  template <typename Gradients>
+  void buildGradientFunctions(const Gradients &gradients,
+                              const llvm::StringMap<int64_t> &lowestStage) {
+    OpBuilder b(module.getContext());
+    for (int64_t s = 0; s < stages; ++s) {
+      Program &backward = program(s, true);
+      SmallVector<Type> types;
+      SmallVector<Attribute> argAttrs, resultAttrs;
+      SmallVector<unsigned> accumArgs;
+      for (const auto &g : gradients) {
+        if (g.stage != s)
+          continue;
+        // The parameter argument of this stage's copy.
+        std::optional<unsigned> param;
+        for (unsigned i = 0; i < grad.getNumArguments() && !param; ++i) {
+          auto name = grad.getArgAttrOfType<StringAttr>(i, "trc.param");
+          auto stage = grad.getArgAttrOfType<IntegerAttr>(i, kStageAttr);
+          if (name == g.name && (stage ? stage.getInt() : 0) == s)
+            param = i;
+        }
+        if (!param) {
+          grad.emitError("no argument holds stage ") << s << "'s copy of " << g.name;
+          return signalPassFailure();
+        }
+        types.push_back(grad.getArgument(*param).getType());
+        argAttrs.push_back(grad.getArgAttrDict(*param));
+        NamedAttrList result;
+        result.set("trc.grad_of", g.name);
+        if (lowestStage.lookup(g.name.getValue()) != s)
+          result.set("trc.norm_excluded", b.getUnitAttr());
+        resultAttrs.push_back(result.getDictionary(b.getContext()));
+      }
+      size_t params = types.size();
+      for (size_t k = 0; k < params; ++k) {
+        auto name = cast<DictionaryAttr>(resultAttrs[k]).getAs<StringAttr>("trc.grad_of");
+        types.push_back(types[k]);
+        argAttrs.push_back(named("trc.input", trc::abi::kGradAccumPrefix + name.str()));
+      }
+      b.setInsertionPointAfter(backward.fn);
+      auto fn = b.create<func::FuncOp>(
+          grad.getLoc(), "stage" + std::to_string(s) + "_grads",
+          b.getFunctionType(types, ArrayRef<Type>(types).drop_front(params)));
+      Block *entry = fn.addEntryBlock();
+      fn.setAllArgAttrs(argAttrs);
+      fn.setAllResultAttrs(resultAttrs);
+      fn->setAttr("trc.pipeline_grads", b.getI64IntegerAttr(s));
+      OpBuilder::atBlockEnd(entry).create<func::ReturnOp>(
+          grad.getLoc(), entry->getArguments().drop_front(params));
+    }
+  }
+};
+
+} // namespace
