@@ -80,6 +80,24 @@ struct PipelineSchedule {
   std::vector<std::vector<PipelineStep>> perRank; // execution order; slot = index
 };
 
+/// The rank holding `stage` (stage % ranks).
+inline int stageOwner(const ScheduleShape &shape, int stage) {
+  return shape.ranks > 0 ? stage % shape.ranks : 0;
+}
+
+/// The p2p transfers around one step, as ranks; -1 for none. An F receives
+/// the previous stage's activation and sends its own to the next stage; a B
+/// receives the next stage's gradient and sends its own to the previous
+/// stage; the first stage's F and the last stage's B receive nothing, the
+/// last stage's F and the first stage's B send nothing, W moves nothing. A
+/// peer equal to step.rank (one rank holding consecutive stages) is a
+/// hand-over within the rank.
+struct StepTransfers {
+  int receiveFrom = -1;
+  int sendTo = -1;
+};
+StepTransfers transfersOf(const ScheduleShape &shape, const PipelineStep &step);
+
 /// The schedule `kind` generates for `shape`. Errors (naming the key):
 /// ranks, microbatches or chunks below 1; interleaved_1f1b with one chunk,
 /// or any other kind with more; interleaved_1f1b with microbatches not a
@@ -92,7 +110,9 @@ StatusOr<PipelineSchedule> makeSchedule(ScheduleKind kind, const ScheduleShape &
 
 /// Every (stage, microbatch) has exactly one F and one B (and one W iff
 /// splitsWeights), each on the rank owning the stage, with consistent
-/// rank/slot/stage fields; replaying the table with blocking receives and
+/// rank/slot/stage fields; between any two ranks, messages are received in
+/// the order they are sent (the communicator's send/recv carry no tags, so
+/// they match in order); replaying the table with blocking receives and
 /// buffered sends finishes (else an error naming each stuck rank, its next
 /// action and what it waits for); no rank holds more than activeMicrobatches
 /// in flight (when capped).

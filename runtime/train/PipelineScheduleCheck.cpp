@@ -133,6 +133,62 @@ StatusOr<std::vector<Place>> locateActions(const PipelineSchedule &s) {
   return places;
 }
 
+std::string ordinal(int n) {
+  const int tens = n % 100, ones = n % 10;
+  const char *suffix = (tens >= 11 && tens <= 13) ? "th"
+                       : ones == 1                ? "st"
+                       : ones == 2                ? "nd"
+                       : ones == 3                ? "rd"
+                                                  : "th";
+  return str(n) + suffix;
+}
+
+struct Message {
+  int action; // the producing action's id
+  int slot;   // where the sender sends it or the receiver receives it
+};
+
+// Per ordered rank pair, the k-th message the sender sends must be the k-th
+// the receiver receives: send/recv match in order, so a swap would hand a
+// rank the wrong tensor (or block it on one that never comes).
+Status checkTransferOrder(const PipelineSchedule &s) {
+  const int p = s.shape.ranks;
+  const ActionIds ids{s.shape.stages(), s.shape.microbatches};
+  std::vector<std::vector<Message>> sent(p * p), received(p * p); // [from * p + to]
+  for (int r = 0; r < p; ++r)
+    for (const PipelineStep &step : s.perRank[r]) {
+      const StepTransfers t = transfersOf(s.shape, step);
+      if (t.receiveFrom >= 0 && t.receiveFrom != r) {
+        const PipelineAction action = step.action; // F receives an F's output, B a B's
+        const int stage = action == PipelineAction::Forward ? step.stage - 1 : step.stage + 1;
+        received[t.receiveFrom * p + r].push_back(
+            {ids.of(action, stage, step.microbatch), step.slot});
+      }
+      if (t.sendTo >= 0 && t.sendTo != r)
+        sent[r * p + t.sendTo].push_back(
+            {ids.of(step.action, step.stage, step.microbatch), step.slot});
+    }
+  auto name = [&](int id) {
+    const int mb = id % ids.microbatches, stage = id / ids.microbatches % ids.stages;
+    return describeAction(static_cast<PipelineAction>(id / (ids.microbatches * ids.stages)), stage,
+                          mb);
+  };
+  for (int from = 0; from < p; ++from)
+    for (int to = 0; to < p; ++to) {
+      const std::vector<Message> &out = sent[from * p + to], &in = received[from * p + to];
+      for (size_t k = 0; k < std::min(out.size(), in.size()); ++k)
+        if (out[k].action != in[k].action)
+          return Status::error(
+              "pipeline schedule " + std::string(scheduleName(s.kind)) + ": rank " + str(from) +
+              "'s " + ordinal(static_cast<int>(k) + 1) + " message to rank " + str(to) + " is " +
+              name(out[k].action) + " (its slot " + str(out[k].slot) + "), but rank " + str(to) +
+              " receives " + name(in[k].action) + " " + ordinal(static_cast<int>(k) + 1) +
+              " (its slot " + str(in[k].slot) +
+              "): between two ranks, messages are received in the order they are sent");
+    }
+  return Status::success();
+}
+
 struct Replay {
   std::vector<char> done;      // per action id
   std::vector<double> end;     // per action id, when done
@@ -292,6 +348,21 @@ Status checkCosts(const ActionCosts &c) {
 
 } // namespace
 
+StepTransfers transfersOf(const ScheduleShape &shape, const PipelineStep &step) {
+  const int stage = step.stage, last = shape.stages() - 1;
+  switch (step.action) {
+  case PipelineAction::Forward:
+    return {stage > 0 ? stageOwner(shape, stage - 1) : -1,
+            stage < last ? stageOwner(shape, stage + 1) : -1};
+  case PipelineAction::Backward:
+    return {stage < last ? stageOwner(shape, stage + 1) : -1,
+            stage > 0 ? stageOwner(shape, stage - 1) : -1};
+  case PipelineAction::BackwardWeights:
+    break;
+  }
+  return {};
+}
+
 std::vector<int> peakInFlight(const PipelineSchedule &schedule) {
   std::vector<int> peaks;
   for (const InFlight &f : walkInFlight(schedule, 0))
@@ -303,6 +374,8 @@ Status checkSchedule(const PipelineSchedule &schedule) {
   StatusOr<std::vector<Place>> places = locateActions(schedule);
   if (!places.ok())
     return places.status();
+  if (Status s = checkTransferOrder(schedule); !s)
+    return s;
   const Replay run = replay(schedule, *places, ActionCosts{});
   if (!run.finished)
     return deadlockError(schedule, *places, run);

@@ -210,21 +210,28 @@ TEST(PipelineSchedule, ZeroBubbleH1BeatsOneFOneBAndMeetsThePaperWhenMAtLeastP) {
     }
     EXPECT_LT(z.bubbleFraction, o.bubbleFraction);
     EXPECT_LT(z.makespan, o.makespan);
-    if (shape.microbatches >= shape.ranks)
+    const double p = shape.ranks, m = shape.microbatches;
+    if (m >= p)
       EXPECT_NEAR(z.bubbleFraction, bubbleFormula(ScheduleKind::ZeroBubbleH1, shape), 1e-12);
+    else // too few W's to fill the tail: p - m more idle steps per rank
+      EXPECT_NEAR(z.bubbleFraction, (p - 1 + p - m) / (3 * m), 1e-12);
   });
 }
 
-TEST(PipelineSchedule, InterleavedBubbleIsWithinTheFormula) {
+// Costs are per chunk (F = 1, B = 2 for a 1/v slice of the stage); with m a
+// multiple of p and no p2p time the replay meets (p-1)/(v m) exactly.
+TEST(PipelineSchedule, InterleavedBubbleMatchesTheFormula) {
   forEachShape(ScheduleKind::Interleaved1F1B, [&](const ScheduleShape &shape) {
     SCOPED_TRACE(where(ScheduleKind::Interleaved1F1B, shape));
     TRC_ASSERT_OK_AND_ASSIGN(PipelineSchedule s,
                              makeSchedule(ScheduleKind::Interleaved1F1B, shape));
     TRC_ASSERT_OK_AND_ASSIGN(SimulatedPipeline sim, simulateSchedule(s, {1, 2, 0, 0}));
-    const double formula = bubbleFormula(ScheduleKind::Interleaved1F1B, shape);
-    EXPECT_LE(sim.bubbleFraction, formula + 1e-12);
+    const double p = shape.ranks, vm = shape.chunks * shape.microbatches;
+    EXPECT_NEAR(sim.bubbleFraction, bubbleFormula(ScheduleKind::Interleaved1F1B, shape), 1e-12);
+    EXPECT_NEAR(sim.bubbleFraction, (p - 1) / vm, 1e-12);
+    EXPECT_NEAR(sim.idleShare, (p - 1) / (vm + p - 1), 1e-12);
     if (shape.ranks > 1) // strictly better than 1F1B's (p-1)/m
-      EXPECT_LT(sim.bubbleFraction, (shape.ranks - 1.0) / shape.microbatches);
+      EXPECT_LT(sim.bubbleFraction, (p - 1) / shape.microbatches);
   });
 }
 
@@ -289,15 +296,16 @@ TEST(PipelineSchedule, CheckReportsATableAboveItsCap) {
                                        "at slot 2 (F mb 2 chunk 0), above active_microbatches = 2");
 }
 
-// Two ranks each receiving first: rank 0 waits for rank 1's gradient of
-// microbatch 0 before sending microbatch 1's activation, which rank 1 waits
-// for before it runs microbatch 0.
+// Two ranks each receiving first: rank 0 (1F1B) waits for rank 1's gradient
+// of microbatch 0 before sending microbatch 1's activation, which rank 1
+// (GPipe) waits for before it runs microbatch 0's backward. Messages between
+// them keep their order, so only the replay finds it.
 TEST(PipelineSchedule, CheckNamesTheRanksOfADeadlock) {
   PipelineSchedule s = handMade(2, 2, false, {{{F, 0}, {B, 0}, {F, 1}, {B, 1}},
-                                              {{F, 1}, {F, 0}, {B, 0}, {B, 1}}});
+                                              {{F, 0}, {F, 1}, {B, 0}, {B, 1}}});
   const std::string expected =
       "pipeline schedule 1f1b: deadlock: rank 0 waits at slot 1 (B mb 0 chunk 0) for B of "
-      "stage 1 mb 0 on rank 1, which waits at slot 0 (F mb 1 chunk 0) for F of stage 0 mb 1 on "
+      "stage 1 mb 0 on rank 1, which waits at slot 1 (F mb 1 chunk 0) for F of stage 0 mb 1 on "
       "rank 0 (a cycle)";
   EXPECT_EQ(errorOf(checkSchedule(s)), expected);
   EXPECT_EQ(errorOf(simulateSchedule(s, {})), expected);
@@ -311,6 +319,35 @@ TEST(PipelineSchedule, CheckNamesARankWaitingOnItsOwnLaterAction) {
             "pipeline schedule 1f1b: deadlock: rank 0 waits at slot 1 (B mb 0 chunk 0) for B of "
             "stage 1 mb 0 on rank 1, which waits at slot 1 (W mb 0 chunk 0) for B of stage 1 mb "
             "0 on rank 1 itself (its slot 2, later in its order)");
+}
+
+// No deadlock with tagged messages, but send/recv match in order: rank 1
+// would take microbatch 0's activation for microbatch 1's.
+TEST(PipelineSchedule, CheckReportsMessagesReceivedOutOfOrder) {
+  PipelineSchedule s = handMade(2, 2, false, {{{F, 0}, {F, 1}, {B, 0}, {B, 1}},
+                                              {{F, 1}, {B, 1}, {F, 0}, {B, 0}}});
+  EXPECT_EQ(errorOf(checkSchedule(s)),
+            "pipeline schedule 1f1b: rank 0's 1st message to rank 1 is F of stage 0 mb 0 (its "
+            "slot 0), but rank 1 receives F of stage 0 mb 1 1st (its slot 0): between two ranks, "
+            "messages are received in the order they are sent");
+}
+
+TEST(PipelineSchedule, TransfersFollowTheStageLayout) {
+  const ScheduleShape shape{2, 4, 2, 0}; // rank 0: stages 0, 2; rank 1: stages 1, 3
+  auto transfers = [&](PipelineAction action, int rank, int chunk) {
+    const StepTransfers t = transfersOf(shape, {rank, 0, action, 0, chunk, chunk * 2 + rank});
+    return std::make_pair(t.receiveFrom, t.sendTo);
+  };
+  EXPECT_EQ(transfers(F, 0, 0), std::make_pair(-1, 1)); // stage 0: input from the data
+  EXPECT_EQ(transfers(F, 1, 0), std::make_pair(0, 0));  // stage 1 -> stage 2 on rank 0
+  EXPECT_EQ(transfers(F, 1, 1), std::make_pair(0, -1)); // stage 3: the loss
+  EXPECT_EQ(transfers(B, 1, 1), std::make_pair(-1, 0));
+  EXPECT_EQ(transfers(B, 0, 0), std::make_pair(1, -1));
+  EXPECT_EQ(transfers(W, 0, 1), std::make_pair(-1, -1));
+  // One rank, two chunks: the hand-over stays on rank 0.
+  const StepTransfers local = transfersOf({1, 1, 2, 0}, {0, 0, F, 0, 1, 1});
+  EXPECT_EQ(local.receiveFrom, 0);
+  EXPECT_EQ(local.sendTo, -1);
 }
 
 // The same table without rank 1's B of microbatch 1.
