@@ -6,7 +6,10 @@
 // later of its rank's previous end and its dependencies' ends (plus p2p when
 // remote), which any dependency-respecting replay order computes the same,
 // so the replay is also the timing simulation. A replay that stops with
-// actions left is a deadlock. See PipelineSchedule.h.
+// actions left is a deadlock. Before it, checkSchedule compares, for each
+// pair of ranks, the order messages are sent in with the order they are
+// received in (the replay matches them by name; the communicator by order).
+// See PipelineSchedule.h.
 //
 // Preconditions: none; every malformed table is an error, not a crash.
 //
@@ -16,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 
 namespace trc::rt {
 
@@ -154,18 +158,18 @@ struct Message {
 Status checkTransferOrder(const PipelineSchedule &s) {
   const int p = s.shape.ranks;
   const ActionIds ids{s.shape.stages(), s.shape.microbatches};
-  std::vector<std::vector<Message>> sent(p * p), received(p * p); // [from * p + to]
+  std::map<std::pair<int, int>, std::vector<Message>> sent, received; // by (from, to)
   for (int r = 0; r < p; ++r)
     for (const PipelineStep &step : s.perRank[r]) {
       const StepTransfers t = transfersOf(s.shape, step);
       if (t.receiveFrom >= 0 && t.receiveFrom != r) {
         const PipelineAction action = step.action; // F receives an F's output, B a B's
         const int stage = action == PipelineAction::Forward ? step.stage - 1 : step.stage + 1;
-        received[t.receiveFrom * p + r].push_back(
+        received[{t.receiveFrom, r}].push_back(
             {ids.of(action, stage, step.microbatch), step.slot});
       }
       if (t.sendTo >= 0 && t.sendTo != r)
-        sent[r * p + t.sendTo].push_back(
+        sent[{r, t.sendTo}].push_back(
             {ids.of(step.action, step.stage, step.microbatch), step.slot});
     }
   auto name = [&](int id) {
@@ -173,19 +177,19 @@ Status checkTransferOrder(const PipelineSchedule &s) {
     return describeAction(static_cast<PipelineAction>(id / (ids.microbatches * ids.stages)), stage,
                           mb);
   };
-  for (int from = 0; from < p; ++from)
-    for (int to = 0; to < p; ++to) {
-      const std::vector<Message> &out = sent[from * p + to], &in = received[from * p + to];
-      for (size_t k = 0; k < std::min(out.size(), in.size()); ++k)
-        if (out[k].action != in[k].action)
-          return Status::error(
-              "pipeline schedule " + std::string(scheduleName(s.kind)) + ": rank " + str(from) +
-              "'s " + ordinal(static_cast<int>(k) + 1) + " message to rank " + str(to) + " is " +
-              name(out[k].action) + " (its slot " + str(out[k].slot) + "), but rank " + str(to) +
-              " receives " + name(in[k].action) + " " + ordinal(static_cast<int>(k) + 1) +
-              " (its slot " + str(in[k].slot) +
-              "): between two ranks, messages are received in the order they are sent");
-    }
+  for (const auto &[pair, out] : sent) {
+    const auto [from, to] = pair;
+    const std::vector<Message> &in = received[pair];
+    for (size_t k = 0; k < std::min(out.size(), in.size()); ++k)
+      if (out[k].action != in[k].action)
+        return Status::error(
+            "pipeline schedule " + std::string(scheduleName(s.kind)) + ": rank " + str(from) +
+            "'s " + ordinal(static_cast<int>(k) + 1) + " message to rank " + str(to) + " is " +
+            name(out[k].action) + " (its slot " + str(out[k].slot) + "), but rank " + str(to) +
+            " receives " + name(in[k].action) + " " + ordinal(static_cast<int>(k) + 1) +
+            " (its slot " + str(in[k].slot) +
+            "): between two ranks, messages are received in the order they are sent");
+  }
   return Status::success();
 }
 
@@ -384,10 +388,9 @@ Status checkSchedule(const PipelineSchedule &schedule) {
   for (size_t r = 0; r < inFlight.size(); ++r)
     if (inFlight[r].firstOverCap >= 0) {
       const PipelineStep &step = schedule.perRank[r][inFlight[r].firstOverCap];
+      const char *unit = schedule.shape.chunks > 1 ? " (chunk, microbatch) pairs" : " microbatches";
       return Status::error("pipeline schedule: rank " + str(static_cast<int>(r)) + " has " +
-                           str(inFlight[r].countThere) +
-                           (schedule.shape.chunks > 1 ? " (chunk, microbatch) pairs" : " microbatches") +
-                           " in flight at slot " +
+                           str(inFlight[r].countThere) + unit + " in flight at slot " +
                            str(step.slot) + " (" + describeStep(step) +
                            "), above active_microbatches = " + str(cap));
     }

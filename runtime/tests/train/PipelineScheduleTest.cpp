@@ -211,10 +211,11 @@ TEST(PipelineSchedule, ZeroBubbleH1BeatsOneFOneBAndMeetsThePaperWhenMAtLeastP) {
     EXPECT_LT(z.bubbleFraction, o.bubbleFraction);
     EXPECT_LT(z.makespan, o.makespan);
     const double p = shape.ranks, m = shape.microbatches;
-    if (m >= p)
+    if (m >= p) {
       EXPECT_NEAR(z.bubbleFraction, bubbleFormula(ScheduleKind::ZeroBubbleH1, shape), 1e-12);
-    else // too few W's to fill the tail: p - m more idle steps per rank
+    } else { // too few W's to fill the tail: p - m more idle steps per rank
       EXPECT_NEAR(z.bubbleFraction, (p - 1 + p - m) / (3 * m), 1e-12);
+    }
   });
 }
 
@@ -230,8 +231,9 @@ TEST(PipelineSchedule, InterleavedBubbleMatchesTheFormula) {
     EXPECT_NEAR(sim.bubbleFraction, bubbleFormula(ScheduleKind::Interleaved1F1B, shape), 1e-12);
     EXPECT_NEAR(sim.bubbleFraction, (p - 1) / vm, 1e-12);
     EXPECT_NEAR(sim.idleShare, (p - 1) / (vm + p - 1), 1e-12);
-    if (shape.ranks > 1) // strictly better than 1F1B's (p-1)/m
+    if (shape.ranks > 1) { // strictly better than 1F1B's (p-1)/m
       EXPECT_LT(sim.bubbleFraction, (p - 1) / shape.microbatches);
+    }
   });
 }
 
