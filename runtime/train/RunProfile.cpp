@@ -92,15 +92,20 @@ StatusOr<std::vector<RankTimeline>> gatherTimelines(Communicator &world,
   return all;
 }
 
-std::string profileHeadline(const TrainerOptions &o, int64_t firstStep, int64_t lastStep) {
+std::string profileHeadline(const TrainerOptions &o, int64_t firstStep, int64_t firstRecorded,
+                            int64_t lastStep) {
   // Steps are 1-based here, as the metrics number them.
-  std::string text = "trc-run: profile of step";
-  text += firstStep + 1 == lastStep ? " " + std::to_string(lastStep)
-                                    : "s " + std::to_string(firstStep + 1) + "-" +
-                                          std::to_string(lastStep);
-  text += firstStep == 0 ? " (the first, warm-up step included; --profile-steps N keeps the "
-                           "last N)"
-                         : " (earlier steps, warm-up included, not recorded)";
+  std::string text = "trc-run: profile of ";
+  if (firstRecorded >= lastStep)
+    text += "no steps (none ran)";
+  else if (firstRecorded + 1 == lastStep)
+    text += "step " + std::to_string(lastStep);
+  else
+    text += "steps " + std::to_string(firstRecorded + 1) + "-" + std::to_string(lastStep);
+  if (firstRecorded < lastStep)
+    text += firstRecorded == firstStep
+                ? " (the first, warm-up step included; --profile-steps N keeps the last N)"
+                : " (earlier steps, warm-up included, not recorded)";
   if (!o.profilePath.empty())
     text += "; trace in " + o.profilePath + " (open in ui.perfetto.dev or chrome://tracing)";
   return text + "\n";
@@ -158,7 +163,7 @@ Status RunProfile::finish(DistributedRun &dist) {
                                    systemFileSystem());
         !s)
       return s.withPrefix("--profile " + options_.profilePath + ": ");
-  std::string text = profileHeadline(options_, firstRecorded_, options_.steps);
+  std::string text = profileHeadline(options_, firstStep_, firstRecorded_, options_.steps);
   if (options_.profileSummary)
     for (const RankTimeline &rank : *all)
       text += formatProfileSummary({summarizeTimeline(rank)});

@@ -48,8 +48,11 @@ Status checkProfileTarget(const TrainerOptions &options, Communicator &world);
 /// get an empty list). Collective.
 StatusOr<std::vector<RankTimeline>> gatherTimelines(Communicator &world, const RankTimeline &mine);
 
-/// The text rank 0 prints before the summary's table.
-std::string profileHeadline(const TrainerOptions &options, int64_t firstStep, int64_t lastStep);
+/// The line rank 0 prints after training: which steps were recorded
+/// ([firstRecorded, lastStep), 0-based, of a run that began at firstStep)
+/// and where the trace is.
+std::string profileHeadline(const TrainerOptions &options, int64_t firstStep,
+                            int64_t firstRecorded, int64_t lastStep);
 
 class RunProfile {
 public:

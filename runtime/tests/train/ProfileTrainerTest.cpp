@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/formats/Json.h"
 #include "runtime/support/Profiler.h"
+#include "runtime/train/RunProfile.h"
 #include "runtime/train/Trainer.h"
 
 #include "StatusTesting.h"
@@ -207,6 +208,19 @@ TEST_F(ProfileTrainer, ProfileOptionsAreChecked) {
   options_.profileSummary = true;
   EXPECT_THAT(test::errorOf(validateTrainerOptions(options_)),
               HasSubstr("'--profile-steps' expects a positive integer"));
+}
+
+// Which steps the headline says were recorded, warm-up included or not
+// (a resumed run's first step is its warm-up).
+TEST_F(ProfileTrainer, HeadlineSaysWhetherTheWarmUpStepIsIn) {
+  options_.profilePath = "t.json";
+  EXPECT_THAT(profileHeadline(options_, 0, 0, 3),
+              HasSubstr("profile of steps 1-3 (the first, warm-up step included"));
+  EXPECT_THAT(profileHeadline(options_, 5, 5, 8), HasSubstr("steps 6-8 (the first, warm-up"));
+  EXPECT_THAT(profileHeadline(options_, 0, 2, 3),
+              HasSubstr("profile of step 3 (earlier steps, warm-up included, not recorded)"));
+  EXPECT_THAT(profileHeadline(options_, 3, 3, 3), HasSubstr("profile of no steps (none ran)"));
+  EXPECT_THAT(profileHeadline(options_, 0, 0, 3), HasSubstr("trace in t.json"));
 }
 
 TEST_F(ProfileTrainer, WithoutTheFlagsNothingIsRecorded) {
