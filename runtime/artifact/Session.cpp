@@ -9,6 +9,7 @@
 #include "runtime/comm/Collectives.h"
 #include "runtime/artifact/Initializer.h"
 #include "runtime/support/Names.h"
+#include "runtime/support/Profiler.h"
 #include "runtime/support/TensorSplit.h"
 #include "runtime/support/ThreadPool.h"
 
@@ -189,6 +190,13 @@ Status Session::setInput(std::string_view name, const HostTensor &value) {
   return Status::success();
 }
 
+/// "program NAME": NAME is the artifact folder's last component.
+static std::string programSpanName(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/')
+    dir.pop_back();
+  return "program " + dir.substr(dir.find_last_of('/') + 1);
+}
+
 Status Session::run() {
   const Manifest &m = manifest();
   std::string missing;
@@ -206,6 +214,10 @@ Status Session::run() {
                                                   "missing inputs ") +
                          missing);
   ran_ = false;
+  // --profile: one "program" span per run, named by the artifact's folder.
+  ProfileScope program(Profiler::recording() ? programSpanName(artifact_.dir())
+                                             : std::string(),
+                       profile::kProgram);
   if (Status st = backend_.run(artifact_.entry(), slotPointers_.data(),
                                m.arenaBytes ? arena_.get() : nullptr);
       !st)

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/comm/Collectives.h"
 
+#include "runtime/support/Profiler.h"
 #include "trc/Abi/CollectiveAbi.h"
 
 #include <cstring>
@@ -88,6 +89,23 @@ ReduceOp reduceOpOf(int64_t code) {
   }
 }
 
+/// --profile: the span of one collective the program issues, named by its
+/// op and group ("all-reduce world"), with the group's size and the bytes
+/// of the whole buffer (the unsharded side of a reduce-scatter or
+/// all-gather). Host time: on CUDA, the time to issue it.
+struct CollectiveSpan {
+  ProfileScope scope;
+  CollectiveSpan(const char *op, int64_t group, Communicator *comm, int64_t wholeCount,
+                 int64_t dtype)
+      : scope(Profiler::recording() ? std::string(op) + " " + groupName(group) : std::string(),
+              profile::kCollective) {
+    if (scope.active())
+      scope.arg("op", op).arg("group", groupName(group)).arg("ranks", comm ? comm->size() : 1)
+          .arg("bytes", wholeCount * int64_t(dtypeSize(DType(dtype))))
+          .arg("dtype", dtypeName(DType(dtype)));
+  }
+};
+
 void *address(int64_t p) { return reinterpret_cast<void *>(static_cast<intptr_t>(p)); }
 
 /// A copy between two of the program's buffers (device memory on a GPU).
@@ -114,6 +132,7 @@ extern "C" void trc_rt_all_reduce(int64_t group, int64_t dtype, int64_t reductio
   Communicator *comm;
   if (failed() || !lookup("all-reduce", group, 0, dtype, comm))
     return;
+  CollectiveSpan span("all-reduce", group, comm, count, dtype);
   if (!comm || comm->size() == 1)
     return copy(dtype, count, send, recv);
   check("all-reduce", group,
@@ -127,6 +146,8 @@ extern "C" void trc_rt_reduce_scatter(int64_t group, int64_t dtype, int64_t redu
   Communicator *comm;
   if (failed() || !lookup("reduce-scatter", group, shards, dtype, comm))
     return;
+  CollectiveSpan span("reduce-scatter", group, comm, recvCount * (comm ? comm->size() : 1),
+                      dtype);
   if (!comm || comm->size() == 1)
     return copy(dtype, recvCount, send, recv);
   check("reduce-scatter", group,
@@ -139,6 +160,7 @@ extern "C" void trc_rt_all_gather(int64_t group, int64_t dtype, int64_t shards,
   Communicator *comm;
   if (failed() || !lookup("all-gather", group, shards, dtype, comm))
     return;
+  CollectiveSpan span("all-gather", group, comm, sendCount * (comm ? comm->size() : 1), dtype);
   if (!comm || comm->size() == 1)
     return copy(dtype, sendCount, send, recv);
   check("all-gather", group,
@@ -150,6 +172,7 @@ extern "C" void trc_rt_broadcast(int64_t group, int64_t dtype, int64_t root, int
   Communicator *comm;
   if (failed() || !lookup("broadcast", group, 0, dtype, comm))
     return;
+  CollectiveSpan span("broadcast", group, comm, count, dtype);
   int size = comm ? comm->size() : 1;
   if (root >= size)
     return record("broadcast: root " + std::to_string(root) + " is not a rank of the " +

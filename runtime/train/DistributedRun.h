@@ -64,6 +64,8 @@ public:
   /// and the number of data ranks.
   int dataIndex() const { return data_->rank(); }
   int dataDegree() const { return data_->size(); }
+  /// Every rank, in host memory (the profile's gather uses it).
+  Communicator &world() { return *world_; }
   /// The host-memory groups (tests look at them).
   Communicator &tensorGroup() { return *tensor_; }
   Communicator &dataGroup() { return *data_; }

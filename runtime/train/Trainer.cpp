@@ -17,12 +17,14 @@
 #include "runtime/comm/Collectives.h"
 #include "runtime/formats/Manifest.h"
 #include "runtime/support/Names.h"
+#include "runtime/support/Profiler.h"
 #include "runtime/support/SplitMix64.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/DataLoader.h"
 #include "runtime/train/DistributedRun.h"
 #include "runtime/train/LossScaler.h"
 #include "runtime/train/Metrics.h"
+#include "runtime/train/RunProfile.h"
 #include "runtime/train/TrainerSettings.h"
 #include "runtime/train/TrainingArtifact.h"
 
@@ -217,7 +219,7 @@ public:
   TrainingJob(RunSettings &run, DistributedRun &dist, StepCompiler *compiler, bool fromArtifact,
               const std::function<void(const StepResult &)> &onStep)
       : run_(run), o_(run.options), dist_(dist), compiler_(compiler),
-        fromArtifact_(fromArtifact), onStep_(onStep) {}
+        fromArtifact_(fromArtifact), onStep_(onStep), profile_(run.options) {}
   ~TrainingJob() { setCollectiveBackend(nullptr); } // before the backend goes
 
   Status prepare();
@@ -255,6 +257,7 @@ private:
   // micro-batch rows, and the scalar inputs.
   HostTensor inputs_, targets_, microInputs_, microTargets_;
   HostTensor lr_, stepCount_, keepAccum_, gradScale_, lossScale_, rngKey_;
+  RunProfile profile_; // --profile: spans of the steps below (RunProfile.h)
 };
 
 Status TrainingJob::openData(int64_t vocab) {
@@ -464,10 +467,12 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
   auto setScalar = [&](HostTensor &t, double v) { *static_cast<float *>(t.data()) = float(v); };
 
   auto start = std::chrono::steady_clock::now();
+  ProfileScope dataPhase("data");
   if (Status s = data_->next(static_cast<int64_t *>(inputs_.data()),
                              static_cast<int64_t *>(targets_.data()));
       !s)
     return s;
+  dataPhase.end();
   double rate = run_.schedule.at(step);
   setScalar(lr_, rate);
   setScalar(stepCount_, double(step + 1));
@@ -477,6 +482,7 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
   bool applied = true;
   for (int64_t micro = 0; micro < accum; ++micro) {
     bool last = micro + 1 == accum;
+    ProfileScope feedPhase("feed");
     auto takeRows = [&](HostTensor &part, const HostTensor &full) {
       size_t first = size_t((dist_.dataIndex() * rankRows_ + micro * microRows_) * seq),
              count = size_t(microRows_ * seq);
@@ -503,20 +509,27 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
     for (auto &[name, value] : feeds)
       if (Status s = session_->setInput(name, *value); !s)
         return s;
+    feedPhase.end();
+    ProfileScope computePhase("compute"); // Session::run adds the program's span
     if (Status s = session_->run(); !s)
       return s;
+    computePhase.end();
+    ProfileScope readbackPhase("readback");
     StatusOr<HostTensor> loss = session_->getOutput(abi::kLossOutput);
     if (!loss.ok())
       return loss.status();
     lossSum += *static_cast<const float *>(loss->data());
+    StatusOr<HostTensor> norm =
+        last ? session_->getOutput(abi::kGradNormOutput) : StatusOr<HostTensor>(HostTensor());
+    if (!norm.ok())
+      return norm.status();
+    readbackPhase.end();
+    ProfileScope updatePhase("update");
     if (!last) { // only the running gradient sum moves
       if (Status s = session_->applyUpdates(isAccumulator); !s)
         return s;
       continue;
     }
-    StatusOr<HostTensor> norm = session_->getOutput(abi::kGradNormOutput);
-    if (!norm.ok())
-      return norm.status();
     gradNorm = *static_cast<const float *>(norm->data());
     // An overflowed f16 step is skipped (its sums still reset).
     applied = !lossScaling_ || scaler_.update(gradNorm);
@@ -569,7 +582,12 @@ Status TrainingJob::checkpoint(int64_t step) {
 Status TrainingJob::train() {
   const bool root = dist_.isRoot();
   ProgressBar progress(o_.steps, firstStep_);
+  if (Status s = profile_.begin(dist_, firstStep_); !s)
+    return s;
   for (int64_t step = firstStep_; step < o_.steps; ++step) {
+    profile_.beforeStep(step);
+    ProfileScope stepSpan("step", profile::kStep);
+    stepSpan.arg("step", step + 1);
     StatusOr<StepResult> ran = runStep(step);
     if (!ran.ok())
       return ran.status();
@@ -597,13 +615,14 @@ Status TrainingJob::train() {
     if (o_.checkpointEvery && ((step + 1) % o_.checkpointEvery == 0 || last)) {
       if (root)
         progress.clear();
+      ProfileScope checkpointPhase("checkpoint");
       if (Status s = checkpoint(step); !s)
         return s;
     }
   }
   if (root)
     progress.finish();
-  return Status::success();
+  return profile_.finish(dist_);
 }
 
 /// --export-onnx: every rank helps gather sharded parameters; rank 0 writes.
@@ -646,6 +665,8 @@ Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
     return created.status();
   std::unique_ptr<DistributedRun> dist = *std::move(created);
   if (Status s = checkRunnable(dist->config()); !s)
+    return s;
+  if (Status s = checkProfileTarget(options, dist->world()); !s) // before any training
     return s;
   // The ranks of a tensor group share their rows: the batch is split over
   // the data axis only.

@@ -64,6 +64,9 @@ struct TrainerOptions {
   std::string parallelConfig;            // ParallelPlan spec        (--config)
   std::string exportOnnx;                // OUT.onnx after training  (--export-onnx)
   std::string saveArtifact;              // compile and keep, no run (--save-artifact)
+  std::string profilePath;               // Chrome-trace JSON, rank 0 (--profile)
+  bool profileSummary = false;           // per-rank table to stderr (--profile-summary)
+  int64_t profileSteps = 0;              // record the last N steps; 0: all (--profile-steps)
   // The compile-time flags given explicitly (e.g. "--optimizer"): a saved
   // step's own settings fill in the rest, and a given one must agree.
   std::set<std::string> givenFlags;

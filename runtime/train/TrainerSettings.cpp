@@ -120,6 +120,12 @@ Status validateTrainerOptions(const TrainerOptions &o) {
   if (!oneOf(o.attention, {"auto", "fused", "unfused"}))
     return Status::error("option '--attention' expects auto, fused or unfused, got '" +
                          o.attention + "'");
+  if (o.profileSteps < 0)
+    return Status::error("option '--profile-steps' expects a positive integer");
+  if (o.profileSteps && o.profilePath.empty() && !o.profileSummary)
+    return Status::error("--profile-steps needs --profile FILE or --profile-summary");
+  if (saving && (!o.profilePath.empty() || o.profileSummary))
+    return Status::error("--profile records a training run; --save-artifact trains nothing");
   if (o.initialLossScale) {
     if (o.precision != "fp16")
       return Status::error("--loss-scale is the initial loss scale of --precision fp16");

@@ -17,6 +17,7 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
   o.resume = a.resume;
   o.optimizer.nesterov = a.nesterov;
   o.initWeights = a.initWeights;
+  o.profileSummary = a.profileSummary;
   if (a.nesterov)
     o.givenFlags.insert("--nesterov");
   if (a.initWeights)
@@ -49,6 +50,11 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
       return Status::error(std::string("option '") + flag + "' expects a non-negative number");
     *field = v;
   }
+  if (has("--profile-steps") && !parseInt(text("--profile-steps"), 1, o.profileSteps))
+    return Status::error("option '--profile-steps' expects a positive integer, got '" +
+                         text("--profile-steps") + "'");
+  if (has("--profile") && text("--profile").empty())
+    return Status::error("option '--profile' needs a file name");
   if (has("--grad-accum") && !parseInt(text("--grad-accum"), 1, o.gradAccum))
     return Status::error("option '--grad-accum' expects a positive integer");
   if (has("--ignore-index")) {
@@ -73,7 +79,7 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
         std::pair{"--lr-schedule", &o.lrSchedule}, std::pair{"--loss", &o.loss},
         std::pair{"--precision", &o.precision}, std::pair{"--attention", &o.attention},
         std::pair{"--config", &o.parallelConfig}, std::pair{"--export-onnx", &o.exportOnnx},
-        std::pair{"--save-artifact", &o.saveArtifact}})
+        std::pair{"--save-artifact", &o.saveArtifact}, std::pair{"--profile", &o.profilePath}})
     if (has(flag))
       *field = text(flag);
   return o;

@@ -26,6 +26,7 @@ struct TrainArgs {
   std::vector<std::string> feeds;              // --feed NAME=inputs|targets
   bool shuffle = false, resume = false, nesterov = false;
   bool initWeights = false; // --init-weights: fresh parameters (weights=init)
+  bool profileSummary = false; // --profile-summary
 };
 
 /// The Trainer's options from the flags; an error names the flag.

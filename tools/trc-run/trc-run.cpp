@@ -85,6 +85,13 @@ const char *kUsage =
     "                                 weights, for onnxruntime and other runtimes)\n"
     "      [--save-artifact DIR]  (compile the step for --device cpu|cuda, keep it\n"
     "                              in DIR and stop; --data and --steps optional)\n"
+    "      [--profile FILE.json]  (each rank's timeline: steps, phases, program\n"
+    "                      runs, collectives; rank 0 writes one Chrome-trace\n"
+    "                      file for ui.perfetto.dev or chrome://tracing)\n"
+    "      [--profile-summary]  (rank 0 prints, per rank, the top consumers and\n"
+    "                      the compute / communication / host / idle shares)\n"
+    "      [--profile-steps N]  (record the last N steps only; default: every\n"
+    "                      step, the first (warm-up) one included)\n"
     "  trc-run DIR --data FILE --batch-size B --seq-len T --steps N [...]\n"
     "      trains a saved step without compiling (the runtime-only build too);\n"
     "      its batch shape, plan and compile-time flags are the step's\n";
@@ -97,9 +104,10 @@ const char *kTrainingFlags[] = {
     "--lr-schedule", "--momentum",      "--weight-decay",     "--clip-grad-norm",
     "--checkpoint-dir", "--checkpoint-every", "--feed", "--loss", "--ignore-index",
     "--precision", "--grad-accum", "--loss-scale", "--config", "--attention",
-    "--save-artifact",
+    "--save-artifact", "--profile", "--profile-steps",
 };
-const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights"};
+const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights",
+                                   "--profile-summary"};
 
 struct Options {
   std::string model;
@@ -162,10 +170,11 @@ Status parseArgs(int argc, char **argv, Options &opt) {
       if (inlineValue)
         return Status::error("option '" + flag + "' takes no value");
       opt.training = true;
-      (flag == "--shuffle"        ? opt.train.shuffle
-       : flag == "--resume"       ? opt.train.resume
-       : flag == "--init-weights" ? opt.train.initWeights
-                                  : opt.train.nesterov) = true;
+      (flag == "--shuffle"           ? opt.train.shuffle
+       : flag == "--resume"          ? opt.train.resume
+       : flag == "--init-weights"    ? opt.train.initWeights
+       : flag == "--profile-summary" ? opt.train.profileSummary
+                                     : opt.train.nesterov) = true;
       continue;
     }
     bool isTraining = false;

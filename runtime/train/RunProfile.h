@@ -1,0 +1,78 @@
+//===- RunProfile.h - a training run's profile: record, gather, write ---*- C++ -*-===//
+//
+// What `trc-run --profile FILE [--profile-summary] [--profile-steps N]`
+// adds to a training run (TrainerOptions::profile*), kept out of the
+// training loop:
+//   * checkProfileTarget, before anything is trained: rank 0 checks that
+//     FILE can be written (its folder exists and is writable, FILE is not a
+//     folder) and every rank learns the verdict, so a bad path is one
+//     `error:` naming it and no rank starts training;
+//   * begin(): a barrier, then Profiler::start() on every rank: the common
+//     origin of the ranks' timestamps;
+//   * beforeStep(step): records only the last N steps of the run with
+//     --profile-steps N (the first steps, warm-up included, are skipped;
+//     by default every step is recorded, the first one too);
+//   * finish(): every rank stops and sends its spans to rank 0 (over the
+//     world communicator, point to point), which writes FILE
+//     (ChromeTrace.h; atomically) and, with --profile-summary, prints
+//     ProfileSummary.h's table to stderr.
+// The spans themselves come from ProfileScopes: the trainer's step and
+// phases, Session::run (program), Collectives.cpp (collective).
+// Preconditions: every rank calls begin/finish in the same order (they are
+// collective); one RunProfile per process at a time.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_RUNTIME_TRAIN_RUNPROFILE_H
+#define TRC_RUNTIME_TRAIN_RUNPROFILE_H
+
+#include "runtime/comm/Communicator.h"
+#include "runtime/support/Profiler.h"
+#include "runtime/support/Status.h"
+#include "runtime/train/DistributedRun.h"
+#include "runtime/train/Trainer.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trc::rt {
+
+/// Whether `path` can be written as a file, without creating it; the
+/// error names the path (and --profile).
+Status checkWritableFile(const std::string &path);
+
+/// checkWritableFile on rank 0 of `world`, its verdict shared (collective).
+Status checkProfileTarget(const TrainerOptions &options, Communicator &world);
+
+/// Every rank's `mine` on rank 0 of `world`, in rank order (the other ranks
+/// get an empty list). Collective.
+StatusOr<std::vector<RankTimeline>> gatherTimelines(Communicator &world, const RankTimeline &mine);
+
+/// The line rank 0 prints after training: which steps were recorded
+/// ([firstRecorded, lastStep), 0-based, of a run that began at firstStep)
+/// and where the trace is.
+std::string profileHeadline(const TrainerOptions &options, int64_t firstStep,
+                            int64_t firstRecorded, int64_t lastStep);
+
+class RunProfile {
+public:
+  /// Off unless the options ask for a profile or a summary.
+  explicit RunProfile(const TrainerOptions &options);
+  ~RunProfile();
+  bool enabled() const { return enabled_; }
+
+  /// Starts recording steps [firstStep, options.steps) (see above).
+  Status begin(DistributedRun &dist, int64_t firstStep);
+  void beforeStep(int64_t step);
+  /// Stops, gathers, writes FILE and prints the summary (rank 0).
+  Status finish(DistributedRun &dist);
+
+private:
+  const TrainerOptions &options_;
+  bool enabled_ = false, running_ = false;
+  int64_t firstStep_ = 0, firstRecorded_ = 0;
+};
+
+} // namespace trc::rt
+
+#endif // TRC_RUNTIME_TRAIN_RUNPROFILE_H
