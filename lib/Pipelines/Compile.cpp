@@ -216,6 +216,9 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     log << "error: " << outPath << ": " << message << "\n";
     return failure();
   };
+  // A step split into pipeline stages is a folder of stage programs.
+  if (options.entry == "main" && isPipelineModule(module))
+    return compilePipelineArtifact(module, options, outPath, log);
   bool cuda = options.target == "cuda";
   if (options.target != "cpu" && !cuda)
     return fail("unknown target '" + options.target + "' (expected cpu or cuda)");

@@ -137,8 +137,25 @@ Status loadParam(Backend &backend, const Artifact &artifact, const Slot &slot, v
 
 } // namespace
 
+/// A slot of `owner` this slot can alias: a param, or an input named
+/// "<kind>:<name>" (state, accumulators), of the same name, dtype and shape.
+static void *sharedSlot(const Slot &slot, const std::vector<const Session *> &owners) {
+  bool shareable = slot.kind == SlotKind::Param ||
+                   (slot.kind == SlotKind::Input && slot.name.find(':') != std::string::npos &&
+                    slot.name.rfind("recv:", 0) != 0 && slot.name.rfind("stash:", 0) != 0);
+  if (!shareable)
+    return nullptr;
+  for (const Session *owner : owners)
+    if (const Slot *other = owner->manifest().find(slot.kind, slot.name);
+        other && other->dtype == slot.dtype && other->shape == slot.shape &&
+        other->shardDegree == slot.shardDegree)
+      return owner->slotPointer(*other);
+  return nullptr;
+}
+
 StatusOr<std::unique_ptr<Session>> Session::create(const Artifact &artifact, Backend &backend,
-                                                   int64_t shardIndex, int64_t tensorIndex) {
+                                                   int64_t shardIndex, int64_t tensorIndex,
+                                                   const std::vector<const Session *> &shareWith) {
   std::unique_ptr<Session> s(new Session(artifact, backend));
   const Manifest &m = artifact.manifest();
   if (Status st = s->arena_.allocate(backend, size_t(m.arenaBytes)); !st)
@@ -147,6 +164,11 @@ StatusOr<std::unique_ptr<Session>> Session::create(const Artifact &artifact, Bac
   s->slotPointers_.resize(m.slots.size());
   s->bound_.assign(m.slots.size(), false);
   for (const Slot &slot : m.slots) {
+    if (void *shared = sharedSlot(slot, shareWith)) {
+      s->slotPointers_[size_t(slot.index)] = shared;
+      s->bound_[size_t(slot.index)] = true; // the owner's program keeps it
+      continue;
+    }
     DeviceBuffer &buf = s->buffers_[size_t(slot.index)];
     if (Status st = buf.allocate(backend, size_t(slot.byteSize)); !st)
       return st.withPrefix(std::string(slotKindName(slot.kind)) + " '" +
@@ -182,7 +204,7 @@ Status Session::setInput(std::string_view name, const HostTensor &value) {
                          std::to_string(slot->byteSize));
   size_t i = size_t(slot->index);
   if (slot->byteSize)
-    if (Status st = backend_.copyToDevice(buffers_[i].get(), value.data(),
+    if (Status st = backend_.copyToDevice(slotPointers_[i], value.data(),
                                           size_t(slot->byteSize));
         !st)
       return st.withPrefix("input '" + percentEncode(name) + "': ");
@@ -235,7 +257,7 @@ Status Session::writeSlot(const Slot &slot, const char *what, const HostTensor &
     return Status::error(label + " expects " + formatType(slot.dtype, slot.shape) +
                          ", got " + formatType(value.dtype, value.shape));
   if (slot.byteSize)
-    if (Status st = backend_.copyToDevice(buffers_[size_t(slot.index)].get(), value.data(),
+    if (Status st = backend_.copyToDevice(slotPointers_[size_t(slot.index)], value.data(),
                                           size_t(slot.byteSize));
         !st)
       return st.withPrefix(label + ": ");
@@ -248,7 +270,7 @@ StatusOr<HostTensor> Session::readSlot(const Slot &slot, const char *what) const
   if (Status st = out.allocate(slot.dtype, slot.shape); !st)
     return st.withPrefix(label + ": ");
   if (slot.byteSize)
-    if (Status st = backend_.copyToHost(out.data(), buffers_[size_t(slot.index)].get(),
+    if (Status st = backend_.copyToHost(out.data(), slotPointers_[size_t(slot.index)],
                                         size_t(slot.byteSize));
         !st)
       return st.withPrefix(label + ": ");
@@ -287,12 +309,24 @@ Status Session::applyUpdates(const std::function<bool(std::string_view)> &which)
       return Status::error("output '" + percentEncode(out.name) +
                            "' updates no parameter or input of its type");
     if (out.byteSize)
-      if (Status st = backend_.copyOnDevice(buffers_[size_t(dst->index)].get(),
-                                            buffers_[size_t(out.index)].get(),
+      if (Status st = backend_.copyOnDevice(slotPointers_[size_t(dst->index)],
+                                            slotPointers_[size_t(out.index)],
                                             size_t(out.byteSize));
           !st)
         return st.withPrefix("update of '" + percentEncode(target) + "': ");
   }
+  return Status::success();
+}
+
+Status Session::bindSlot(SlotKind kind, std::string_view name, void *device) {
+  const Slot *slot = manifest().find(kind, name);
+  if (!slot)
+    return Status::error(std::string("unknown ") + slotKindName(kind) + " '" +
+                         percentEncode(name) + "'");
+  size_t i = size_t(slot->index);
+  slotPointers_[i] = device ? device : buffers_[i].get();
+  if (kind == SlotKind::Input)
+    bound_[i] = device != nullptr || bound_[i];
   return Status::success();
 }
 
@@ -310,8 +344,7 @@ StatusOr<HostTensor> Session::getOutput(std::string_view name) const {
   if (Status st = out.allocate(slot->dtype, slot->shape); !st)
     return st.withPrefix("output '" + percentEncode(name) + "': ");
   if (slot->byteSize)
-    if (Status st = backend_.copyToHost(out.data(),
-                                        buffers_[size_t(slot->index)].get(),
+    if (Status st = backend_.copyToHost(out.data(), slotPointers_[size_t(slot->index)],
                                         size_t(slot->byteSize));
         !st)
       return st.withPrefix("output '" + percentEncode(name) + "': ");

@@ -43,9 +43,14 @@ public:
   /// in the tensor group; a split param (manifest `split`) loads that
   /// tensor rank's part of the logical tensor (TensorSplit.h), then, when
   /// also sharded, its chunk of that part.
+  /// `shareWith`: sessions of the same pipeline stage whose params and
+  /// "<kind>:<name>" inputs (optimizer state, gradient accumulators) this
+  /// session uses in place, by name, dtype and shape: one buffer, loaded
+  /// once, that every program of the stage reads and updates.
   static StatusOr<std::unique_ptr<Session>> create(const Artifact &artifact, Backend &backend,
                                                    int64_t shardIndex = 0,
-                                                   int64_t tensorIndex = 0);
+                                                   int64_t tensorIndex = 0,
+                                                   const std::vector<const Session *> &shareWith = {});
 
   const Manifest &manifest() const { return artifact_.manifest(); }
   Status setInput(std::string_view name, const HostTensor &value);
@@ -55,6 +60,13 @@ public:
   Status setParam(std::string_view name, const HostTensor &value);
   /// A copy of parameter `name` on the host.
   StatusOr<HostTensor> getParam(std::string_view name) const;
+  /// Points slot `name` of `kind` at caller-owned device memory of its
+  /// size (the pipeline executor's per-microbatch stash, send and receive
+  /// buffers), or back at its own buffer (null). A bound input counts as
+  /// set. The memory must outlive every run that uses it.
+  Status bindSlot(SlotKind kind, std::string_view name, void *device);
+  /// The device memory slot `slot` reads or writes now.
+  void *slotPointer(const Slot &slot) const { return slotPointers_[size_t(slot.index)]; }
   /// Copies every output "update:X" over slot X (a param or an input);
   /// with `which`, only those whose X it accepts.
   Status applyUpdates(const std::function<bool(std::string_view)> &which = nullptr);

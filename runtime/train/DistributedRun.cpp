@@ -44,8 +44,7 @@ Status writeSlot(Session &session, const Slot &slot, const HostTensor &value) {
 /// data ranks, replica groups the data ranks at the same position in each
 /// block. Without tensor parallelism the data axis is the world itself and
 /// the tensor group this process alone (no extra NCCL communicators).
-Status DistributedRun::splitGrid(Communicator &world, const ParallelPlan &plan, Groups &g) {
-  const int r = world.rank(), tp = plan.tensorDegree;
+Status DistributedRun::splitGrid(Communicator &fullWorld, const ParallelPlan &plan, Groups &g) {
   auto take = [](StatusOr<std::unique_ptr<Communicator>> made, std::unique_ptr<Communicator> &into,
                  const char *what) {
     if (!made.ok())
@@ -53,6 +52,22 @@ Status DistributedRun::splitGrid(Communicator &world, const ParallelPlan &plan, 
     into = *std::move(made);
     return Status::success();
   };
+  // Pipeline outermost: world rank w is stage w / (D x T) of the pipeline
+  // of the ranks with its w mod (D x T); each stage's D x T ranks are the
+  // data x tensor grid below.
+  Communicator *stageWorld = &fullWorld;
+  if (plan.pipelineDegree > 1) {
+    const int w = fullWorld.rank(), perStage = fullWorld.size() / plan.pipelineDegree;
+    if (Status s = take(fullWorld.split(w % perStage, w), g.pipeline, "pipeline"); !s)
+      return s;
+    if (Status s = take(fullWorld.split(w / perStage, w), g.ownedStage, "stage"); !s)
+      return s;
+    stageWorld = g.ownedStage.get();
+  } else {
+    g.pipeline = std::make_unique<SingleProcessCommunicator>();
+  }
+  Communicator &world = *stageWorld;
+  const int r = world.rank(), tp = plan.tensorDegree;
   if (tp > 1) {
     if (Status s = take(world.split(r / tp, r), g.tensor, "tensor"); !s)
       return s;
@@ -69,7 +84,10 @@ Status DistributedRun::splitGrid(Communicator &world, const ParallelPlan &plan, 
   return take(g.data->split(d % degree, d), g.replica, "replica");
 }
 
-DistributedRun::~DistributedRun() { setCollectiveGroups(nullptr, nullptr, nullptr, nullptr); }
+DistributedRun::~DistributedRun() {
+  setCollectiveGroups(nullptr, nullptr, nullptr, nullptr);
+  setPipelineGroup(nullptr);
+}
 
 StatusOr<std::unique_ptr<DistributedRun>> DistributedRun::create(const std::string &configSpec) {
   StatusOr<LaunchEnvironment> launch = readLaunchEnvironment();
@@ -114,6 +132,8 @@ StatusOr<std::unique_ptr<DistributedRun>> DistributedRun::create(const std::stri
   const Groups &program = nccl ? run->device_ : run->host_;
   setCollectiveGroups(program.data, program.shard.get(), program.replica.get(),
                       program.tensor.get());
+  setPipelineGroup(program.pipeline.get());
+  run->pipeline_ = run->host_.pipeline.get();
   return run;
 }
 
@@ -281,9 +301,11 @@ Status DistributedRun::shareArtifact(bool compiled, std::string &artifactDir,
   if (isRoot()) {
     std::vector<std::string> files;
     std::error_code ec;
-    for (const auto &entry : std::filesystem::directory_iterator(artifactDir, ec))
+    // A pipeline step is a folder of stage programs: relative paths.
+    for (const auto &entry : std::filesystem::recursive_directory_iterator(artifactDir, ec))
       if (entry.is_regular_file())
-        files.push_back(entry.path().filename().string());
+        files.push_back(
+            std::filesystem::relative(entry.path(), artifactDir).generic_string());
     if (ec)
       return Status::error("cannot list " + artifactDir + ": " + ec.message());
     std::sort(files.begin(), files.end());
@@ -304,9 +326,14 @@ Status DistributedRun::shareArtifact(bool compiled, std::string &artifactDir,
     }
     if (Status s = shareBytes(bytes); !s)
       return s;
-    if (!isRoot())
+    if (!isRoot()) {
+      std::error_code ec;
+      std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+      if (member.find("..") != std::string_view::npos || ec)
+        return Status::error("cannot create the folder of " + path);
       if (Status s = writeFileAtomic(path, bytes, systemFileSystem()); !s)
         return s;
+    }
   }
   return Status::success();
 }

@@ -64,6 +64,11 @@ public:
   /// and the number of data ranks.
   int dataIndex() const { return data_->rank(); }
   int dataDegree() const { return data_->size(); }
+  /// This rank's stage and the number of stages (pipeline parallelism), and
+  /// the ranks of its pipeline in host memory (p2p between stages).
+  int pipelineIndex() const { return pipeline_->rank(); }
+  int pipelineDegree() const { return pipeline_->size(); }
+  Communicator &pipelineGroup() { return *pipeline_; }
   /// Every rank, in host memory (the profile's gather uses it).
   Communicator &world() { return *world_; }
   /// The host-memory groups (tests look at them).
@@ -102,13 +107,17 @@ private:
   // A world communicator's groups (GridGroups in DistributedRun.cpp).
   struct Groups {
     std::unique_ptr<rt::Communicator> tensor, ownedData, shard, replica;
+    // Pipeline parallelism: this rank's pipeline (one rank per stage) and
+    // its stage's ranks (the data x tensor grid); single-rank without.
+    std::unique_ptr<rt::Communicator> pipeline, ownedStage;
     rt::Communicator *data = nullptr; // the world itself when T = 1
   };
   static rt::Status splitGrid(rt::Communicator &world, const ParallelPlan &plan, Groups &g);
   // Host memory (MPI, or this process alone).
   std::unique_ptr<rt::Communicator> world_;
   Groups host_;
-  rt::Communicator *tensor_ = nullptr, *data_ = nullptr, *shard_ = nullptr, *replica_ = nullptr;
+  rt::Communicator *tensor_ = nullptr, *data_ = nullptr, *shard_ = nullptr, *replica_ = nullptr,
+                   *pipeline_ = nullptr;
   // The program's collectives when they run on NCCL (device memory).
   std::unique_ptr<rt::Communicator> deviceWorld_;
   Groups device_;

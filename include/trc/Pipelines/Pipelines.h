@@ -70,6 +70,16 @@ mlir::LogicalResult compileToArtifact(mlir::ModuleOp module, const CompileOption
                                       llvm::StringRef outPath, llvm::raw_ostream &log,
                                       mlir::TimingScope *timing = nullptr);
 
+/// Whether `module` is a training step split into pipeline stages
+/// (trc-pipeline-split).
+bool isPipelineModule(mlir::ModuleOp module);
+
+/// Compiles a pipeline-split step into the folder `outPath`: one artifact
+/// per stage program (stage<s>/forward, backward, apply) and the index
+/// pipeline.trc (docs/ARTIFACT.md "Pipeline artifacts").
+mlir::LogicalResult compilePipelineArtifact(mlir::ModuleOp module, const CompileOptions &options,
+                                            llvm::StringRef outPath, llvm::raw_ostream &log);
+
 } // namespace trc
 
 #endif
