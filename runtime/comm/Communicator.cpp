@@ -182,9 +182,10 @@ Status checkP2P(const char *what, size_t count, DType dtype, int peer, int tag,
                 int rank, int size, int maxTag, bool selfAllowed) {
   if (StatusOr<size_t> bytes = byteCount(what, count, dtype, 1); !bytes.ok())
     return bytes.status();
-  if (Status s = selfAllowed ? checkRank(what, "peer", peer, size) : checkPeer(what, peer, rank, size);
-      !s)
-    return s;
+  Status peerOk = selfAllowed ? checkRank(what, "peer", peer, size)
+                              : checkPeer(what, peer, rank, size);
+  if (!peerOk)
+    return peerOk;
   if (tag < 0 || tag > maxTag)
     return Status::error(std::string(what) + " with rank " + std::to_string(peer) + ": tag " +
                          std::to_string(tag) + " is outside 0.." + std::to_string(maxTag));

@@ -164,11 +164,12 @@ Status SingleProcessCommunicator::wait(P2PRequest &request) {
   if (!*state)
     return Status::success();
   auto *self = static_cast<SelfRequest *>(*state);
-  Status result = self->done ? self->result
-                             : Status::error(self->describe() + ": no isend to this rank with tag " +
-                                             std::to_string(self->tag) +
-                                             " was posted, and in a world of size 1 none can "
-                                             "come (waiting would never end)");
+  Status result = self->result;
+  if (!self->done)
+    result = Status::error(self->describe() + ": no isend to this rank with tag " +
+                           std::to_string(self->tag) +
+                           " was posted, and in a world of size 1 none can come (waiting "
+                           "would never end)");
   request.finish(); // withdraws an unmatched receive
   return result;
 }

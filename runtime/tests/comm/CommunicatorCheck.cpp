@@ -328,8 +328,10 @@ void checkSelfMessages(Communicator &c) {
   int me = c.rank();
   std::vector<float> out = messageOf(me, 11, kLargeMessage), in(kLargeMessage, -1);
   std::vector<P2PRequest> both;
-  both.push_back(expectRequest(c.isend(out.data(), out.size(), DType::F32, me, 11), "isend to self"));
-  both.push_back(expectRequest(c.irecv(in.data(), in.size(), DType::F32, me, 11), "irecv from self"));
+  both.push_back(
+      expectRequest(c.isend(out.data(), out.size(), DType::F32, me, 11), "isend to self"));
+  both.push_back(
+      expectRequest(c.irecv(in.data(), in.size(), DType::F32, me, 11), "irecv from self"));
   expectOk(c.waitAll(both), "waitAll of a message to self");
   expect(in == out, "message to self: wrong values");
 }
@@ -412,6 +414,29 @@ void checkP2PRing(Communicator &c) {
          "same-tag messages out of sending order");
   StatusOr<bool> again = c.test(rg);
   expect(again.ok() && *again, "test of a completed request");
+
+  // Requests dropped unwaited: a receive nothing was sent to is cancelled
+  // (the next tag-13 message goes to a later receive), a send completes
+  // (its receiver was posted before it).
+  int32_t never = -1, later = -1, out13 = me;
+  {
+    P2PRequest dropped = expectRequest(c.irecv(&never, 1, DType::I32, prev, 13), "irecv to drop");
+  }
+  std::vector<float> got14(kLargeMessage, -1);
+  P2PRequest r14 = expectRequest(c.irecv(got14.data(), kLargeMessage, DType::F32, prev, 14),
+                                 "irecv tag 14");
+  expectOk(c.barrier(), "barrier before the dropped isend");
+  {
+    P2PRequest dropped =
+        expectRequest(c.isend(toNext.data(), kLargeMessage, DType::F32, next, 14), "isend to drop");
+  }
+  P2PRequest s13 = expectRequest(c.isend(&out13, 1, DType::I32, next, 13), "isend tag 13");
+  P2PRequest r13 = expectRequest(c.irecv(&later, 1, DType::I32, prev, 13), "irecv tag 13");
+  expectOk(c.wait(r14), "wait irecv tag 14");
+  expectOk(c.wait(r13), "wait irecv tag 13");
+  expectOk(c.wait(s13), "wait isend tag 13");
+  expect(got14 == messageOf(prev, 1, kLargeMessage), "dropped isend: wrong values");
+  expect(never == -1 && later == prev, "a dropped irecv still received");
 }
 
 void checkP2PErrors(Communicator &c) {
