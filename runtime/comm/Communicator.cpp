@@ -52,6 +52,33 @@ StatusOr<std::unique_ptr<Communicator>> Communicator::subgroup(const std::vector
   return split(key >= 0 ? 0 : kNoGroup, key >= 0 ? key : 0);
 }
 
+P2PRequest::P2PRequest() = default;
+P2PRequest::P2PRequest(std::unique_ptr<P2PState> state) : state_(std::move(state)) {}
+P2PRequest::P2PRequest(P2PRequest &&other) noexcept = default;
+P2PRequest &P2PRequest::operator=(P2PRequest &&other) noexcept = default;
+P2PRequest::~P2PRequest() = default;
+
+std::string P2PRequest::describe() const { return state_ ? state_->describe() : ""; }
+
+void P2PRequest::finish() { state_.reset(); }
+
+std::string P2PState::describe() const {
+  return std::string(isSend ? "isend to" : "irecv from") + " rank " + std::to_string(peer) +
+         " tag " + std::to_string(tag);
+}
+
+Status Communicator::waitAll(std::vector<P2PRequest> &requests) {
+  // Every request is waited for even after an error: their buffers must be
+  // free when this returns.
+  Status first;
+  for (P2PRequest &r : requests) {
+    Status s = wait(r);
+    if (!s && first)
+      first = s;
+  }
+  return first;
+}
+
 StatusOr<std::unique_ptr<Communicator>> createCommunicator(const std::string &backend) {
   if (backend == "single")
     return std::unique_ptr<Communicator>(std::make_unique<SingleProcessCommunicator>());
@@ -149,6 +176,34 @@ Status checkPeer(const char *what, int peer, int rank, int size) {
     return Status::error(std::string(what) + ": peer rank " +
                          std::to_string(peer) + " is this rank");
   return Status::success();
+}
+
+Status checkP2P(const char *what, size_t count, DType dtype, int peer, int tag,
+                int rank, int size, int maxTag, bool selfAllowed) {
+  if (StatusOr<size_t> bytes = byteCount(what, count, dtype, 1); !bytes.ok())
+    return bytes.status();
+  Status peerOk = selfAllowed ? checkRank(what, "peer", peer, size)
+                              : checkPeer(what, peer, rank, size);
+  if (!peerOk)
+    return peerOk;
+  if (tag < 0 || tag > maxTag)
+    return Status::error(std::string(what) + " with rank " + std::to_string(peer) + ": tag " +
+                         std::to_string(tag) + " is outside 0.." + std::to_string(maxTag));
+  return Status::success();
+}
+
+StatusOr<P2PState *> ownState(const char *what, const Communicator &self,
+                              const P2PRequest &request) {
+  P2PState *state = request.state();
+  if (state && state->owner != &self)
+    return Status::error(std::string(what) + ": " + state->describe() +
+                         " was made by another communicator");
+  return state;
+}
+
+Status countMismatch(const P2PState &state, size_t got, size_t expected, DType dtype) {
+  return Status::error(state.describe() + ": got " + std::to_string(got) + " " +
+                       dtypeName(dtype) + " elements, expected " + std::to_string(expected));
 }
 
 namespace {

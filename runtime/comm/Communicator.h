@@ -9,12 +9,15 @@
 //   reduceScatter  recv = this rank's count-slice of op over ranks of send
 //                  (recv count; send holds size() * count)
 //   broadcast      buf on every rank = buf on `root`
-//   send / recv    point-to-point with `peer`
+//   send / recv    point-to-point with `peer` (blocking, tag 0)
 //   barrier        every rank arrives before any leaves
+//   isend / irecv  non-blocking point-to-point with `peer` and a `tag`;
+//                  wait / waitAll / test complete them (see below)
 // send == recv is allowed (in place) for allReduce, and send == recv +
 // rank() * count elements for allGather; other overlaps are errors. Avg is
 // the sum divided by size() (integer division for integer dtypes). All calls
-// are blocking; a process's communicators are used by one thread at a time.
+// but isend/irecv are blocking; a process's communicators (and their
+// requests) are used by one thread at a time.
 // Every rank of a communicator makes the same collective calls (all but
 // send/recv) in the same order with the same count, dtype, op and root.
 //
@@ -23,6 +26,33 @@
 // key (ties: by rank here); kNoGroup (-1) joins none (the result is null).
 // subgroup(ranks) is split with color 0 for the listed ranks, ranked in list
 // order (every rank passes the same list).
+//
+// Non-blocking point-to-point (the pipeline executor's activations and
+// gradients): isend/irecv start a message and return a P2PRequest at once;
+// a send never waits for its receiver, so every rank may send to both
+// neighbours before receiving (blocking sends of large messages deadlock
+// there). wait(request) blocks until it is done; waitAll waits for each
+// and returns the first error; test completes it if it is done, else says
+// it is not. A receive matches the oldest unmatched send from its peer
+// with the same tag (0 <= tag <= maxTag()), whatever the order the two
+// sides posted in, and must name the same count and dtype: a different
+// count is an error at wait naming the peer, tag and both counts.
+// The buffer of a request belongs to the communicator until the request
+// is complete (wait/test said so, or the request was destroyed): do not
+// free, read (irecv) or write (isend) it before. Destroying an incomplete
+// request completes it first: a receive not yet matched is cancelled, a
+// send is waited for (the watchdog bounds that wait). A request is waited
+// on the communicator that made it (another one refuses it), before that
+// communicator is destroyed. Waiting is watched like every blocking call
+// (Watchdog.h): a lost peer or the timeout ends the process with an error
+// naming the peer. The blocking send/recv use tag 0, so they match
+// isend/irecv of tag 0 too. Backends differ in what they can promise:
+//   single  a message to this rank (peer 0) is copied and queued at isend
+//           and matched by tag; waiting for a receive nothing was sent to
+//           is an error (it would never end), not a hang
+//   mpi     MPI_Isend/MPI_Irecv/MPI_Wait/MPI_Test; messages to self allowed
+//   nccl    no tags on the wire: see NcclCommunicator.h (operations start
+//           at the next wait, as one NCCL group; untested without a GPU)
 //
 // Backends (createCommunicator): "single" (SingleProcessCommunicator.h,
 // world size 1), "mpi" (MpiCommunicator.h, host memory, libmpi loaded at run
@@ -52,6 +82,34 @@ const char *reduceOpName(ReduceOp op);
 // The color of a rank that joins no group in Communicator::split.
 constexpr int kNoGroup = -1;
 
+// A backend's in-flight isend/irecv (CommunicatorSupport.h).
+struct P2PState;
+
+/// One non-blocking message, owned by the caller (move-only). Active from
+/// isend/irecv until wait/waitAll/test completes it; a default-made or
+/// completed request is inactive, and waiting for it does nothing.
+class P2PRequest {
+public:
+  P2PRequest();
+  explicit P2PRequest(std::unique_ptr<P2PState> state);
+  P2PRequest(P2PRequest &&other) noexcept;
+  /// Completes the request this one held (as the destructor does).
+  P2PRequest &operator=(P2PRequest &&other) noexcept;
+  /// Completes an active request (see Communicator.h) before it goes.
+  ~P2PRequest();
+
+  bool active() const { return state_ != nullptr; }
+  /// "isend to rank 1 tag 7" / "irecv from rank 0 tag 3"; "" when inactive.
+  std::string describe() const;
+
+  // For backends: the state, and marking the request complete.
+  P2PState *state() const { return state_.get(); }
+  void finish();
+
+private:
+  std::unique_ptr<P2PState> state_;
+};
+
 class Communicator {
 public:
   virtual ~Communicator() = default;
@@ -70,6 +128,26 @@ public:
   virtual Status send(const void *buf, size_t count, DType dtype, int peer) = 0;
   virtual Status recv(void *buf, size_t count, DType dtype, int peer) = 0;
   virtual Status barrier() = 0;
+
+  /// The largest tag isend/irecv take (MPI guarantees at least 32767).
+  virtual int maxTag() const = 0;
+  /// Starts sending `count` elements of `buf` to `peer` with `tag`; `buf`
+  /// must stay unchanged and alive until the request is complete.
+  virtual StatusOr<P2PRequest> isend(const void *buf, size_t count,
+                                     DType dtype, int peer, int tag) = 0;
+  /// Starts receiving `count` elements from `peer`'s message with `tag`
+  /// into `buf`, which must stay alive (and unread) until completion.
+  virtual StatusOr<P2PRequest> irecv(void *buf, size_t count, DType dtype,
+                                     int peer, int tag) = 0;
+  /// Blocks until `request` is done; it is then inactive, also on error
+  /// (the message names the peer and the tag).
+  virtual Status wait(P2PRequest &request) = 0;
+  /// Whether `request` is done (then completed, as wait); never blocks on
+  /// the peer.
+  virtual StatusOr<bool> test(P2PRequest &request) = 0;
+  /// Waits for every request (all are inactive afterwards); the first
+  /// error, if any.
+  virtual Status waitAll(std::vector<P2PRequest> &requests);
 
   /// The communicator of this rank's group (see above); null for kNoGroup.
   virtual StatusOr<std::unique_ptr<Communicator>> split(int color, int key) = 0;

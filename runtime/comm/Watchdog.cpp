@@ -221,35 +221,39 @@ void Watchdog::run() {
         checking = &e;
     }
     if (checking) {
-      int lost = findLostPeer();
+      int lost = findLostPeer(checking->call.peer);
       if (lost >= 0)
         die(lostMessage(*checking, lost));
     }
   }
 }
 
-int Watchdog::findLostPeer() const {
+int Watchdog::findLostPeer(int preferred) const {
   if (selfNamespace_.empty())
     return -1;
-  for (size_t r = 0; r < peers_.size(); ++r) {
-    const PeerProcess &p = peers_[r];
-    if (int(r) == selfRank_ || p.namespaceKey != selfNamespace_ || p.pid <= 0)
-      continue;
-    std::string path = "/proc/" + std::to_string(p.pid) + "/stat", stat;
-    int err = 0;
-    if (!readProcFile(path.c_str(), stat, err)) {
-      if (err == ENOENT || err == ESRCH)
-        return int(r);
-      continue; // cannot tell
-    }
-    char state = 0;
-    uint64_t start = 0;
-    if (!parseStat(stat, state, start))
-      continue;
-    if (state == 'Z' || state == 'X' || (p.startTime && start != p.startTime))
+  // The awaited peer first: when it died and others then gave up, the
+  // message names the rank this one was really waiting for.
+  if (preferred >= 0 && size_t(preferred) < peers_.size() && isGone(size_t(preferred)))
+    return preferred;
+  for (size_t r = 0; r < peers_.size(); ++r)
+    if (isGone(r))
       return int(r);
-  }
   return -1;
+}
+
+bool Watchdog::isGone(size_t r) const {
+  const PeerProcess &p = peers_[r];
+  if (int(r) == selfRank_ || p.namespaceKey != selfNamespace_ || p.pid <= 0)
+    return false;
+  std::string path = "/proc/" + std::to_string(p.pid) + "/stat", stat;
+  int err = 0;
+  if (!readProcFile(path.c_str(), stat, err))
+    return err == ENOENT || err == ESRCH; // else: cannot tell
+  char state = 0;
+  uint64_t start = 0;
+  if (!parseStat(stat, state, start))
+    return false;
+  return state == 'Z' || state == 'X' || (p.startTime && start != p.startTime);
 }
 
 std::string Watchdog::timeoutMessage(const Entry &e) const {

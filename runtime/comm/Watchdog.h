@@ -13,7 +13,8 @@
 //       (not responding; this is rank 0 of 2)
 //   - a peer process on this machine is gone (exited or killed): the peers
 //     are known by pid, start time and pid namespace (setPeers), and checked
-//     through /proc while a call waits:
+//     through /proc while a call waits (a point-to-point call's own peer
+//     first, so that it is the one named when several are gone):
 //       error: rank 1 (pid 4242 on host h) is gone (exited or was killed)
 //       while rank 0 waited in collective allReduce
 // The timeout is TRC_COLLECTIVE_TIMEOUT_S (seconds, default 300; 0 turns the
@@ -126,8 +127,11 @@ private:
   // The message for a call that timed out / lost `lostRank`.
   std::string timeoutMessage(const Entry &e) const;
   std::string lostMessage(const Entry &e, int lostRank) const;
-  // The world rank of a local peer that is gone, or -1.
-  int findLostPeer() const;
+  // The world rank of a local peer that is gone (`preferred`, the awaited
+  // peer, if it is), or -1.
+  int findLostPeer(int preferred) const;
+  // Whether local peer `r` (a world rank) has exited or was killed.
+  bool isGone(size_t r) const;
   [[noreturn]] static void die(const std::string &message);
 
   mutable std::mutex mutex_;

@@ -26,6 +26,8 @@ constexpr int kSuccess = 0;          // MPI_SUCCESS
 constexpr int kUndefined = -32766;   // MPI_UNDEFINED
 constexpr int kThreadSerialized = 2; // MPI_THREAD_SERIALIZED
 constexpr int kMaxErrorString = 256; // MPI_MAX_ERROR_STRING
+constexpr int kTagUbKeyval = 0;      // MPI_TAG_UB (attribute key)
+constexpr int kMinTagUb = 32767;     // the least MPI_TAG_UB the standard allows
 // MPI_IN_PLACE is ((void *)1); MPI_STATUS_IGNORE is a null MPI_Status *.
 constexpr std::size_t kInPlace = 1;
 // Room for an MPI_Status (24 bytes in Open MPI).
@@ -50,7 +52,7 @@ constexpr const char *kOpProd = "ompi_mpi_op_prod";
 constexpr const char *kOpMin = "ompi_mpi_op_min";
 constexpr const char *kOpMax = "ompi_mpi_op_max";
 
-// Handles as the runtime holds them.
+// Handles as the runtime holds them (MPI_Request, a pointer too, included).
 using Handle = void *;
 
 } // namespace trc::rt::mpiabi

@@ -48,6 +48,12 @@ struct MpiApi {
   int (*Send)(const void *, int, Handle, int, int, Handle) = nullptr;
   int (*Recv)(void *, int, Handle, int, int, Handle, void *) = nullptr;
   int (*Get_count)(const void *, Handle, int *) = nullptr;
+  int (*Isend)(const void *, int, Handle, int, int, Handle, Handle *) = nullptr;
+  int (*Irecv)(void *, int, Handle, int, int, Handle, Handle *) = nullptr;
+  int (*Wait)(Handle *, void *) = nullptr;
+  int (*Test)(Handle *, int *, void *) = nullptr;
+  int (*Cancel)(Handle *) = nullptr;
+  int (*Comm_get_attr)(Handle, int, void *, int *) = nullptr;
   int (*Barrier)(Handle) = nullptr;
   int (*Error_string)(int, char *, int *) = nullptr;
 
@@ -109,6 +115,12 @@ Status loadMpi() {
   fn(api.Send, "MPI_Send");
   fn(api.Recv, "MPI_Recv");
   fn(api.Get_count, "MPI_Get_count");
+  fn(api.Isend, "MPI_Isend");
+  fn(api.Irecv, "MPI_Irecv");
+  fn(api.Wait, "MPI_Wait");
+  fn(api.Test, "MPI_Test");
+  fn(api.Cancel, "MPI_Cancel");
+  fn(api.Comm_get_attr, "MPI_Comm_get_attr");
   fn(api.Barrier, "MPI_Barrier");
   fn(api.Error_string, "MPI_Error_string");
   bool isMpi = missing.empty();
@@ -172,6 +184,7 @@ public:
   std::mutex mutex;
   bool ownsInit = false;
   int worldRank = 0, worldSize = 1;
+  int maxTag = mpiabi::kMinTagUb; // MPI_TAG_UB
 };
 
 std::mutex gRuntimeMutex;
@@ -188,6 +201,123 @@ MpiRuntime::~MpiRuntime() {
   auto guard = Watchdog::process().watch(call);
   (void)gApi.Finalize();
   gFinalizedByUs = true;
+}
+
+// The watchdog's view of a point-to-point wait on `worldPeer` (`what`
+// must outlive the guard).
+Watchdog::Guard watchPeer(const char *what, int worldPeer) {
+  WatchedCall watched;
+  watched.what = what;
+  watched.peer = worldPeer;
+  return Watchdog::process().watch(watched);
+}
+
+// An isend/irecv in flight: one MPI request per piece of at most INT_MAX
+// elements (the pieces of a message stay in order: MPI messages of one
+// peer and tag do not overtake each other). The caller holds rt->mutex
+// around start/finish/poll; the destructor takes it itself.
+struct MpiRequest final : P2PState {
+  MpiRequest(const Communicator *owner, bool isSend, int peer, int tag,
+             std::shared_ptr<MpiRuntime> rt, int worldPeer, DType dtype,
+             Handle type)
+      : P2PState(owner, isSend, peer, tag), rt(std::move(rt)),
+        worldPeer(worldPeer), dtype(dtype), type(type),
+        watchName(std::string(isSend ? "isend" : "irecv") + " tag " +
+                  std::to_string(tag) + (isSend ? " to" : " from")) {}
+  ~MpiRequest() override;
+
+  bool pending() const { return done < pieces.size(); }
+  // Posts the next piece (`elements` at `buf`).
+  Status start(void *buf, int elements, Handle comm);
+  // Waits for every piece left (blocking, watched); the first error.
+  Status finish();
+  // Completes the pieces that are done; whether all are (or an error).
+  StatusOr<bool> poll();
+
+  std::shared_ptr<MpiRuntime> rt; // keeps MPI initialized while in flight
+  int worldPeer;
+  DType dtype;
+  Handle type;
+  std::vector<Handle> pieces; // MPI_Request of each posted piece
+  std::vector<int> counts;    // its element count
+  size_t done = 0;            // pieces complete
+  size_t received = 0;        // irecv: elements that arrived
+  bool short_ = false;        // irecv: a piece arrived short
+  Status error;               // the first failure
+  std::string watchName;      // "irecv tag 7 from" (+ " rank 1" by the watchdog)
+
+private:
+  // Records piece `done` as complete with MPI's `rc` and `status`.
+  void completed(int rc, const void *status);
+};
+
+MpiRequest::~MpiRequest() {
+  if (!pending())
+    return;
+  // Nobody waits for it any more: cancel a receive (it completes at once
+  // if not yet matched) and wait for the rest, so the buffer is free.
+  std::lock_guard<std::mutex> lock(rt->mutex);
+  auto guard = watchPeer(watchName.c_str(), worldPeer);
+  for (; done < pieces.size(); ++done) {
+    if (!isSend)
+      (void)gApi.Cancel(&pieces[done]);
+    (void)gApi.Wait(&pieces[done], nullptr);
+  }
+}
+
+Status MpiRequest::start(void *buf, int elements, Handle comm) {
+  Handle request = nullptr;
+  auto guard = watchPeer(watchName.c_str(), worldPeer);
+  int rc = isSend ? gApi.Isend(buf, elements, type, peer, tag, comm, &request)
+                  : gApi.Irecv(buf, elements, type, peer, tag, comm, &request);
+  if (rc != mpiabi::kSuccess)
+    return Status::error(describe() + ": MPI error: " + mpiErrorString(rc));
+  pieces.push_back(request);
+  counts.push_back(elements);
+  return Status::success();
+}
+
+void MpiRequest::completed(int rc, const void *status) {
+  int got = -1;
+  if (rc == mpiabi::kSuccess && !isSend)
+    rc = gApi.Get_count(status, type, &got);
+  if (rc != mpiabi::kSuccess && error)
+    error = Status::error(describe() + ": MPI error: " + mpiErrorString(rc));
+  if (!isSend) {
+    received += size_t(std::max(got, 0));
+    short_ |= got != counts[done];
+  }
+  ++done;
+  if (!pending() && short_ && error) {
+    size_t expected = 0;
+    for (int c : counts)
+      expected += size_t(c);
+    error = comm::countMismatch(*this, received, expected, dtype);
+  }
+}
+
+Status MpiRequest::finish() {
+  auto guard = watchPeer(watchName.c_str(), worldPeer);
+  while (pending()) {
+    alignas(16) unsigned char status[mpiabi::kStatusBytes] = {0};
+    int rc = gApi.Wait(&pieces[done], status);
+    completed(rc, status);
+  }
+  return error;
+}
+
+StatusOr<bool> MpiRequest::poll() {
+  while (pending()) {
+    alignas(16) unsigned char status[mpiabi::kStatusBytes] = {0};
+    int flag = 0;
+    int rc = gApi.Test(&pieces[done], &flag, status);
+    if (rc == mpiabi::kSuccess && !flag)
+      return false;
+    completed(rc, status);
+  }
+  if (!error)
+    return error;
+  return true;
 }
 
 class MpiCommunicator final : public Communicator {
@@ -217,9 +347,23 @@ public:
   Status send(const void *buf, size_t count, DType dtype, int peer) override;
   Status recv(void *buf, size_t count, DType dtype, int peer) override;
   Status barrier() override;
+  int maxTag() const override { return rt_->maxTag; }
+  StatusOr<P2PRequest> isend(const void *buf, size_t count, DType dtype,
+                             int peer, int tag) override {
+    return start(true, const_cast<void *>(buf), count, dtype, peer, tag);
+  }
+  StatusOr<P2PRequest> irecv(void *buf, size_t count, DType dtype, int peer,
+                             int tag) override {
+    return start(false, buf, count, dtype, peer, tag);
+  }
+  Status wait(P2PRequest &request) override;
+  StatusOr<bool> test(P2PRequest &request) override;
   StatusOr<std::unique_ptr<Communicator>> split(int color, int key) override;
 
 private:
+  StatusOr<P2PRequest> start(bool isSend, void *buf, size_t count,
+                             DType dtype, int peer, int tag);
+
   // Runs `call` (returning an MPI error code) under the process lock and
   // the watchdog; `peer` is a rank of this communicator or -1.
   template <typename F>
@@ -448,6 +592,65 @@ Status MpiCommunicator::recv(void *buf, size_t count, DType dtype, int peer) {
   return Status::success();
 }
 
+StatusOr<P2PRequest> MpiCommunicator::start(bool isSend, void *buf,
+                                             size_t count, DType dtype,
+                                             int peer, int tag) {
+  const char *what = isSend ? "isend" : "irecv";
+  // Messages to self are fine in MPI (the receive may be posted later).
+  if (Status s = comm::checkP2P(what, count, dtype, peer, tag, rank_, size_,
+                                maxTag(), /*selfAllowed=*/true);
+      !s)
+    return s;
+  Handle type;
+  if (Status s = mpiType(what, dtype, nullptr, type); !s)
+    return s;
+  auto request = std::make_unique<MpiRequest>(
+      this, isSend, peer, tag, rt_, worldRanks_[size_t(peer)], dtype, type);
+  size_t elem = dtypeSize(dtype), done = 0;
+  do {
+    size_t piece = std::min(count - done, kMaxPiece);
+    void *p = static_cast<char *>(buf) + done * elem;
+    // Locked per piece: on an error, the request's destructor (which
+    // takes the lock) completes the pieces already posted.
+    std::lock_guard<std::mutex> lock(rt_->mutex);
+    if (Status s = request->start(p, int(piece), comm_); !s)
+      return s;
+    done += piece;
+  } while (done < count);
+  return P2PRequest(std::move(request));
+}
+
+Status MpiCommunicator::wait(P2PRequest &request) {
+  StatusOr<P2PState *> state = comm::ownState("wait", *this, request);
+  if (!state.ok())
+    return state.status();
+  if (!*state)
+    return Status::success();
+  Status result;
+  {
+    std::lock_guard<std::mutex> lock(rt_->mutex);
+    result = static_cast<MpiRequest *>(*state)->finish();
+  }
+  request.finish();
+  return result;
+}
+
+StatusOr<bool> MpiCommunicator::test(P2PRequest &request) {
+  StatusOr<P2PState *> state = comm::ownState("test", *this, request);
+  if (!state.ok())
+    return state.status();
+  if (!*state)
+    return true;
+  StatusOr<bool> done = false;
+  {
+    std::lock_guard<std::mutex> lock(rt_->mutex);
+    done = static_cast<MpiRequest *>(*state)->poll();
+  }
+  if (!done.ok() || *done)
+    request.finish();
+  return done;
+}
+
 Status MpiCommunicator::barrier() {
   return blocking("barrier", -1, [&] { return gApi.Barrier(comm_); });
 }
@@ -547,6 +750,12 @@ StatusOr<std::unique_ptr<Communicator>> createMpiCommunicator() {
       rc = gApi.Comm_size(gApi.commWorld, &rt->worldSize);
     if (rc)
       return Status::error("MPI set-up failed: " + mpiErrorString(rc));
+    // MPI_TAG_UB is an attribute of MPI_COMM_WORLD (a pointer to the int).
+    int *tagUb = nullptr, found = 0;
+    if (gApi.Comm_get_attr(gApi.commWorld, mpiabi::kTagUbKeyval, &tagUb,
+                           &found) == mpiabi::kSuccess &&
+        found && tagUb && *tagUb >= mpiabi::kMinTagUb)
+      rt->maxTag = *tagUb;
     if (env.size > 0 && env.size != rt->worldSize)
       return Status::error(
           "MPI reports a world of " + std::to_string(rt->worldSize) +

@@ -22,12 +22,23 @@
 // bf16 move as 16-bit words (allGather, broadcast, send/recv) and refuse
 // reductions; i1 moves as bytes and reduces only with Min/Max (and / or).
 // Avg is MPI_SUM then a division by size(). Counts above INT_MAX are sent in
-// pieces (allReduce, broadcast, send/recv) or refused (allGather,
-// reduceScatter). send/recv use tag 0, and recv checks the element count.
+// pieces (allReduce, broadcast, send/recv, isend/irecv) or refused
+// (allGather, reduceScatter). send/recv use tag 0, and recv checks the
+// element count.
 //
-// Failures: every blocking call is watched (Watchdog.h): a local peer that
-// dies, or a call exceeding TRC_COLLECTIVE_TIMEOUT_S, ends the process
-// with an error naming the rank(s). Under mpirun, Open MPI also aborts the
+// isend/irecv are MPI_Isend/MPI_Irecv (one MPI request per piece; messages
+// to self allowed; tags up to MPI_TAG_UB, read at start-up); wait is
+// MPI_Wait per piece (waitAll waits for each in turn: MPI progresses every
+// pending request in any of them, and each wait names its own peer and
+// tag to the watchdog), test is MPI_Test, and a receive checks the
+// element count that arrived. Destroying an incomplete request cancels a
+// receive (MPI_Cancel) and waits for the rest. A request keeps MPI
+// initialized until it is gone.
+//
+// Failures: every blocking call, and every wait for a request, is watched
+// (Watchdog.h): a local peer that dies, or a call exceeding
+// TRC_COLLECTIVE_TIMEOUT_S, ends the process with an error naming the
+// rank(s). Under mpirun, Open MPI also aborts the
 // whole job as soon as any rank is killed or exits non-zero.
 //
 //===----------------------------------------------------------------------===//

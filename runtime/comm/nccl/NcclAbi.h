@@ -44,6 +44,8 @@ constexpr int kCudaErrorNoDevice = 100;
 constexpr int kCudaErrorNotReady = 600;
 // CU_STREAM_NON_BLOCKING
 constexpr unsigned kStreamNonBlocking = 1;
+// CU_EVENT_DISABLE_TIMING
+constexpr unsigned kEventDisableTiming = 2;
 
 } // namespace trc::rt::ncclabi
 

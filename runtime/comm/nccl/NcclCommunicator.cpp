@@ -3,7 +3,8 @@
 // See NcclCommunicator.h. CudaDevice is the device state the communicators
 // of a process share (primary context, stream, a scratch word for barrier,
 // the call mutex); each NcclCommunicator owns one ncclComm_t and keeps the
-// host communicator it was bootstrapped over.
+// host communicator it was bootstrapped over, a p2p stream, and the
+// isend/irecv recorded but not yet launched (NcclP2PQueue, NcclRequest).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/comm/nccl/NcclCommunicator.h"
@@ -15,7 +16,9 @@
 #include "runtime/comm/nccl/NcclAbi.h"
 #include "runtime/comm/Watchdog.h"
 
+#include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -47,6 +50,8 @@ struct NcclApi {
                    void *) = nullptr;
   int (*Send)(const void *, size_t, int, int, void *, void *) = nullptr;
   int (*Recv)(void *, size_t, int, int, void *, void *) = nullptr;
+  int (*GroupStart)() = nullptr;
+  int (*GroupEnd)() = nullptr;
   int version = 0; // X * 10000 + Y * 100 + Z
 };
 
@@ -60,6 +65,10 @@ struct CudaApi {
   int (*StreamCreate)(void **, unsigned) = nullptr;
   int (*StreamDestroy)(void *) = nullptr;
   int (*StreamQuery)(void *) = nullptr;
+  int (*EventCreate)(void **, unsigned) = nullptr;
+  int (*EventRecord)(void *, void *) = nullptr;
+  int (*EventQuery)(void *) = nullptr;
+  int (*EventDestroy)(void *) = nullptr;
   int (*MemAlloc)(unsigned long long *, size_t) = nullptr;
   int (*MemFree)(unsigned long long) = nullptr;
   int (*GetErrorString)(int, const char **) = nullptr;
@@ -99,6 +108,8 @@ Status loadNccl() {
   bind(api.Broadcast, "ncclBroadcast");
   bind(api.Send, "ncclSend");
   bind(api.Recv, "ncclRecv");
+  bind(api.GroupStart, "ncclGroupStart");
+  bind(api.GroupEnd, "ncclGroupEnd");
   if (!bind.missing.empty())
     return Status::error("nccl: " + name + " has no symbol " + bind.missing +
                          " (NCCL 2.7 or newer is needed)");
@@ -146,6 +157,10 @@ Status loadCuda() {
   bind(api.StreamCreate, "cuStreamCreate");
   bind(api.StreamDestroy, "cuStreamDestroy_v2");
   bind(api.StreamQuery, "cuStreamQuery");
+  bind(api.EventCreate, "cuEventCreate");
+  bind(api.EventRecord, "cuEventRecord");
+  bind(api.EventQuery, "cuEventQuery");
+  bind(api.EventDestroy, "cuEventDestroy_v2");
   bind(api.MemAlloc, "cuMemAlloc_v2");
   bind(api.MemFree, "cuMemFree_v2");
   bind(api.GetErrorString, "cuGetErrorString");
@@ -209,18 +224,107 @@ Status openDevice(int ordinal, std::shared_ptr<CudaDevice> &out) {
   return Status::success();
 }
 
+// Polls `query` (a CUresult: success, not ready, or an error) until it is
+// not "not ready"; `ready` says which. Stops early when `block` is false.
+template <typename Query> int pollCuda(Query query, bool block) {
+  for (unsigned spins = 0;; ++spins) {
+    int q = query();
+    if (q != ncclabi::kCudaErrorNotReady || !block)
+      return q;
+    if (spins < 1000)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+// One launch of recorded operations (an NCCL group) and the event after it.
+struct NcclLaunch {
+  explicit NcclLaunch(std::shared_ptr<CudaDevice> dev) : dev(std::move(dev)) {}
+  ~NcclLaunch() {
+    if (event) {
+      gCuda.CtxSetCurrent(dev->ctx);
+      gCuda.EventDestroy(event);
+    }
+  }
+  std::shared_ptr<CudaDevice> dev;
+  void *event = nullptr;
+};
+
+struct NcclRequest;
+
+// A communicator's p2p stream and its operations recorded, not launched.
+struct NcclP2PQueue {
+  void *stream = nullptr;
+  std::vector<NcclRequest *> recorded; // in posting order
+};
+
+// An isend/irecv: recorded (launch null), launched (launch set), or
+// dropped (a failed launch or a destroyed communicator; `failed` says why).
+// Changed only under dev->mutex.
+struct NcclRequest final : P2PState {
+  NcclRequest(const Communicator *owner, bool isSend, int peer, int tag)
+      : P2PState(owner, isSend, peer, tag),
+        watchName(std::string(isSend ? "isend" : "irecv") + " tag " +
+                  std::to_string(tag) + (isSend ? " to" : " from")) {}
+  ~NcclRequest() override {
+    std::lock_guard<std::mutex> lock(dev->mutex);
+    if (!launch) {
+      auto &r = queue->recorded;
+      r.erase(std::remove(r.begin(), r.end(), this), r.end());
+      return;
+    }
+    // In flight: the buffer is NCCL's until the event (errors are lost).
+    gCuda.CtxSetCurrent(dev->ctx);
+    WatchedCall watched;
+    watched.what = watchName.c_str();
+    watched.peer = worldPeer;
+    auto guard = Watchdog::process().watch(watched);
+    (void)pollCuda([&] { return gCuda.EventQuery(launch->event); }, true);
+  }
+
+  std::shared_ptr<CudaDevice> dev;
+  std::shared_ptr<NcclP2PQueue> queue;
+  void *buf = nullptr;
+  size_t count = 0;
+  int type = 0, worldPeer = -1;
+  std::shared_ptr<NcclLaunch> launch;
+  bool dropped = false;
+  Status failed;
+  std::string watchName; // "irecv tag 7 from" (+ " rank 1" by the watchdog)
+};
+
 class NcclCommunicator final : public Communicator {
 public:
   NcclCommunicator(std::shared_ptr<CudaDevice> dev,
-                   std::shared_ptr<Communicator> host, void *comm, int rank,
-                   int size, std::vector<int> worldRanks)
+                   std::shared_ptr<Communicator> host, void *comm,
+                   void *p2pStream, int rank, int size,
+                   std::vector<int> worldRanks)
       : dev_(std::move(dev)), host_(std::move(host)), comm_(comm),
-        rank_(rank), size_(size), worldRanks_(std::move(worldRanks)) {}
+        p2p_(std::make_shared<NcclP2PQueue>()), rank_(rank), size_(size),
+        worldRanks_(std::move(worldRanks)) {
+    p2p_->stream = p2pStream;
+  }
   ~NcclCommunicator() override {
     std::lock_guard<std::mutex> lock(dev_->mutex);
     gCuda.CtxSetCurrent(dev_->ctx);
-    if (!aborted_)
+    // Operations never launched cannot be any more; launched ones finish
+    // before the communicator goes.
+    for (NcclRequest *r : p2p_->recorded) {
+      r->dropped = true;
+      r->failed = Status::error(r->describe() +
+                                ": its communicator was destroyed first");
+    }
+    p2p_->recorded.clear();
+    if (!aborted_) {
+      WatchedCall watched;
+      watched.what = "p2p drain";
+      watched.group = &worldRanks_;
+      auto guard = Watchdog::process().watch(watched);
+      (void)pollCuda([&] { return gCuda.StreamQuery(p2p_->stream); }, true);
       gNccl.CommDestroy(comm_);
+    }
+    gCuda.StreamDestroy(p2p_->stream);
   }
 
   int rank() const override { return rank_; }
@@ -308,6 +412,40 @@ public:
                              comm_, dev_->stream);
     });
   }
+  int maxTag() const override { return INT_MAX; }
+  StatusOr<P2PRequest> isend(const void *buf, size_t count, DType dtype,
+                             int peer, int tag) override {
+    return record(true, const_cast<void *>(buf), count, dtype, peer, tag);
+  }
+  StatusOr<P2PRequest> irecv(void *buf, size_t count, DType dtype, int peer,
+                             int tag) override {
+    return record(false, buf, count, dtype, peer, tag);
+  }
+  Status wait(P2PRequest &request) override {
+    StatusOr<P2PState *> state = comm::ownState("wait", *this, request);
+    if (!state.ok())
+      return state.status();
+    if (!*state)
+      return Status::success();
+    bool done = false;
+    Status s = complete(static_cast<NcclRequest *>(*state), true, done);
+    request.finish(); // after the lock: its destructor takes it
+    return s;
+  }
+  StatusOr<bool> test(P2PRequest &request) override {
+    StatusOr<P2PState *> state = comm::ownState("test", *this, request);
+    if (!state.ok())
+      return state.status();
+    if (!*state)
+      return true;
+    bool done = false;
+    Status s = complete(static_cast<NcclRequest *>(*state), false, done);
+    if (done)
+      request.finish();
+    if (!s)
+      return s;
+    return done;
+  }
   StatusOr<std::unique_ptr<Communicator>> split(int color, int key) override;
 
   // Makes the NCCL communicator of `host`'s ranks (null host: one process).
@@ -327,6 +465,111 @@ private:
       msg += std::string(" (") + last + ")";
     return Status::error(msg);
   }
+  StatusOr<P2PRequest> record(bool isSend, void *buf, size_t count,
+                              DType dtype, int peer, int tag) {
+    const char *what = isSend ? "isend" : "irecv";
+    if (Status s = comm::checkP2P(what, count, dtype, peer, tag, rank_, size_,
+                                  maxTag(), /*selfAllowed=*/false);
+        !s)
+      return s;
+    int type = 0;
+    if (Status s = ncclType(what, dtype, nullptr, type, nullptr); !s)
+      return s;
+    auto request = std::make_unique<NcclRequest>(this, isSend, peer, tag);
+    request->dev = dev_;
+    request->queue = p2p_;
+    request->buf = buf;
+    request->count = count;
+    request->type = type;
+    request->worldPeer = worldRanks_[size_t(peer)];
+    std::lock_guard<std::mutex> lock(dev_->mutex);
+    p2p_->recorded.push_back(request.get());
+    return P2PRequest(std::move(request));
+  }
+  // Launches every recorded operation as one group (device lock held,
+  // context current). On failure the communicator is aborted and every
+  // recorded request dropped with the error.
+  Status launchRecorded() {
+    auto launch = std::make_shared<NcclLaunch>(dev_);
+    int rc = gCuda.EventCreate(&launch->event, ncclabi::kEventDisableTiming);
+    if (rc) {
+      launch->event = nullptr;
+      return dropRecorded(Status::error("p2p launch: CUDA error: " +
+                                        cudaErrorString(rc)),
+                          false);
+    }
+    Status failed;
+    rc = gNccl.GroupStart();
+    if (rc)
+      failed = ncclError("p2p launch (ncclGroupStart)", -1, rc);
+    for (NcclRequest *r : p2p_->recorded) {
+      if (!failed)
+        break;
+      rc = r->isSend ? gNccl.Send(r->buf, r->count, r->type, r->peer, comm_,
+                                  p2p_->stream)
+                     : gNccl.Recv(r->buf, r->count, r->type, r->peer, comm_,
+                                  p2p_->stream);
+      if (rc)
+        failed = ncclError(r->describe().c_str(), -1, rc);
+    }
+    rc = gNccl.GroupEnd();
+    if (rc && failed)
+      failed = ncclError("p2p launch (ncclGroupEnd)", -1, rc);
+    if (failed) {
+      rc = gCuda.EventRecord(launch->event, p2p_->stream);
+      if (rc)
+        failed = Status::error("p2p launch: CUDA error: " +
+                               cudaErrorString(rc));
+    }
+    if (!failed)
+      return dropRecorded(failed, true);
+    for (NcclRequest *r : p2p_->recorded)
+      r->launch = launch;
+    p2p_->recorded.clear();
+    return Status::success();
+  }
+  Status dropRecorded(const Status &why, bool abort) {
+    for (NcclRequest *r : p2p_->recorded) {
+      r->dropped = true;
+      r->failed = why;
+    }
+    p2p_->recorded.clear();
+    if (abort && !aborted_) {
+      // Part of the group may be in flight: stop it.
+      gNccl.CommAbort(comm_);
+      aborted_ = true;
+    }
+    return why;
+  }
+  // Launches `r` if needed and polls its event (blocking: until done);
+  // `done` says whether `r` is complete (also when it failed).
+  Status complete(NcclRequest *r, bool block, bool &done) {
+    std::lock_guard<std::mutex> lock(dev_->mutex);
+    done = true;
+    if (r->dropped)
+      return r->failed;
+    if (!r->launch && aborted_)
+      return dropRecorded(Status::error(r->describe() +
+                                        ": the NCCL communicator was aborted "
+                                        "after an earlier error"),
+                          false);
+    int rc = gCuda.CtxSetCurrent(dev_->ctx);
+    if (rc)
+      return Status::error(r->describe() + ": " + cudaErrorString(rc));
+    if (!r->launch)
+      if (Status s = launchRecorded(); !s)
+        return s;
+    WatchedCall watched;
+    watched.what = r->watchName.c_str();
+    watched.peer = r->worldPeer;
+    auto guard = Watchdog::process().watch(watched);
+    std::string what = r->describe();
+    Status s = drain(
+        what.c_str(), -1,
+        [&] { return gCuda.EventQuery(r->launch->event); }, block, done);
+    return s;
+  }
+
   // Enqueues (under the device lock and the watchdog) and waits.
   template <typename F> Status run(const char *what, int peer, F &&enqueue) {
     std::lock_guard<std::mutex> lock(dev_->mutex);
@@ -345,11 +588,19 @@ private:
     rc = enqueue();
     if (rc != ncclabi::kSuccess)
       return ncclError(what, peer, rc);
-    return wait(what, peer);
+    bool done = false;
+    return drain(what, peer, [&] { return gCuda.StreamQuery(dev_->stream); },
+                 true, done);
   }
-  Status wait(const char *what, int peer) {
+  // Polls `query` (cuStreamQuery or cuEventQuery) until the work is done
+  // (blocking) or once; an asynchronous NCCL error aborts the
+  // communicator. `done`: the work is done or failed.
+  template <typename Query>
+  Status drain(const char *what, int peer, Query query, bool block,
+               bool &done) {
     for (unsigned spins = 0;; ++spins) {
-      int q = gCuda.StreamQuery(dev_->stream);
+      done = true;
+      int q = query();
       if (q == ncclabi::kCudaSuccess)
         return Status::success();
       if (q != ncclabi::kCudaErrorNotReady)
@@ -363,6 +614,9 @@ private:
         aborted_ = true;
         return s;
       }
+      done = false;
+      if (!block)
+        return Status::success();
       if (spins < 1000)
         std::this_thread::yield();
       else
@@ -373,6 +627,7 @@ private:
   std::shared_ptr<CudaDevice> dev_;
   std::shared_ptr<Communicator> host_;
   void *comm_;
+  std::shared_ptr<NcclP2PQueue> p2p_;
   int rank_, size_;
   std::vector<int> worldRanks_;
   bool aborted_ = false;
@@ -457,7 +712,7 @@ NcclCommunicator::bootstrap(std::shared_ptr<CudaDevice> dev, std::shared_ptr<Com
     return Status::error("nccl: rank 0 could not make the NCCL unique id" +
                          (rootError.empty() ? "" : ": " + rootError));
   std::memcpy(id.internal, message, sizeof id.internal);
-  void *comm = nullptr;
+  void *comm = nullptr, *p2pStream = nullptr;
   {
     std::lock_guard<std::mutex> lock(dev->mutex);
     int rc = gCuda.CtxSetCurrent(dev->ctx);
@@ -473,9 +728,18 @@ NcclCommunicator::bootstrap(std::shared_ptr<CudaDevice> dev, std::shared_ptr<Com
                                        "CUDA device ") +
                            std::to_string(dev->ordinal) + ": " +
                            gNccl.GetErrorString(rc));
+    // isend/irecv run on their own stream, apart from the collectives.
+    rc = gCuda.StreamCreate(&p2pStream, ncclabi::kStreamNonBlocking);
+    if (rc) {
+      gNccl.CommDestroy(comm);
+      return Status::error("nccl: cannot make the p2p stream on CUDA device " +
+                           std::to_string(dev->ordinal) + ": " +
+                           cudaErrorString(rc));
+    }
   }
   return std::unique_ptr<Communicator>(std::make_unique<NcclCommunicator>(
-      std::move(dev), std::move(host), comm, rank, size, std::move(worldRanks)));
+      std::move(dev), std::move(host), comm, p2pStream, rank, size,
+      std::move(worldRanks)));
 }
 
 StatusOr<std::unique_ptr<Communicator>> NcclCommunicator::split(int color, int key) {

@@ -21,6 +21,25 @@
 // ncclCommGetAsyncError: an asynchronous NCCL error aborts the communicator
 // (ncclCommAbort) and returns an error; the wait is watched (Watchdog.h).
 //
+// Non-blocking point-to-point (isend/irecv, wait/waitAll/test; untested:
+// written and compiled without a GPU). NCCL has no tags and its send and
+// receive are only safe together: a lone ncclSend of a large message waits
+// for its receiver inside the kernel, and a communicator's kernels run one
+// after another, so two ranks each sending first would deadlock. Hence
+// isend/irecv only record the operation (they never block and launch
+// nothing); the first wait, waitAll or test of any recorded request
+// launches every operation recorded on this communicator so far as one
+// ncclGroupStart/ncclGroupEnd group on the communicator's own p2p stream
+// and records a CUDA event after it; wait then polls that event (and
+// ncclCommGetAsyncError), watched like every call. What this asks of the
+// caller: before waiting, a rank posts every send and receive its peers'
+// corresponding group needs (as Megatron's batch_isend_irecv: post the
+// step's exchange, then waitAll); and between a pair of ranks the messages
+// are matched in posting order, not by tag (tags only name requests in
+// errors). Messages to self are refused. A recorded request destroyed
+// before launch is simply dropped; a launched one is waited for. The
+// blocking send/recv and collectives do not launch recorded operations.
+//
 // Datatypes: f32 f64 f16 bf16 i8 u8 i32 u32 i64 u64 natively; i1 as u8
 // (min/max only); i16/u16 move as 16-bit words and refuse reductions.
 // Avg is ncclAvg (integers: sum then truncating division, as MPI's).

@@ -7,7 +7,12 @@
 //              allGather/broadcast/send/recv of every dtype (f16/bf16 as
 //              bits), a send/recv ring, subgroups (split by parity, by
 //              reversed key, without rank 0, subgroup lists, a split of a
-//              split), and the argument errors; prints
+//              split), the argument errors, and non-blocking
+//              point-to-point (checkP2P: 8 MiB isends to both ring
+//              neighbours before any receive, receives posted out of tag
+//              order, isend + blocking recv, waitAll, test, same-tag
+//              order, messages to self, a count mismatch, a parity
+//              group's ring, the argument errors); prints
 //              "rank R: N checks passed (BACKEND, size S)" or "error: ..."
 //              lines and exits 1
 //   single     as numerics, after checking that a plain process gets the
@@ -16,6 +21,10 @@
 //              enter; they must not return from it
 //   hang       rank 1 sleeps 60 s instead of joining an allReduce
 //   hang-recv  rank 0 receives from rank 1, which sleeps 60 s
+//   hang-irecv rank 0 waits for an irecv (tag 4) from rank 1, which sleeps
+//   kill-p2p   rank 1 kills itself; rank 0 is in a blocking recv from it,
+//              the others have an 8 MiB isend to it in flight and wait
+//              for an irecv (tag 3) from it
 // BACKEND is createCommunicator's name (default auto).
 //
 //===----------------------------------------------------------------------===//
@@ -23,6 +32,7 @@
 #include "runtime/comm/LaunchEnvironment.h"
 
 #include <algorithm>
+#include <climits>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -291,6 +301,220 @@ void checkRing(Communicator &c) {
   }
 }
 
+// Rank `from`'s element i of its message with `tag` (exact in f32).
+float message(int from, int tag, size_t i) {
+  return float(from * 1000 + tag * 100 + int(i % 97));
+}
+
+std::vector<float> messageOf(int from, int tag, size_t count) {
+  std::vector<float> v(count);
+  for (size_t i = 0; i < count; ++i)
+    v[i] = message(from, tag, i);
+  return v;
+}
+
+// 8 MiB: far above Open MPI's eager limit, so a blocking send of it waits
+// for its receiver.
+constexpr size_t kLargeMessage = size_t(2) << 20;
+
+// A request, or an inactive one after a failure (counted).
+P2PRequest expectRequest(StatusOr<P2PRequest> r, const std::string &what) {
+  expectOk(r.status(), what);
+  return r.ok() ? *std::move(r) : P2PRequest();
+}
+
+// Messages to self: the receive may be posted after the send.
+void checkSelfMessages(Communicator &c) {
+  int me = c.rank();
+  std::vector<float> out = messageOf(me, 11, kLargeMessage), in(kLargeMessage, -1);
+  std::vector<P2PRequest> both;
+  both.push_back(
+      expectRequest(c.isend(out.data(), out.size(), DType::F32, me, 11), "isend to self"));
+  both.push_back(
+      expectRequest(c.irecv(in.data(), in.size(), DType::F32, me, 11), "irecv from self"));
+  expectOk(c.waitAll(both), "waitAll of a message to self");
+  expect(in == out, "message to self: wrong values");
+}
+
+// Every rank isends to both neighbours before receiving anything (with
+// blocking sends of 8 MiB this deadlocks) and posts its receives out of
+// tag order: tag 2 (from next) before tag 1 (from prev); with 2 ranks both
+// come from the same peer, so only the tag tells them apart.
+void checkP2PRing(Communicator &c) {
+  int n = c.size(), me = c.rank();
+  int next = (me + 1) % n, prev = (me + n - 1) % n;
+  std::vector<float> toNext = messageOf(me, 1, kLargeMessage),
+                     toPrev = messageOf(me, 2, kLargeMessage);
+  std::vector<float> fromPrev(kLargeMessage, -1), fromNext(kLargeMessage, -1);
+  P2PRequest s1 = expectRequest(c.isend(toNext.data(), kLargeMessage, DType::F32, next, 1),
+                                "ring isend to next");
+  P2PRequest s2 = expectRequest(c.isend(toPrev.data(), kLargeMessage, DType::F32, prev, 2),
+                                "ring isend to prev");
+  P2PRequest r2 = expectRequest(c.irecv(fromNext.data(), kLargeMessage, DType::F32, next, 2),
+                                "ring irecv tag 2");
+  P2PRequest r1 = expectRequest(c.irecv(fromPrev.data(), kLargeMessage, DType::F32, prev, 1),
+                                "ring irecv tag 1");
+  expect(r1.describe() == "irecv from rank " + std::to_string(prev) + " tag 1",
+         "describe: " + r1.describe());
+  // Waited in yet another order.
+  expectOk(c.wait(r1), "ring wait tag 1");
+  expectOk(c.wait(r2), "ring wait tag 2");
+  expectOk(c.wait(s2), "ring wait isend to prev");
+  expectOk(c.wait(s1), "ring wait isend to next");
+  expect(!r1.active() && !r2.active() && !s1.active() && !s2.active(),
+         "ring requests still active after wait");
+  expect(fromPrev == messageOf(prev, 1, kLargeMessage), "ring: wrong message from prev (tag 1)");
+  expect(fromNext == messageOf(next, 2, kLargeMessage), "ring: wrong message from next (tag 2)");
+
+  // isend, then the blocking recv (tag 0): the pipeline's "send on, then
+  // wait for what comes in".
+  std::vector<float> in(kLargeMessage, -1);
+  P2PRequest s0 = expectRequest(c.isend(toNext.data(), kLargeMessage, DType::F32, next, 0),
+                                "isend tag 0");
+  expectOk(c.recv(in.data(), kLargeMessage, DType::F32, prev), "blocking recv after isend");
+  expectOk(c.wait(s0), "wait isend tag 0");
+  expect(in == messageOf(prev, 1, kLargeMessage), "isend + blocking recv: wrong values");
+
+  // Receives posted first, then the sends; waitAll.
+  std::vector<float> a(1000, -1), b(1000, -1);
+  std::vector<float> outA = messageOf(me, 3, 1000), outB = messageOf(me, 4, 1000);
+  std::vector<P2PRequest> all;
+  all.push_back(expectRequest(c.irecv(a.data(), 1000, DType::F32, prev, 3), "irecv tag 3"));
+  all.push_back(expectRequest(c.irecv(b.data(), 1000, DType::F32, next, 4), "irecv tag 4"));
+  all.push_back(expectRequest(c.isend(outA.data(), 1000, DType::F32, next, 3), "isend tag 3"));
+  all.push_back(expectRequest(c.isend(outB.data(), 1000, DType::F32, prev, 4), "isend tag 4"));
+  expectOk(c.waitAll(all), "waitAll");
+  expect(a == messageOf(prev, 3, 1000) && b == messageOf(next, 4, 1000), "waitAll: wrong values");
+
+  // Two messages with one tag arrive in sending order; test polls.
+  std::vector<float> first(kLargeMessage, -1), second(5, -1);
+  std::vector<float> outFirst = messageOf(me, 6, kLargeMessage), outSecond = messageOf(me, 7, 5);
+  P2PRequest f = expectRequest(c.isend(outFirst.data(), kLargeMessage, DType::F32, next, 6),
+                               "isend tag 6 (first)");
+  P2PRequest g = expectRequest(c.isend(outSecond.data(), 5, DType::F32, next, 6),
+                               "isend tag 6 (second)");
+  P2PRequest rf = expectRequest(c.irecv(first.data(), kLargeMessage, DType::F32, prev, 6),
+                                "irecv tag 6 (first)");
+  P2PRequest rg = expectRequest(c.irecv(second.data(), 5, DType::F32, prev, 6),
+                                "irecv tag 6 (second)");
+  bool done = false;
+  while (!done) {
+    StatusOr<bool> t = c.test(rg);
+    if (!t.ok())
+      expectOk(t.status(), "test"); // counted once, not per poll
+    done = !t.ok() || *t;
+  }
+  expect(!rg.active(), "test said done but the request is still active");
+  std::vector<P2PRequest> rest;
+  rest.push_back(std::move(rf));
+  rest.push_back(std::move(f));
+  rest.push_back(std::move(g));
+  expectOk(c.waitAll(rest), "waitAll tag 6");
+  expect(first == messageOf(prev, 6, kLargeMessage) && second == messageOf(prev, 7, 5),
+         "same-tag messages out of sending order");
+  StatusOr<bool> again = c.test(rg);
+  expect(again.ok() && *again, "test of a completed request");
+
+  // Requests dropped unwaited: a receive nothing was sent to is cancelled
+  // (the next tag-13 message goes to a later receive), a send completes
+  // (its receiver was posted before it).
+  int32_t never = -1, later = -1, out13 = me;
+  {
+    P2PRequest dropped = expectRequest(c.irecv(&never, 1, DType::I32, prev, 13), "irecv to drop");
+  }
+  std::vector<float> got14(kLargeMessage, -1);
+  P2PRequest r14 = expectRequest(c.irecv(got14.data(), kLargeMessage, DType::F32, prev, 14),
+                                 "irecv tag 14");
+  expectOk(c.barrier(), "barrier before the dropped isend");
+  {
+    P2PRequest dropped =
+        expectRequest(c.isend(toNext.data(), kLargeMessage, DType::F32, next, 14), "isend to drop");
+  }
+  P2PRequest s13 = expectRequest(c.isend(&out13, 1, DType::I32, next, 13), "isend tag 13");
+  P2PRequest r13 = expectRequest(c.irecv(&later, 1, DType::I32, prev, 13), "irecv tag 13");
+  expectOk(c.wait(r14), "wait irecv tag 14");
+  expectOk(c.wait(r13), "wait irecv tag 13");
+  expectOk(c.wait(s13), "wait isend tag 13");
+  expect(got14 == messageOf(prev, 1, kLargeMessage), "dropped isend: wrong values");
+  expect(never == -1 && later == prev, "a dropped irecv still received");
+}
+
+void checkP2PErrors(Communicator &c) {
+  int n = c.size(), me = c.rank();
+  float x[4] = {0, 0, 0, 0};
+  expectError(c.isend(x, 1, DType::F32, n, 0).status(),
+              "isend: peer rank " + std::to_string(n) + " is not in a communicator of size",
+              "isend to rank n");
+  expectError(c.irecv(x, 1, DType::F32, 0, -3).status(), "irecv with rank 0: tag -3 is outside 0..",
+              "irecv tag -3");
+  expect(c.maxTag() >= 32767, "maxTag " + std::to_string(c.maxTag()));
+  if (c.maxTag() < INT_MAX)
+    expectError(c.isend(x, 1, DType::F32, 0, c.maxTag() + 1).status(), "is outside 0..",
+                "isend above maxTag");
+  if (n < 2)
+    return;
+  // A shorter message than the receive expects.
+  if (me == 0) {
+    int32_t three[3] = {1, 2, 3};
+    P2PRequest s = expectRequest(c.isend(three, 3, DType::I32, 1, 9), "short isend");
+    expectOk(c.wait(s), "short isend wait");
+  } else if (me == 1) {
+    int32_t four[4];
+    P2PRequest r = expectRequest(c.irecv(four, 4, DType::I32, 0, 9), "short irecv");
+    expectError(c.wait(r), "irecv from rank 0 tag 9: got 3 i32 elements, expected 4",
+                "short irecv wait");
+    expect(!r.active(), "a failed wait leaves the request active");
+  }
+  // A request is completed by the communicator that made it.
+  std::unique_ptr<Communicator> copy = expectGroup(c.split(0, me), "split for p2p ownership");
+  if (copy) {
+    int peer = (me + 1) % n, from = (me + n - 1) % n;
+    int32_t out = me, in = -1;
+    P2PRequest r = expectRequest(c.irecv(&in, 1, DType::I32, from, 12), "irecv tag 12");
+    expectError(copy->wait(r),
+                "wait: irecv from rank " + std::to_string(from) +
+                    " tag 12 was made by another communicator",
+                "wait on another communicator");
+    expect(r.active(), "a refused wait completed the request");
+    // The split matches its own messages: a tag 12 there is not this one.
+    int32_t decoy = -7, got = -1;
+    P2PRequest d = expectRequest(copy->isend(&decoy, 1, DType::I32, peer, 12), "split isend");
+    P2PRequest dr = expectRequest(copy->irecv(&got, 1, DType::I32, from, 12), "split irecv");
+    P2PRequest s = expectRequest(c.isend(&out, 1, DType::I32, peer, 12), "isend tag 12");
+    expectOk(c.wait(r), "wait irecv tag 12");
+    expectOk(c.wait(s), "wait isend tag 12");
+    expectOk(copy->wait(dr), "split wait irecv");
+    expectOk(copy->wait(d), "split wait isend");
+    expect(in == from && got == -7, "messages crossed communicators");
+  }
+}
+
+// A ring inside the parity groups (ranks of the group, not the world).
+void checkP2PInGroup(Communicator &world) {
+  int me = world.rank();
+  std::unique_ptr<Communicator> g = expectGroup(world.split(me % 2, me), "p2p parity split");
+  if (!g || g->size() < 2)
+    return;
+  int n = g->size(), r = g->rank();
+  int next = (r + 1) % n, prev = (r + n - 1) % n;
+  // World rank of group rank k: parity + 2k.
+  std::vector<float> out = messageOf(me, 5, 1000), in(1000, -1);
+  std::vector<P2PRequest> both;
+  both.push_back(expectRequest(g->isend(out.data(), 1000, DType::F32, next, 5), "group isend"));
+  both.push_back(expectRequest(g->irecv(in.data(), 1000, DType::F32, prev, 5), "group irecv"));
+  expectOk(g->waitAll(both), "group waitAll");
+  expect(in == messageOf(me % 2 + 2 * prev, 5, 1000), "group ring: wrong values");
+}
+
+void checkP2P(Communicator &c) {
+  checkSelfMessages(c);
+  checkP2PErrors(c);
+  if (c.size() < 2)
+    return;
+  checkP2PRing(c);
+  checkP2PInGroup(c);
+}
+
 void checkErrors(Communicator &c) {
   int n = c.size(), me = c.rank();
   float x[4] = {0, 0, 0, 0};
@@ -434,6 +658,7 @@ int numerics(const std::string &backend, const char *expectBackend) {
   checkErrors(*comm);
   checkGroups(*comm);
   checkLarge(*comm);
+  checkP2P(*comm);
   expectOk(comm->barrier(), "final barrier");
   if (gFailures) {
     std::fprintf(stderr, "error: rank %d: %d of %d checks failed\n", gRank,
@@ -445,7 +670,8 @@ int numerics(const std::string &backend, const char *expectBackend) {
   return 0;
 }
 
-// kill / hang / hang-recv: rank 1 does not take part.
+// kill / hang / hang-recv / hang-irecv / kill-p2p: rank 1 does not take
+// part.
 int lostPeer(const std::string &mode) {
   StatusOr<std::unique_ptr<Communicator>> created = createCommunicator("auto");
   if (!created.ok()) {
@@ -460,7 +686,7 @@ int lostPeer(const std::string &mode) {
   }
   std::fprintf(stderr, "rank %d: pid %d ready\n", me, int(::getpid()));
   if (me == 1) {
-    if (mode == "kill")
+    if (mode == "kill" || mode == "kill-p2p")
       std::raise(SIGKILL);
     ::sleep(60);
     return 0;
@@ -472,6 +698,24 @@ int lostPeer(const std::string &mode) {
       s = comm->recv(&y, 1, DType::F32, 1);
     else
       ::sleep(60);
+  } else if (mode == "hang-irecv") {
+    if (me == 0) {
+      StatusOr<P2PRequest> r = comm->irecv(&y, 1, DType::F32, 1, 4);
+      s = r.ok() ? comm->wait(*r) : Status(r.status());
+    } else {
+      ::sleep(60);
+    }
+  } else if (mode == "kill-p2p") {
+    if (me == 0) {
+      s = comm->recv(&y, 1, DType::F32, 1);
+    } else {
+      std::vector<float> big(kLargeMessage, 1.f);
+      StatusOr<P2PRequest> send = comm->isend(big.data(), big.size(), DType::F32, 1, 2);
+      StatusOr<P2PRequest> r = comm->irecv(&y, 1, DType::F32, 1, 3);
+      s = !send.ok() ? Status(send.status())
+          : r.ok()   ? comm->wait(*r)
+                     : Status(r.status());
+    }
   } else {
     s = comm->allReduce(&x, &y, 1, DType::F32, ReduceOp::Sum);
   }
@@ -501,10 +745,11 @@ int main(int argc, char **argv) {
     }
     return numerics("auto", "single");
   }
-  if (mode == "kill" || mode == "hang" || mode == "hang-recv")
+  if (mode == "kill" || mode == "hang" || mode == "hang-recv" ||
+      mode == "hang-irecv" || mode == "kill-p2p")
     return lostPeer(mode);
-  std::fprintf(stderr, "usage: %s numerics|single|kill|hang|hang-recv "
-                       "[auto|single|mpi|nccl]\n",
+  std::fprintf(stderr, "usage: %s numerics|single|kill|hang|hang-recv|"
+                       "hang-irecv|kill-p2p [auto|single|mpi|nccl]\n",
                argv[0]);
   return 2;
 }

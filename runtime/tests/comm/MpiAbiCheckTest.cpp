@@ -36,6 +36,8 @@ static_assert(sizeof(MPI_Comm) == sizeof(mabi::Handle));
 static_assert(sizeof(MPI_Datatype) == sizeof(mabi::Handle));
 static_assert(sizeof(MPI_Op) == sizeof(mabi::Handle));
 static_assert(sizeof(MPI_Errhandler) == sizeof(mabi::Handle));
+static_assert(sizeof(MPI_Request) == sizeof(mabi::Handle));
+static_assert(mabi::kTagUbKeyval == MPI_TAG_UB);
 
 #undef OMPI_PREDEFINED_GLOBAL
 #define OMPI_PREDEFINED_GLOBAL(type, global) #global

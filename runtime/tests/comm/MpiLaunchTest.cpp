@@ -2,9 +2,13 @@
 //
 // Runs trc-communicator-check (CommunicatorCheck.cpp) as real processes:
 // under `mpirun --oversubscribe -np 2` and `-np 4` every collective's
-// numerics must hold on every rank; a rank killed before a collective, a
-// rank that never joins one, and a receive from a sleeping rank must end
-// the run within 60 s with an error naming the lost rank; alone (no
+// numerics and the non-blocking point-to-point scenarios (an 8 MiB isend
+// ring that blocking sends would deadlock, receives posted out of tag
+// order, ...) must hold on every rank; a rank killed before a collective
+// or while others receive from it (blocking or isend/irecv), a rank that
+// never joins one, and a (blocking or non-blocking) receive from a
+// sleeping rank must end the run within 60 s with an error naming the
+// lost rank; alone (no
 // launcher) the program must get world size 1. trc-tensor-parallel-check
 // (TensorParallelCheck.cpp) checks a tensor-parallel run's groups and
 // logical tensors on 4 ranks. Skipped, with a message,
@@ -283,4 +287,48 @@ TEST_F(MpiLaunch, ReceiveTimesOutNamingThePeer) {
                                   "waiting for rank 1 (not responding; this "
                                   "is rank 0 of 2)"))
       << r.output;
+}
+
+TEST_F(MpiLaunch, NonBlockingReceiveTimesOutNamingThePeerAndTag) {
+  RunResult r = run(mpirun(2, "hang-irecv"),
+                    baseEnv({{"TRC_COLLECTIVE_TIMEOUT_S", "1"}}), 90);
+  EXPECT_NE(r.exitCode, 0) << r.output;
+  EXPECT_LT(r.seconds, 30) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("error: irecv tag 4 from rank 1 timed out after 1 s "
+                                  "waiting for rank 1 (not responding; this "
+                                  "is rank 0 of 2)"))
+      << r.output;
+}
+
+TEST_F(MpiLaunch, KilledPeerEndsPointToPointWaits) {
+  // Rank 1 dies by SIGKILL while rank 0 is in a blocking recv from it and
+  // ranks 2, 3 wait for an irecv from it (an 8 MiB isend to it in flight).
+  RunResult r = run(mpirun(4, "kill-p2p"), baseEnv(), 90);
+  EXPECT_NE(r.exitCode, 0) << r.output;
+  EXPECT_FALSE(r.timedOut) << r.output;
+  EXPECT_LT(r.seconds, 60) << r.output;
+  EXPECT_THAT(r.output, AnyOf(HasSubstr("process rank 1 with PID"),
+                              HasSubstr("error: rank 1 (pid")));
+  EXPECT_THAT(r.output, Not(HasSubstr("the call returned without rank 1")))
+      << r.output;
+}
+
+TEST_F(MpiLaunch, KilledPeerIsNamedByTheWatchdogInPointToPointWaits) {
+  // Under --enable-recovery only the watchdog stops the survivors: waiting
+  // in MPI_Wait (irecv) is watched like the blocking recv, and each names
+  // rank 1, the peer it waited for.
+  std::vector<std::string> argv = mpirun(4, "kill-p2p");
+  argv.insert(argv.begin() + 1, "--enable-recovery");
+  RunResult r = run(argv, baseEnv(), 90);
+  EXPECT_FALSE(r.timedOut) << r.output;
+  EXPECT_LT(r.seconds, 60) << r.output;
+  std::string gone = ") is gone (exited or was killed) while rank ";
+  EXPECT_THAT(r.output, HasSubstr("error: rank 1 (pid ")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(gone + "0 waited in recv from rank 1\n")) << r.output;
+  for (int survivor : {2, 3})
+    EXPECT_THAT(r.output, HasSubstr(gone + std::to_string(survivor) +
+                                    " waited in irecv tag 3 from rank 1\n"))
+        << "rank " << survivor << "\n"
+        << r.output;
+  EXPECT_THAT(r.output, Not(HasSubstr("error: rank 0 (pid"))) << r.output;
 }

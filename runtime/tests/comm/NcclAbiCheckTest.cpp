@@ -41,5 +41,6 @@ static_assert(nabi::kCudaSuccess == CUDA_SUCCESS);
 static_assert(nabi::kCudaErrorNoDevice == CUDA_ERROR_NO_DEVICE);
 static_assert(nabi::kCudaErrorNotReady == CUDA_ERROR_NOT_READY);
 static_assert(nabi::kStreamNonBlocking == CU_STREAM_NON_BLOCKING);
+static_assert(nabi::kEventDisableTiming == CU_EVENT_DISABLE_TIMING);
 
 TEST(NcclAbi, MatchesHeaders) { SUCCEED() << "checked at compile time"; }

@@ -235,6 +235,35 @@ TEST_F(WatchdogDeath, ZombiePeerIsLost) {
       "killed\\) while rank 0 waited in send to rank 1");
 }
 
+TEST_F(WatchdogDeath, AwaitedPeerIsNamedFirst) {
+  // Ranks 1 and 2 are both gone; the receive waits for rank 2, so rank 2
+  // is named (not the lowest lost rank).
+  EXPECT_EXIT(
+      {
+        pid_t one = startSleeper();
+        pid_t two = startSleeper();
+        Watchdog dog;
+        dog.setPollSeconds(0.02);
+        dog.setTimeout(0);
+        std::vector<PeerProcess> peers = peersWith(3, 1, one);
+        peers[2] = peers[1];
+        peers[2].pid = two;
+        dog.setPeers(0, 3, peers);
+        ::kill(one, SIGKILL);
+        ::kill(two, SIGKILL);
+        ::waitpid(one, nullptr, 0);
+        ::waitpid(two, nullptr, 0);
+        WatchedCall call;
+        call.what = "irecv tag 3 from";
+        call.peer = 2;
+        auto guard = dog.watch(call);
+        sleepSeconds(30);
+      },
+      ::testing::ExitedWithCode(1),
+      "^error: rank 2 \\(pid [0-9]+ on host .*\\) is gone \\(exited or was "
+      "killed\\) while rank 0 waited in irecv tag 3 from rank 2\n$");
+}
+
 TEST_F(WatchdogDeath, ReusedPidIsLost) {
   EXPECT_EXIT(
       {
