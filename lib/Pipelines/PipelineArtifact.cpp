@@ -51,6 +51,8 @@ LogicalResult compilePipelineArtifact(ModuleOp module, const CompileOptions &opt
       std::string folder = "stage" + std::to_string(s) + "/" + kind;
       llvm::SmallString<256> out(outPath);
       llvm::sys::path::append(out, folder);
+      if (auto ec = llvm::sys::fs::create_directories(llvm::sys::path::parent_path(out)))
+        return fail("cannot create " + llvm::sys::path::parent_path(out) + ": " + ec.message());
       OwningOpRef<ModuleOp> copy = module.clone();
       CompileOptions programOptions = options;
       programOptions.entry = entry;

@@ -12,7 +12,8 @@
 //   another stage's forward value read by a backward op: received by this
 //     stage's forward program, then stashed.
 // Constants and values that depend on no parameter are cloned into every
-// program that reads them. @main_grad and @main are erased.
+// program that reads them. @main_grad is erased (@main stays, as after
+// trc-autodiff).
 // Preconditions: trc-pipeline-stages and trc-autodiff have run (nothing
 // between them that adds unstaged ops reading staged values).
 //
@@ -286,8 +287,6 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
     buildGradientFunctions(gradients, lowestStage);
     module->setAttr("trc.pipeline_transfers", b.getArrayAttr(transfers));
     grad.erase();
-    if (auto main = module.lookupSymbol<func::FuncOp>("main"))
-      main.erase();
   }
 
   /// @stage<s>_grads(params..., grad_accum...) -> accumulated gradients,

@@ -52,6 +52,13 @@ struct TensorParallelBuild {
   bool sequenceParallel = false; // activations split along the sequence too
 };
 
+/// The step split into pipeline stages (trc-pipeline-stages/-split): `stages`
+/// ranks x `chunks` model chunks each.
+struct PipelineBuild {
+  int stages = 1;
+  int chunks = 1;
+};
+
 /// How the training step is built from the imported forward graph: the
 /// typed form of trc-opt's --trc-training-pipeline options.
 struct TrainingBuild {
@@ -64,6 +71,7 @@ struct TrainingBuild {
   std::string tokenInput;        // graph input of the token ids
   std::optional<DataParallelBuild> dataParallel; // none: one process
   std::optional<TensorParallelBuild> tensorParallel; // none: tensor degree 1
+  std::optional<PipelineBuild> pipeline; // none: one stage
   bool initWeights = false;      // weights=init: trainable params from their recipes
   uint64_t initSeed = 0;         // weights=init's seed=
 };

@@ -24,6 +24,7 @@
 #include "runtime/train/DistributedRun.h"
 #include "runtime/train/LossScaler.h"
 #include "runtime/train/Metrics.h"
+#include "runtime/train/PipelineExecutor.h"
 #include "runtime/train/RunProfile.h"
 #include "runtime/train/TrainerSettings.h"
 #include "runtime/train/TrainingArtifact.h"
@@ -185,10 +186,11 @@ Status checkRunnable(const ParallelPlan &plan) {
                          "plans (ddp, zero_stage, sharded_data_parallel_degree, "
                          "hybrid_shard_degree, tensor_parallel_degree, sequence_parallel)");
   };
-  if (plan.pipelineDegree > 1)
-    return notYet("pipeline_parallel_degree", "pipeline parallelism");
-  if (plan.microbatches > 1)
-    return notYet("microbatches", "pipelined microbatches (use --grad-accum)");
+  if (plan.pipelineDegree == 1 && plan.microbatches > 1)
+    return notYet("microbatches", "microbatches without pipeline stages (use --grad-accum)");
+  if (plan.pipelineDegree > 1 && (plan.tensorDegree > 1 || plan.dataDegree() > 1))
+    return notYet("pipeline_parallel_degree",
+                  "pipeline stages combined with tensor or data parallelism");
   if (plan.recompute != "none")
     return notYet("recompute", "activation recomputation");
   if (plan.offloadActivations)
@@ -209,6 +211,27 @@ Status checkTensorDegree(const Manifest &manifest, int degree, const std::string
                            std::to_string(slot.split.degree) + " (" + slotKindName(slot.kind) +
                            " '" + percentEncode(slot.name) + "' is split over " +
                            std::to_string(slot.split.degree) + " ranks)");
+  return Status::success();
+}
+
+/// What a pipeline-parallel run does not do yet, refused by flag or key.
+Status checkPipelineOptions(const TrainerOptions &o, const ParallelPlan &plan) {
+  auto refuse = [](const std::string &what) {
+    return Status::error(what + " is not available with 'pipeline_parallel_degree' yet");
+  };
+  if (o.gradAccum > 1)
+    return refuse("--grad-accum (use the key 'microbatches')");
+  if (o.resume || !o.checkpointDir.empty())
+    return refuse("checkpoints (--checkpoint-dir, --resume)");
+  if (!o.exportOnnx.empty())
+    return refuse("--export-onnx");
+  if (!o.saveArtifact.empty() || isSavedStep(o.model))
+    return refuse("a saved training step (--save-artifact, or a step folder as the model)");
+  if (o.precision != "fp32")
+    return refuse("--precision " + o.precision);
+  if (o.batchSize % plan.microbatches != 0)
+    return Status::error("--config: key 'microbatches': " + std::to_string(plan.microbatches) +
+                         " does not divide --batch-size " + std::to_string(o.batchSize));
   return Status::success();
 }
 
@@ -233,6 +256,8 @@ private:
   Status zeroState();
   Status resume();
   StatusOr<StepResult> runStep(int64_t step);
+  Status openPipeline();
+  Status runPipelineStep(int64_t step, double &loss, double &gradNorm);
   Status checkpoint(int64_t step);
 
   RunSettings &run_;
@@ -248,6 +273,8 @@ private:
   TemporaryArtifact removeTemporary_;
   std::unique_ptr<Artifact> artifact_;
   std::unique_ptr<Session> session_;
+  // Pipeline parallelism: the stage programs instead of one session.
+  std::unique_ptr<PipelineExecutor> pipeline_;
   std::vector<const Slot *> stateSlots_;
   bool lossScaling_ = false, dropout_ = false;
   LossScaler scaler_;
@@ -347,12 +374,15 @@ Status TrainingJob::prepare() {
   // (the ranks of a tensor group take the same rows); each micro-step
   // takes 1/grad-accum of those.
   rankRows_ = o_.batchSize / dist_.dataDegree();
-  microRows_ = rankRows_ / o_.gradAccum;
+  microRows_ = rankRows_ / (dist_.pipelineDegree() > 1 ? dist_.config().microbatches
+                                                       : o_.gradAccum);
   if (Status s = getStep(vocab); !s)
     return s;
   if (vocab > 0)
     if (Status s = openData(vocab); !s)
       return s;
+  if (isPipelineArtifact(artifactDir_))
+    return openPipeline();
   StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::load(artifactDir_, backend_->target());
   if (!artifact.ok())
     return artifact.status();
@@ -388,6 +418,72 @@ Status TrainingJob::prepare() {
       return metrics.status();
     metrics_ = *std::move(metrics);
   }
+  return Status::success();
+}
+
+/// The stage programs this rank holds and the schedule it runs.
+Status TrainingJob::openPipeline() {
+  const ParallelPlan &plan = dist_.config();
+  StatusOr<ScheduleKind> kind = parseScheduleKind(plan.pipelineSchedule);
+  if (!kind.ok())
+    return Status(kind.status()).withPrefix("--config: ");
+  ScheduleShape shape;
+  shape.ranks = dist_.pipelineDegree();
+  shape.microbatches = plan.microbatches;
+  shape.chunks = plan.virtualStages;
+  shape.activeMicrobatches = plan.activeMicrobatches;
+  StatusOr<PipelineSchedule> schedule = makeSchedule(*kind, shape);
+  if (!schedule.ok())
+    return Status(schedule.status()).withPrefix("--config: ");
+  if (Status s = checkSchedule(*schedule); !s)
+    return s;
+  StatusOr<std::unique_ptr<PipelineExecutor>> opened =
+      PipelineExecutor::open(artifactDir_, *backend_, dist_.pipelineGroup(), *std::move(schedule));
+  if (!opened.ok())
+    return opened.status();
+  pipeline_ = *std::move(opened);
+  if (dist_.isRoot())
+    std::fprintf(stderr, "trc-run: %d pipeline stage%s, %s schedule, %d microbatches of %lld rows\n",
+                 dist_.pipelineDegree() * plan.virtualStages,
+                 dist_.pipelineDegree() * plan.virtualStages == 1 ? "" : "s",
+                 plan.pipelineSchedule.c_str(), plan.microbatches,
+                 static_cast<long long>(microRows_));
+  if (Status s = allocateStepBuffers(); !s)
+    return s;
+  if (!o_.metricsPath.empty() && dist_.isRoot()) {
+    StatusOr<std::unique_ptr<MetricsWriter>> metrics = MetricsWriter::create(o_.metricsPath);
+    if (!metrics.ok())
+      return metrics.status();
+    metrics_ = *std::move(metrics);
+  }
+  return Status::success();
+}
+
+/// One optimizer step through the pipeline: microbatch m takes rows
+/// [m*B/M, (m+1)*B/M) of the global batch (the loss and gradients are the
+/// mean over the microbatches, as one device computes over the batch).
+Status TrainingJob::runPipelineStep(int64_t step, double &loss, double &gradNorm) {
+  const int64_t seq = o_.seqLen;
+  auto feed = [&](Session &session, int microbatch) -> Status {
+    for (auto [name, full, part] :
+         {std::tuple{&run_.inputsName, &inputs_, &microInputs_},
+          std::tuple{&run_.targetsName, &targets_, &microTargets_}}) {
+      if (!session.manifest().find(SlotKind::Input, *name))
+        continue;
+      std::memcpy(part->data(),
+                  static_cast<const int64_t *>(full->data()) + size_t(microbatch * microRows_ * seq),
+                  size_t(microRows_ * seq) * sizeof(int64_t));
+      if (Status s = session.setInput(*name, *part); !s)
+        return s;
+    }
+    return Status::success();
+  };
+  StatusOr<PipelineStepResult> result =
+      pipeline_->runStep(feed, float(run_.schedule.at(step)), float(step + 1));
+  if (!result.ok())
+    return result.status();
+  loss = result->loss;
+  gradNorm = result->gradNorm;
   return Status::success();
 }
 
@@ -474,6 +570,19 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
     return s;
   dataPhase.end();
   double rate = run_.schedule.at(step);
+  if (pipeline_) {
+    StepResult result;
+    result.step = step + 1;
+    result.learningRate = rate;
+    if (Status s = runPipelineStep(step, result.loss, result.gradNorm); !s)
+      return s;
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count();
+    result.stepTimeMs = ms;
+    result.tokensPerSecond = double(o_.batchSize * seq) / (ms / 1000.0);
+    return result;
+  }
   setScalar(lr_, rate);
   setScalar(stepCount_, double(step + 1));
   setScalar(lossScale_, scaler_.scale);
@@ -679,8 +788,14 @@ Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
                                   : "world size (") +
         std::to_string(dataRanks) + ") times --grad-accum (" + std::to_string(options.gradAccum) +
         ")");
-  if (dist->dataParallel())
+  const ParallelPlan &plan = dist->config();
+  if (plan.pipelineDegree > 1) {
+    if (Status s = checkPipelineOptions(options, plan); !s)
+      return s;
+    run.build.pipeline = PipelineBuild{plan.pipelineDegree, plan.virtualStages};
+  } else if (dist->dataParallel()) {
     run.build.dataParallel = dist->dataParallelBuild();
+  }
   if (dist->config().tensorDegree > 1)
     run.build.tensorParallel =
         TensorParallelBuild{dist->config().tensorDegree, dist->config().sequenceParallel};

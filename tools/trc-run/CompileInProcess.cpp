@@ -37,6 +37,12 @@ bool trainingPipeline(const rt::TrainingBuild &build, TrainingPipelineOptions &o
     tp.sequenceParallel = build.tensorParallel->sequenceParallel;
     o.tensorParallel = tp;
   }
+  if (build.pipeline) {
+    PipelineStagesOptions pp;
+    pp.stages = build.pipeline->stages;
+    pp.virtualStages = build.pipeline->chunks;
+    o.pipeline = pp;
+  }
   if (build.dataParallel) {
     DataParallelOptions dp;
     dp.zeroStage = build.dataParallel->zeroStage;
@@ -141,7 +147,8 @@ bool compile(const std::string &model,
   CompileOptions compile;
   compile.target = target;
   if (training) {
-    compile.entry = "train_step";
+    // A pipeline-split step compiles into a folder of stage programs.
+    compile.entry = training->pipeline ? "main" : "train_step";
     if (training->initWeights) {
       compile.weights = "init";
       compile.seed = training->initSeed;

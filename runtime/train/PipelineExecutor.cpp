@@ -1,0 +1,448 @@
+//===- PipelineExecutor.cpp - runs a pipeline schedule's table -------------===//
+//
+// See PipelineExecutor.h.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/train/PipelineExecutor.h"
+#include "trc/Abi/SlotNames.h"
+
+#include "runtime/formats/Manifest.h"
+#include "runtime/support/Names.h"
+#include "runtime/support/Parse.h"
+#include "runtime/support/Profiler.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace trc::rt {
+
+namespace {
+
+constexpr char kIndexFile[] = "pipeline.trc";
+
+bool startsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+std::string stageFolder(const std::string &dir, int stage, const char *program) {
+  return dir + "/stage" + std::to_string(stage) + "/" + program;
+}
+
+Status setScalar(HostTensor &t, float value) {
+  if (!t.data())
+    if (Status s = t.allocate(DType::F32, {}); !s)
+      return s;
+  *static_cast<float *>(t.data()) = value;
+  return Status::success();
+}
+
+} // namespace
+
+bool isPipelineArtifact(const std::string &dir) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(dir + "/" + kIndexFile, ec);
+}
+
+StatusOr<PipelineIndex> readPipelineIndex(const std::string &dir) {
+  std::string path = dir + "/" + kIndexFile;
+  std::ifstream in(path);
+  if (!in)
+    return Status::error(path + ": cannot read");
+  PipelineIndex index;
+  std::string line;
+  int number = 0;
+  bool ended = false, headed = false;
+  while (std::getline(in, line)) {
+    ++number;
+    std::istringstream fields(line);
+    std::string key;
+    fields >> key;
+    auto bad = [&] {
+      return Status::error(path + ":" + std::to_string(number) + ": bad record '" + line + "'");
+    };
+    if (key == "trc-pipeline") {
+      int version = 0;
+      if (!(fields >> version) || version != 1)
+        return bad();
+      headed = true;
+    } else if (key == "ranks") {
+      if (!(fields >> index.ranks) || index.ranks < 1)
+        return bad();
+    } else if (key == "chunks") {
+      if (!(fields >> index.chunks) || index.chunks < 1)
+        return bad();
+    } else if (key == "program") {
+      continue; // the folders follow from the stage and the program's name
+    } else if (key == "transfer") {
+      PipelineIndex::Transfer t;
+      std::string phase;
+      if (!(fields >> t.id >> phase >> t.from >> t.to) ||
+          (phase != "forward" && phase != "backward"))
+        return bad();
+      t.backward = phase == "backward";
+      index.transfers.push_back(t);
+    } else if (key == "end") {
+      ended = true;
+      break;
+    } else if (!key.empty()) {
+      return bad();
+    }
+  }
+  if (!headed || !ended)
+    return Status::error(path + ": not a complete pipeline index (trc-pipeline 1 ... end)");
+  for (const auto &t : index.transfers)
+    if (t.from < 0 || t.to < 0 || t.from >= index.stages() || t.to >= index.stages())
+      return Status::error(path + ": transfer " + t.id + " names a stage outside 0.." +
+                           std::to_string(index.stages() - 1));
+  return index;
+}
+
+StatusOr<std::unique_ptr<PipelineExecutor>>
+PipelineExecutor::open(const std::string &dir, Backend &backend, Communicator &pipeline,
+                       PipelineSchedule schedule) {
+  StatusOr<PipelineIndex> index = readPipelineIndex(dir);
+  if (!index.ok())
+    return index.status();
+  if (index->ranks != pipeline.size() || index->chunks != schedule.shape.chunks ||
+      schedule.shape.ranks != pipeline.size())
+    return Status::error(dir + ": the step was compiled for " + std::to_string(index->ranks) +
+                         " pipeline ranks x " + std::to_string(index->chunks) +
+                         " chunks; this run has " + std::to_string(pipeline.size()) + " x " +
+                         std::to_string(schedule.shape.chunks) +
+                         " (key 'pipeline_parallel_degree' / 'virtual_stages')");
+  if (schedule.splitsWeights)
+    return Status::error("key 'pipeline_schedule': " + std::string(scheduleName(schedule.kind)) +
+                         " splits the backward into input and weight gradients, which the "
+                         "compiled stages do not yet (use gpipe, 1f1b or interleaved_1f1b)");
+  std::unique_ptr<PipelineExecutor> ex(new PipelineExecutor(backend, pipeline, std::move(schedule)));
+  ex->dir_ = dir;
+  ex->index_ = *std::move(index);
+  for (size_t i = 0; i < ex->index_.transfers.size(); ++i)
+    ex->transferOrdinal_[ex->index_.transfers[i].id] = i;
+  const int64_t messages =
+      int64_t(ex->index_.transfers.size()) * ex->schedule_.shape.microbatches;
+  if (messages > pipeline.maxTag())
+    return Status::error("the pipeline exchanges " + std::to_string(messages) +
+                         " messages per step, more than the communicator's tags (" +
+                         std::to_string(pipeline.maxTag()) + ")");
+  for (int s = pipeline.rank(); s < ex->index_.stages(); s += ex->index_.ranks) {
+    StageSessions st;
+    st.stage = s;
+    auto load = [&](const char *program, std::unique_ptr<Artifact> &artifact,
+                    std::unique_ptr<Session> &session,
+                    std::vector<const Session *> shareWith) -> Status {
+      StatusOr<std::unique_ptr<Artifact>> a =
+          Artifact::load(stageFolder(dir, s, program), backend.target());
+      if (!a.ok())
+        return a.status();
+      artifact = *std::move(a);
+      StatusOr<std::unique_ptr<Session>> made = Session::create(*artifact, backend, 0, 0, shareWith);
+      if (!made.ok())
+        return Status(made.status()).withPrefix("stage " + std::to_string(s) + " " + program + ": ");
+      session = *std::move(made);
+      return Status::success();
+    };
+    // The forward program owns the parameters, the backward program the
+    // gradient accumulators, the apply program the optimizer state.
+    if (Status e = load("forward", st.forwardArtifact, st.forward, {}); !e)
+      return e;
+    if (Status e = load("backward", st.backwardArtifact, st.backward, {st.forward.get()}); !e)
+      return e;
+    if (Status e = load("apply", st.applyArtifact, st.apply,
+                        {st.forward.get(), st.backward.get()});
+        !e)
+      return e;
+    ex->stages_.push_back(std::move(st));
+  }
+  if (Status s = ex->findTiedGradients(); !s)
+    return s;
+  if (Status s = ex->zeroInputs(); !s)
+    return s;
+  return ex;
+}
+
+PipelineExecutor::StageSessions *PipelineExecutor::stage(int index) {
+  for (StageSessions &s : stages_)
+    if (s.stage == index)
+      return &s;
+  return nullptr;
+}
+
+int PipelineExecutor::tagOf(const std::string &transferId, int microbatch) const {
+  return int(transferOrdinal_.at(transferId)) * schedule_.shape.microbatches + microbatch;
+}
+
+StatusOr<void *> PipelineExecutor::buffer(const std::string &slot, int microbatch,
+                                          uint64_t bytes) {
+  std::vector<DeviceBuffer> &perMicrobatch = buffers_[slot];
+  if (perMicrobatch.empty())
+    perMicrobatch.resize(size_t(schedule_.shape.microbatches));
+  DeviceBuffer &b = perMicrobatch[size_t(microbatch)];
+  if (!b.get())
+    if (Status s = b.allocate(backend_, size_t(std::max<uint64_t>(bytes, 1))); !s)
+      return s.withPrefix("pipeline buffer '" + slot + "': ");
+  return b.get();
+}
+
+/// Points the session's stash, send and receive slots at microbatch
+/// `microbatch`'s buffers and starts the receives.
+Status PipelineExecutor::bindMicrobatch(Session &session, int microbatch,
+                                        std::vector<P2PRequest> &receives) {
+  for (const Slot &slot : session.manifest().slots) {
+    bool stash = startsWith(slot.name, "stash:");
+    bool send = slot.kind == SlotKind::Output && startsWith(slot.name, "send:");
+    bool recv = slot.kind == SlotKind::Input && startsWith(slot.name, "recv:");
+    if (!stash && !send && !recv)
+      continue;
+    StatusOr<void *> buf = buffer(slot.name, microbatch, slot.byteSize);
+    if (!buf.ok())
+      return buf.status();
+    if (Status s = session.bindSlot(slot.kind, slot.name, *buf); !s)
+      return s;
+    if (!recv)
+      continue;
+    std::string id = slot.name.substr(5);
+    auto ordinal = transferOrdinal_.find(id);
+    if (ordinal == transferOrdinal_.end())
+      return Status::error("input '" + percentEncode(slot.name) +
+                           "' receives a transfer pipeline.trc does not list");
+    const PipelineIndex::Transfer &t = index_.transfers[ordinal->second];
+    int peer = t.from % index_.ranks;
+    StatusOr<P2PRequest> r = pipeline_.irecv(*buf, size_t(slot.numElements), slot.dtype, peer,
+                                             tagOf(id, microbatch));
+    if (!r.ok())
+      return r.status();
+    receives.push_back(*std::move(r));
+  }
+  return Status::success();
+}
+
+Status PipelineExecutor::sendOutputs(Session &session, int microbatch) {
+  for (const Slot &slot : session.manifest().slots) {
+    if (slot.kind != SlotKind::Output || !startsWith(slot.name, "send:"))
+      continue;
+    std::string id = slot.name.substr(5);
+    auto ordinal = transferOrdinal_.find(id);
+    if (ordinal == transferOrdinal_.end())
+      return Status::error("output '" + percentEncode(slot.name) +
+                           "' sends a transfer pipeline.trc does not list");
+    const PipelineIndex::Transfer &t = index_.transfers[ordinal->second];
+    StatusOr<P2PRequest> r =
+        pipeline_.isend(session.slotPointer(slot), size_t(slot.numElements), slot.dtype,
+                        t.to % index_.ranks, tagOf(id, microbatch));
+    if (!r.ok())
+      return r.status();
+    sends_.push_back(*std::move(r));
+  }
+  return Status::success();
+}
+
+Status PipelineExecutor::run(const PipelineStep &step, const FeedMicrobatch &feed,
+                             double &lossSum) {
+  StageSessions *st = stage(step.stage);
+  if (!st)
+    return Status::error("the schedule runs stage " + std::to_string(step.stage) +
+                         " on rank " + std::to_string(pipeline_.rank()) + ", which holds "
+                         "none of it");
+  bool forward = step.action == PipelineAction::Forward;
+  Session &session = forward ? *st->forward : *st->backward;
+  ProfileScope span(Profiler::recording()
+                        ? std::string(forward ? "F" : "B") + std::to_string(step.microbatch) +
+                              " stage " + std::to_string(step.stage)
+                        : std::string(),
+                    profile::kCompute);
+  if (Status s = feed(session, step.microbatch); !s)
+    return s;
+  std::vector<P2PRequest> receives;
+  if (Status s = bindMicrobatch(session, step.microbatch, receives); !s)
+    return s;
+  {
+    ProfileScope wait(Profiler::recording() ? std::string("p2p wait") : std::string(),
+                      profile::kP2p);
+    if (Status s = pipeline_.waitAll(receives); !s)
+      return s.withPrefix("stage " + std::to_string(step.stage) + ": ");
+  }
+  if (!forward) {
+    if (Status s = setScalar(keepAccum_, st->accumulating ? 1.0f : 0.0f); !s)
+      return s;
+    if (Status s = session.setInput(abi::kKeepAccum, keepAccum_); !s)
+      return s;
+  }
+  if (Status s = session.run(); !s)
+    return s.withPrefix("stage " + std::to_string(step.stage) + (forward ? " forward" : " backward") +
+                        " microbatch " + std::to_string(step.microbatch) + ": ");
+  if (Status s = sendOutputs(session, step.microbatch); !s)
+    return s;
+  if (forward) {
+    if (session.manifest().find(SlotKind::Output, abi::kLossOutput)) {
+      StatusOr<HostTensor> loss = session.getOutput(abi::kLossOutput);
+      if (!loss.ok())
+        return loss.status();
+      lossSum += *static_cast<const float *>(loss->data());
+    }
+    return Status::success();
+  }
+  st->accumulating = true;
+  return session.applyUpdates();
+}
+
+/// A parameter several stages hold (tied embeddings): each stage's
+/// accumulated gradient becomes their sum, on every holder. Stages are
+/// visited in index order on every rank, so the messages match.
+Status PipelineExecutor::findTiedGradients() {
+  std::map<std::string, std::vector<int>> holders;
+  for (int s = 0; s < index_.stages(); ++s) {
+    std::string path = stageFolder(dir_, s, "apply") + "/manifest.trc";
+    std::ifstream in(path);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    StatusOr<Manifest> m = parseManifest(text);
+    if (!m.ok())
+      return Status(m.status()).withPrefix(path + ": ");
+    for (const Slot &slot : m->slots)
+      if (slot.kind == SlotKind::Input && startsWith(slot.name, abi::kGradAccumPrefix))
+        holders[slot.name].push_back(s);
+  }
+  for (auto &[name, stages] : holders)
+    if (stages.size() > 1)
+      tied_[name] = stages;
+  return Status::success();
+}
+
+/// Optimizer state and accumulators start at zero (a resumed run loads
+/// them afterwards).
+Status PipelineExecutor::zeroInputs() {
+  for (StageSessions &st : stages_)
+    for (Session *session : {st.backward.get(), st.apply.get()})
+      for (const Slot &slot : session->manifest().slots) {
+        if (slot.kind != SlotKind::Input || slot.name.find(':') == std::string::npos ||
+            startsWith(slot.name, "recv:") || startsWith(slot.name, "stash:"))
+          continue;
+        HostTensor zeros;
+        if (Status s = zeros.allocate(slot.dtype, slot.shape); !s)
+          return s;
+        if (Status s = session->setInput(slot.name, zeros); !s)
+          return s;
+      }
+  return Status::success();
+}
+
+Status PipelineExecutor::sumTiedGradients() {
+  int tag = 0;
+  for (auto &[name, stages] : tied_) {
+    ++tag;
+    // Each holder's gradient on the host, summed in stage order on every
+    // holding rank (so every holder computes the same bits).
+    std::vector<HostTensor> parts(stages.size());
+    const Slot *slot = nullptr;
+    for (size_t k = 0; k < stages.size(); ++k) {
+      StageSessions *st = stage(stages[k]);
+      if (!st)
+        continue;
+      slot = st->backward->manifest().find(SlotKind::Input, name);
+      if (Status s = parts[k].allocate(slot->dtype, slot->shape); !s)
+        return s;
+      if (Status s = backend_.copyToHost(parts[k].data(), st->backward->slotPointer(*slot),
+                                         size_t(slot->byteSize));
+          !s)
+        return s;
+    }
+    if (!slot)
+      continue; // this rank holds none of them
+    // Every holding rank sends its parts to the other holding ranks.
+    std::vector<P2PRequest> requests;
+    for (size_t k = 0; k < stages.size(); ++k) {
+      int owner = stages[k] % index_.ranks;
+      for (size_t j = 0; j < stages.size(); ++j) {
+        int peer = stages[j] % index_.ranks;
+        if (owner == pipeline_.rank() && peer != owner) {
+          StatusOr<P2PRequest> r = pipeline_.isend(parts[k].data(), size_t(slot->numElements),
+                                                   slot->dtype, peer,
+                                                   pipeline_.maxTag() - tag * 64 - int(k));
+          if (!r.ok())
+            return r.status();
+          requests.push_back(*std::move(r));
+        }
+      }
+    }
+    for (size_t k = 0; k < stages.size(); ++k) {
+      int owner = stages[k] % index_.ranks;
+      if (owner == pipeline_.rank())
+        continue;
+      if (Status s = parts[k].allocate(slot->dtype, slot->shape); !s)
+        return s;
+      StatusOr<P2PRequest> r = pipeline_.irecv(parts[k].data(), size_t(slot->numElements),
+                                               slot->dtype, owner,
+                                               pipeline_.maxTag() - tag * 64 - int(k));
+      if (!r.ok())
+        return r.status();
+      requests.push_back(*std::move(r));
+    }
+    if (Status s = pipeline_.waitAll(requests); !s)
+      return s.withPrefix("summing the tied gradient '" + percentEncode(name) + "': ");
+    if (slot->dtype != DType::F32)
+      return Status::error("tied gradient '" + percentEncode(name) + "' is not f32");
+    HostTensor total = std::move(parts[0]);
+    float *sum = static_cast<float *>(total.data());
+    for (size_t k = 1; k < stages.size(); ++k) {
+      const float *add = static_cast<const float *>(parts[k].data());
+      for (int64_t i = 0; i < slot->numElements; ++i)
+        sum[i] += add[i];
+    }
+    for (int s : stages)
+      if (StageSessions *st = stage(s))
+        if (Status e = backend_.copyToDevice(st->backward->slotPointer(*slot), total.data(),
+                                             size_t(slot->byteSize));
+            !e)
+          return e;
+  }
+  return Status::success();
+}
+
+StatusOr<PipelineStepResult> PipelineExecutor::runStep(const FeedMicrobatch &feed, float lr,
+                                                       float step) {
+  for (StageSessions &st : stages_)
+    st.accumulating = false;
+  double lossSum = 0;
+  for (const PipelineStep &action : schedule_.perRank[size_t(pipeline_.rank())])
+    if (Status s = run(action, feed, lossSum); !s)
+      return s;
+  if (Status s = pipeline_.waitAll(sends_); !s)
+    return s;
+  sends_.clear();
+  if (Status s = sumTiedGradients(); !s)
+    return s;
+  PipelineStepResult result;
+  if (Status s = setScalar(lr_, lr); !s)
+    return s;
+  if (Status s = setScalar(step_, step); !s)
+    return s;
+  if (Status s = setScalar(gradScale_, 1.0f / float(schedule_.shape.microbatches)); !s)
+    return s;
+  for (StageSessions &st : stages_) {
+    Session &apply = *st.apply;
+    for (auto [name, value] : {std::pair{abi::kLearningRate, &lr_},
+                               std::pair{abi::kStepCount, &step_},
+                               std::pair{abi::kGradScale, &gradScale_}})
+      if (Status s = apply.setInput(name, *value); !s)
+        return s;
+    if (Status s = apply.run(); !s)
+      return s.withPrefix("stage " + std::to_string(st.stage) + " apply: ");
+    StatusOr<HostTensor> norm = apply.getOutput(abi::kGradNormOutput);
+    if (!norm.ok())
+      return norm.status();
+    result.gradNorm = *static_cast<const float *>(norm->data());
+    // Only parameters and optimizer state: the accumulators restart.
+    if (Status s = apply.applyUpdates(); !s)
+      return s;
+  }
+  // The loss lives on the last stage's rank; every rank reports it.
+  double loss[1] = {lossSum / double(schedule_.shape.microbatches)};
+  if (Status s = pipeline_.allReduce(loss, loss, 1, DType::F64, ReduceOp::Sum); !s)
+    return s;
+  result.loss = loss[0];
+  return result;
+}
+
+} // namespace trc::rt

@@ -1,0 +1,113 @@
+//===- PipelineExecutor.h - runs a pipeline schedule's table ----*- C++ -*-===//
+//
+// The one runtime executor of DESIGN.md's "Pipeline schedules are data": a
+// pipeline artifact (a folder of stage programs and pipeline.trc, written by
+// the compiler's compilePipelineArtifact; docs/ARTIFACT.md) is opened on
+// this rank for the stages it owns (stage s on pipeline rank s mod P), and
+// each optimizer step runs this rank's row of a PipelineSchedule: F runs a
+// stage's forward program for a microbatch, B its backward (which adds the
+// parameters' gradients into the stage's accumulators), then every stage's
+// apply program updates its parameters once. Values crossing stages move
+// as tagged non-blocking messages over the pipeline group (sends never
+// block; a receive waits); each microbatch has its own stash, send and
+// receive buffers, bound into the programs' slots (no copies). A tied
+// parameter's per-stage gradients are summed over the stages holding it
+// before the update (every holder applies the same update).
+// Preconditions: the schedule was checked (checkSchedule); one thread.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_RUNTIME_TRAIN_PIPELINEEXECUTOR_H
+#define TRC_RUNTIME_TRAIN_PIPELINEEXECUTOR_H
+
+#include "runtime/artifact/Artifact.h"
+#include "runtime/artifact/Session.h"
+#include "runtime/comm/Communicator.h"
+#include "runtime/train/PipelineSchedule.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace trc::rt {
+
+/// pipeline.trc: the stages (ranks x chunks), each stage's program folders,
+/// and the transfers between stages.
+struct PipelineIndex {
+  int ranks = 1, chunks = 1;
+  struct Transfer {
+    std::string id;
+    bool backward = false;
+    int from = 0, to = 0;
+  };
+  std::vector<Transfer> transfers;
+  int stages() const { return ranks * chunks; }
+};
+
+/// Whether `dir` is a pipeline artifact (has pipeline.trc).
+bool isPipelineArtifact(const std::string &dir);
+StatusOr<PipelineIndex> readPipelineIndex(const std::string &dir);
+
+/// What one step of the executor reports (on every rank).
+struct PipelineStepResult {
+  double loss = 0;     // mean over the microbatches (as one device would)
+  double gradNorm = 0; // over every stage's gradients
+};
+
+class PipelineExecutor {
+public:
+  /// Opens this rank's stages of the artifact in `dir`.
+  static StatusOr<std::unique_ptr<PipelineExecutor>>
+  open(const std::string &dir, Backend &backend, Communicator &pipeline,
+       PipelineSchedule schedule);
+
+  /// The programs' graph inputs of microbatch `mb` ("input_ids",
+  /// "targets", ...): the caller sets those a session has.
+  using FeedMicrobatch = std::function<Status(Session &session, int microbatch)>;
+  /// One optimizer step: the schedule's actions on this rank, the tied
+  /// gradients summed, every owned stage's update with learning rate `lr`
+  /// and 1-based step `step`.
+  StatusOr<PipelineStepResult> runStep(const FeedMicrobatch &feed, float lr, float step);
+
+  /// Every stage session this rank holds (stage index, programs).
+  struct StageSessions {
+    int stage = 0;
+    std::unique_ptr<Artifact> forwardArtifact, backwardArtifact, applyArtifact;
+    std::unique_ptr<Session> forward, backward, apply;
+    bool accumulating = false; // this step's first backward has run
+  };
+  std::vector<StageSessions> &stages() { return stages_; }
+
+private:
+  PipelineExecutor(Backend &backend, Communicator &pipeline, PipelineSchedule schedule)
+      : backend_(backend), pipeline_(pipeline), schedule_(std::move(schedule)) {}
+  Status run(const PipelineStep &step, const FeedMicrobatch &feed, double &lossSum);
+  Status bindMicrobatch(Session &session, int microbatch, std::vector<P2PRequest> &receives);
+  Status sendOutputs(Session &session, int microbatch);
+  Status sumTiedGradients();
+  StageSessions *stage(int index);
+  StatusOr<void *> buffer(const std::string &slot, int microbatch, uint64_t bytes);
+  int tagOf(const std::string &transferId, int microbatch) const;
+
+  Status findTiedGradients();
+  Status zeroInputs();
+
+  std::string dir_;
+  // "grad_accum:<param>" of a parameter several stages hold -> the stages.
+  std::map<std::string, std::vector<int>> tied_;
+  Backend &backend_;
+  Communicator &pipeline_;
+  PipelineSchedule schedule_;
+  PipelineIndex index_;
+  std::vector<StageSessions> stages_;
+  std::map<std::string, size_t> transferOrdinal_;
+  // "stash:3" / "send:t0" / "recv:t1" -> one buffer per microbatch.
+  std::map<std::string, std::vector<DeviceBuffer>> buffers_;
+  std::vector<P2PRequest> sends_;
+  HostTensor keepAccum_, lr_, step_, gradScale_;
+};
+
+} // namespace trc::rt
+
+#endif // TRC_RUNTIME_TRAIN_PIPELINEEXECUTOR_H
