@@ -1,6 +1,6 @@
 """Shared helpers of the mpirun training checks (check_data_parallel.py,
-check_tensor_parallel.py): launching trc-run on N CPU ranks, reading its
-per-step losses, comparing curves."""
+check_tensor_parallel.py, check_pipeline_parallel.py): launching trc-run on N CPU ranks, reading its
+per-step losses, comparing curves, expecting refusals."""
 import json
 import os
 import subprocess
@@ -45,3 +45,14 @@ def compare(name, reference, losses, tolerance=TOLERANCE):
     print(f"{name}: {len(losses)} steps, largest relative difference {worst:.2e}")
     if worst > tolerance:
         fail(f"{name}: the losses differ from the 1-rank run by {worst:.2e} > {tolerance}")
+
+
+def refused(trc_run, model, data, ranks, config, expected, name):
+    command = mpirun(ranks) + [trc_run, model, "--data", data, "--batch-size", "4",
+                               "--seq-len", "16", "--steps", "1", "--config", config]
+    done = subprocess.run(command, env=ENV, capture_output=True, text=True)
+    output = done.stdout + done.stderr
+    if done.returncode == 0 or expected not in output:
+        fail(f"{name}: expected an error containing '{expected}', got exit "
+             f"{done.returncode}:\n{output}")
+    print(f"{name}: refused")

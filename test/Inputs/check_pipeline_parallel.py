@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Pipeline-parallel training checks of trc-run under mpirun, for
+test/Training/pipeline-parallel.test.
+
+  check_pipeline_parallel.py TRC_RUN MODELS_DIR DATA WORKDIR
+
+With the same global batch (4 rows of 16 tokens, AdamW, 20 steps), against
+each model's 1-rank run (losses within 1e-5 relative):
+  * GPT-2 (tied embeddings: the first and last stage both hold wte) at 2
+    stages with GPipe (`pipeline: simple`), 1F1B and 4 microbatches, at 4
+    stages with 1F1B, and at 2 ranks x 2 chunks with interleaved 1F1B;
+  * GPT-2 at 2 stages with global-norm clipping (the norm sums every stage);
+  * BERT, GPT-J and Llama-style exports at 2 stages with 1F1B;
+  * refused with an error naming the key: more stages than layer boundaries,
+    microbatches that do not divide the batch, an unknown schedule, ZB-H1
+    (its split backward is not compiled yet), pipeline x data parallelism.
+Prints what it compared; exits 1 with the reason when a check fails.
+"""
+import os
+import shutil
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mpi_training import compare, fail, refused, train  # noqa: E402
+
+
+def main():
+    if len(sys.argv) != 5:
+        fail(__doc__)
+    trc_run, models, data, work = sys.argv[1:]
+    if shutil.which("mpirun") is None:
+        print("SKIPPED: mpirun is not installed")
+        return
+    os.makedirs(work, exist_ok=True)
+
+    def model_path(model):
+        return os.path.join(models, f"{model}_op17_dyn.onnx")
+
+    def run(model, ranks, name, config=None, extra=()):
+        return train(trc_run, model_path(model), data, work, ranks, name, 20, config, extra)
+
+    gpt2 = run("gpt2", 1, "gpt2-1")
+    for label, ranks, config in (
+            ("2 stages gpipe", 2, {"pipeline_parallel_degree": 2, "microbatches": 2,
+                                   "pipeline": "simple"}),
+            ("2 stages 1f1b, 4 microbatches", 2, {"partitions": 2, "microbatches": 4,
+                                                  "pipeline_schedule": "1f1b"}),
+            ("4 stages 1f1b", 4, {"pipeline_parallel_degree": 4, "microbatches": 4}),
+            ("2 ranks x 2 chunks interleaved 1f1b", 2,
+             {"pipeline_parallel_degree": 2, "microbatches": 2,
+              "pipeline_schedule": "interleaved_1f1b", "virtual_stages": 2})):
+        compare(f"gpt2 {label}", gpt2, run("gpt2", ranks, "gpt2-" + label.replace(" ", "-"),
+                                           config))
+    clip = ["--clip-grad-norm", "0.5"]
+    compare("gpt2 2 stages clipped", run("gpt2", 1, "gpt2-1-clip", extra=clip),
+            run("gpt2", 2, "gpt2-pp2-clip", {"pipeline_parallel_degree": 2, "microbatches": 2},
+                clip))
+    for model in ("bert", "gptj", "llama"):
+        compare(f"{model} 2 stages 1f1b", run(model, 1, f"{model}-1"),
+                run(model, 2, f"{model}-pp2", {"pipeline_parallel_degree": 2,
+                                               "microbatches": 2}))
+
+    gpt2_model = model_path("gpt2")
+    refused(trc_run, gpt2_model, data, 2,
+            '{"pipeline_parallel_degree": 2, "virtual_stages": 64, '
+            '"pipeline_schedule": "interleaved_1f1b", "microbatches": 2}',
+            "cannot cut @main into 128 stages", "128 stages")
+    refused(trc_run, gpt2_model, data, 2, '{"pipeline_parallel_degree": 2, "microbatches": 3}',
+            "'microbatches'", "3 microbatches of a batch of 4")
+    refused(trc_run, gpt2_model, data, 2,
+            '{"pipeline_parallel_degree": 2, "pipeline_schedule": "dualpipe"}',
+            "pipeline_schedule", "unknown schedule")
+    refused(trc_run, gpt2_model, data, 2,
+            '{"pipeline_parallel_degree": 2, "microbatches": 2, "pipeline_schedule": "zb_h1"}',
+            "zb_h1", "zb_h1")
+    refused(trc_run, gpt2_model, data, 4, '{"pipeline_parallel_degree": 2, "ddp": true}',
+            "pipeline_parallel_degree", "pipeline x data")
+
+
+if __name__ == "__main__":
+    main()
