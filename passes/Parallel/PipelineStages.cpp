@@ -46,7 +46,7 @@ struct PipelineStages : trc::impl::PipelineStagesBase<PipelineStages> {
     }
     if (stages < 1 || virtualStages < 1) {
       module.emitError("trc-pipeline-stages: stages and virtual must be at least 1, got stages=")
-          << stages << " virtual=" << virtualStages;
+          << int64_t(stages) << " virtual=" << int64_t(virtualStages);
       return signalPassFailure();
     }
     StageBalance how;
