@@ -101,7 +101,7 @@ StatusOr<PipelineIndex> readPipelineIndex(const std::string &dir) {
 
 StatusOr<std::unique_ptr<PipelineExecutor>>
 PipelineExecutor::open(const std::string &dir, Backend &backend, Communicator &pipeline,
-                       PipelineSchedule schedule) {
+                       Communicator &data, PipelineSchedule schedule) {
   StatusOr<PipelineIndex> index = readPipelineIndex(dir);
   if (!index.ok())
     return index.status();
@@ -116,7 +116,8 @@ PipelineExecutor::open(const std::string &dir, Backend &backend, Communicator &p
     return Status::error("key 'pipeline_schedule': " + std::string(scheduleName(schedule.kind)) +
                          " splits the backward into input and weight gradients, which the "
                          "compiled stages do not yet (use gpipe, 1f1b or interleaved_1f1b)");
-  std::unique_ptr<PipelineExecutor> ex(new PipelineExecutor(backend, pipeline, std::move(schedule)));
+  std::unique_ptr<PipelineExecutor> ex(
+      new PipelineExecutor(backend, pipeline, data, std::move(schedule)));
   ex->dir_ = dir;
   ex->index_ = *std::move(index);
   for (size_t i = 0; i < ex->index_.transfers.size(); ++i)
@@ -176,14 +177,55 @@ int PipelineExecutor::tagOf(const std::string &transferId, int microbatch) const
 
 StatusOr<void *> PipelineExecutor::buffer(const std::string &slot, int microbatch,
                                           uint64_t bytes) {
-  std::vector<DeviceBuffer> &perMicrobatch = buffers_[slot];
-  if (perMicrobatch.empty())
-    perMicrobatch.resize(size_t(schedule_.shape.microbatches));
-  DeviceBuffer &b = perMicrobatch[size_t(microbatch)];
-  if (!b.get())
-    if (Status s = b.allocate(backend_, size_t(std::max<uint64_t>(bytes, 1))); !s)
+  SlotPool &pool = pools_[slot];
+  pool.bytes = bytes;
+  if (auto it = pool.lent.find(microbatch); it != pool.lent.end())
+    return pool.buffers[it->second].get();
+  size_t index;
+  if (!pool.free.empty()) {
+    index = pool.free.back();
+    pool.free.pop_back();
+  } else {
+    index = pool.buffers.size();
+    pool.buffers.emplace_back();
+    if (Status s = pool.buffers.back().allocate(backend_, size_t(std::max<uint64_t>(bytes, 1)));
+        !s)
       return s.withPrefix("pipeline buffer '" + slot + "': ");
-  return b.get();
+  }
+  pool.lent[microbatch] = index;
+  if (startsWith(slot, "stash:")) {
+    stashBytes_ += bytes;
+    peakStashBytes_ = std::max(peakStashBytes_, stashBytes_);
+  }
+  return pool.buffers[index].get();
+}
+
+void PipelineExecutor::release(const std::string &slot, int microbatch) {
+  SlotPool &pool = pools_[slot];
+  auto it = pool.lent.find(microbatch);
+  if (it == pool.lent.end())
+    return;
+  pool.free.push_back(it->second);
+  pool.lent.erase(it);
+  if (startsWith(slot, "stash:"))
+    stashBytes_ -= pool.bytes;
+}
+
+/// Sends whose message has gone give their buffers back (all: waits).
+void PipelineExecutor::releaseFinishedSends(bool all) {
+  for (size_t i = 0; i < sends_.size();) {
+    bool done = true;
+    if (!all) {
+      StatusOr<bool> finished = pipeline_.test(sends_[i].request);
+      done = finished.ok() && *finished;
+    }
+    if (!done) {
+      ++i;
+      continue;
+    }
+    release(sends_[i].slot, sends_[i].microbatch);
+    sends_.erase(sends_.begin() + std::ptrdiff_t(i));
+  }
 }
 
 /// Points the session's stash, send and receive slots at microbatch
@@ -234,7 +276,7 @@ Status PipelineExecutor::sendOutputs(Session &session, int microbatch) {
                         t.to % index_.ranks, tagOf(id, microbatch));
     if (!r.ok())
       return r.status();
-    sends_.push_back(*std::move(r));
+    sends_.push_back({*std::move(r), slot.name, microbatch});
   }
   return Status::success();
 }
@@ -275,6 +317,13 @@ Status PipelineExecutor::run(const PipelineStep &step, const FeedMicrobatch &fee
                         " microbatch " + std::to_string(step.microbatch) + ": ");
   if (Status s = sendOutputs(session, step.microbatch); !s)
     return s;
+  // Received values live in the program's run only; a backward's stash
+  // is done with.
+  for (const Slot &slot : session.manifest().slots)
+    if (slot.kind == SlotKind::Input &&
+        (startsWith(slot.name, "recv:") || (!forward && startsWith(slot.name, "stash:"))))
+      release(slot.name, step.microbatch);
+  releaseFinishedSends(false);
   if (forward) {
     if (session.manifest().find(SlotKind::Output, abi::kLossOutput)) {
       StatusOr<HostTensor> loss = session.getOutput(abi::kLossOutput);
@@ -400,6 +449,24 @@ Status PipelineExecutor::sumTiedGradients() {
   return Status::success();
 }
 
+/// Every stage's accumulated gradients averaged over its data group (in
+/// place, in the memory the programs use: host memory on the CPU).
+Status PipelineExecutor::averageOverData() {
+  if (data_.size() == 1)
+    return Status::success();
+  for (StageSessions &st : stages_)
+    for (const Slot &slot : st.backward->manifest().slots)
+      if (slot.kind == SlotKind::Input && startsWith(slot.name, abi::kGradAccumPrefix)) {
+        void *grad = st.backward->slotPointer(slot);
+        if (Status s = data_.allReduce(grad, grad, size_t(slot.numElements), slot.dtype,
+                                       ReduceOp::Avg);
+            !s)
+          return s.withPrefix("averaging '" + percentEncode(slot.name) + "' over the data "
+                                                                         "ranks: ");
+      }
+  return Status::success();
+}
+
 StatusOr<PipelineStepResult> PipelineExecutor::runStep(const FeedMicrobatch &feed, float lr,
                                                        float step) {
   for (StageSessions &st : stages_)
@@ -408,9 +475,18 @@ StatusOr<PipelineStepResult> PipelineExecutor::runStep(const FeedMicrobatch &fee
   for (const PipelineStep &action : schedule_.perRank[size_t(pipeline_.rank())])
     if (Status s = run(action, feed, lossSum); !s)
       return s;
-  if (Status s = pipeline_.waitAll(sends_); !s)
+  {
+    std::vector<P2PRequest> pending;
+    for (PendingSend &send : sends_)
+      pending.push_back(std::move(send.request));
+    if (Status s = pipeline_.waitAll(pending); !s)
+      return s;
+    for (PendingSend &send : sends_)
+      send.request = P2PRequest();
+    releaseFinishedSends(true);
+  }
+  if (Status s = averageOverData(); !s)
     return s;
-  sends_.clear();
   if (Status s = sumTiedGradients(); !s)
     return s;
   PipelineStepResult result;
@@ -441,7 +517,10 @@ StatusOr<PipelineStepResult> PipelineExecutor::runStep(const FeedMicrobatch &fee
   double loss[1] = {lossSum / double(schedule_.shape.microbatches)};
   if (Status s = pipeline_.allReduce(loss, loss, 1, DType::F64, ReduceOp::Sum); !s)
     return s;
+  if (Status s = data_.allReduce(loss, loss, 1, DType::F64, ReduceOp::Avg); !s)
+    return s;
   result.loss = loss[0];
+  result.peakStashBytes = peakStashBytes_;
   return result;
 }
 

@@ -12,7 +12,9 @@
 // block; a receive waits); each microbatch has its own stash, send and
 // receive buffers, bound into the programs' slots (no copies). A tied
 // parameter's per-stage gradients are summed over the stages holding it
-// before the update (every holder applies the same update).
+// before the update (every holder applies the same update). With data
+// parallelism (pipeline outermost: each stage on D ranks), the accumulated
+// gradients are averaged over the stage's data group before that.
 // Preconditions: the schedule was checked (checkSchedule); one thread.
 //
 //===----------------------------------------------------------------------===//
@@ -53,13 +55,18 @@ StatusOr<PipelineIndex> readPipelineIndex(const std::string &dir);
 struct PipelineStepResult {
   double loss = 0;     // mean over the microbatches (as one device would)
   double gradNorm = 0; // over every stage's gradients
+  // This rank's most bytes of forward values kept for backwards (stash),
+  // over the steps so far: the schedule's activation memory.
+  uint64_t peakStashBytes = 0;
 };
 
 class PipelineExecutor {
 public:
   /// Opens this rank's stages of the artifact in `dir`.
+  /// `data`: the ranks holding the same stages (data parallelism): their
+  /// accumulated gradients and losses are averaged before the update.
   static StatusOr<std::unique_ptr<PipelineExecutor>>
-  open(const std::string &dir, Backend &backend, Communicator &pipeline,
+  open(const std::string &dir, Backend &backend, Communicator &pipeline, Communicator &data,
        PipelineSchedule schedule);
 
   /// The programs' graph inputs of microbatch `mb` ("input_ids",
@@ -80,14 +87,18 @@ public:
   std::vector<StageSessions> &stages() { return stages_; }
 
 private:
-  PipelineExecutor(Backend &backend, Communicator &pipeline, PipelineSchedule schedule)
-      : backend_(backend), pipeline_(pipeline), schedule_(std::move(schedule)) {}
+  PipelineExecutor(Backend &backend, Communicator &pipeline, Communicator &data,
+                   PipelineSchedule schedule)
+      : backend_(backend), pipeline_(pipeline), data_(data), schedule_(std::move(schedule)) {}
+  Status averageOverData();
   Status run(const PipelineStep &step, const FeedMicrobatch &feed, double &lossSum);
   Status bindMicrobatch(Session &session, int microbatch, std::vector<P2PRequest> &receives);
   Status sendOutputs(Session &session, int microbatch);
   Status sumTiedGradients();
   StageSessions *stage(int index);
   StatusOr<void *> buffer(const std::string &slot, int microbatch, uint64_t bytes);
+  void release(const std::string &slot, int microbatch);
+  void releaseFinishedSends(bool all);
   int tagOf(const std::string &transferId, int microbatch) const;
 
   Status findTiedGradients();
@@ -98,13 +109,28 @@ private:
   std::map<std::string, std::vector<int>> tied_;
   Backend &backend_;
   Communicator &pipeline_;
+  Communicator &data_;
   PipelineSchedule schedule_;
   PipelineIndex index_;
   std::vector<StageSessions> stages_;
   std::map<std::string, size_t> transferOrdinal_;
-  // "stash:3" / "send:t0" / "recv:t1" -> one buffer per microbatch.
-  std::map<std::string, std::vector<DeviceBuffer>> buffers_;
-  std::vector<P2PRequest> sends_;
+  // "stash:3" / "send:t0" / "recv:t1": a pool of buffers per slot, each
+  // lent to one microbatch from its F (or receive) until its last use, so
+  // a schedule holds as many as it has microbatches in flight.
+  struct SlotPool {
+    std::vector<DeviceBuffer> buffers;
+    std::vector<size_t> free;
+    std::map<int, size_t> lent; // microbatch -> buffer
+    uint64_t bytes = 0;
+  };
+  std::map<std::string, SlotPool> pools_;
+  uint64_t stashBytes_ = 0, peakStashBytes_ = 0;
+  struct PendingSend {
+    P2PRequest request;
+    std::string slot;
+    int microbatch;
+  };
+  std::vector<PendingSend> sends_;
   HostTensor keepAccum_, lr_, step_, gradScale_;
 };
 

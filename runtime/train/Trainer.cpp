@@ -188,9 +188,11 @@ Status checkRunnable(const ParallelPlan &plan) {
   };
   if (plan.pipelineDegree == 1 && plan.microbatches > 1)
     return notYet("microbatches", "microbatches without pipeline stages (use --grad-accum)");
-  if (plan.pipelineDegree > 1 && (plan.tensorDegree > 1 || plan.dataDegree() > 1))
+  if (plan.pipelineDegree > 1 && plan.tensorDegree > 1)
     return notYet("pipeline_parallel_degree",
-                  "pipeline stages combined with tensor or data parallelism");
+                  "pipeline stages combined with tensor parallelism");
+  if (plan.pipelineDegree > 1 && plan.zeroStage > 0)
+    return notYet("zero_stage", "ZeRO sharding of pipeline stages");
   if (plan.recompute != "none")
     return notYet("recompute", "activation recomputation");
   if (plan.offloadActivations)
@@ -229,9 +231,10 @@ Status checkPipelineOptions(const TrainerOptions &o, const ParallelPlan &plan) {
     return refuse("a saved training step (--save-artifact, or a step folder as the model)");
   if (o.precision != "fp32")
     return refuse("--precision " + o.precision);
-  if (o.batchSize % plan.microbatches != 0)
+  if (o.batchSize % (int64_t(plan.dataDegree()) * plan.microbatches) != 0)
     return Status::error("--config: key 'microbatches': " + std::to_string(plan.microbatches) +
-                         " does not divide --batch-size " + std::to_string(o.batchSize));
+                         " microbatches on each of " + std::to_string(plan.dataDegree()) +
+                         " data rank(s) do not divide --batch-size " + std::to_string(o.batchSize));
   return Status::success();
 }
 
@@ -438,7 +441,8 @@ Status TrainingJob::openPipeline() {
   if (Status s = checkSchedule(*schedule); !s)
     return s;
   StatusOr<std::unique_ptr<PipelineExecutor>> opened =
-      PipelineExecutor::open(artifactDir_, *backend_, dist_.pipelineGroup(), *std::move(schedule));
+      PipelineExecutor::open(artifactDir_, *backend_, dist_.pipelineGroup(), dist_.dataGroup(),
+                             *std::move(schedule));
   if (!opened.ok())
     return opened.status();
   pipeline_ = *std::move(opened);
@@ -459,9 +463,10 @@ Status TrainingJob::openPipeline() {
   return Status::success();
 }
 
-/// One optimizer step through the pipeline: microbatch m takes rows
-/// [m*B/M, (m+1)*B/M) of the global batch (the loss and gradients are the
-/// mean over the microbatches, as one device computes over the batch).
+/// One optimizer step through the pipeline: data rank d's microbatch m
+/// takes rows [d*B/D + m*B/(D*M), ...) of the global batch (the loss and
+/// gradients are the mean over microbatches and data ranks, as one device
+/// computes over the batch).
 Status TrainingJob::runPipelineStep(int64_t step, double &loss, double &gradNorm) {
   const int64_t seq = o_.seqLen;
   auto feed = [&](Session &session, int microbatch) -> Status {
@@ -470,8 +475,9 @@ Status TrainingJob::runPipelineStep(int64_t step, double &loss, double &gradNorm
           std::tuple{&run_.targetsName, &targets_, &microTargets_}}) {
       if (!session.manifest().find(SlotKind::Input, *name))
         continue;
-      std::memcpy(part->data(),
-                  static_cast<const int64_t *>(full->data()) + size_t(microbatch * microRows_ * seq),
+      // This data rank's rows, then the microbatch's among them.
+      size_t first = size_t((dist_.dataIndex() * rankRows_ + microbatch * microRows_) * seq);
+      std::memcpy(part->data(), static_cast<const int64_t *>(full->data()) + first,
                   size_t(microRows_ * seq) * sizeof(int64_t));
       if (Status s = session.setInput(*name, *part); !s)
         return s;
@@ -484,6 +490,10 @@ Status TrainingJob::runPipelineStep(int64_t step, double &loss, double &gradNorm
     return result.status();
   loss = result->loss;
   gradNorm = result->gradNorm;
+  // The schedule's activation memory, per pipeline rank, once.
+  if (step + 1 == o_.steps && dist_.dataIndex() == 0)
+    std::fprintf(stderr, "trc-run: pipeline rank %d: peak stashed activations %llu bytes\n",
+                 dist_.pipelineIndex(), static_cast<unsigned long long>(result->peakStashBytes));
   return Status::success();
 }
 

@@ -9,11 +9,14 @@ each model's 1-rank run (losses within 1e-5 relative):
   * GPT-2 (tied embeddings: the first and last stage both hold wte) at 2
     stages with GPipe (`pipeline: simple`), 1F1B and 4 microbatches, at 4
     stages with 1F1B, and at 2 ranks x 2 chunks with interleaved 1F1B;
+  * GPT-2 at 2 stages x 2 data ranks (each stage's gradients averaged over
+    its data ranks);
   * GPT-2 at 2 stages with global-norm clipping (the norm sums every stage);
   * BERT, GPT-J and Llama-style exports at 2 stages with 1F1B;
   * refused with an error naming the key: more stages than layer boundaries,
     microbatches that do not divide the batch, an unknown schedule, ZB-H1
-    (its split backward is not compiled yet), pipeline x data parallelism.
+    (its split backward is not compiled yet), pipeline x tensor parallelism,
+    pipeline x ZeRO.
 Prints what it compared; exits 1 with the reason when a check fails.
 """
 import os
@@ -51,6 +54,9 @@ def main():
               "pipeline_schedule": "interleaved_1f1b", "virtual_stages": 2})):
         compare(f"gpt2 {label}", gpt2, run("gpt2", ranks, "gpt2-" + label.replace(" ", "-"),
                                            config))
+    compare("gpt2 2 stages x 2 data ranks", gpt2,
+            run("gpt2", 4, "gpt2-pp2-dp2", {"pipeline_parallel_degree": 2, "microbatches": 2,
+                                            "ddp": True}))
     clip = ["--clip-grad-norm", "0.5"]
     compare("gpt2 2 stages clipped", run("gpt2", 1, "gpt2-1-clip", extra=clip),
             run("gpt2", 2, "gpt2-pp2-clip", {"pipeline_parallel_degree": 2, "microbatches": 2},
@@ -73,8 +79,11 @@ def main():
     refused(trc_run, gpt2_model, data, 2,
             '{"pipeline_parallel_degree": 2, "microbatches": 2, "pipeline_schedule": "zb_h1"}',
             "zb_h1", "zb_h1")
-    refused(trc_run, gpt2_model, data, 4, '{"pipeline_parallel_degree": 2, "ddp": true}',
-            "pipeline_parallel_degree", "pipeline x data")
+    refused(trc_run, gpt2_model, data, 4,
+            '{"pipeline_parallel_degree": 2, "tensor_parallel_degree": 2}',
+            "pipeline_parallel_degree", "pipeline x tensor")
+    refused(trc_run, gpt2_model, data, 4,
+            '{"pipeline_parallel_degree": 2, "zero_stage": 1}', "zero_stage", "pipeline x zero")
 
 
 if __name__ == "__main__":
