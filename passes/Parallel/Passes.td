@@ -140,15 +140,17 @@ def PipelineSplit : Pass<"trc-pipeline-split", "mlir::ModuleOp"> {
   let summary = "outlines a staged @main_grad into per-stage forward, backward and gradient functions";
   let description = [{
     After trc-autodiff on a module trc-pipeline-stages annotated: for each
-    stage s, @stage<s>_forward runs its forward ops, @stage<s>_backward its
-    backward ops (and adds its parameters' gradients into `grad_accum:`
-    inputs, restarting where `trc.keep_accum` is 0), and @stage<s>_grads
-    names the accumulated gradients for trc-build-train-step (which makes
+    stage s, @stage<s>_forward runs its forward ops, @stage<s>_backward the
+    backward ops whose results reach earlier stages (B: the input
+    gradients), @stage<s>_weights the rest (W: its parameters' gradients,
+    added into `grad_accum:` inputs, restarting where `trc.keep_accum` is
+    0; zero-bubble schedules run W later), and @stage<s>_grads names the
+    accumulated gradients for trc-build-train-step (which makes
     @stage<s>_apply). Values crossing stages become explicit transfers: a
     result `send:t<k>` of the producing function and an argument
     `recv:t<k>` of the consuming one, listed in the module's
     `trc.pipeline_transfers` (id, phase, from stage, to stage); forward
-    values a stage's backward reads are passed as `stash:<k>`. Constants
+    values a stage's later programs read are passed as `stash:<k>`. Constants
     and values that depend on no parameter are recomputed where used.
     Parameters several stages read (tied) keep one gradient per stage; the
     runtime sums them before the update, and only the lowest stage counts

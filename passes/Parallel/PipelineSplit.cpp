@@ -3,10 +3,13 @@
 // Outlines a staged @main_grad into per-stage programs (see Passes.td): each
 // op goes to the program of its stage and phase (forward ops keep the
 // `trc.stage` trc-pipeline-stages gave them; trc-autodiff marked the ops of
-// each VJP `trc.backward` with the stage of the op they differentiate).
+// each VJP `trc.backward` with the stage of the op they differentiate). A
+// stage's backward is split in two: B, the ops whose results reach another
+// stage (the input gradients sent back), and W, the rest (the parameters'
+// gradients), so that zero-bubble schedules can run W later.
 // A value used by another program becomes, on demand:
-//   same stage, forward -> backward: a stash (result `stash:<k>`, argument
-//     of the backward program);
+//   same stage, a later program (forward -> B or W, B -> W): a stash
+//     (result `stash:<k>`, argument of each later program that reads it);
 //   another stage, same phase: a transfer (result `send:t<k>`, argument
 //     `recv:t<k>`), listed in the module's `trc.pipeline_transfers`;
 //   another stage's forward value read by a backward op: received by this
@@ -38,21 +41,36 @@ using namespace trc::parallel;
 
 namespace {
 
+/// The three programs of a stage: its forward; its backward's work on the
+/// gradients it sends to earlier stages (B); the rest, its parameters'
+/// gradients (W), which zero-bubble schedules run later.
+enum class Phase { Forward = 0, Backward = 1, Weights = 2 };
+constexpr int64_t kPhases = 3;
+
+const char *phaseName(Phase phase) {
+  switch (phase) {
+  case Phase::Forward: return "forward";
+  case Phase::Backward: return "backward";
+  case Phase::Weights: return "weights";
+  }
+  return "";
+}
+
 /// Where an op runs: its stage and phase; stage -1: anywhere (recomputed).
 struct Home {
   int64_t stage = -1;
-  bool backward = false;
+  Phase phase = Phase::Forward;
 };
 
 /// One outlined function being built.
 struct Program {
   func::FuncOp fn;
   int64_t stage = 0;
-  bool backward = false;
+  Phase phase = Phase::Forward;
   IRMapping map;
   SmallVector<Value> results;
   SmallVector<Attribute> resultAttrs;
-  Value keepAccum; // backward: `trc.keep_accum`, made on first use
+  Value keepAccum; // weights: `trc.keep_accum`, made on first use
   Block &body() { return fn.getBody().front(); }
 };
 
@@ -70,14 +88,18 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
   ModuleOp module;
   func::FuncOp grad;
   int64_t stages = 0;
-  std::vector<Program> programs; // forward s at 2s, backward s at 2s + 1
+  std::vector<Program> programs; // stage s's phase f at 3s + f
   llvm::DenseMap<Operation *, Home> homes;
   SmallVector<Attribute> transfers;
   int64_t nextStash = 0;
   bool failedAny = false;
 
-  Program &program(int64_t stage, bool backward) {
-    return programs[size_t(2 * stage + (backward ? 1 : 0))];
+  // A value of a program passed to later programs of its stage: its stash
+  // name (one buffer, whichever programs read it).
+  llvm::DenseMap<std::pair<Program *, Value>, std::string> stashNames;
+
+  Program &program(int64_t stage, Phase phase) {
+    return programs[size_t(kPhases * stage + int64_t(phase))];
   }
 
   DictionaryAttr named(StringRef key, StringRef name) {
@@ -113,7 +135,7 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
       cloneInto(*def, p);
       return p.map.lookup(v);
     }
-    Program &owner = program(home.stage, home.backward);
+    Program &owner = program(home.stage, home.phase);
     if (&owner == &p) {
       def->emitError("internal error: trc-pipeline-split visits a value before its definition");
       failedAny = true;
@@ -123,31 +145,36 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
     if (home.stage == p.stage) {
       local = stash(localize(v, owner), owner, p);
     } else {
-      Program &receiver = program(p.stage, home.backward);
-      if (&receiver != &p) // another stage's forward value a backward op reads
+      // Received by this stage's program of the value's phase, then stashed
+      // for a later one (another stage's forward value a backward op reads).
+      Program &receiver = program(p.stage, home.phase);
+      if (&receiver != &p)
         local = stash(localize(v, receiver), receiver, p);
       else
-        local = transfer(localize(v, owner), owner, p, home.backward);
+        local = transfer(localize(v, owner), owner, p, home.phase);
     }
     p.map.map(v, local);
     return local;
   }
 
-  /// A forward value of `from` passed to the backward program `to`.
+  /// A value of `from` passed to a later program `to` of the same stage.
   Value stash(Value inFrom, Program &from, Program &to) {
-    std::string name = "stash:" + std::to_string(nextStash++);
-    addResult(from, inFrom, named("trc.output", name));
+    std::string &name = stashNames[{&from, inFrom}];
+    if (name.empty()) {
+      name = "stash:" + std::to_string(nextStash++);
+      addResult(from, inFrom, named("trc.output", name));
+    }
     return addArgument(to, inFrom.getType(), named("trc.input", name));
   }
 
-  Value transfer(Value inFrom, Program &from, Program &to, bool backward) {
+  Value transfer(Value inFrom, Program &from, Program &to, Phase phase) {
     OpBuilder b(module.getContext());
     int64_t id = int64_t(transfers.size());
     std::string name = "t" + std::to_string(id);
     addResult(from, inFrom, named("trc.output", "send:" + name));
     transfers.push_back(b.getDictionaryAttr(
         {b.getNamedAttr("id", b.getStringAttr(name)),
-         b.getNamedAttr("phase", b.getStringAttr(backward ? "backward" : "forward")),
+         b.getNamedAttr("phase", b.getStringAttr(phaseName(phase))),
          b.getNamedAttr("from", b.getI64IntegerAttr(from.stage)),
          b.getNamedAttr("to", b.getI64IntegerAttr(to.stage))}));
     return addArgument(to, inFrom.getType(), named("trc.input", "recv:" + name));
@@ -171,7 +198,7 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
       if (auto stage = op.getAttrOfType<IntegerAttr>(kStageAttr);
           stage && op.getNumOperands() != 0) {
         home.stage = stage.getInt();
-        home.backward = op.hasAttr(kBackwardAttr);
+        home.phase = op.hasAttr(kBackwardAttr) ? Phase::Backward : Phase::Forward;
       } else if (op.getNumOperands() != 0 || op.getNumRegions() != 0) {
         for (Value v : inputsOf(op))
           if (Operation *def = v.getDefiningOp(); def && homes.lookup(def).stage >= 0) {
@@ -188,9 +215,32 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
       }
       homes[&op] = home;
     }
+    separateWeightGradients(body);
   }
 
-  /// Backward: the gradient `g` of parameter `name`, added into its
+  /// A stage's backward op is B (input-gradient work) when another stage
+  /// reads a result, or a B op of its stage does; the others only lead to
+  /// this stage's parameter gradients and become W.
+  void separateWeightGradients(Block &body) {
+    for (Operation &op : llvm::reverse(body.without_terminator())) {
+      auto it = homes.find(&op);
+      if (it == homes.end() || it->second.phase != Phase::Backward)
+        continue;
+      Home &home = it->second;
+      bool inputWork = false;
+      for (Operation *user : op.getUsers()) {
+        while (user && user->getBlock() != &body)
+          user = user->getParentOp();
+        Home used = user ? homes.lookup(user) : Home();
+        if (used.stage >= 0 && (used.stage != home.stage || used.phase == Phase::Backward))
+          inputWork = true;
+      }
+      if (!inputWork)
+        home.phase = Phase::Weights;
+    }
+  }
+
+  /// Weights: the gradient `g` of parameter `name`, added into its
   /// accumulator (restarted where trc.keep_accum is 0).
   void accumulate(Program &p, Value g, StringAttr name) {
     OpBuilder b = OpBuilder::atBlockEnd(&p.body());
@@ -225,12 +275,11 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
     OpBuilder b(module.getContext());
     b.setInsertionPoint(grad);
     for (int64_t s = 0; s < stages; ++s)
-      for (bool backward : {false, true}) {
+      for (Phase phase : {Phase::Forward, Phase::Backward, Phase::Weights}) {
         Program p;
         p.stage = s;
-        p.backward = backward;
-        std::string name =
-            "stage" + std::to_string(s) + (backward ? "_backward" : "_forward");
+        p.phase = phase;
+        std::string name = "stage" + std::to_string(s) + "_" + phaseName(phase);
         p.fn = b.create<func::FuncOp>(grad.getLoc(), name, b.getFunctionType({}, {}));
         p.fn.addEntryBlock();
         programs.push_back(std::move(p));
@@ -241,14 +290,15 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
     Block &body = grad.getBody().front();
     for (Operation &op : body.without_terminator())
       if (Home home = homes.lookup(&op); home.stage >= 0)
-        cloneInto(op, program(home.stage, home.backward));
+        cloneInto(op, program(home.stage, home.phase));
 
     // The loss leaves the program that computes it; each gradient is
     // accumulated by its parameter copy's stage.
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     Value loss = ret.getOperand(0);
     Home lossHome = loss.getDefiningOp() ? homes.lookup(loss.getDefiningOp()) : Home();
-    Program &lossProgram = program(lossHome.stage >= 0 ? lossHome.stage : stages - 1, false);
+    Program &lossProgram =
+        program(lossHome.stage >= 0 ? lossHome.stage : stages - 1, Phase::Forward);
     addResult(lossProgram, localize(loss, lossProgram),
               named("trc.output", trc::abi::kLossOutput));
     llvm::StringMap<int64_t> lowestStage;
@@ -272,7 +322,7 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
         it->second = std::min(it->second, s);
     }
     for (const Gradient &g : gradients) {
-      Program &p = program(g.stage, true);
+      Program &p = program(g.stage, Phase::Weights);
       accumulate(p, localize(g.value, p), g.name);
     }
     if (failedAny)
@@ -298,7 +348,7 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
                               const llvm::StringMap<int64_t> &lowestStage) {
     OpBuilder b(module.getContext());
     for (int64_t s = 0; s < stages; ++s) {
-      Program &backward = program(s, true);
+      Program &weights = program(s, Phase::Weights);
       SmallVector<Type> types;
       SmallVector<Attribute> argAttrs, resultAttrs;
       SmallVector<unsigned> accumArgs;
@@ -331,7 +381,7 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
         types.push_back(types[k]);
         argAttrs.push_back(named("trc.input", trc::abi::kGradAccumPrefix + name.str()));
       }
-      b.setInsertionPointAfter(backward.fn);
+      b.setInsertionPointAfter(weights.fn);
       auto fn = b.create<func::FuncOp>(
           grad.getLoc(), "stage" + std::to_string(s) + "_grads",
           b.getFunctionType(types, ArrayRef<Type>(types).drop_front(params)));

@@ -112,10 +112,6 @@ PipelineExecutor::open(const std::string &dir, Backend &backend, Communicator &p
                          " chunks; this run has " + std::to_string(pipeline.size()) + " x " +
                          std::to_string(schedule.shape.chunks) +
                          " (key 'pipeline_parallel_degree' / 'virtual_stages')");
-  if (schedule.splitsWeights)
-    return Status::error("key 'pipeline_schedule': " + std::string(scheduleName(schedule.kind)) +
-                         " splits the backward into input and weight gradients, which the "
-                         "compiled stages do not yet (use gpipe, 1f1b or interleaved_1f1b)");
   std::unique_ptr<PipelineExecutor> ex(
       new PipelineExecutor(backend, pipeline, data, std::move(schedule)));
   ex->dir_ = dir;
@@ -145,14 +141,16 @@ PipelineExecutor::open(const std::string &dir, Backend &backend, Communicator &p
       session = *std::move(made);
       return Status::success();
     };
-    // The forward program owns the parameters, the backward program the
+    // The forward program owns the parameters, the weights program the
     // gradient accumulators, the apply program the optimizer state.
     if (Status e = load("forward", st.forwardArtifact, st.forward, {}); !e)
       return e;
     if (Status e = load("backward", st.backwardArtifact, st.backward, {st.forward.get()}); !e)
       return e;
+    if (Status e = load("weights", st.weightsArtifact, st.weights, {st.forward.get()}); !e)
+      return e;
     if (Status e = load("apply", st.applyArtifact, st.apply,
-                        {st.forward.get(), st.backward.get()});
+                        {st.forward.get(), st.weights.get()});
         !e)
       return e;
     ex->stages_.push_back(std::move(st));
@@ -288,43 +286,69 @@ Status PipelineExecutor::run(const PipelineStep &step, const FeedMicrobatch &fee
     return Status::error("the schedule runs stage " + std::to_string(step.stage) +
                          " on rank " + std::to_string(pipeline_.rank()) + ", which holds "
                          "none of it");
-  bool forward = step.action == PipelineAction::Forward;
-  Session &session = forward ? *st->forward : *st->backward;
+  switch (step.action) {
+  case PipelineAction::Forward:
+    return runProgram(*st, Program::Forward, step.microbatch, feed, lossSum);
+  case PipelineAction::Backward:
+    if (Status s = runProgram(*st, Program::Backward, step.microbatch, feed, lossSum); !s)
+      return s;
+    // A schedule that does not split the backward runs W right after B.
+    if (schedule_.splitsWeights)
+      return Status::success();
+    [[fallthrough]];
+  case PipelineAction::BackwardWeights:
+    return runProgram(*st, Program::Weights, step.microbatch, feed, lossSum);
+  }
+  return Status::success();
+}
+
+Status PipelineExecutor::runProgram(StageSessions &st, Program program, int microbatch,
+                                    const FeedMicrobatch &feed, double &lossSum) {
+  static const char *const kLetters[] = {"F", "B", "W"};
+  static const char *const kNames[] = {" forward", " backward", " weights"};
+  Session &session = program == Program::Forward    ? *st.forward
+                     : program == Program::Backward ? *st.backward
+                                                    : *st.weights;
   ProfileScope span(Profiler::recording()
-                        ? std::string(forward ? "F" : "B") + std::to_string(step.microbatch) +
-                              " stage " + std::to_string(step.stage)
+                        ? std::string(kLetters[int(program)]) + std::to_string(microbatch) +
+                              " stage " + std::to_string(st.stage)
                         : std::string(),
                     profile::kCompute);
-  if (Status s = feed(session, step.microbatch); !s)
+  if (Status s = feed(session, microbatch); !s)
     return s;
   std::vector<P2PRequest> receives;
-  if (Status s = bindMicrobatch(session, step.microbatch, receives); !s)
+  if (Status s = bindMicrobatch(session, microbatch, receives); !s)
     return s;
   {
     ProfileScope wait(Profiler::recording() ? std::string("p2p wait") : std::string(),
                       profile::kP2p);
     if (Status s = pipeline_.waitAll(receives); !s)
-      return s.withPrefix("stage " + std::to_string(step.stage) + ": ");
+      return s.withPrefix("stage " + std::to_string(st.stage) + ": ");
   }
-  if (!forward) {
-    if (Status s = setScalar(keepAccum_, st->accumulating ? 1.0f : 0.0f); !s)
+  if (program == Program::Weights) {
+    if (Status s = setScalar(keepAccum_, st.accumulating ? 1.0f : 0.0f); !s)
       return s;
     if (Status s = session.setInput(abi::kKeepAccum, keepAccum_); !s)
       return s;
   }
   if (Status s = session.run(); !s)
-    return s.withPrefix("stage " + std::to_string(step.stage) + (forward ? " forward" : " backward") +
-                        " microbatch " + std::to_string(step.microbatch) + ": ");
-  if (Status s = sendOutputs(session, step.microbatch); !s)
+    return s.withPrefix("stage " + std::to_string(st.stage) + kNames[int(program)] +
+                        " microbatch " + std::to_string(microbatch) + ": ");
+  if (Status s = sendOutputs(session, microbatch); !s)
     return s;
-  // Received values live in the program's run only; a backward's stash
-  // is done with.
-  for (const Slot &slot : session.manifest().slots)
-    if (slot.kind == SlotKind::Input &&
-        (startsWith(slot.name, "recv:") || (!forward && startsWith(slot.name, "stash:"))))
-      release(slot.name, step.microbatch);
+  // Received values live in the program's run only; a stash is done with
+  // after its last reader (W when it reads it, else B).
+  for (const Slot &slot : session.manifest().slots) {
+    if (slot.kind != SlotKind::Input)
+      continue;
+    bool lastReader = program == Program::Weights ||
+                      (program == Program::Backward &&
+                       !st.weights->manifest().find(SlotKind::Input, slot.name));
+    if (startsWith(slot.name, "recv:") || (startsWith(slot.name, "stash:") && lastReader))
+      release(slot.name, microbatch);
+  }
   releaseFinishedSends(false);
-  if (forward) {
+  if (program == Program::Forward) {
     if (session.manifest().find(SlotKind::Output, abi::kLossOutput)) {
       StatusOr<HostTensor> loss = session.getOutput(abi::kLossOutput);
       if (!loss.ok())
@@ -333,7 +357,9 @@ Status PipelineExecutor::run(const PipelineStep &step, const FeedMicrobatch &fee
     }
     return Status::success();
   }
-  st->accumulating = true;
+  if (program == Program::Backward)
+    return Status::success();
+  st.accumulating = true;
   return session.applyUpdates();
 }
 
@@ -363,7 +389,7 @@ Status PipelineExecutor::findTiedGradients() {
 /// them afterwards).
 Status PipelineExecutor::zeroInputs() {
   for (StageSessions &st : stages_)
-    for (Session *session : {st.backward.get(), st.apply.get()})
+    for (Session *session : {st.weights.get(), st.apply.get()})
       for (const Slot &slot : session->manifest().slots) {
         if (slot.kind != SlotKind::Input || slot.name.find(':') == std::string::npos ||
             startsWith(slot.name, "recv:") || startsWith(slot.name, "stash:"))
@@ -389,10 +415,10 @@ Status PipelineExecutor::sumTiedGradients() {
       StageSessions *st = stage(stages[k]);
       if (!st)
         continue;
-      slot = st->backward->manifest().find(SlotKind::Input, name);
+      slot = st->weights->manifest().find(SlotKind::Input, name);
       if (Status s = parts[k].allocate(slot->dtype, slot->shape); !s)
         return s;
-      if (Status s = backend_.copyToHost(parts[k].data(), st->backward->slotPointer(*slot),
+      if (Status s = backend_.copyToHost(parts[k].data(), st->weights->slotPointer(*slot),
                                          size_t(slot->byteSize));
           !s)
         return s;
@@ -441,7 +467,7 @@ Status PipelineExecutor::sumTiedGradients() {
     }
     for (int s : stages)
       if (StageSessions *st = stage(s))
-        if (Status e = backend_.copyToDevice(st->backward->slotPointer(*slot), total.data(),
+        if (Status e = backend_.copyToDevice(st->weights->slotPointer(*slot), total.data(),
                                              size_t(slot->byteSize));
             !e)
           return e;
@@ -455,9 +481,9 @@ Status PipelineExecutor::averageOverData() {
   if (data_.size() == 1)
     return Status::success();
   for (StageSessions &st : stages_)
-    for (const Slot &slot : st.backward->manifest().slots)
+    for (const Slot &slot : st.weights->manifest().slots)
       if (slot.kind == SlotKind::Input && startsWith(slot.name, abi::kGradAccumPrefix)) {
-        void *grad = st.backward->slotPointer(slot);
+        void *grad = st.weights->slotPointer(slot);
         if (Status s = data_.allReduce(grad, grad, size_t(slot.numElements), slot.dtype,
                                        ReduceOp::Avg);
             !s)

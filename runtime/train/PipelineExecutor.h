@@ -5,9 +5,11 @@
 // the compiler's compilePipelineArtifact; docs/ARTIFACT.md) is opened on
 // this rank for the stages it owns (stage s on pipeline rank s mod P), and
 // each optimizer step runs this rank's row of a PipelineSchedule: F runs a
-// stage's forward program for a microbatch, B its backward (which adds the
-// parameters' gradients into the stage's accumulators), then every stage's
-// apply program updates its parameters once. Values crossing stages move
+// stage's forward program for a microbatch, B its backward program (the
+// gradients sent to earlier stages), W its weights program (which adds the
+// parameters' gradients into the stage's accumulators; right after B when
+// the schedule does not split them), then every stage's apply program
+// updates its parameters once. Values crossing stages move
 // as tagged non-blocking messages over the pipeline group (sends never
 // block; a receive waits); each microbatch has its own stash, send and
 // receive buffers, bound into the programs' slots (no copies). A tied
@@ -80,8 +82,8 @@ public:
   /// Every stage session this rank holds (stage index, programs).
   struct StageSessions {
     int stage = 0;
-    std::unique_ptr<Artifact> forwardArtifact, backwardArtifact, applyArtifact;
-    std::unique_ptr<Session> forward, backward, apply;
+    std::unique_ptr<Artifact> forwardArtifact, backwardArtifact, weightsArtifact, applyArtifact;
+    std::unique_ptr<Session> forward, backward, weights, apply;
     bool accumulating = false; // this step's first backward has run
   };
   std::vector<StageSessions> &stages() { return stages_; }
@@ -91,7 +93,10 @@ private:
                    PipelineSchedule schedule)
       : backend_(backend), pipeline_(pipeline), data_(data), schedule_(std::move(schedule)) {}
   Status averageOverData();
+  enum class Program { Forward = 0, Backward = 1, Weights = 2 };
   Status run(const PipelineStep &step, const FeedMicrobatch &feed, double &lossSum);
+  Status runProgram(StageSessions &stage, Program program, int microbatch,
+                    const FeedMicrobatch &feed, double &lossSum);
   Status bindMicrobatch(Session &session, int microbatch, std::vector<P2PRequest> &receives);
   Status sendOutputs(Session &session, int microbatch);
   Status sumTiedGradients();
