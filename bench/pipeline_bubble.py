@@ -8,17 +8,19 @@ each schedule's formula.
 It exports a GPT-2-style model (scripts/export_models.py; "bench": 4 layers,
 hidden 256), trains it under `mpirun -np 2` with pipeline_parallel_degree 2
 and each schedule (GPipe, 1F1B; interleaved 1F1B with 2 chunks per rank) at
-2, 4 and 8 microbatches with `--profile`, and reads the timeline trc-run
+2, 4 and 8 microbatches (and ZB-H1, its weight gradients deferred) with
+`--profile`, and reads the timeline trc-run
 writes:
 
   * bubble, per rank and step (the first two steps, warm-up, dropped): the
     window from the rank's first forward/backward to its last, minus the
     time its forwards and backwards ran, over that time (idle / busy, the
     research notes' definition: (p-1)/m for GPipe and 1F1B, (p-1)/(v m)
-    interleaved, for equal stages);
-  * peak stashed activations per rank (trc-run prints them), against one
-    microbatch's stash (GPipe's peak / m) times the schedule's in-flight
-    count (GPipe m, 1F1B p - r).
+    interleaved, about (p-1)/(3m) ZB-H1, for equal stages);
+  * peak stashed activations per rank (trc-run prints them), in units of one
+    microbatch's stash (GPipe's peak / m), against the schedule's in-flight
+    count (GPipe m, 1F1B p - r, ZB-H1 min(p, m)); B's values kept for W add
+    a fraction of a microbatch.
 
 The stages are not equal (the last holds the LM head and the loss), so the
 measured bubble is the formula's plus the imbalance; the stage times are
@@ -60,22 +62,31 @@ def run(trc_run, model, data, args, config, trace):
 
 
 def bubbles(trace):
-    """Per rank: mean over steps of (window - busy) / busy, and mean busy ms."""
+    """Per rank: mean over steps of (window - busy) / busy, and mean busy ms.
+    An action's span includes its wait for the values it receives (a nested
+    p2p span): that wait is bubble, not work."""
     with open(trace) as f:
         events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
     out = {}
     for rank in sorted({e["pid"] for e in events}):
         mine = [e for e in events if e["pid"] == rank]
         steps = [e for e in mine if e.get("cat") == "step"]
-        actions = [e for e in mine if e.get("cat") == "compute" and re.match(r"[FB]\d", e["name"])]
+        actions = [e for e in mine
+                   if e.get("cat") == "compute" and re.match(r"[FBW]\d", e["name"])]
+        waits = [e for e in mine if e.get("cat") == "p2p"]
         ratios, busy_ms = [], []
+
+        def within(inner, outer):
+            return (inner["ts"] >= outer["ts"]
+                    and inner["ts"] + inner["dur"] <= outer["ts"] + outer["dur"])
+
         for step in steps:
-            inside = [a for a in actions
-                      if a["ts"] >= step["ts"] and a["ts"] + a["dur"] <= step["ts"] + step["dur"]]
+            inside = [a for a in actions if within(a, step)]
             if not inside:
                 continue
             window = max(a["ts"] + a["dur"] for a in inside) - min(a["ts"] for a in inside)
-            busy = sum(a["dur"] for a in inside)
+            waited = sum(w["dur"] for w in waits if any(within(w, a) for a in inside))
+            busy = sum(a["dur"] for a in inside) - waited
             ratios.append((window - busy) / busy)
             busy_ms.append(busy / 1000.0)
         out[rank] = (sum(ratios) / len(ratios), sum(busy_ms) / len(busy_ms))
@@ -97,10 +108,12 @@ def main():
         data = os.path.join(os.path.dirname(ROOT), "shared", "data", "tinyshakespeare.txt")
         print(f"GPT-2 {args.size}, batch {args.batch} x {args.seq}, p = {p} CPU ranks, "
               f"steps 3-{args.steps}")
-        print(f"{'schedule':<22}{'m':>3}{'formula':>9}{'rank 0':>9}{'rank 1':>9}"
-              f"{'busy ms r0/r1':>16}{'stash r0 MB':>13}{'stash r1 MB':>13}")
+        print(f"{'schedule':<18}{'m':>3}{'formula':>9}{'rank 0':>8}{'rank 1':>8}"
+              f"{'busy ms r0/r1':>16}{'stash MB r0/r1':>17}{'in flight r0/r1':>17}"
+              f"{'formula':>9}")
         per_microbatch = {}
-        for schedule, chunks in (("gpipe", 1), ("1f1b", 1), ("interleaved_1f1b", 2)):
+        for schedule, chunks in (("gpipe", 1), ("1f1b", 1), ("zb_h1", 1),
+                                 ("interleaved_1f1b", 2)):
             for m in (2, 4, 8):
                 config = {"pipeline_parallel_degree": p, "microbatches": m,
                           "pipeline_schedule": schedule}
@@ -109,18 +122,18 @@ def main():
                 trace = os.path.join(work, f"{schedule}-{m}.json")
                 peaks = run(args.trc_run, model, data, args, config, trace)
                 measured = bubbles(trace)
-                formula = (p - 1) / (chunks * m)
+                formula = (p - 1) / (chunks * m) if schedule != "zb_h1" else (p - 1) / (3 * m)
                 if schedule == "gpipe":
                     per_microbatch[m] = {r: b / m for r, b in peaks.items()}
-                print(f"{schedule:<22}{m:>3}{formula:>9.3f}{measured[0][0]:>9.3f}"
-                      f"{measured[1][0]:>9.3f}{measured[0][1]:>8.1f}/{measured[1][1]:<7.1f}"
-                      f"{peaks[0] / 2**20:>13.2f}{peaks[1] / 2**20:>13.2f}")
-                if schedule == "1f1b":
-                    for r in (0, 1):
-                        expected = per_microbatch[m][r] * min(p - r, m)
-                        if abs(peaks[r] - expected) > 1:
-                            print(f"  rank {r}: stash {peaks[r]} B, expected "
-                                  f"{expected:.0f} B ({min(p - r, m)} microbatches)")
+                # Microbatches in flight: the peak over one microbatch's stash
+                # (GPipe's peak / m); B's values kept for W add a fraction.
+                in_flight = [peaks[r] / per_microbatch[m][r] for r in (0, 1)]
+                expected = {"gpipe": f"{m}/{m}", "1f1b": f"{min(p, m)}/{min(p - 1, m)}",
+                            "zb_h1": f"{min(p, m)}/{min(p, m)}"}.get(schedule, "-")
+                print(f"{schedule:<18}{m:>3}{formula:>9.3f}{measured[0][0]:>8.3f}"
+                      f"{measured[1][0]:>8.3f}{measured[0][1]:>9.1f}/{measured[1][1]:<6.1f}"
+                      f"{peaks[0] / 2**20:>10.1f}/{peaks[1] / 2**20:<6.1f}"
+                      f"{in_flight[0]:>10.2f}/{in_flight[1]:<6.2f}{expected:>9}")
 
 
 if __name__ == "__main__":
