@@ -54,6 +54,29 @@ def TestPrintPipelineStages : Pass<"test-trc-print-pipeline-stages", "mlir::Modu
   }];
 }
 
+def TestPrintPipelineSchedule : Pass<"test-trc-print-pipeline-schedule", "mlir::ModuleOp"> {
+  let summary = "prints a pipeline schedule's table, its check and its simulated bubble";
+  let description = [{
+    The schedule (runtime/train/PipelineSchedule.h) trc-run would run for
+    `schedule` over `ranks` x `virtual` stages and `microbatches`: one row
+    per (rank, slot, action, microbatch, chunk, stage), each rank's order,
+    `check: ok` or the deadlock / missing action, then the bubble simulated
+    with backward = 2 x forward (ZB-H1: B = W = forward) against the
+    formula, and the peak microbatches in flight per rank. Without
+    `ranks`, the module's `trc.pipeline` (trc-pipeline-stages) gives the
+    ranks and chunks (with `ranks`, chunks default to 1). The IR is left
+    unchanged.
+  }];
+  let options = [
+    Option<"schedule", "schedule", "std::string", "\"1f1b\"",
+           "gpipe, 1f1b, interleaved_1f1b or zb_h1">,
+    Option<"ranks", "ranks", "int64_t", "0", "pipeline ranks (0: the module's)">,
+    Option<"chunks", "virtual", "int64_t", "0", "chunks per rank (0: the module's, or 1)">,
+    Option<"microbatches", "microbatches", "int64_t", "4", "microbatches per step">,
+    Option<"active", "active-microbatches", "int64_t", "0", "in-flight cap (0: none)">,
+  ];
+}
+
 def TestPrintMemoryPlan : Pass<"test-trc-print-memory-plan", "mlir::func::FuncOp"> {
   let summary = "prints the static memory plan of a bufferized function";
   let description = [{
