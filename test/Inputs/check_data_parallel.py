@@ -17,69 +17,17 @@ Prints what it compared; exits 1 with the reason when a check fails.
 """
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mpi_training import ENV, compare, fail, mpirun  # noqa: E402
+from mpi_training import ENV, compare, fail, killed_rank, mpirun  # noqa: E402
 from mpi_training import train as train_ranks  # noqa: E402
 
 
 def train(args, ranks, name, steps, config=None, extra=()):
     return train_ranks(args.trc_run, args.model, args.data, args.work, ranks, name, steps,
                        config, extra)
-
-
-def killed_rank(args):
-    """Kills rank 1 once training runs; the job must end soon, naming it."""
-    metrics = os.path.join(args.work, "killed.jsonl")
-    command = mpirun(2) + [args.trc_run, args.model, "--data", args.data, "--batch-size", "4",
-                           "--seq-len", "16", "--steps", "100000", "--metrics", metrics]
-    job = subprocess.Popen(command, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True)
-    # Waiting for training to start is not the timed part (a loaded machine
-    # may compile slowly); the job's end after the kill is.
-    deadline = time.time() + 900
-    while time.time() < deadline:
-        if os.path.exists(metrics) and sum(1 for _ in open(metrics)) >= 2:
-            break
-        time.sleep(0.5)
-    else:
-        job.kill()
-        fail("killed rank: training never started")
-    victim = None
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                environ = f.read().split(b"\0")
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read()
-        except OSError:
-            continue
-        # This job's rank 1 only: its command line names this run's metrics
-        # file (other jobs, e.g. a concurrent test run, must not be hit).
-        if b"OMPI_COMM_WORLD_RANK=1" in environ and metrics.encode() in cmdline:
-            victim = int(pid)
-    if victim is None:
-        job.kill()
-        fail("killed rank: no process of rank 1 found")
-    os.kill(victim, signal.SIGKILL)
-    killed = time.time()
-    try:
-        output, _ = job.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        job.kill()
-        fail("killed rank: the other rank still runs 60 s after rank 1 was killed")
-    took = time.time() - killed
-    print(f"killed rank: rank 1 killed, job exited {job.returncode} after {took:.1f} s")
-    if job.returncode == 0:
-        fail("killed rank: the job reported success")
-    if "error: rank 1" not in output:
-        fail("killed rank: no error naming rank 1 in:\n" + output)
 
 
 class Args:
@@ -126,7 +74,7 @@ def main():
     if done.returncode == 0 or expected not in done.stderr:
         fail("uneven batch: expected an error, got:\n" + done.stdout + done.stderr)
     print("uneven batch: refused")
-    killed_rank(args)
+    killed_rank(args.trc_run, args.model, args.data, args.work)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ each model's 1-rank run (losses within 1e-5 relative):
     its data ranks);
   * GPT-2 at 2 stages with global-norm clipping (the norm sums every stage);
   * BERT, GPT-J and Llama-style exports at 2 stages with 1F1B;
+  * killing rank 1 (a stage) mid-training ends the job within 60 s with an
+    error naming rank 1;
   * refused with an error naming the key: more stages than layer boundaries,
     microbatches that do not divide the batch, an unknown schedule,
     pipeline x tensor parallelism, pipeline x ZeRO.
@@ -24,7 +26,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mpi_training import compare, fail, refused, train  # noqa: E402
+from mpi_training import compare, fail, killed_rank, refused, train  # noqa: E402
 
 
 def main():
@@ -73,6 +75,10 @@ def main():
                                                "microbatches": 2}))
 
     gpt2_model = model_path("gpt2")
+    # A lost stage: rank 1 (the last stage) killed mid-training ends rank 0,
+    # which waits for its gradients, within 60 s naming it.
+    killed_rank(trc_run, gpt2_model, data, work, 2,
+                {"pipeline_parallel_degree": 2, "microbatches": 2}, "killed stage")
     refused(trc_run, gpt2_model, data, 2,
             '{"pipeline_parallel_degree": 2, "virtual_stages": 64, '
             '"pipeline_schedule": "interleaved_1f1b", "microbatches": 2}',

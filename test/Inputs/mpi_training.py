@@ -1,10 +1,12 @@
 """Shared helpers of the mpirun training checks (check_data_parallel.py,
 check_tensor_parallel.py, check_pipeline_parallel.py): launching trc-run on N CPU ranks, reading its
-per-step losses, comparing curves, expecting refusals."""
+per-step losses, comparing curves, expecting refusals, killing a rank."""
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 TOLERANCE = 1e-5
 
@@ -56,3 +58,55 @@ def refused(trc_run, model, data, ranks, config, expected, name):
         fail(f"{name}: expected an error containing '{expected}', got exit "
              f"{done.returncode}:\n{output}")
     print(f"{name}: refused")
+
+
+def killed_rank(trc_run, model, data, work, ranks=2, config=None, name="killed rank"):
+    """Kills rank 1 once training runs; the job must end within 60 s, naming it."""
+    metrics = os.path.join(work, name.replace(" ", "-") + ".jsonl")
+    command = mpirun(ranks) + [trc_run, model, "--data", data, "--batch-size", "4",
+                               "--seq-len", "16", "--steps", "100000", "--metrics", metrics]
+    if config is not None:
+        command += ["--config", json.dumps(config)]
+    job = subprocess.Popen(command, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+    # Waiting for training to start is not the timed part (a loaded machine
+    # may compile slowly); the job's end after the kill is.
+    deadline = time.time() + 900
+    while time.time() < deadline:
+        if os.path.exists(metrics) and sum(1 for _ in open(metrics)) >= 2:
+            break
+        time.sleep(0.5)
+    else:
+        job.kill()
+        fail(f"{name}: training never started")
+    victim = None
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read().split(b"\0")
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except OSError:
+            continue
+        # This job's rank 1 only: its command line names this run's metrics
+        # file (other jobs, e.g. a concurrent test run, must not be hit).
+        if b"OMPI_COMM_WORLD_RANK=1" in environ and metrics.encode() in cmdline:
+            victim = int(pid)
+    if victim is None:
+        job.kill()
+        fail(f"{name}: no process of rank 1 found")
+    os.kill(victim, signal.SIGKILL)
+    killed = time.time()
+    try:
+        output, _ = job.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        fail(f"{name}: the other rank still runs 60 s after rank 1 was killed")
+    took = time.time() - killed
+    print(f"{name}: rank 1 killed, job exited {job.returncode} after {took:.1f} s")
+    if job.returncode == 0:
+        fail(f"{name}: the job reported success")
+    if "error: rank 1" not in output:
+        fail(f"{name}: no error naming rank 1 in:\n" + output)
