@@ -12,6 +12,7 @@
 #include "runtime/support/Profiler.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -548,6 +549,163 @@ StatusOr<PipelineStepResult> PipelineExecutor::runStep(const FeedMicrobatch &fee
   result.loss = loss[0];
   result.peakStashBytes = peakStashBytes_;
   return result;
+}
+
+namespace {
+
+/// The state slots of a stage: its forward's parameters, its apply's
+/// optimizer state (inputs "<kind>:<param>" other than the accumulators).
+template <typename Visit> Status forEachStateSlot(const PipelineExecutor::StageSessions &st,
+                                                  Visit visit) {
+  for (const Slot &slot : st.forward->manifest().slots)
+    if (slot.kind == SlotKind::Param)
+      if (Status s = visit(*st.forward, slot); !s)
+        return s;
+  for (const Slot &slot : st.apply->manifest().slots)
+    if (slot.kind == SlotKind::Input && slot.name.find(':') != std::string::npos &&
+        !startsWith(slot.name, abi::kGradAccumPrefix))
+      if (Status s = visit(*st.apply, slot); !s)
+        return s;
+  return Status::success();
+}
+
+// Tensors as bytes for the gather: count, then per tensor its name, dtype,
+// shape and data (sizes as u64, host byte order: one job, one machine type).
+void putU64(std::string &out, uint64_t v) { out.append(reinterpret_cast<const char *>(&v), 8); }
+
+std::string serialize(const std::vector<NamedTensor> &tensors) {
+  std::string out;
+  putU64(out, tensors.size());
+  for (const NamedTensor &t : tensors) {
+    putU64(out, t.name.size());
+    out += t.name;
+    putU64(out, uint64_t(t.tensor.dtype));
+    putU64(out, t.tensor.shape.size());
+    for (int64_t d : t.tensor.shape)
+      putU64(out, uint64_t(d));
+    putU64(out, t.tensor.byteSize());
+    out.append(static_cast<const char *>(t.tensor.data()), t.tensor.byteSize());
+  }
+  return out;
+}
+
+Status deserialize(const std::string &bytes, std::vector<NamedTensor> &out) {
+  size_t at = 0;
+  auto take = [&](uint64_t &v) {
+    if (at + 8 > bytes.size())
+      return false;
+    std::memcpy(&v, bytes.data() + at, 8);
+    at += 8;
+    return true;
+  };
+  const Status truncated = Status::error("the gathered pipeline state is truncated");
+  uint64_t count = 0;
+  if (!take(count))
+    return truncated;
+  for (uint64_t i = 0; i < count; ++i) {
+    NamedTensor t;
+    uint64_t length = 0, dtype = 0, rank = 0, size = 0;
+    if (!take(length) || at + length > bytes.size())
+      return truncated;
+    t.name = bytes.substr(at, length);
+    at += length;
+    if (!take(dtype) || !take(rank))
+      return truncated;
+    std::vector<int64_t> shape(rank);
+    for (int64_t &d : shape) {
+      uint64_t v = 0;
+      if (!take(v))
+        return truncated;
+      d = int64_t(v);
+    }
+    if (Status s = t.tensor.allocate(DType(dtype), shape); !s)
+      return s;
+    if (!take(size) || size != t.tensor.byteSize() || at + size > bytes.size())
+      return truncated;
+    std::memcpy(t.tensor.data(), bytes.data() + at, size);
+    at += size;
+    out.push_back(std::move(t));
+  }
+  return Status::success();
+}
+
+} // namespace
+
+StatusOr<std::vector<NamedTensor>> PipelineExecutor::readState() const {
+  std::vector<NamedTensor> out;
+  std::map<std::string, bool> seen;
+  for (const StageSessions &st : stages_) {
+    Status s = forEachStateSlot(st, [&](const Session &session, const Slot &slot) -> Status {
+      if (seen[slot.name])
+        return Status::success();
+      seen[slot.name] = true;
+      NamedTensor t;
+      t.name = slot.name;
+      if (Status e = t.tensor.allocate(slot.dtype, slot.shape); !e)
+        return e;
+      if (Status e = backend_.copyToHost(t.tensor.data(), session.slotPointer(slot),
+                                         size_t(slot.byteSize));
+          !e)
+        return e;
+      out.push_back(std::move(t));
+      return Status::success();
+    });
+    if (!s)
+      return s;
+  }
+  return out;
+}
+
+StatusOr<std::vector<NamedTensor>> PipelineExecutor::gatherState() const {
+  StatusOr<std::vector<NamedTensor>> mine = readState();
+  if (!mine.ok())
+    return mine.status();
+  if (pipeline_.rank() != 0) {
+    std::string bytes = serialize(*mine);
+    uint64_t size = bytes.size();
+    if (Status s = pipeline_.send(&size, 1, DType::U64, 0); !s)
+      return s;
+    if (Status s = pipeline_.send(bytes.data(), bytes.size(), DType::U8, 0); !s)
+      return s;
+    return std::vector<NamedTensor>();
+  }
+  std::vector<NamedTensor> all = *std::move(mine);
+  for (int r = 1; r < pipeline_.size(); ++r) {
+    uint64_t size = 0;
+    if (Status s = pipeline_.recv(&size, 1, DType::U64, r); !s)
+      return s;
+    std::string bytes(size_t(size), '\0');
+    if (Status s = pipeline_.recv(bytes.data(), bytes.size(), DType::U8, r); !s)
+      return s;
+    std::vector<NamedTensor> theirs;
+    if (Status s = deserialize(bytes, theirs); !s)
+      return s;
+    for (NamedTensor &t : theirs)
+      if (std::none_of(all.begin(), all.end(),
+                       [&](const NamedTensor &have) { return have.name == t.name; }))
+        all.push_back(std::move(t));
+  }
+  return all;
+}
+
+Status PipelineExecutor::writeState(
+    const std::function<const HostTensor *(const std::string &)> &find) {
+  for (StageSessions &st : stages_) {
+    Status s = forEachStateSlot(st, [&](const Session &session, const Slot &slot) -> Status {
+      const HostTensor *value = find(slot.name);
+      if (!value)
+        return Status::error("the checkpoint has no tensor '" + percentEncode(slot.name) + "'");
+      if (value->dtype != slot.dtype || value->shape != slot.shape)
+        return Status::error("checkpoint tensor '" + percentEncode(slot.name) + "' is " +
+                             formatType(value->dtype, value->shape) + ", the step expects " +
+                             formatType(slot.dtype, slot.shape));
+      return backend_.copyToDevice(session.slotPointer(slot), value->data(),
+                                   size_t(slot.byteSize));
+    });
+    if (!s)
+      return s;
+  }
+  return Status::success();
 }
 
 } // namespace trc::rt

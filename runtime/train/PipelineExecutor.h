@@ -26,6 +26,7 @@
 #include "runtime/artifact/Artifact.h"
 #include "runtime/artifact/Session.h"
 #include "runtime/comm/Communicator.h"
+#include "runtime/formats/Safetensors.h"
 #include "runtime/train/PipelineSchedule.h"
 
 #include <functional>
@@ -78,6 +79,16 @@ public:
   /// gradients summed, every owned stage's update with learning rate `lr`
   /// and 1-based step `step`.
   StatusOr<PipelineStepResult> runStep(const FeedMicrobatch &feed, float lr, float step);
+
+  /// The parameters and optimizer state of the stages this rank holds, by
+  /// name (a tied parameter once): logical tensors, as any plan names them.
+  StatusOr<std::vector<NamedTensor>> readState() const;
+  /// The same gathered on pipeline rank 0 from every stage (collective over
+  /// the pipeline group; other ranks get an empty list).
+  StatusOr<std::vector<NamedTensor>> gatherState() const;
+  /// Sets every parameter and optimizer state this rank holds from
+  /// `find` (null: the tensor is missing, an error naming it).
+  Status writeState(const std::function<const HostTensor *(const std::string &)> &find);
 
   /// Every stage session this rank holds (stage index, programs).
   struct StageSessions {

@@ -223,8 +223,6 @@ Status checkPipelineOptions(const TrainerOptions &o, const ParallelPlan &plan) {
   };
   if (o.gradAccum > 1)
     return refuse("--grad-accum (use the key 'microbatches')");
-  if (o.resume || !o.checkpointDir.empty())
-    return refuse("checkpoints (--checkpoint-dir, --resume)");
   if (!o.exportOnnx.empty())
     return refuse("--export-onnx");
   if (!o.saveArtifact.empty() || isSavedStep(o.model))
@@ -454,8 +452,13 @@ Status TrainingJob::openPipeline() {
                  static_cast<long long>(microRows_));
   if (Status s = allocateStepBuffers(); !s)
     return s;
+  if (o_.resume)
+    if (Status s = resume(); !s)
+      return s;
   if (!o_.metricsPath.empty() && dist_.isRoot()) {
-    StatusOr<std::unique_ptr<MetricsWriter>> metrics = MetricsWriter::create(o_.metricsPath);
+    StatusOr<std::unique_ptr<MetricsWriter>> metrics =
+        o_.resume ? MetricsWriter::resume(o_.metricsPath, firstStep_)
+                  : MetricsWriter::create(o_.metricsPath);
     if (!metrics.ok())
       return metrics.status();
     metrics_ = *std::move(metrics);
@@ -528,6 +531,14 @@ Status TrainingJob::resume() {
         return &t;
     return nullptr;
   };
+  if (pipeline_) { // each rank's stages take their tensors by name
+    if (Status s = pipeline_->writeState([&](const std::string &name) -> const HostTensor * {
+          const NamedTensor *found = find(name);
+          return found ? &found->tensor : nullptr;
+        });
+        !s)
+      return s.withPrefix(folder + ": ");
+  }
   for (const Slot *slot : stateSlots_) {
     const NamedTensor *found = find(slot->name);
     if (!found)
@@ -672,6 +683,17 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
 Status TrainingJob::checkpoint(int64_t step) {
   std::vector<HostTensor> values(stateSlots_.size());
   std::vector<SafetensorsView> views;
+  // Pipeline stages: every stage's tensors gathered on rank 0 over the
+  // first data replica's pipeline (the other replicas hold the same).
+  std::vector<NamedTensor> staged;
+  if (pipeline_ && dist_.dataIndex() == 0) {
+    StatusOr<std::vector<NamedTensor>> gathered = pipeline_->gatherState();
+    if (!gathered.ok())
+      return gathered.status();
+    staged = *std::move(gathered);
+    for (const NamedTensor &t : staged)
+      views.push_back({t.name, t.tensor.dtype, t.tensor.shape, t.tensor.data()});
+  }
   for (size_t i = 0; i < stateSlots_.size(); ++i) {
     StatusOr<HostTensor> value = dist_.readFull(*session_, *stateSlots_[i]);
     if (!value.ok())

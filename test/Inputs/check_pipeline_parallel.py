@@ -14,6 +14,8 @@ each model's 1-rank run (losses within 1e-5 relative):
     its data ranks);
   * GPT-2 at 2 stages with global-norm clipping (the norm sums every stage);
   * BERT, GPT-J and Llama-style exports at 2 stages with 1F1B;
+  * a GPT-2 checkpoint written at step 10 by 2 stages resumes on 1 rank and
+    at 4 stages and continues the 1-rank curve;
   * killing rank 1 (a stage) mid-training ends the job within 60 s with an
     error naming rank 1;
   * refused with an error naming the key: more stages than layer boundaries,
@@ -73,6 +75,23 @@ def main():
         compare(f"{model} 2 stages 1f1b", run(model, 1, f"{model}-1"),
                 run(model, 2, f"{model}-pp2", {"pipeline_parallel_degree": 2,
                                                "microbatches": 2}))
+
+    # Logical checkpoints: 2 stages write step 10; 1 rank and 4 stages
+    # continue to step 20 from copies of it, on the 1-rank curve.
+    checkpoint = os.path.join(work, "ckpt-pp2")
+    train(trc_run, model_path("gpt2"), data, work, 2, "resume-first", 10,
+          {"pipeline_parallel_degree": 2, "microbatches": 2},
+          ["--checkpoint-dir", checkpoint, "--checkpoint-every", "10"])
+    for ranks, config, label in ((1, None, "1 rank"),
+                                 (4, {"pipeline_parallel_degree": 4, "microbatches": 4},
+                                  "4 stages")):
+        copy = os.path.join(work, f"ckpt-pp2-to-{ranks}")
+        shutil.copytree(checkpoint, copy)
+        shutil.copy(os.path.join(work, "resume-first.jsonl"),
+                    os.path.join(work, f"resumed-{ranks}.jsonl"))
+        compare(f"2-stage checkpoint resumed at {label}", gpt2,
+                run("gpt2", ranks, f"resumed-{ranks}", config,
+                    ["--checkpoint-dir", copy, "--resume"]))
 
     gpt2_model = model_path("gpt2")
     # A lost stage: rank 1 (the last stage) killed mid-training ends rank 0,
