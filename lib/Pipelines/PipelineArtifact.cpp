@@ -1,7 +1,7 @@
 //===- PipelineArtifact.cpp - a pipeline-split step -> artifact folders ----===//
 //
 // compilePipelineArtifact (Pipelines.h): one ordinary artifact per stage
-// program (stage<s>/forward, backward, weights and apply), each
+// program (stage<s>/forward, backward, weights, norm and apply), each
 // compiled from a copy of the module with that function as the entry, and
 // the index `pipeline.trc` the runtime's executor reads (docs/ARTIFACT.md
 // "Pipeline artifacts"): stage count, chunks per rank, the programs, and
@@ -44,7 +44,7 @@ LogicalResult compilePipelineArtifact(ModuleOp module, const CompileOptions &opt
   llvm::raw_string_ostream os(index);
   os << "trc-pipeline 1\nranks " << ranks << "\nchunks " << chunks << "\n";
   for (int64_t s = 0; s < ranks * chunks; ++s)
-    for (const char *kind : {"forward", "backward", "weights", "apply"}) {
+    for (const char *kind : {"forward", "backward", "weights", "norm", "apply"}) {
       std::string entry = "stage" + std::to_string(s) + "_" + kind;
       if (!module.lookupSymbol<func::FuncOp>(entry))
         return fail("there is no function @" + entry);

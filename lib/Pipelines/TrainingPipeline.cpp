@@ -139,9 +139,9 @@ bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptio
     return false;
   }
   if (cli.pipelineStages * cli.pipelineVirtual > 1) {
-    if (cli.tensorDegree > 1 || cli.dataParallel) {
-      problem = "pipeline-stages does not combine with tensor-degree or data-parallel in one "
-                "compiled step";
+    if (cli.dataParallel) {
+      problem = "pipeline-stages does not combine with data-parallel in one compiled step "
+                "(trc-run averages each stage's gradients over its data ranks)";
       return false;
     }
     PipelineStagesOptions pp;

@@ -17,8 +17,8 @@
 // Constants and values that depend on no parameter are cloned into every
 // program that reads them. @main_grad is erased (@main stays, as after
 // trc-autodiff).
-// Preconditions: trc-pipeline-stages and trc-autodiff have run (nothing
-// between them that adds unstaged ops reading staged values).
+// Preconditions: trc-pipeline-stages and trc-autodiff have run; ops added
+// since (trc-partition's) run with the latest staged op they read.
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
@@ -200,13 +200,15 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
         home.stage = stage.getInt();
         home.phase = op.hasAttr(kBackwardAttr) ? Phase::Backward : Phase::Forward;
       } else if (op.getNumOperands() != 0 || op.getNumRegions() != 0) {
+        // An op a pass between trc-autodiff and here added (trc-partition's
+        // collectives and masked gathers) runs with the latest op it reads.
+        Operation *latest = nullptr;
         for (Value v : inputsOf(op))
-          if (Operation *def = v.getDefiningOp(); def && homes.lookup(def).stage >= 0) {
-            op.emitError("has no pipeline stage but reads a staged value (a pass between "
-                         "trc-autodiff and trc-pipeline-split added it)");
-            failedAny = true;
-            break;
-          }
+          if (Operation *def = v.getDefiningOp(); def && homes.lookup(def).stage >= 0)
+            if (!latest || latest->isBeforeInBlock(def))
+              latest = def;
+        if (latest)
+          home = homes.lookup(latest);
       }
       if (home.stage >= stages) {
         op.emitError("stage ") << home.stage << " is outside the module's " << stages

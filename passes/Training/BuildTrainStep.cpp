@@ -128,6 +128,8 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
       return signalPassFailure();
     }
     build(module, grad, trainables, name, pipeline);
+    if (pipeline)
+      buildNorm(module, grad, trainables, (name.rsplit('_').first + "_norm").str());
   }
 
   /// Names of the optimizer's state slots per parameter.
@@ -136,6 +138,81 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
       return momentum != 0.0 ? SmallVector<std::string>{"sgd.momentum"}
                              : SmallVector<std::string>{};
     return {"adam.m", "adam.v"};
+  }
+
+  /// The sum of the gradients' squares over every rank holding a part:
+  /// sharded ones summed over the shard group, tensor-parallel parts over
+  /// the tensor group, both over both; a tied copy above its lowest stage
+  /// left out.
+  Value sumOfSquares(OpBuilder &b, Location loc, ArrayRef<Value> grads,
+                     ArrayRef<Trainable> trainables) {
+    auto scalar = RankedTensorType::get({}, b.getF32Type());
+    Value sumSquares = b.create<trc::ConstantOp>(
+        loc, SplatElementsAttr::get(scalar, b.getF32FloatAttr(0)));
+    Value shardedSquares, splitSquares, bothSquares;
+    auto addTo = [&](Value &sum, Value total) {
+      sum = sum ? b.create<trc::AddOp>(loc, sum, total).getResult() : total;
+    };
+    for (auto [g, t] : llvm::zip(grads, trainables)) {
+      if (t.normExcluded)
+        continue;
+      auto type = cast<RankedTensorType>(g.getType());
+      Value squares = b.create<trc::MulOp>(loc, g, g);
+      Value total = b.create<trc::ReduceOp>(
+          loc, RankedTensorType::get({}, type.getElementType()), trc::ReduceKind::Sum,
+          squares, llvm::to_vector(llvm::seq<int64_t>(0, type.getRank())));
+      if (type.getElementType() != b.getF32Type())
+        total = b.create<trc::ConvertOp>(loc, scalar, total);
+      addTo(t.shards ? (t.split ? bothSquares : shardedSquares)
+                          : (t.split ? splitSquares : sumSquares),
+                 total);
+    }
+    auto allSum = [&](Value v, trc::CollectiveGroup group) -> Value {
+      return b.create<trc::AllReduceOp>(loc, v, trc::CollectiveReduction::Sum, group);
+    };
+    if (bothSquares)
+      addTo(splitSquares, allSum(bothSquares, trc::CollectiveGroup::Shard));
+    if (shardedSquares)
+      addTo(sumSquares, allSum(shardedSquares, trc::CollectiveGroup::Shard));
+    if (splitSquares)
+      addTo(sumSquares, allSum(splitSquares, trc::CollectiveGroup::Tensor));
+    return sumSquares;
+  }
+
+  /// @`name`(@grad's arguments, trc.grad_scale) -> grad_sq: a pipeline
+  /// stage's share of the squared global norm (of the scaled accumulated
+  /// gradients), which the runtime sums over every stage of every rank
+  /// (several per rank with interleaved schedules) into the apply's
+  /// trc.grad_norm_sq.
+  void buildNorm(ModuleOp module, func::FuncOp grad, ArrayRef<Trainable> trainables,
+                 StringRef name) {
+    OpBuilder b(module.getContext());
+    Location loc = grad.getLoc();
+    auto scalar = RankedTensorType::get({}, b.getF32Type());
+    SmallVector<Type> argTypes(grad.getArgumentTypes());
+    SmallVector<DictionaryAttr> argAttrs;
+    for (unsigned i = 0; i < grad.getNumArguments(); ++i)
+      argAttrs.push_back(grad.getArgAttrDict(i) ? grad.getArgAttrDict(i)
+                                                : b.getDictionaryAttr({}));
+    argTypes.push_back(scalar);
+    argAttrs.push_back(namedInput(b, trc::abi::kGradScale));
+    b.setInsertionPointAfter(grad);
+    auto fn = b.create<func::FuncOp>(loc, name, b.getFunctionType(argTypes, {scalar}));
+    fn.setAllArgAttrs(argAttrs);
+    Block *body = fn.addEntryBlock();
+    b.setInsertionPointToStart(body);
+    auto call = b.create<func::CallOp>(loc, grad,
+                                       body->getArguments().take_front(grad.getNumArguments()));
+    Value gradScale = body->getArguments().back();
+    SmallVector<Value> grads;
+    for (const Trainable &t : trainables) {
+      Value g = call.getResult(t.gradient);
+      trc::training::UpdateBuilder u(b, loc, cast<RankedTensorType>(g.getType()));
+      grads.push_back(u.mul(g, u.expand(gradScale)));
+    }
+    b.create<func::ReturnOp>(loc, sumOfSquares(b, loc, grads, trainables));
+    fn.setResultAttrs(0, b.getDictionaryAttr(b.getNamedAttr(
+                             "trc.output", b.getStringAttr(trc::abi::kGradSquaresOutput))));
   }
 
   void build(ModuleOp module, func::FuncOp grad, ArrayRef<Trainable> trainables, StringRef name,
@@ -191,6 +268,11 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
       argTypes.push_back(scalar);
       argAttrs.push_back(namedInput(b, trc::abi::kGradScale));
     }
+    unsigned normSquaredArg = argTypes.size();
+    if (pipeline) {
+      argTypes.push_back(scalar);
+      argAttrs.push_back(namedInput(b, trc::abi::kGradNormSquared));
+    }
 
     b.setInsertionPointAfter(grad);
     auto step = b.create<func::FuncOp>(loc, name, b.getFunctionType(argTypes, {}));
@@ -202,7 +284,8 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
     Value lr = body->getArgument(accumBase - 2);
     Value stepCount = body->getArgument(accumBase - 1);
     Value keepAccum = accumulate ? body->getArgument(accumBase + trainables.size()) : Value();
-    Value gradScale = scaled ? body->getArgument(argTypes.size() - 1) : Value();
+    Value gradScale =
+        scaled ? body->getArgument(pipeline ? normSquaredArg - 1 : argTypes.size() - 1) : Value();
 
     // The gradients the update uses: accumulated, then scaled.
     SmallVector<Value> grads, newAccums;
@@ -223,40 +306,11 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
       grads.push_back(g);
     }
 
-    // Global gradient norm (before clipping), as torch's clip_grad_norm_.
-    Value sumSquares = b.create<trc::ConstantOp>(
-        loc, SplatElementsAttr::get(scalar, b.getF32FloatAttr(0)));
-    // Squares of sharded gradients are summed over the shard group, of
-    // tensor-parallel parts over the tensor group, of both over both.
-    Value shardedSquares, splitSquares, bothSquares;
-    auto addTo = [&](Value &sum, Value total) {
-      sum = sum ? b.create<trc::AddOp>(loc, sum, total).getResult() : total;
-    };
-    for (auto [g, t] : llvm::zip(grads, trainables)) {
-      if (t.normExcluded)
-        continue;
-      auto type = cast<RankedTensorType>(g.getType());
-      Value squares = b.create<trc::MulOp>(loc, g, g);
-      Value total = b.create<trc::ReduceOp>(
-          loc, RankedTensorType::get({}, type.getElementType()), trc::ReduceKind::Sum,
-          squares, llvm::to_vector(llvm::seq<int64_t>(0, type.getRank())));
-      if (type.getElementType() != b.getF32Type())
-        total = b.create<trc::ConvertOp>(loc, scalar, total);
-      addTo(t.shards ? (t.split ? bothSquares : shardedSquares)
-                          : (t.split ? splitSquares : sumSquares),
-                 total);
-    }
-    auto allSum = [&](Value v, trc::CollectiveGroup group) -> Value {
-      return b.create<trc::AllReduceOp>(loc, v, trc::CollectiveReduction::Sum, group);
-    };
-    if (bothSquares)
-      addTo(splitSquares, allSum(bothSquares, trc::CollectiveGroup::Shard));
-    if (shardedSquares)
-      addTo(sumSquares, allSum(shardedSquares, trc::CollectiveGroup::Shard));
-    if (splitSquares)
-      addTo(sumSquares, allSum(splitSquares, trc::CollectiveGroup::Tensor));
-    if (pipeline)
-      sumSquares = allSum(sumSquares, trc::CollectiveGroup::Pipeline);
+    // Global gradient norm (before clipping), as torch's clip_grad_norm_; a
+    // pipeline stage's comes from the runtime, which sums every stage's
+    // squares (@stage<s>_norm) over the pipeline.
+    Value sumSquares = pipeline ? body->getArgument(normSquaredArg)
+                                : sumOfSquares(b, loc, grads, trainables);
     Value norm = b.create<trc::SqrtOp>(loc, sumSquares);
     Value clipScale;
     if (clipNorm > 0) {

@@ -102,7 +102,7 @@ StatusOr<PipelineIndex> readPipelineIndex(const std::string &dir) {
 
 StatusOr<std::unique_ptr<PipelineExecutor>>
 PipelineExecutor::open(const std::string &dir, Backend &backend, Communicator &pipeline,
-                       Communicator &data, PipelineSchedule schedule) {
+                       Communicator &data, int tensorIndex, PipelineSchedule schedule) {
   StatusOr<PipelineIndex> index = readPipelineIndex(dir);
   if (!index.ok())
     return index.status();
@@ -136,7 +136,8 @@ PipelineExecutor::open(const std::string &dir, Backend &backend, Communicator &p
       if (!a.ok())
         return a.status();
       artifact = *std::move(a);
-      StatusOr<std::unique_ptr<Session>> made = Session::create(*artifact, backend, 0, 0, shareWith);
+      StatusOr<std::unique_ptr<Session>> made =
+          Session::create(*artifact, backend, 0, tensorIndex, shareWith);
       if (!made.ok())
         return Status(made.status()).withPrefix("stage " + std::to_string(s) + " " + program + ": ");
       session = *std::move(made);
@@ -149,6 +150,9 @@ PipelineExecutor::open(const std::string &dir, Backend &backend, Communicator &p
     if (Status e = load("backward", st.backwardArtifact, st.backward, {st.forward.get()}); !e)
       return e;
     if (Status e = load("weights", st.weightsArtifact, st.weights, {st.forward.get()}); !e)
+      return e;
+    if (Status e = load("norm", st.normArtifact, st.norm, {st.forward.get(), st.weights.get()});
+        !e)
       return e;
     if (Status e = load("apply", st.applyArtifact, st.apply,
                         {st.forward.get(), st.weights.get()});
@@ -523,11 +527,29 @@ StatusOr<PipelineStepResult> PipelineExecutor::runStep(const FeedMicrobatch &fee
     return s;
   if (Status s = setScalar(gradScale_, 1.0f / float(schedule_.shape.microbatches)); !s)
     return s;
+  // The squared global norm: every stage's share (several per rank with
+  // chunks), summed over the pipeline (data replicas hold equal values).
+  double squares[1] = {0};
+  for (StageSessions &st : stages_) {
+    if (Status s = st.norm->setInput(abi::kGradScale, gradScale_); !s)
+      return s;
+    if (Status s = st.norm->run(); !s)
+      return s.withPrefix("stage " + std::to_string(st.stage) + " norm: ");
+    StatusOr<HostTensor> share = st.norm->getOutput(abi::kGradSquaresOutput);
+    if (!share.ok())
+      return share.status();
+    squares[0] += *static_cast<const float *>(share->data());
+  }
+  if (Status s = pipeline_.allReduce(squares, squares, 1, DType::F64, ReduceOp::Sum); !s)
+    return s;
+  if (Status s = setScalar(normSquared_, float(squares[0])); !s)
+    return s;
   for (StageSessions &st : stages_) {
     Session &apply = *st.apply;
     for (auto [name, value] : {std::pair{abi::kLearningRate, &lr_},
                                std::pair{abi::kStepCount, &step_},
-                               std::pair{abi::kGradScale, &gradScale_}})
+                               std::pair{abi::kGradScale, &gradScale_},
+                               std::pair{abi::kGradNormSquared, &normSquared_}})
       if (Status s = apply.setInput(name, *value); !s)
         return s;
     if (Status s = apply.run(); !s)

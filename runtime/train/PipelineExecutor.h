@@ -8,7 +8,9 @@
 // stage's forward program for a microbatch, B its backward program (the
 // gradients sent to earlier stages), W its weights program (which adds the
 // parameters' gradients into the stage's accumulators; right after B when
-// the schedule does not split them), then every stage's apply program
+// the schedule does not split them), then every stage's norm program gives
+// its share of the squared gradient norm, the executor sums the shares over
+// the pipeline, and every stage's apply program clips by that norm and
 // updates its parameters once. Values crossing stages move
 // as tagged non-blocking messages over the pipeline group (sends never
 // block; a receive waits); each microbatch has its own stash, send and
@@ -68,9 +70,11 @@ public:
   /// Opens this rank's stages of the artifact in `dir`.
   /// `data`: the ranks holding the same stages (data parallelism): their
   /// accumulated gradients and losses are averaged before the update.
+  /// `tensorIndex`: this rank's place in its stage's tensor group (which
+  /// part of a split parameter it loads).
   static StatusOr<std::unique_ptr<PipelineExecutor>>
   open(const std::string &dir, Backend &backend, Communicator &pipeline, Communicator &data,
-       PipelineSchedule schedule);
+       int tensorIndex, PipelineSchedule schedule);
 
   /// The programs' graph inputs of microbatch `mb` ("input_ids",
   /// "targets", ...): the caller sets those a session has.
@@ -93,8 +97,9 @@ public:
   /// Every stage session this rank holds (stage index, programs).
   struct StageSessions {
     int stage = 0;
-    std::unique_ptr<Artifact> forwardArtifact, backwardArtifact, weightsArtifact, applyArtifact;
-    std::unique_ptr<Session> forward, backward, weights, apply;
+    std::unique_ptr<Artifact> forwardArtifact, backwardArtifact, weightsArtifact, normArtifact,
+        applyArtifact;
+    std::unique_ptr<Session> forward, backward, weights, norm, apply;
     bool accumulating = false; // this step's first backward has run
   };
   std::vector<StageSessions> &stages() { return stages_; }
@@ -147,7 +152,7 @@ private:
     int microbatch;
   };
   std::vector<PendingSend> sends_;
-  HostTensor keepAccum_, lr_, step_, gradScale_;
+  HostTensor keepAccum_, lr_, step_, gradScale_, normSquared_;
 };
 
 } // namespace trc::rt

@@ -188,9 +188,6 @@ Status checkRunnable(const ParallelPlan &plan) {
   };
   if (plan.pipelineDegree == 1 && plan.microbatches > 1)
     return notYet("microbatches", "microbatches without pipeline stages (use --grad-accum)");
-  if (plan.pipelineDegree > 1 && plan.tensorDegree > 1)
-    return notYet("pipeline_parallel_degree",
-                  "pipeline stages combined with tensor parallelism");
   if (plan.pipelineDegree > 1 && plan.zeroStage > 0)
     return notYet("zero_stage", "ZeRO sharding of pipeline stages");
   if (plan.recompute != "none")
@@ -225,6 +222,8 @@ Status checkPipelineOptions(const TrainerOptions &o, const ParallelPlan &plan) {
     return refuse("--grad-accum (use the key 'microbatches')");
   if (!o.exportOnnx.empty())
     return refuse("--export-onnx");
+  if (plan.tensorDegree > 1 && (o.resume || !o.checkpointDir.empty()))
+    return refuse("checkpoints of tensor-parallel stages (--checkpoint-dir, --resume)");
   if (!o.saveArtifact.empty() || isSavedStep(o.model))
     return refuse("a saved training step (--save-artifact, or a step folder as the model)");
   if (o.precision != "fp32")
@@ -440,7 +439,7 @@ Status TrainingJob::openPipeline() {
     return s;
   StatusOr<std::unique_ptr<PipelineExecutor>> opened =
       PipelineExecutor::open(artifactDir_, *backend_, dist_.pipelineGroup(), dist_.dataGroup(),
-                             *std::move(schedule));
+                             dist_.tensorIndex(), *std::move(schedule));
   if (!opened.ok())
     return opened.status();
   pipeline_ = *std::move(opened);

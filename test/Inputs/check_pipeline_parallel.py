@@ -12,7 +12,10 @@ each model's 1-rank run (losses within 1e-5 relative):
     GPipe, and at 2 ranks x 2 chunks with interleaved 1F1B;
   * GPT-2 at 2 stages x 2 data ranks (each stage's gradients averaged over
     its data ranks);
-  * GPT-2 at 2 stages with global-norm clipping (the norm sums every stage);
+  * GPT-2 and Llama at 2 stages x tensor degree 2 (4 ranks), GPT-2 also with
+    sequence parallelism, ZB-H1 and clipping;
+  * GPT-2 with global-norm clipping at 2 stages and at 2 ranks x 2 chunks
+    (the norm sums every stage of every rank);
   * BERT, GPT-J and Llama-style exports at 2 stages with 1F1B;
   * a GPT-2 checkpoint written at step 10 by 2 stages resumes on 1 rank and
     at 4 stages and continues the 1-rank curve;
@@ -20,7 +23,7 @@ each model's 1-rank run (losses within 1e-5 relative):
     error naming rank 1;
   * refused with an error naming the key: more stages than layer boundaries,
     microbatches that do not divide the batch, an unknown schedule,
-    pipeline x tensor parallelism, pipeline x ZeRO.
+    pipeline x ZeRO.
 Prints what it compared; exits 1 with the reason when a check fails.
 """
 import os
@@ -67,14 +70,31 @@ def main():
     compare("gpt2 2 stages x 2 data ranks", gpt2,
             run("gpt2", 4, "gpt2-pp2-dp2", {"pipeline_parallel_degree": 2, "microbatches": 2,
                                             "ddp": True}))
+    compare("gpt2 2 stages x tensor 2", gpt2,
+            run("gpt2", 4, "gpt2-pp2-tp2", {"pipeline_parallel_degree": 2, "microbatches": 2,
+                                            "tensor_parallel_degree": 2}))
     clip = ["--clip-grad-norm", "0.5"]
-    compare("gpt2 2 stages clipped", run("gpt2", 1, "gpt2-1-clip", extra=clip),
+    clipped = run("gpt2", 1, "gpt2-1-clip", extra=clip)
+    compare("gpt2 2 stages clipped", clipped,
             run("gpt2", 2, "gpt2-pp2-clip", {"pipeline_parallel_degree": 2, "microbatches": 2},
                 clip))
+    # The norm sums every chunk of every rank (2 apply programs per rank).
+    compare("gpt2 2 ranks x 2 chunks clipped", clipped,
+            run("gpt2", 2, "gpt2-interleaved-clip",
+                {"pipeline_parallel_degree": 2, "microbatches": 2,
+                 "pipeline_schedule": "interleaved_1f1b", "virtual_stages": 2}, clip))
+    compare("gpt2 2 stages x tensor 2 sequence parallel zb_h1 clipped", clipped,
+            run("gpt2", 4, "gpt2-pp2-tp2-sp-zb-clip",
+                {"pipeline_parallel_degree": 2, "microbatches": 2, "tensor_parallel_degree": 2,
+                 "sequence_parallel": True, "pipeline_schedule": "zb_h1"}, clip))
     for model in ("bert", "gptj", "llama"):
-        compare(f"{model} 2 stages 1f1b", run(model, 1, f"{model}-1"),
+        alone = run(model, 1, f"{model}-1")
+        compare(f"{model} 2 stages 1f1b", alone,
                 run(model, 2, f"{model}-pp2", {"pipeline_parallel_degree": 2,
                                                "microbatches": 2}))
+    compare("llama 2 stages x tensor 2", alone,
+            run("llama", 4, "llama-pp2-tp2", {"pipeline_parallel_degree": 2, "microbatches": 2,
+                                              "tensor_parallel_degree": 2}))
 
     # Logical checkpoints: 2 stages write step 10; 1 rank and 4 stages
     # continue to step 20 from copies of it, on the 1-rank curve.
@@ -107,9 +127,6 @@ def main():
     refused(trc_run, gpt2_model, data, 2,
             '{"pipeline_parallel_degree": 2, "pipeline_schedule": "dualpipe"}',
             "pipeline_schedule", "unknown schedule")
-    refused(trc_run, gpt2_model, data, 4,
-            '{"pipeline_parallel_degree": 2, "tensor_parallel_degree": 2}',
-            "pipeline_parallel_degree", "pipeline x tensor")
     refused(trc_run, gpt2_model, data, 4,
             '{"pipeline_parallel_degree": 2, "zero_stage": 1}', "zero_stage", "pipeline x zero")
 

@@ -20,6 +20,9 @@ inline constexpr const char kKeepAccum[] = "trc.keep_accum"; // f32: 1 keeps sum
 inline constexpr const char kGradScale[] = "trc.grad_scale"; // f32: 1 / (micro-steps x loss scale)
 inline constexpr const char kLossScale[] = "trc.loss_scale"; // f32: fp16's dynamic loss scale
 inline constexpr const char kRngKey[] = "trc.rng_key";   // i64: dropout masks' key
+// Pipeline stages: the squared global gradient norm over every stage (the
+// runtime sums each stage's "grad_sq" output) that the update clips by.
+inline constexpr const char kGradNormSquared[] = "trc.grad_norm_sq";
 
 // The targets input an appended loss (trc-append-loss) brings.
 inline constexpr const char kLossTargets[] = "loss.targets";
@@ -27,6 +30,8 @@ inline constexpr const char kLossTargets[] = "loss.targets";
 // Outputs of a training step.
 inline constexpr const char kLossOutput[] = "loss";
 inline constexpr const char kGradNormOutput[] = "grad_norm";
+// A pipeline stage's norm program: its share of the squared norm.
+inline constexpr const char kGradSquaresOutput[] = "grad_sq";
 
 // Output "update:<slot>" is the new value of param or state slot <slot>.
 inline constexpr const char kUpdatePrefix[] = "update:";

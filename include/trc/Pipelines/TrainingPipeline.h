@@ -11,8 +11,8 @@
 // trc-lower-dropout -> [trc-fuse-attention] -> [trc-mixed-precision] ->
 // [trc-pipeline-stages] -> trc-autodiff -> [trc-shard-tensor-parallel,
 // trc-partition] -> [trc-data-parallel] -> [trc-pipeline-split] ->
-// trc-build-train-step. Pipeline stages do not combine with tensor or data
-// parallelism in the compiled step (yet).
+// trc-build-train-step. Pipeline stages combine with tensor parallelism in
+// the compiled step; their data parallelism is the runtime's.
 // Preconditions: the module's @main returns a scalar loss first, or
 // `loss` is set (a logits model).
 //
