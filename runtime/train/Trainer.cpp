@@ -220,14 +220,13 @@ Status checkPipelineOptions(const TrainerOptions &o, const ParallelPlan &plan) {
   };
   if (o.gradAccum > 1)
     return refuse("--grad-accum (use the key 'microbatches')");
-  if (!o.exportOnnx.empty())
-    return refuse("--export-onnx");
-  if (plan.tensorDegree > 1 && (o.resume || !o.checkpointDir.empty()))
-    return refuse("checkpoints of tensor-parallel stages (--checkpoint-dir, --resume)");
+  if (plan.tensorDegree > 1 && (o.resume || !o.checkpointDir.empty() || !o.exportOnnx.empty()))
+    return refuse("checkpoints and exports of tensor-parallel stages (--checkpoint-dir, "
+                  "--resume, --export-onnx)");
   if (!o.saveArtifact.empty() || isSavedStep(o.model))
     return refuse("a saved training step (--save-artifact, or a step folder as the model)");
-  if (o.precision != "fp32")
-    return refuse("--precision " + o.precision);
+  if (o.precision == "fp16") // its loss scaling skips steps: not across stages yet
+    return refuse("--precision fp16 (use bf16)");
   if (o.batchSize % (int64_t(plan.dataDegree()) * plan.microbatches) != 0)
     return Status::error("--config: key 'microbatches': " + std::to_string(plan.microbatches) +
                          " microbatches on each of " + std::to_string(plan.dataDegree()) +
@@ -771,7 +770,20 @@ Status TrainingJob::exportWeights() {
     return Status::success();
   std::map<std::string, HostTensor> trained;
   TrainedWeights weights;
-  for (const Slot *slot : artifact_->manifest().slotsOfKind(SlotKind::Param))
+  if (pipeline_) { // every stage's parameters, gathered on rank 0
+    if (dist_.dataIndex() != 0)
+      return Status::success();
+    StatusOr<std::vector<NamedTensor>> gathered = pipeline_->gatherState();
+    if (!gathered.ok())
+      return gathered.status();
+    for (NamedTensor &t : *gathered)
+      if (t.name.find(':') == std::string::npos) { // not optimizer state
+        weights.names.push_back(t.name);
+        trained[t.name] = std::move(t.tensor);
+      }
+  }
+  for (const Slot *slot : pipeline_ ? std::vector<const Slot *>()
+                                    : artifact_->manifest().slotsOfKind(SlotKind::Param))
     if (slot->trainable) {
       StatusOr<HostTensor> value = dist_.readFull(*session_, *slot);
       if (!value.ok())
