@@ -24,6 +24,7 @@ static const char *kCpuLowering =
     // tensors -> buffers, results written into caller-provided outputs
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map}, "
+    "func.func(trc-distinct-results), "
     "buffer-results-to-out-params{modify-public-functions hoist-static-allocs}, canonicalize, "
     // one arena for every temporary; matrix products to BLAS
     "trc-plan-memory, trc-matmul-to-runtime-call, trc-copies-to-linalg, "

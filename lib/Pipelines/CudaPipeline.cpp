@@ -48,6 +48,7 @@ std::string kernelsPipeline(bool cublasLt) {
              // tensors -> buffers in caller-provided outputs and one arena
              "one-shot-bufferize{bufferize-function-boundaries "
              "function-boundary-type-conversion=identity-layout-map}, "
+             "func.func(trc-distinct-results), "
              "buffer-results-to-out-params{modify-public-functions hoist-static-allocs}, "
              "canonicalize, trc-plan-memory, func.func(trc-forward-fills), "
              // matrix products to the library, everything else one kernel per op

@@ -9,6 +9,26 @@
 
 include "mlir/Pass/PassBase.td"
 
+def DistinctResults : Pass<"trc-distinct-results", "mlir::func::FuncOp"> {
+  let summary = "copies a buffer a function returns more than once";
+  let description = [{
+    After one-shot-bufferize, before buffer-results-to-out-params (which
+    cannot give two out-parameters one buffer): every return operand that
+    an earlier operand already returns becomes a new buffer holding a copy,
+    so each result slot is written. (A pipeline stage sends a value and
+    also keeps it for its backward: two slots, one value.)
+
+    ```mlir
+    return %0, %0 : memref<4xf32>, memref<4xf32>
+    // becomes
+    %1 = memref.alloc() : memref<4xf32>
+    memref.copy %0, %1 : memref<4xf32> to memref<4xf32>
+    return %0, %1 : memref<4xf32>, memref<4xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def PlanMemory : Pass<"trc-plan-memory", "mlir::ModuleOp"> {
   let summary = "places every temporary buffer of @main in one arena";
   let description = [{

@@ -15,7 +15,9 @@
 //   another stage's forward value read by a backward op: received by this
 //     stage's forward program, then stashed.
 // Constants and values that depend on no parameter are cloned into every
-// program that reads them. @main_grad is erased (@main stays, as after
+// program that reads them; so are forward values of parameters alone
+// (weight transposes) that a stage's backward reads: recomputed, not kept
+// per microbatch. @main_grad is erased (@main stays, as after
 // trc-autodiff).
 // Preconditions: trc-pipeline-stages and trc-autodiff have run; ops added
 // since (trc-partition's) run with the latest staged op they read.
@@ -29,6 +31,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace trc {
@@ -90,6 +93,8 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
   int64_t stages = 0;
   std::vector<Program> programs; // stage s's phase f at 3s + f
   llvm::DenseMap<Operation *, Home> homes;
+  // Forward ops that read only parameters and constants.
+  llvm::DenseSet<Operation *> parameterOnly;
   SmallVector<Attribute> transfers;
   int64_t nextStash = 0;
   bool failedAny = false;
@@ -132,6 +137,13 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
     Operation *def = v.getDefiningOp();
     Home home = homes.lookup(def);
     if (home.stage < 0) { // recomputed where used
+      cloneInto(*def, p);
+      return p.map.lookup(v);
+    }
+    // A forward value of parameters alone (a weight transpose) is computed
+    // again by the stage's later programs rather than kept per microbatch.
+    if (home.stage == p.stage && home.phase == Phase::Forward && p.phase != Phase::Forward &&
+        parameterOnly.contains(def)) {
       cloneInto(*def, p);
       return p.map.lookup(v);
     }
@@ -216,6 +228,14 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
         failedAny = true;
       }
       homes[&op] = home;
+      if (home.phase == Phase::Forward &&
+          llvm::all_of(inputsOf(op), [&](Value v) {
+            if (auto arg = dyn_cast<BlockArgument>(v))
+              return bool(grad.getArgAttr(arg.getArgNumber(), "trc.param"));
+            Operation *def = v.getDefiningOp();
+            return parameterOnly.contains(def) || (def && def->getNumOperands() == 0);
+          }))
+        parameterOnly.insert(&op);
     }
     separateWeightGradients(body);
   }

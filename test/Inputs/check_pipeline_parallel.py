@@ -9,7 +9,7 @@ each model's 1-rank run (losses within 1e-5 relative):
   * GPT-2 (tied embeddings: the first and last stage both hold wte) at 2
     stages with GPipe (`pipeline: simple`), 1F1B and 4 microbatches, ZB-H1
     (the weight gradients deferred), at 4 stages with 1F1B, ZB-H1 and
-    GPipe, and at 2 ranks x 2 chunks with interleaved 1F1B;
+    GPipe, and at 2 and 4 ranks x 2 chunks with interleaved 1F1B;
   * GPT-2 at 2 stages x 2 data ranks (each stage's gradients averaged over
     its data ranks);
   * GPT-2 and Llama at 2 stages x tensor degree 2 (4 ranks), GPT-2 also with
@@ -19,6 +19,8 @@ each model's 1-rank run (losses within 1e-5 relative):
   * BERT, GPT-J and Llama-style exports at 2 stages with 1F1B;
   * a GPT-2 checkpoint written at step 10 by 2 stages resumes on 1 rank and
     at 4 stages and continues the 1-rank curve;
+  * bf16 at 2 stages x 2 microbatches equals one rank with --grad-accum 2;
+    --export-onnx after 2 stages writes the weights one rank trains;
   * killing rank 1 (a stage) mid-training ends the job within 60 s with an
     error naming rank 1;
   * refused with an error naming the key: more stages than layer boundaries,
@@ -30,8 +32,34 @@ import os
 import shutil
 import sys
 
+import numpy
+import onnx
+from onnx import numpy_helper
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mpi_training import compare, fail, killed_rank, refused, train  # noqa: E402
+
+
+def exported_weights(trc_run, model, data, work):
+    """--export-onnx after 2 stages holds every stage's trained weights: those
+    of one rank with --grad-accum 2 (SGD, which does not amplify rounding
+    noise the way Adam's normalization does), and not the initial ones."""
+    def weights(path):
+        return {i.name: numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer}
+
+    sgd = ["--optimizer", "sgd", "--lr", "0.1"]
+    one, staged = os.path.join(work, "one.onnx"), os.path.join(work, "staged.onnx")
+    train(trc_run, model, data, work, 1, "export-1", 5, None,
+          sgd + ["--grad-accum", "2", "--export-onnx", one])
+    train(trc_run, model, data, work, 2, "export-pp2", 5,
+          {"pipeline_parallel_degree": 2, "microbatches": 2}, sgd + ["--export-onnx", staged])
+    a, b, initial = weights(one), weights(staged), weights(model)
+    worst = max(float(numpy.max(numpy.abs(a[k] - b[k]))) for k in a)
+    moved = sum(1 for k in a if not numpy.array_equal(b[k], initial[k]))
+    print(f"export after 2 stages: {len(b)} initializers, {moved} trained, largest difference "
+          f"from 1 rank {worst:.1e}")
+    if worst > 1e-5 or moved < len(a) // 2:
+        fail("the 2-stage export does not hold the trained weights")
 
 
 def main():
@@ -64,6 +92,9 @@ def main():
                                    "pipeline": "simple"}),
             ("2 ranks x 2 chunks interleaved 1f1b", 2,
              {"pipeline_parallel_degree": 2, "microbatches": 2,
+              "pipeline_schedule": "interleaved_1f1b", "virtual_stages": 2}),
+            ("4 ranks x 2 chunks interleaved 1f1b", 4,
+             {"pipeline_parallel_degree": 4, "microbatches": 4,
               "pipeline_schedule": "interleaved_1f1b", "virtual_stages": 2})):
         compare(f"gpt2 {label}", gpt2, run("gpt2", ranks, "gpt2-" + label.replace(" ", "-"),
                                            config))
@@ -112,6 +143,14 @@ def main():
         compare(f"2-stage checkpoint resumed at {label}", gpt2,
                 run("gpt2", ranks, f"resumed-{ranks}", config,
                     ["--checkpoint-dir", copy, "--resume"]))
+
+    # bf16 at 2 stages x 2 microbatches is one rank's --grad-accum 2 exactly.
+    bf16 = ["--precision", "bf16"]
+    accumulated = run("gpt2", 1, "gpt2-bf16-accum", extra=bf16 + ["--grad-accum", "2"])
+    compare("gpt2 bf16 2 stages", accumulated,
+            run("gpt2", 2, "gpt2-bf16-pp2", {"pipeline_parallel_degree": 2, "microbatches": 2},
+                bf16), tolerance=1e-7)
+    exported_weights(trc_run, model_path("gpt2"), data, work)
 
     gpt2_model = model_path("gpt2")
     # A lost stage: rank 1 (the last stage) killed mid-training ends rank 0,
