@@ -72,7 +72,7 @@ def bubbles(trace):
         mine = [e for e in events if e["pid"] == rank]
         steps = [e for e in mine if e.get("cat") == "step"]
         actions = [e for e in mine
-                   if e.get("cat") == "compute" and re.match(r"[FBW]\d", e["name"])]
+                   if e.get("cat") == "compute" and re.match(r"[FBW] stage", e["name"])]
         waits = [e for e in mine if e.get("cat") == "p2p"]
         ratios, busy_ms = [], []
 

@@ -212,11 +212,22 @@ Status Session::setInput(std::string_view name, const HostTensor &value) {
   return Status::success();
 }
 
-/// "program NAME": NAME is the artifact folder's last component.
+/// "program NAME": NAME is the artifact folder's last component (with its
+/// stage folder for a pipeline stage's program).
 static std::string programSpanName(std::string dir) {
   while (dir.size() > 1 && dir.back() == '/')
     dir.pop_back();
-  return "program " + dir.substr(dir.find_last_of('/') + 1);
+  size_t last = dir.find_last_of('/');
+  std::string name = dir.substr(last + 1);
+  // A pipeline stage's program: "stage1/forward".
+  if (last != std::string::npos && last > 0) {
+    size_t before = dir.find_last_of('/', last - 1);
+    std::string parent = dir.substr(before == std::string::npos ? 0 : before + 1,
+                                    last - (before == std::string::npos ? 0 : before + 1));
+    if (parent.rfind("stage", 0) == 0)
+      name = parent + "/" + name;
+  }
+  return "program " + name;
 }
 
 Status Session::run() {

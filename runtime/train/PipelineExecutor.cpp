@@ -314,11 +314,13 @@ Status PipelineExecutor::runProgram(StageSessions &st, Program program, int micr
   Session &session = program == Program::Forward    ? *st.forward
                      : program == Program::Backward ? *st.backward
                                                     : *st.weights;
+  // "F stage 0" with the microbatch as an argument: the summary totals each
+  // stage's forwards, backwards and weight gradients.
   ProfileScope span(Profiler::recording()
-                        ? std::string(kLetters[int(program)]) + std::to_string(microbatch) +
-                              " stage " + std::to_string(st.stage)
+                        ? std::string(kLetters[int(program)]) + " stage " + std::to_string(st.stage)
                         : std::string(),
                     profile::kCompute);
+  span.arg("microbatch", int64_t(microbatch));
   if (Status s = feed(session, microbatch); !s)
     return s;
   std::vector<P2PRequest> receives;
