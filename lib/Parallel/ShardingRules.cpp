@@ -88,6 +88,7 @@ ShardingRule rule(RandomUniformOp op) { return sameShape(op, FactorKind::Replica
 TRC_LINEAR(NegOp)
 TRC_LINEAR(AddOp)
 TRC_LINEAR(SubOp)
+TRC_LINEAR(OptimizationBarrierOp)
 TRC_ELEMENTWISE(AbsOp)
 TRC_ELEMENTWISE(ExpOp)
 TRC_ELEMENTWISE(LogOp)
