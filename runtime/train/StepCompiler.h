@@ -68,6 +68,12 @@ struct TrainingBuild {
   int64_t ignoreIndex = -100;    // with loss = cross_entropy
   std::string precision = "fp32"; // fp32, bf16 or fp16 (fp16 adds loss scaling)
   bool fuseAttention = false;    // trc-fuse-attention: probabilities recomputed, not kept
+  // trc-recompute: none, selective, full, or auto (the least recomputation
+  // whose arena fits `memoryLimit` bytes: --memory-budget, else what the
+  // device has beside the step's parameters, gradients and state).
+  std::string recompute = "none";
+  int64_t memoryLimit = 0;       // auto: arena bytes; 0: the device's
+  int64_t deviceMemory = 0;      // auto without a budget: the device's bytes
   std::string tokenInput;        // graph input of the token ids
   std::optional<DataParallelBuild> dataParallel; // none: one process
   std::optional<TensorParallelBuild> tensorParallel; // none: tensor degree 1

@@ -190,12 +190,27 @@ Status checkRunnable(const ParallelPlan &plan) {
     return notYet("microbatches", "microbatches without pipeline stages (use --grad-accum)");
   if (plan.pipelineDegree > 1 && plan.zeroStage > 0)
     return notYet("zero_stage", "ZeRO sharding of pipeline stages");
-  if (plan.recompute != "none")
-    return notYet("recompute", "activation recomputation");
   if (plan.offloadActivations)
     return notYet("offload_activations", "activation offloading");
   if (plan.autoPartition)
     return notYet("auto_partition", "the auto-partitioner");
+  return Status::success();
+}
+
+/// The recomputation policy: --recompute, else --config's `recompute`
+/// (both given: they must agree); --memory-budget alone means auto.
+Status chooseRecompute(const TrainerOptions &o, const ParallelPlan &plan, TrainingBuild &build) {
+  std::string policy = o.recompute.empty() ? plan.recompute : o.recompute;
+  if (!o.recompute.empty() && plan.recompute != "none" && plan.recompute != o.recompute)
+    return Status::error("--recompute " + o.recompute + " contradicts --config key 'recompute': " +
+                         plan.recompute);
+  if (o.memoryBudget > 0 && policy == "none")
+    policy = "auto";
+  if (o.memoryBudget > 0 && policy != "auto")
+    return Status::error("--memory-budget is the arena budget of recompute auto (got " + policy +
+                         ")");
+  build.recompute = policy;
+  build.memoryLimit = o.memoryBudget;
   return Status::success();
 }
 
@@ -311,6 +326,7 @@ Status TrainingJob::getStep(int64_t &vocab) {
   // Rank 0 compiles; the other ranks receive the same artifact.
   Status compiled = Status::success();
   if (dist_.isRoot()) {
+    run_.build.deviceMemory = backend_->memoryBytes();
     StatusOr<CompiledStep> step = compileStep(*compiler_, run_, microRows_, backend_->target());
     if (step.ok()) {
       artifactDir_ = step->artifactDir;
@@ -839,6 +855,8 @@ Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
   } else if (dist->dataParallel()) {
     run.build.dataParallel = dist->dataParallelBuild();
   }
+  if (Status s = chooseRecompute(options, plan, run.build); !s)
+    return s;
   if (dist->config().tensorDegree > 1)
     run.build.tensorParallel =
         TensorParallelBuild{dist->config().tensorDegree, dist->config().sequenceParallel};

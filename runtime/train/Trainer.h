@@ -56,6 +56,10 @@ struct TrainerOptions {
   std::string precision = "fp32";        // fp32 | bf16 | fp16       (--precision)
   std::optional<double> initialLossScale; // fp16 only, >= 1          (--loss-scale)
   std::string attention = "auto";        // auto | fused | unfused   (--attention)
+  std::string recompute;                 // "" (--config's, else none) | none | selective |
+                                         // full | auto              (--recompute)
+  int64_t memoryBudget = 0;              // arena bytes for auto; 0: the device's
+                                         //                          (--memory-budget)
   bool initWeights = false;              //                          (--init-weights)
   std::string metricsPath;               // JSON lines               (--metrics)
   std::string checkpointDir;             //                          (--checkpoint-dir)

@@ -120,6 +120,12 @@ Status validateTrainerOptions(const TrainerOptions &o) {
   if (!oneOf(o.attention, {"auto", "fused", "unfused"}))
     return Status::error("option '--attention' expects auto, fused or unfused, got '" +
                          o.attention + "'");
+  if (!oneOf(o.recompute, {"", "none", "selective", "full", "auto"}))
+    return Status::error("option '--recompute' expects none, selective, full or auto, got '" +
+                         o.recompute + "'");
+  if (o.memoryBudget < 0 || (o.memoryBudget > 0 && !oneOf(o.recompute, {"", "auto"})))
+    return Status::error("--memory-budget is the arena budget of --recompute auto (got "
+                         "--recompute " + o.recompute + ")");
   if (o.profileSteps < 0)
     return Status::error("option '--profile-steps' expects a positive integer");
   if (o.profileSteps && o.profilePath.empty() && !o.profileSummary)
@@ -167,7 +173,10 @@ std::map<std::string, std::string> compileSettings(const RunSettings &run) {
           {"attention", attention == "auto" ? (run.build.fuseAttention ? "fused" : "unfused")
                                             : attention},
           {"init_weights", run.build.initWeights ? "seed=" + std::to_string(run.build.initSeed)
-                                                 : "no"}};
+                                                 : "no"},
+          {"recompute", run.build.recompute +
+                            (run.build.memoryLimit ? " budget=" + std::to_string(run.build.memoryLimit)
+                                                   : "")}};
 }
 
 std::map<std::string, std::string> checkpointConfig(const RunSettings &run) {
@@ -190,7 +199,8 @@ const std::map<std::string, std::vector<const char *>> kSettingFlags = {
     {"precision", {"--precision"}},
     {"loss", {"--loss", "--ignore-index"}},
     {"attention", {"--attention"}},
-    {"init_weights", {"--init-weights"}}};
+    {"init_weights", {"--init-weights"}},
+    {"recompute", {"--recompute", "--memory-budget"}}};
 } // namespace
 
 Status adoptTrainingArtifact(const std::string &dir, int64_t ranks, const std::string &parallel,

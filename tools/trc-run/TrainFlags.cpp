@@ -55,6 +55,9 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
                          text("--profile-steps") + "'");
   if (has("--profile") && text("--profile").empty())
     return Status::error("option '--profile' needs a file name");
+  if (has("--memory-budget") && !parseInt(text("--memory-budget"), 1, o.memoryBudget))
+    return Status::error("option '--memory-budget' expects a positive byte count, got '" +
+                         text("--memory-budget") + "'");
   if (has("--grad-accum") && !parseInt(text("--grad-accum"), 1, o.gradAccum))
     return Status::error("option '--grad-accum' expects a positive integer");
   if (has("--ignore-index")) {
@@ -79,7 +82,8 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
         std::pair{"--lr-schedule", &o.lrSchedule}, std::pair{"--loss", &o.loss},
         std::pair{"--precision", &o.precision}, std::pair{"--attention", &o.attention},
         std::pair{"--config", &o.parallelConfig}, std::pair{"--export-onnx", &o.exportOnnx},
-        std::pair{"--save-artifact", &o.saveArtifact}, std::pair{"--profile", &o.profilePath}})
+        std::pair{"--save-artifact", &o.saveArtifact}, std::pair{"--profile", &o.profilePath},
+        std::pair{"--recompute", &o.recompute}})
     if (has(flag))
       *field = text(flag);
   return o;

@@ -71,6 +71,11 @@ const char *kUsage =
     "      [--attention auto|fused|unfused]  (fused: attention is one op whose\n"
     "                      backward recomputes the probabilities instead of\n"
     "                      keeping them; auto, the default: fused on cuda)\n"
+    "      [--recompute none|selective|full|auto] [--memory-budget BYTES]\n"
+    "                      (activations recomputed in the backward instead of\n"
+    "                      kept: selective, the attention core; full, every\n"
+    "                      layer from its input; auto, the least recomputation\n"
+    "                      whose arena fits --memory-budget, or the device)\n"
     "      [--checkpoint-dir D --checkpoint-every K] [--resume]\n"
     "      [--init-weights]  (start from fresh values drawn like the model's own:\n"
     "                         each trainable weight's constant, normal or uniform\n"
@@ -79,8 +84,10 @@ const char *kUsage =
     "                      shard_optimizer_state, sharded_data_parallel_degree,\n"
     "                      hybrid_shard_degree, bucket_cap_mb, communicator,\n"
     "                      tensor_parallel_degree, sequence_parallel run today;\n"
-    "                      pipeline/recompute/offload keys are read and refused\n"
-    "                      until they land; launch with mpirun)\n"
+    "                      pipeline_parallel_degree, microbatches,\n"
+    "                      pipeline_schedule, recompute run today; offload keys\n"
+    "                      are read and refused until they land; launch with\n"
+    "                      mpirun)\n"
     "      [--export-onnx OUT.onnx]  (after training: MODEL.onnx with the trained\n"
     "                                 weights, for onnxruntime and other runtimes)\n"
     "      [--save-artifact DIR]  (compile the step for --device cpu|cuda, keep it\n"
@@ -104,7 +111,7 @@ const char *kTrainingFlags[] = {
     "--lr-schedule", "--momentum",      "--weight-decay",     "--clip-grad-norm",
     "--checkpoint-dir", "--checkpoint-every", "--feed", "--loss", "--ignore-index",
     "--precision", "--grad-accum", "--loss-scale", "--config", "--attention",
-    "--save-artifact", "--profile", "--profile-steps",
+    "--save-artifact", "--profile", "--profile-steps", "--recompute", "--memory-budget",
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights",
                                    "--profile-summary"};
