@@ -12,7 +12,7 @@ include "TrcBase.td"
 // No Pure trait on purpose: an op with unknown effects is never merged by
 // CSE, moved or erased by canonicalization, which is the whole point.
 def Trc_OptimizationBarrierOp : Trc_Op<"optimization_barrier",
-    [SameOperandsAndResultType, Trc_NoVjp]> {
+    [SameOperandsAndResultType]> {
   let summary = "returns its operand; no pass looks through it";
   let description = [{
     trc-recompute reads each value a recomputed region starts from through a

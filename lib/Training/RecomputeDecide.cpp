@@ -53,6 +53,23 @@ int64_t transientBytes(Operation *op) {
   return (isa<AttentionOp>(op) ? 2 : 3) * scores;
 }
 
+/// An op lowering to one parallel loop nest that elementwise fusion can
+/// fold into its consumer.
+bool isPointwise(Operation *op) {
+  return op->hasTrait<OpTrait::Elementwise>() || isa<BroadcastInDimOp>(op);
+}
+
+/// A result elementwise fusion never stores: a pointwise op's only use is
+/// another pointwise op (linalg-fuse-elementwise-ops fuses a producer with
+/// one use into its consumer).
+bool fusedAway(Value r) {
+  if (!r.hasOneUse() || !isPointwise(r.getDefiningOp()))
+    return false;
+  Operation *user = *r.getUsers().begin();
+  return isPointwise(user) && user->getNumResults() == 1 &&
+         user->getResult(0).getType() == r.getType();
+}
+
 struct Simulated {
   int64_t peak = 0;
   double flops = 0;
@@ -154,8 +171,8 @@ int64_t estimatePeakBytes(func::FuncOp fn) {
     if (isAlias(&op) || op.hasTrait<OpTrait::ConstantLike>())
       continue;
     for (Value r : op.getResults()) {
-      if (returned.contains(r))
-        continue; // written into the caller's output
+      if (returned.contains(r) || fusedAway(r))
+        continue; // written into the caller's output, or never stored
       int64_t bytes = bytesOf(r.getType());
       delta[size_t(at)] += bytes;
       delta[size_t(std::max(at, lastUse.lookup(r))) + 1] -= bytes;

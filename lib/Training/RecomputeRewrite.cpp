@@ -46,12 +46,13 @@ struct GroupCloner {
     stage = at->getAttr(parallel::kStageAttr);
   }
 
-  /// A clone is backward work of its stage (trc-pipeline-split reads this).
+  /// A clone is backward work of the stage that reads it (trc-pipeline-
+  /// split reads this), whatever stage its original ran in: a barrier of
+  /// the previous stage's output, say, runs where the layer is redone.
   void mark(Operation *op) {
     op->setAttr(kGroupAttr, groupAttr);
-    if (op->hasAttr(parallel::kStageAttr) || stage) {
-      if (!op->hasAttr(parallel::kStageAttr))
-        op->setAttr(parallel::kStageAttr, stage);
+    if (stage) {
+      op->setAttr(parallel::kStageAttr, stage);
       op->setAttr(parallel::kBackwardAttr, b.getUnitAttr());
     }
   }
@@ -64,9 +65,6 @@ struct GroupCloner {
       return x;
     if (!def || kept.contains(x)) {
       auto barrier = OptimizationBarrierOp::create(b, x.getLoc(), x);
-      if (def)
-        if (Attribute s = def->getAttr(parallel::kStageAttr))
-          barrier->setAttr(parallel::kStageAttr, s);
       mark(barrier);
       map.map(x, barrier.getResult());
       return barrier.getResult();

@@ -91,7 +91,7 @@ def TestPrintPipelineSchedule : Pass<"test-trc-print-pipeline-schedule", "mlir::
   ];
 }
 
-def TestPrintMemoryPlan : Pass<"test-trc-print-memory-plan", "mlir::func::FuncOp"> {
+def TestPrintMemoryPlan : Pass<"test-trc-print-memory-plan", "mlir::ModuleOp"> {
   let summary = "prints the static memory plan of a bufferized function";
   let description = [{
     Computes `trc::MemoryPlan` (include/trc/Analysis/MemoryPlan.h) and prints

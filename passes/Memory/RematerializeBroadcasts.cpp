@@ -72,17 +72,25 @@ struct RematerializeBroadcasts
     for (linalg::LinalgOp op : producers) {
       Value result = op->getResult(0);
       Value init = op.getDpsInitOperand(0)->get();
+      bool isFill = isa<linalg::FillOp>(op.getOperation());
       SmallVector<OpOperand *> uses;
       for (OpOperand &use : result.getUses())
-        uses.push_back(&use);
-      // Every use gets a copy right before it (the original, where CSE left
-      // it, may be far from all of them), and the original goes.
+        // A fill only for the matrix products it initializes: a reduction's
+        // small init stays shared, so that the CUDA backend still finds a
+        // softmax's reductions side by side (one row kernel).
+        if (auto user = dyn_cast<linalg::LinalgOp>(use.getOwner());
+            !isFill || (user && linalg::isaContractionOpInterface(user)))
+          uses.push_back(&use);
+      // Each use gets a copy right before it (the original, where CSE left
+      // it, may be far from all of them); the original goes once unused.
       for (OpOperand *use : uses) {
         OpBuilder b(use->getOwner());
         IRMapping map;
         map.map(init, b.clone(*init.getDefiningOp())->getResult(0));
         use->set(b.clone(*op, map)->getResult(0));
       }
+      if (!result.use_empty())
+        continue;
       Operation *empty = init.getDefiningOp();
       op->erase();
       if (empty->use_empty())

@@ -231,9 +231,12 @@ Status adoptTrainingArtifact(const std::string &dir, int64_t ranks, const std::s
                          "', this run asks for '" +
                          (parallel.empty() ? std::string("none") : parallel) + "'");
   auto mine = compileSettings(run);
+  // Steps saved before recomputation existed were compiled without it.
+  std::map<std::string, std::string> settings = info.settings;
+  settings.try_emplace("recompute", "none");
   for (const auto &[key, flags] : kSettingFlags) {
-    auto saved = info.settings.find(key);
-    if (saved == info.settings.end())
+    auto saved = settings.find(key);
+    if (saved == settings.end())
       return Status::error(dir + "/" + kTrainingInfoFile + ": no setting '" + key + "'");
     for (const char *flag : flags)
       if (o.givenFlags.count(flag) && mine[key] != saved->second &&

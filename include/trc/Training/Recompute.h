@@ -33,8 +33,9 @@
 //
 // Memory is estimated at the tensor level (estimatePeakBytes): each op's
 // result is live from its definition to its last use (reshapes, slices and
-// barriers alias their operand; constants and returned values are not
-// temporaries), plus the score-sized temporaries of attention. The arena the
+// barriers alias their operand; constants, returned values and pointwise
+// results whose one consumer is pointwise, which elementwise fusion never
+// stores, are not temporaries), plus the score-sized temporaries of attention. The arena the
 // memory plan finally places is what trc-opt and trc-run print; the
 // estimate tracks it closely enough to rank and to budget (trc-run
 // calibrates the budget by the arena it measures).

@@ -129,7 +129,6 @@ TEST(TrainerTest, PlansBeyondDataParallelismAreRefusedByTheirKey) {
   TrainerOptions o = validOptions(writeTokens(dir));
   RecordingCompiler compiler;
   for (const char *plan : {R"({"offload_activations": true})", R"({"auto_partition": true})",
-                           R"({"recompute": "selective"})",
                            R"({"microbatches": 4})"}) {
     o.parallelConfig = plan;
     Status s = runTrainer(o, &compiler);
@@ -184,6 +183,42 @@ TEST(TrainerTest, SavedStepOfAnotherTensorDegreeIsRefused) {
                         step + " was compiled for tensor degree 2 (param 'W' is split over 2 "
                         "ranks)"))
       << s.message();
+}
+
+TEST(TrainerTest, RecomputationReachesTheCompilerFromTheFlagOrTheConfig) {
+  trc::rt::test::TempDir dir;
+  TrainerOptions o = validOptions(writeTokens(dir));
+  RecordingCompiler compiler;
+  compiler.inputs = {{"ids", true}, {"labels", true}};
+  o.recompute = "full";
+  EXPECT_TRUE(runTrainer(o, &compiler).isReported());
+  EXPECT_EQ(compiler.build.recompute, "full");
+  EXPECT_EQ(compiler.build.memoryLimit, 0);
+  EXPECT_GT(compiler.build.deviceMemory, 0); // the CPU's physical memory
+  o.recompute = "";
+  o.parallelConfig = R"({"recompute": "selective"})";
+  EXPECT_TRUE(runTrainer(o, &compiler).isReported());
+  EXPECT_EQ(compiler.build.recompute, "selective");
+  // A budget alone asks for auto.
+  o.parallelConfig = "";
+  o.memoryBudget = 1 << 20;
+  EXPECT_TRUE(runTrainer(o, &compiler).isReported());
+  EXPECT_EQ(compiler.build.recompute, "auto");
+  EXPECT_EQ(compiler.build.memoryLimit, 1 << 20);
+  // The flag and the config must agree; a budget needs auto.
+  o.memoryBudget = 0;
+  o.recompute = "full";
+  o.parallelConfig = R"({"recompute": "selective"})";
+  Status s = runTrainer(o, &compiler);
+  EXPECT_THAT(s.message(), HasSubstr("--recompute full contradicts --config key 'recompute': selective"));
+  o.parallelConfig = "";
+  o.memoryBudget = 100;
+  s = runTrainer(o, &compiler);
+  EXPECT_THAT(s.message(), HasSubstr("--memory-budget is the arena budget of --recompute auto"));
+  o.recompute = "most";
+  o.memoryBudget = 0;
+  s = runTrainer(o, &compiler);
+  EXPECT_THAT(s.message(), HasSubstr("option '--recompute' expects none, selective, full or auto"));
 }
 
 TEST(TrainerTest, FeedsComeFromTheModelsIntegerInputsAndCompileFailuresAreReported) {
