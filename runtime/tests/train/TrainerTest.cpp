@@ -47,6 +47,11 @@ public:
     target = t;
     return Status::reported(); // as a compiler that printed its diagnostics
   }
+  StatusOr<std::string> compileForward(const std::string &,
+                                       const std::map<std::string, std::vector<int64_t>> &,
+                                       const std::string &) override {
+    return Status::reported();
+  }
   Status checkExportTarget(const std::string &, const std::string &) override {
     return Status::success();
   }
