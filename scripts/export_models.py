@@ -12,8 +12,8 @@ at the opsets asked for, with and without dynamic axes.
 Writes DIR/<model>_op<opset>.onnx and DIR/<model>_op<opset>_dyn.onnx (batch
 and sequence as dynamic axes named 'batch' and 'sequence'); with --folded also
 DIR/gpt2_op17_folded.onnx (constant folding on: derived initializers); with
---variants also DIR/gpt2_op17_logits.onnx (output: logits, same weights as
-gpt2_op17.onnx), DIR/gpt2_op17_dropout.onnx (active dropout 0.1),
+--variants also DIR/gpt2_op17_logits[_dyn].onnx (output: logits, same weights
+as gpt2_op17.onnx), DIR/gpt2_op17_dropout.onnx (active dropout 0.1),
 DIR/gpt2cls_op17_dyn.onnx (GPT2Classifier: input_ids and labels in, loss
 and 2-class logits out; --models gpt2cls exports it alone) and
 DIR/llama_op17[_dyn].onnx (a Llama-style model: RMSNorm, rotate-half rotary,
@@ -474,9 +474,10 @@ def main():
         print(path)
     if args.variants:
         # Same weights as gpt2_op17.onnx: output logits instead of the loss.
-        path = os.path.join(args.out, "gpt2_op17_logits.onnx")
-        export(LogitsOnly(build("gpt2")), path, 17, False, logits=True)
-        print(path)
+        for dynamic in (False, True):
+            path = os.path.join(args.out, f"gpt2_op17_logits{'_dyn' if dynamic else ''}.onnx")
+            export(LogitsOnly(build("gpt2")), path, 17, dynamic, logits=True)
+            print(path)
         # Active dropout (ratio 0.1), exported in training mode.
         torch.manual_seed(0)
         path = os.path.join(args.out, "gpt2_op17_dropout.onnx")
