@@ -7,7 +7,9 @@
 #include "runtime/train/TrainerSettings.h"
 
 #include "runtime/support/Parse.h"
+#include "runtime/train/RowData.h"
 #include "runtime/train/TrainingArtifact.h"
+#include "trc/Abi/SlotNames.h"
 
 #include <charconv>
 #include <cmath>
@@ -79,12 +81,36 @@ std::string describeParallelBuild(const TrainingBuild &build) {
 Status validateTrainerOptions(const TrainerOptions &o) {
   // Saving the step needs its shape only; training needs data and steps.
   const bool saving = !o.saveArtifact.empty();
+  // Rows (.npz, a folder of .npy) carry their shapes; token data needs T.
+  const bool rows = !o.data.empty() && isRowData(o.data);
   if (o.data.empty() && !saving)
     return Status::error("training needs --data");
   if (o.batchSize < 1)
     return Status::error("training needs --batch-size");
-  if (o.seqLen < 1)
+  if (rows) {
+    if (o.seqLen)
+      return Status::error("--seq-len: the arrays of --data " + o.data +
+                           " give the shapes; drop --seq-len");
+    if (!o.feeds.empty())
+      return Status::error("--feed: --data " + o.data +
+                           " feeds each model input the array of its name");
+    if (saving)
+      return Status::error("--save-artifact saves steps for token data (--data FILE "
+                           "--seq-len T); rows (" + o.data + ") train MODEL.onnx directly");
+  } else if (o.seqLen < 1) {
     return Status::error("training needs --seq-len");
+  }
+  if (o.logEvery < 1)
+    return Status::error("option '--log-every' expects a positive integer");
+  if (o.evalEvery < 0)
+    return Status::error("option '--eval-every' expects a positive integer");
+  if (o.evalEvery && o.evalData.empty())
+    return Status::error("--eval-every needs --eval-data");
+  if (!o.evalData.empty() && !isRowData(o.evalData))
+    return Status::error("--eval-data " + o.evalData +
+                         ": expected rows, an .npz file or a folder of .npy files");
+  if (!o.evalData.empty() && saving)
+    return Status::error("--eval-data evaluates a training run; --save-artifact trains nothing");
   if (o.steps < 1 && !saving)
     return Status::error("training needs --steps");
   if (o.checkpointEvery < 0)
@@ -139,6 +165,18 @@ Status validateTrainerOptions(const TrainerOptions &o) {
       return Status::error("option '--loss-scale' expects a number >= 1");
   }
   return Status::success();
+}
+
+std::map<std::string, std::vector<int64_t>> stepShapes(const RunSettings &run, int64_t rows) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const StepFeed &feed : run.feeds) {
+    if (!run.build.loss.empty() && feed.input == abi::kLossTargets)
+      continue;
+    std::vector<int64_t> shape{rows};
+    shape.insert(shape.end(), feed.rowShape.begin(), feed.rowShape.end());
+    shapes[feed.input] = shape;
+  }
+  return shapes;
 }
 
 StatusOr<RunSettings> resolveRunSettings(const TrainerOptions &options) {

@@ -3,6 +3,7 @@
 #include "RecomputeAuto.h"
 #include "ExportOnnx.h"
 
+#include "trc/Abi/SlotNames.h"
 #include "trc/Dialect/Trc.h"
 #include "trc/Import/OnnxImporter.h"
 #include "trc/InitAllDialects.h"
@@ -134,6 +135,59 @@ void readMemoryLines(const std::string &log, CompileOutcome &outcome) {
   }
 }
 
+/// The name of @main's argument `i` (its graph input) or result `i`.
+std::string inputName(mlir::func::FuncOp main, unsigned i) {
+  auto name = main.getArgAttrOfType<mlir::StringAttr>(i, "trc.input");
+  return name ? name.str() : "";
+}
+std::string outputName(mlir::func::FuncOp main, unsigned i) {
+  auto name = main.getResultAttrOfType<mlir::StringAttr>(i, "trc.output");
+  return name ? name.str() : "";
+}
+
+/// What the trainer checks row data against (TrainingModelInfo): the table
+/// each integer input indexes, and a logits output [..., C] with the
+/// integer input (not a token input) of its shape without C: the labels.
+/// With an appended loss the logits are the first result and the labels
+/// the loss's targets.
+void describeModel(mlir::func::FuncOp main, const rt::TrainingBuild &build,
+                   rt::TrainingModelInfo &info) {
+  info.vocabSize = vocabularyOf(main, build.tokenInput);
+  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+    auto type = llvm::dyn_cast<mlir::RankedTensorType>(main.getArgumentTypes()[i]);
+    if (type && llvm::isa<mlir::IntegerType>(type.getElementType()))
+      if (int64_t rows = vocabularyOf(main, inputName(main, i)))
+        info.tableRows[inputName(main, i)] = rows;
+  }
+  if (main.getNumResults())
+    info.firstOutput = outputName(main, 0);
+  for (unsigned r = 0; r < main.getNumResults() && info.logitsOutput.empty(); ++r) {
+    auto logits = llvm::dyn_cast<mlir::RankedTensorType>(main.getResultTypes()[r]);
+    if (!logits || logits.getRank() < 1 || !llvm::isa<mlir::FloatType>(logits.getElementType()))
+      continue;
+    llvm::ArrayRef<int64_t> rows = logits.getShape().drop_back();
+    if (!build.loss.empty()) { // the appended loss reads the first result
+      if (r == 0 && logits.getRank() >= 2) {
+        info.logitsOutput = outputName(main, 0);
+        info.labelsInput = abi::kLossTargets;
+        info.classes = logits.getShape().back();
+      }
+      continue;
+    }
+    for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+      auto labels = llvm::dyn_cast<mlir::RankedTensorType>(main.getArgumentTypes()[i]);
+      std::string name = inputName(main, i);
+      if (labels && llvm::isa<mlir::IntegerType>(labels.getElementType()) &&
+          labels.getShape() == rows && !info.tableRows.count(name)) {
+        info.logitsOutput = outputName(main, r);
+        info.labelsInput = name;
+        info.classes = logits.getShape().back();
+        break;
+      }
+    }
+  }
+}
+
 /// An error unless @main's first result is a scalar loss (or a loss is added).
 bool checkLoss(mlir::func::FuncOp main, const std::string &model, const rt::TrainingBuild &build,
                llvm::raw_ostream &diag) {
@@ -180,7 +234,7 @@ bool compile(const std::string &model,
       llvm::sys::fs::remove_directories(dir);
       return false;
     }
-    outcome.info.vocabSize = vocabularyOf(main, training->tokenInput);
+    describeModel(main, *training, outcome.info);
     mlir::PassManager pm(&context);
     TrainingPipelineOptions pipeline;
     std::string problem;
@@ -270,7 +324,7 @@ InProcessStepCompiler::listGraphInputs(const std::string &model) {
     return rt::Status::error(error);
   std::vector<rt::GraphInput> out;
   for (const GraphInputInfo &in : inputs)
-    out.push_back({in.name, in.isInteger});
+    out.push_back({in.name, in.isInteger, in.dtype, in.dims});
   return out;
 }
 
@@ -281,6 +335,16 @@ rt::StatusOr<rt::CompiledStep> InProcessStepCompiler::compileTrainingStep(
   rt::CompiledStep step;
   if (compileOnnxForTraining(model, shapes, build, target, step.artifactDir, step.info, error))
     return step;
+  std::fputs(error.c_str(), stderr);
+  return rt::Status::reported();
+}
+
+rt::StatusOr<std::string> InProcessStepCompiler::compileForward(
+    const std::string &model, const std::map<std::string, std::vector<int64_t>> &shapes,
+    const std::string &target) {
+  std::string error, artifactDir;
+  if (compileOnnxInProcess(model, shapes, target, artifactDir, error))
+    return artifactDir;
   std::fputs(error.c_str(), stderr);
   return rt::Status::reported();
 }

@@ -32,8 +32,12 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
     if (has(flag) && !parseInt(text(flag), 1, *field))
       return Status::error(std::string("option '") + flag + "' expects a positive integer, got '" +
                            text(flag) + "'");
-  if (has("--checkpoint-every") && !parseInt(text("--checkpoint-every"), 1, o.checkpointEvery))
-    return Status::error("option '--checkpoint-every' expects a positive integer");
+  for (auto [flag, field] : {std::pair{"--checkpoint-every", &o.checkpointEvery},
+                             std::pair{"--eval-every", &o.evalEvery},
+                             std::pair{"--log-every", &o.logEvery}})
+    if (has(flag) && !parseInt(text(flag), 1, *field))
+      return Status::error(std::string("option '") + flag + "' expects a positive integer, got '" +
+                           text(flag) + "'");
   int64_t seed = 0;
   if (has("--seed") && !parseInt(text("--seed"), 0, seed))
     return Status::error("option '--seed' expects a non-negative integer");
@@ -77,7 +81,8 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
   }
   // Plain strings: the library checks their values.
   for (auto [flag, field] :
-       {std::pair{"--data", &o.data}, std::pair{"--metrics", &o.metricsPath},
+       {std::pair{"--data", &o.data}, std::pair{"--eval-data", &o.evalData},
+        std::pair{"--metrics", &o.metricsPath},
         std::pair{"--checkpoint-dir", &o.checkpointDir}, std::pair{"--optimizer", &o.optimizer.name},
         std::pair{"--lr-schedule", &o.lrSchedule}, std::pair{"--loss", &o.loss},
         std::pair{"--precision", &o.precision}, std::pair{"--attention", &o.attention},

@@ -63,6 +63,13 @@ const char *kUsage =
     "\n"
     "Training (MODEL.onnx; see README):\n"
     "  trc-run MODEL.onnx --data FILE --batch-size B --seq-len T --steps N\n"
+    "  trc-run MODEL.onnx --data ROWS.npz --batch-size B --steps N  (labelled rows:\n"
+    "                      arrays named after the model's inputs, one row per\n"
+    "                      example; or a folder of NAME.npy files)\n"
+    "      [--eval-data ROWS.npz [--eval-every K]]  (held-out loss, and accuracy\n"
+    "                      for a model with logits, every K steps and at the end)\n"
+    "      [--log-every N]  (when stderr is not a terminal: a step line every N\n"
+    "                      steps, default 10)\n"
     "      [--optimizer adamw|adam|sgd] [--lr R] [--lr-schedule SPEC] [--momentum M]\n"
     "      [--nesterov] [--weight-decay W] [--clip-grad-norm C] [--seed S] [--shuffle]\n"
     "      [--feed NAME=inputs|targets] [--metrics FILE.jsonl]\n"
@@ -112,6 +119,7 @@ const char *kTrainingFlags[] = {
     "--checkpoint-dir", "--checkpoint-every", "--feed", "--loss", "--ignore-index",
     "--precision", "--grad-accum", "--loss-scale", "--config", "--attention",
     "--save-artifact", "--profile", "--profile-steps", "--recompute", "--memory-budget",
+    "--eval-data", "--eval-every", "--log-every",
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights",
                                    "--profile-summary"};

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/train/Trainer.h"
+#include "runtime/formats/Npy.h"
 #include "runtime/train/TrainerSettings.h"
 #include "runtime/train/TrainingArtifact.h"
 
@@ -46,6 +47,11 @@ public:
     build = b;
     target = t;
     return Status::reported(); // as a compiler that printed its diagnostics
+  }
+  StatusOr<std::string> compileForward(const std::string &,
+                                       const std::map<std::string, std::vector<int64_t>> &,
+                                       const std::string &) override {
+    return Status::reported();
   }
   Status checkExportTarget(const std::string &, const std::string &) override {
     return Status::success();
@@ -109,6 +115,22 @@ TEST(TrainerOptionsTest, EachProblemNamesItsFlag) {
   EXPECT_EQ(problem([](TrainerOptions &o) { o.checkpointEvery = 5; }),
             "--checkpoint-every needs --checkpoint-dir");
   EXPECT_EQ(problem([](TrainerOptions &o) { o.resume = true; }), "--resume needs --checkpoint-dir");
+  EXPECT_EQ(problem([](TrainerOptions &o) { o.logEvery = 0; }),
+            "option '--log-every' expects a positive integer");
+  EXPECT_EQ(problem([](TrainerOptions &o) { o.evalEvery = 5; }),
+            "--eval-every needs --eval-data");
+  EXPECT_THAT(problem([](TrainerOptions &o) { o.evalData = "dev.txt"; }),
+              HasSubstr("--eval-data dev.txt: expected rows, an .npz file or a folder"));
+  // Rows carry their shapes: no --seq-len, no --feed; and no saved steps yet.
+  EXPECT_THAT(problem([](TrainerOptions &o) { o.data = "rows.npz"; }),
+              HasSubstr("--seq-len: the arrays of --data rows.npz give the shapes"));
+  TrainerOptions rows = validOptions("rows.npz");
+  rows.seqLen = 0;
+  rows.evalData = "dev.npz";
+  rows.evalEvery = 5;
+  EXPECT_TRUE(validateTrainerOptions(rows).ok());
+  rows.feeds = {"ids=inputs"};
+  EXPECT_THAT(validateTrainerOptions(rows).message(), HasSubstr("--feed: --data rows.npz feeds"));
   // Saving a step needs no data and no step count.
   TrainerOptions save = validOptions("");
   save.steps = 0;
@@ -248,6 +270,40 @@ TEST(TrainerTest, FeedsComeFromTheModelsIntegerInputsAndCompileFailuresAreReport
   s = runTrainer(o, &compiler);
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("--feed names 'tokens', which is not a graph input"));
+}
+
+TEST(TrainerTest, RowDataSizesEveryInputFromItsArray) {
+  trc::rt::test::TempDir dir;
+  HostTensor ids, mask, labels;
+  ASSERT_TRUE(ids.allocate(DType::I64, {6, 5}));
+  ASSERT_TRUE(mask.allocate(DType::F32, {6, 5, 2}));
+  ASSERT_TRUE(labels.allocate(DType::I64, {6}));
+  ASSERT_TRUE(std::filesystem::create_directory(dir.file("rows")));
+  ASSERT_TRUE(writeNpyFile(dir.file("rows/ids.npy"), ids));
+  ASSERT_TRUE(writeNpyFile(dir.file("rows/mask.npy"), mask));
+  ASSERT_TRUE(writeNpyFile(dir.file("rows/labels.npy"), labels));
+  TrainerOptions o = validOptions(dir.file("rows")); // a folder of .npy
+  o.seqLen = 0;
+  o.gradAccum = 2;
+  RecordingCompiler compiler;
+  compiler.inputs = {{"ids", true, "i64", {-1, -1}},
+                     {"mask", false, "f32", {-1, -1, 2}},
+                     {"labels", true, "i64", {-1}}};
+  Status s = runTrainer(o, &compiler);
+  ASSERT_TRUE(s.isReported()) << s.message();
+  // Micro-batches of batch / grad-accum rows, the rest of each shape the array's.
+  std::map<std::string, std::vector<int64_t>> expected{
+      {"ids", {2, 5}}, {"mask", {2, 5, 2}}, {"labels", {2}}};
+  EXPECT_EQ(compiler.shapes, expected);
+  EXPECT_EQ(compiler.build.tokenInput, "ids"); // the first integer input
+  // With --loss, 'labels' feeds the appended loss's targets (not sized:
+  // the loss derives them), and no graph input may be left without an array.
+  o.loss = "cross_entropy";
+  compiler.inputs = {{"ids", true, "i64", {-1, -1}}, {"mask", false, "f32", {-1, -1, 2}}};
+  s = runTrainer(o, &compiler);
+  ASSERT_TRUE(s.isReported()) << s.message();
+  expected.erase("labels");
+  EXPECT_EQ(compiler.shapes, expected);
 }
 
 } // namespace
