@@ -61,8 +61,12 @@ if command -v mpirun > /dev/null; then
   .venv/bin/python - "$out/metrics.jsonl" "$out/metrics-2.jsonl" <<'PY'
 import json, sys
 one, two = ([json.loads(line)["loss"] for line in open(p)] for p in sys.argv[1:])
+# fp32 sums in another order differ in the last bits; training amplifies
+# that over the steps (chaotically once the loss spikes), so the first 20
+# steps are the parity check and the whole run is for information.
+first = max(abs(a - b) / abs(a) for a, b in zip(one[:20], two[:20]))
 worst = max(abs(a - b) / abs(a) for a, b in zip(one, two))
-print(f"2 ranks vs 1: {len(two)} steps, final loss {two[-1]:.4f}, "
-      f"largest relative difference {worst:.1e}")
+print(f"2 ranks vs 1: {len(two)} steps, final loss {two[-1]:.4f}, largest relative "
+      f"difference {first:.1e} over the first 20 steps, {worst:.1e} over all")
 PY
 fi

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "ArtifactWriter.h"
 #include "trc/Abi/ArtifactNames.h"
+#include "trc/Abi/ProfileSpans.h"
 #include "trc/Abi/SlotNames.h"
 #include "CudaArtifact.h"
 #include "ObjectEmitter.h"
@@ -21,6 +22,7 @@
 #include "mlir/Transforms/Passes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "runtime/artifact/Initializer.h"
+#include "runtime/support/Names.h"
 #include "runtime/support/TensorSplit.h"
 
 #include "llvm/Support/Format.h"
@@ -362,6 +364,19 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
         << llvm::format("%.3f",
                         noReuse.getInt() ? double(arena.getInt()) / noReuse.getInt() : 1.0)
         << ")\n";
+
+  // trc-profile-calls' spans: the manifest's `span` records.
+  if (auto spans = module->getAttrOfType<ArrayAttr>(trc::abi::kProfileSpansAttr))
+    for (auto [id, span] : llvm::enumerate(spans)) {
+      std::string record = "span " + std::to_string(id);
+      for (Attribute field : cast<ArrayAttr>(span)) {
+        llvm::StringRef text = cast<StringAttr>(field).getValue();
+        record += " " + (text.empty() ? std::string("-")
+                         : text == "-" ? std::string("%2D")
+                                       : rt::percentEncode(text));
+      }
+      contents.records.push_back(record);
+    }
 
   auto step = module.lookupSymbol<LLVM::LLVMFuncOp>("main");
   if (!step)

@@ -34,7 +34,9 @@ static const char *kCpuLowering =
     // each loop nest its own function: OpenMP's translation scans the whole
     // enclosing function per parallel region (quadratic in one big step)
     // and the layers' copies of one nest are one function
-    "trc-outline-loop-nests, trc-deduplicate-functions, convert-scf-to-openmp, "
+    "trc-outline-loop-nests, trc-deduplicate-functions, "
+    // each loop nest and BLAS call timed under trc-run --profile
+    "trc-profile-calls, convert-scf-to-openmp, "
     "expand-strided-metadata, lower-affine, "
     // integer powers (math.ipowi) become outlined functions
     "convert-math-to-funcs, "

@@ -85,6 +85,34 @@ def OutlineLoopNests : Pass<"trc-outline-loop-nests", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
+def ProfileCalls : Pass<"trc-profile-calls", "mlir::ModuleOp"> {
+  let summary = "brackets each loop nest and BLAS call of @main with profiler hooks";
+  let description = [{
+    After trc-outline-loop-nests (CPU): every call in @main of an outlined
+    loop nest or of the runtime's matrix product (`trc_rt_matmul_*`) gets
+    `call @trc_rt_profile_begin(id)` before it and
+    `call @trc_rt_profile_end(id)` after it. The module's
+    `trc.profile_spans` lists, per id, the span's name (the ONNX op type
+    of the call's location and what ran: `MatMul (blas)`,
+    `LayerNormalization (loop)`), the ONNX node (`/blocks.0/ln_1/...`) and
+    the function called; the artifact's manifest carries it (`span`
+    records) and `trc-run --profile` records one span per call under the
+    program's span (a relaxed atomic load per call when not profiling). The
+    backward's ops carry the location of the forward op they differentiate,
+    so an op type's time is its forward and backward together.
+
+    ```mlir
+    call @main_loop3(%a, %b) : (...) -> ()   loc("/blocks.0/ln_1/LayerNormalization")
+    // becomes
+    %c0 = arith.constant 0 : i64
+    call @trc_rt_profile_begin(%c0) : (i64) -> ()
+    call @main_loop3(%a, %b) : (...) -> ()
+    call @trc_rt_profile_end(%c0) : (i64) -> ()
+    ```
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::arith::ArithDialect"];
+}
+
 def DeduplicateFunctions : Pass<"trc-deduplicate-functions", "mlir::ModuleOp"> {
   let summary = "merges private functions and GPU kernels whose bodies are the same";
   let description = [{

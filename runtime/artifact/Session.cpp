@@ -8,6 +8,7 @@
 
 #include "runtime/comm/Collectives.h"
 #include "runtime/artifact/Initializer.h"
+#include "runtime/artifact/ProgramSpans.h"
 #include "runtime/support/Names.h"
 #include "runtime/support/Profiler.h"
 #include "runtime/support/TensorSplit.h"
@@ -251,6 +252,7 @@ Status Session::run() {
   ProfileScope program(Profiler::recording() ? programSpanName(artifact_.dir())
                                              : std::string(),
                        profile::kProgram);
+  ProgramSpansScope ops(m.spans); // the program's per-op spans (CPU)
   if (Status st = backend_.run(artifact_.entry(), slotPointers_.data(),
                                m.arenaBytes ? arena_.get() : nullptr);
       !st)

@@ -147,6 +147,7 @@ private:
   Status parseInit(const std::vector<std::string_view> &f);
   Status parseKernelFile(const std::vector<std::string_view> &f, bool ptx);
   Status parseKernel(const std::vector<std::string_view> &f);
+  Status parseSpan(const std::vector<std::string_view> &f);
   /// The slot declared with `index` (shard and init records refer to one).
   Slot *declaredSlot(uint64_t index) {
     for (Slot &s : m.slots)
@@ -271,6 +272,8 @@ Status Parser::parseRecord(const std::vector<std::string_view> &f) {
     return parseKernelFile(f, kw == "ptx");
   if (kw == "kernel")
     return parseKernel(f);
+  if (kw == "span")
+    return parseSpan(f);
   if (kw == "target") {
     if (Status s = once("target"); !s)
       return s;
@@ -653,6 +656,28 @@ Status Parser::parseKernel(const std::vector<std::string_view> &f) {
   if (!newName)
     return fail("kernel name: duplicate kernel '" + percentEncode(name) +
                 "' (first at line " + std::to_string(byName->second) + ")");
+  return Status::success();
+}
+
+// span <id> <name> <node> <function>: ids in order from 0; '-' is empty.
+Status Parser::parseSpan(const std::vector<std::string_view> &f) {
+  if (f.size() != 5)
+    return fail("span: expected 4 fields (id, name, node, function), got " +
+                std::to_string(f.size() - 1));
+  uint64_t id = 0;
+  if (!parseUnsigned(f[1], id) || id != m.spans.size())
+    return fail("span id: " + quote(f[1]) + " is not the next span id (" +
+                std::to_string(m.spans.size()) + ")");
+  Manifest::ProfileSpan span;
+  std::string *fields[] = {&span.name, &span.node, &span.function};
+  for (size_t i = 0; i < 3; ++i) {
+    if (f[i + 2] == "-")
+      continue;
+    std::string problem;
+    if (!percentDecode(f[i + 2], *fields[i], problem))
+      return fail("span field: " + quote(f[i + 2]) + ": " + problem);
+  }
+  m.spans.push_back(std::move(span));
   return Status::success();
 }
 

@@ -28,6 +28,9 @@
 //     from program/weights) and `kernel` records (indices 0..K-1 without gaps
 //     or duplicates, names that are PTX symbols, unique); kernels need kernel
 //     files and kernel files need kernels. Other targets have none of them.
+//   * `span <id> <name> <node> <function>` records (optional, ids 0..S-1 in
+//     order): the per-op spans a CPU program reports under --profile
+//     (include/trc/Abi/ProfileSpans.h); an empty node is '-'.
 // Preconditions: none; any byte string may be passed.
 //
 //===----------------------------------------------------------------------===//
@@ -127,6 +130,11 @@ struct Manifest {
   // (decoded names; kernels[i] is kernel i).
   std::vector<KernelFile> kernelFiles;
   std::vector<std::string> kernels;
+  // Profile spans (trc-profile-calls): spans[id].
+  struct ProfileSpan {
+    std::string name, node, function;
+  };
+  std::vector<ProfileSpan> spans;
 
   // The slot of that kind and (decoded) name, or null.
   const Slot *find(SlotKind kind, std::string_view name) const;

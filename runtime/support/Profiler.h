@@ -58,6 +58,7 @@ inline constexpr const char kStep[] = "step";             // one optimizer step,
 inline constexpr const char kPhase[] = "phase";           // data, feed, compute, readback, update, checkpoint
 inline constexpr const char kProgram[] = "program";       // one run of a compiled program
 inline constexpr const char kCompute[] = "compute";       // other device work (a pipeline's forward/backward)
+inline constexpr const char kOp[] = "op";                 // a loop nest or BLAS call inside a program
 inline constexpr const char kCollective[] = "collective"; // a collective a program issues
 inline constexpr const char kP2p[] = "p2p";               // send / recv (a recv's wait included)
 inline constexpr const char kComputeLane[] = "compute";

@@ -567,3 +567,23 @@ TEST(Manifest, RejectsBadInitRecords) {
   EXPECT_THAT(errorOf(std::string(kHeader) + "slot 0 param W f32 1 2 x trainable\nend\n"),
               HasSubstr("line 7: slot offset: 'x' is not a non-negative decimal integer (or '-'"));
 }
+
+TEST(Manifest, ReadsProfileSpans) {
+  TRC_ASSERT_OK_AND_ASSIGN(
+      Manifest m, parseManifest(with("end\n", "span 0 MatMul%20%28blas%29 /h/c_fc/MatMul trc_rt_matmul_f32\n"
+                                              "span 1 other%20%28loop%29 - main_loop3\n"
+                                              "end\n")));
+  ASSERT_EQ(m.spans.size(), 2u);
+  EXPECT_EQ(m.spans[0].name, "MatMul (blas)");
+  EXPECT_EQ(m.spans[0].node, "/h/c_fc/MatMul");
+  EXPECT_EQ(m.spans[0].function, "trc_rt_matmul_f32");
+  EXPECT_EQ(m.spans[1].node, ""); // '-' is no node
+  // Artifacts without spans have none.
+  TRC_ASSERT_OK_AND_ASSIGN(Manifest plain, parseManifest(valid()));
+  EXPECT_TRUE(plain.spans.empty());
+  EXPECT_THAT(errorOf(with("end\n", "span 1 a b c\nend\n")),
+              HasSubstr("span id: '1' is not the next span id (0)"));
+  EXPECT_THAT(errorOf(with("end\n", "span 0 a b\nend\n")),
+              HasSubstr("span: expected 4 fields (id, name, node, function), got 3"));
+  EXPECT_THAT(errorOf(with("end\n", "span 0 a%zz b c\nend\n")), HasSubstr("span field:"));
+}
