@@ -46,7 +46,7 @@ void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingPipelineOption
     pm.addPass(createMixedPrecision(*o.mixedPrecision));
   if (o.pipeline)
     pm.addPass(createPipelineStages(*o.pipeline));
-  pm.addPass(createAutodiff());
+  pm.addPass(createAutodiff(o.autodiff));
   if (o.recompute)
     pm.addPass(createRecompute(*o.recompute));
   if (o.tensorParallel && o.tensorParallel->degree > 1) {
@@ -76,6 +76,10 @@ struct TrainingPipelineCliOptions : public mlir::PassPipelineOptions<TrainingPip
                              llvm::cl::init(false)};
   Option<std::string> precision{*this, "precision", llvm::cl::desc("fp32, bf16 or fp16"),
                                 llvm::cl::init("fp32")};
+  Option<bool> recomputeStatistics{
+      *this, "recompute-statistics",
+      llvm::cl::desc("trc-autodiff's recompute-statistics (layer norm gradients)"),
+      llvm::cl::init(AutodiffOptions().recomputeStatistics)};
   Option<std::string> recompute{*this, "recompute",
                                 llvm::cl::desc("trc-recompute's policy: none, selective, full, "
                                                "budget"),
@@ -133,6 +137,7 @@ bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptio
   if (!setLossAndPrecision(o, cli.loss, cli.ignoreIndex, cli.precision, problem))
     return false;
   o.fuseAttention = cli.fuseAttention;
+  o.autodiff.recomputeStatistics = cli.recomputeStatistics;
   {
     // Always run: policy none changes nothing and records its estimate
     // (test-trc-print-recompute prints every policy alike).

@@ -59,11 +59,13 @@ LogicalResult vjp(LayerNormOp op, VjpContext &c) {
     return c.scale(c.expand(c.reduce(ReduceKind::Sum, v, normalized), t, normalized),
                    1.0 / count);
   };
-  // Forward statistics, recomputed as trc-decompose-composites computes them,
-  // from x read through a barrier: otherwise CSE merges them with the
-  // forward's decomposition, keeping x^ and rstd (two tensors of x's size)
-  // from the forward to the backward instead of a reduction's recompute.
-  x = OptimizationBarrierOp::create(c.b, c.loc, x);
+  // Forward statistics, recomputed as trc-decompose-composites computes them.
+  // With recomputeStatistics from x read through a barrier: otherwise CSE
+  // merges them with the forward's decomposition, keeping x^ and rstd (two
+  // tensors of x's size) from the forward to the backward instead of a
+  // reduction's recompute.
+  if (c.recomputeStatistics)
+    x = OptimizationBarrierOp::create(c.b, c.loc, x);
   Value centered = c.sub(x, mean(x));
   Value variance = mean(c.mul(centered, centered));
   Value rstd = c.unary<RsqrtOp>(c.add(variance, c.like(x, op.getEpsilon().convertToDouble())));

@@ -47,7 +47,8 @@ using trc::analysis::inputsOf;
 /// Differentiates `fn` (a clone of @main) in place with respect to the
 /// arguments `params`; `names` are their parameter names.
 LogicalResult differentiate(func::FuncOp fn, ArrayRef<unsigned> params,
-                            ArrayRef<StringAttr> names, DictionaryAttr lossAttrs) {
+                            ArrayRef<StringAttr> names, DictionaryAttr lossAttrs,
+                            bool recomputeStatistics) {
   Block &body = fn.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   Value loss = ret.getOperand(0);
@@ -100,6 +101,7 @@ LogicalResult differentiate(func::FuncOp fn, ArrayRef<unsigned> params,
     SmallVector<bool> wanted = llvm::map_to_vector(
         op->getOperands(), [&](Value v) { return onPath(v); });
     VjpContext context(b, op, g, wanted, &constants);
+    context.recomputeStatistics = recomputeStatistics;
     Operation *before = ret->getPrevNode();
     if (failed(cast<VjpOpInterface>(op).buildVjp(context)))
       return failure();
@@ -149,6 +151,8 @@ LogicalResult differentiate(func::FuncOp fn, ArrayRef<unsigned> params,
 }
 
 struct Autodiff : trc::impl::AutodiffBase<Autodiff> {
+  using AutodiffBase::AutodiffBase;
+
   /// The rules come with the pass, whichever tool runs it (attaching them
   /// again is a no-op).
   void getDependentDialects(DialectRegistry &registry) const override {
@@ -219,7 +223,7 @@ struct Autodiff : trc::impl::AutodiffBase<Autodiff> {
     auto grad = main.clone();
     grad.setSymName("main_grad");
     SymbolTable(module).insert(grad, std::next(main->getIterator()));
-    if (failed(differentiate(grad, params, names, main.getResultAttrDict(0)))) {
+    if (failed(differentiate(grad, params, names, main.getResultAttrDict(0), recomputeStatistics))) {
       grad.erase();
       return signalPassFailure();
     }

@@ -56,7 +56,18 @@ def Autodiff : Pass<"trc-autodiff", "mlir::ModuleOp"> {
       return %l, %dw : tensor<f32>, tensor<8x2xf32>
     }
     ```
+
+    `recompute-statistics` (default true): a layer norm's gradient
+    recomputes the forward's mean and variance from its input (read through
+    a trc.optimization_barrier) instead of sharing the forward's normalized
+    input: two tensors of the input's size fewer kept from the forward to
+    the backward, for a reduction more in the backward. trc-run turns it
+    off for the CPU without recomputation, where time matters more.
   }];
+  let options = [
+    Option<"recomputeStatistics", "recompute-statistics", "bool", "true",
+           "layer norm gradients recompute the forward's statistics">,
+  ];
   let dependentDialects = ["trc::TrcDialect"];
 }
 

@@ -73,6 +73,9 @@ struct TrainingBuild {
   // whose arena fits `memoryLimit` bytes: --memory-budget, else what the
   // device has beside the step's parameters, gradients and state).
   std::string recompute = "none";
+  // Layer norm gradients recompute the forward's statistics (memory) rather
+  // than share them (time): on unless the CPU runs without recomputation.
+  bool recomputeStatistics = true;
   int64_t memoryLimit = 0;       // auto: arena bytes; 0: the device's
   int64_t deviceMemory = 0;      // auto without a budget: the device's bytes
   std::string tokenInput;        // graph input of the token ids

@@ -157,6 +157,9 @@ StatusOr<CompiledStep> compileStep(StepCompiler &compiler, RunSettings &run, int
   // what limits the batch; unfused on the CPU, where recomputing them costs
   // time (measured: up to 20% of a step).
   run.build.fuseAttention = attention == "fused" || (attention == "auto" && target == "cuda");
+  // Likewise a layer norm's statistics: kept for the backward on the CPU
+  // unless recomputation was asked for (memory first).
+  run.build.recomputeStatistics = target == "cuda" || run.build.recompute != "none";
   return compiler.compileTrainingStep(run.options.model, shapes, run.build, target);
 }
 

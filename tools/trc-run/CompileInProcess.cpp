@@ -36,6 +36,7 @@ bool trainingPipeline(const rt::TrainingBuild &build, TrainingPipelineOptions &o
                            build.precision, problem))
     return false;
   o.fuseAttention = build.fuseAttention;
+  o.autodiff.recomputeStatistics = build.recomputeStatistics;
   if (build.tensorParallel && build.tensorParallel->degree > 1) {
     ShardTensorParallelOptions tp;
     tp.degree = build.tensorParallel->degree;

@@ -37,6 +37,8 @@ struct TrainingPipelineOptions {
   bool fuseAttention = false;
   /// bf16 or fp16 compute with fp32 master weights (fp16 adds loss scaling).
   std::optional<MixedPrecisionOptions> mixedPrecision;
+  /// Reverse-mode autodiff's options (layer norm statistics recomputed).
+  AutodiffOptions autodiff;
   /// Activations recomputed in the backward (policy none: not run).
   std::optional<RecomputeOptions> recompute;
   /// Megatron tensor parallelism (trc-shard-tensor-parallel, trc-partition)

@@ -126,6 +126,10 @@ public:
   }
   llvm::ArrayRef<mlir::Value> operandGrads() const { return operandGrads_; }
 
+  /// trc-autodiff's recompute-statistics: normalizations recompute their
+  /// forward statistics behind a barrier rather than share the forward's.
+  bool recomputeStatistics = true;
+
 private:
   llvm::ArrayRef<bool> wanted_;
   llvm::SmallVector<mlir::Value> operandGrads_;
