@@ -19,6 +19,7 @@
 #include "runtime/support/Names.h"
 #include "runtime/support/Profiler.h"
 #include "runtime/support/SplitMix64.h"
+#include "runtime/support/ThreadPool.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/DataLoader.h"
 #include "runtime/train/DistributedRun.h"
@@ -355,8 +356,9 @@ Status TrainingJob::prepare() {
     return Status::error("--config communicator: nccl needs a CUDA device (this run uses " +
                          std::string(backend_->target()) + "); use mpi for CPU ranks");
   if (dist_.isRoot() && dist_.dataParallel())
-    std::fprintf(stderr, "trc-run: %d rank%s, %s\n", dist_.size(), dist_.size() == 1 ? "" : "s",
-                 dist_.config().describe().c_str());
+    std::fprintf(stderr, "trc-run: %d rank%s, %s, %d thread%s per rank\n", dist_.size(),
+                 dist_.size() == 1 ? "" : "s", dist_.config().describe().c_str(), threadCount(),
+                 threadCount() == 1 ? "" : "s");
   int64_t vocab = 0;
   if (fromArtifact_) {
     if (Status s = adoptTrainingArtifact(o_.model, dist_.size(), run_.parallelRecord, run_, vocab);

@@ -19,6 +19,7 @@
 #include "runtime/artifact/Artifact.h"
 #include "runtime/artifact/Evaluation.h"
 #include "runtime/backends/Backend.h"
+#include "runtime/comm/RankThreads.h"
 #include "runtime/formats/Npy.h"
 #include "runtime/support/Names.h"
 #include "runtime/train/Trainer.h"
@@ -309,6 +310,10 @@ int main(int argc, char **argv) {
       std::fputs(kUsage, stdout);
       return 0;
     }
+    // Ranks sharing a node split its cores (RankThreads.h), before the
+    // thread pool or any program's OpenMP runtime starts.
+    if (StatusOr<int> threads = applyRankThreads(); !threads.ok())
+      return fail(std::string(threads.status().message()));
     if (opt.training) {
       opt.train.model = opt.model;
       opt.train.device = opt.device;
