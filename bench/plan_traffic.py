@@ -20,7 +20,13 @@ operands and results (priced by shape), and fits, per rank, in elements:
 (without SP; with SP `rep` folds into `split`) by non-negative least
 squares on the relative error. It prints the coefficients, the worst and
 mean relative error over the steps, and the ops (kernels) per layer and
-outside the layers; StepWork.cpp's constants are its output, rounded.
+outside the layers. Pipelines: the 4-layer shape split into 4 stages
+(--trc-training-pipeline="pipeline-stages=4") at microbatches of 4, 8 and 16
+rows; a middle stage (one layer) runs its forward, backward and weights
+programs once per microbatch, and what it moves beyond the layer's T-terms
+above is fitted as  pw w + pa T h  per layer and microbatch (StepWork.cpp
+adds pw - weights and pa). StepWork.cpp's constants are this output,
+rounded.
 Counting, not timing: the numbers do not depend on the machine.
 """
 import argparse
@@ -73,14 +79,33 @@ def summary(trc_opt, model, b, s, t, sp):
     return int(grad.group(1)), int(grad.group(2)) / 4  # ops, f32 elements
 
 
-def matmul_elements(L, h, a, V, f, b, s, t):
-    """Operands and results of the step's products, per rank: each forward
+def stage_elements(trc_opt, model, b, s, stages, stage):
+    """Unfused elements of one pipeline stage's per-microbatch programs."""
+    out = subprocess.run([trc_opt, model, "--dim", f"batch={b},sequence={s}",
+                          f"--trc-training-pipeline=pipeline-stages={stages}",
+                          "--trc-print-fusion-summary", "-o", os.devnull],
+                         check=True, capture_output=True, text=True).stdout
+    total = 0
+    for program in ("forward", "backward", "weights"):
+        m = re.search(rf"@stage{stage}_{program}: kernels \d+ -> \d+, bytes (\d+)", out)
+        total += int(m.group(1)) if m else 0
+    return total / 4
+
+
+def layer_matmul_elements(h, a, f, b, s, t):
+    """Operands and results of one layer's products, per rank: each forward
     product (m x k by k x n) and its two backward ones move the same."""
     T = b * s
     fwd = ((T * h + 3 * h * h / t + 3 * T * h / t) + (2 * T * h / t + b * a / t * s * s) +
            (b * a / t * s * s + 2 * T * h / t) + (T * h / t + h * h / t + T * h) +
            (T * h + h * f / t + T * f / t) + (T * f / t + f * h / t + T * h))
-    return L * 3 * fwd + 3 * (T * h + V * h / t + T * V / t)
+    return 3 * fwd
+
+
+def matmul_elements(L, h, a, V, f, b, s, t):
+    """The step's products: the layers' and the logits'."""
+    T = b * s
+    return L * layer_matmul_elements(h, a, f, b, s, t) + 3 * (T * h + V * h / t + T * V / t)
 
 
 def nnls(A, y):
@@ -131,11 +156,30 @@ def main():
             X = np.delete(X, 0, axis=1)
         y = np.array([r["other"] for r in chosen])
         c = nnls(X / y[:, None], np.ones(len(y)))
+        if not sp:
+            coefficients = c
         rel = np.abs(X @ c - y) / y
         print(f"{'with' if sp else 'without'} sequence parallelism: {len(chosen)} steps, "
               f"worst {100 * rel.max():.1f}%, mean {100 * rel.mean():.1f}%")
         for name, value in zip(names[1:] if sp else names, c):
             print(f"  {name:<11}{value:9.2f}")
+    pipeline = []
+    with tempfile.TemporaryDirectory() as work:
+        L, h, a, V, f = SHAPES[1]
+        model = export(SHAPES[1], work)
+        for b in (4, 8, 16):
+            s = 64
+            T = b * s
+            layer_t = T * (coefficients[0] * h + coefficients[1] * h + coefficients[2] * f +
+                           coefficients[3] * a * s)
+            rest = (stage_elements(args.trc_opt, model, b, s, 4, 1) -
+                    layer_matmul_elements(h, a, f, b, s, 1) - layer_t)
+            pipeline.append(([4 * h * h + 2 * h * f, T * h], rest))
+    X = np.array([x for x, _ in pipeline])
+    y = np.array([r for _, r in pipeline])
+    c = nnls(X / y[:, None], np.ones(len(y)))
+    print(f"pipeline stage, per layer and microbatch: {c[0]:.2f} w + {c[1]:.2f} T h "
+          f"(worst {100 * np.max(np.abs(X @ c - y) / y):.1f}%)")
     for (t, sp) in TENSOR:
         by_layers = {r["L"]: r["ops"] for r in rows if r["t"] == t and r["sp"] == sp
                      and r["h"] == 256 and r["a"] == 8 and r["V"] == 256 and r["f"] == 1024}

@@ -92,29 +92,40 @@ std::string Candidate::describe() const {
   return s;
 }
 
-Prediction evaluate(const GptModel &m, const Cluster &cluster, const Candidate &c) {
-  const DeviceProfile &d = cluster.device;
-  const DeviceTimes dt(cluster);
-  const double e = dt.elementBytes();
-  const double s = m.seq, h = m.hidden, f = m.ffn, V = m.vocab;
-  const double t = c.tensor, b = c.microbatchSize, T = b * s;
-  const int p = c.pipeline, mb = c.microbatches, v = c.virtualStages;
-  const double Ls = double(m.layers) / p;
-  const bool interleaved = c.schedule == Schedule::Interleaved;
+namespace {
 
+// The pipeline's part of a step: per-stage slots of work priced by `dt`.
+struct PipelinePhase {
+  double compute = 0, tensorComm = 0, p2p = 0, bubble = 0;
+  double spreadCompute = 0, spreadTensorComm = 0; // the stages' mean
+  double total() const { return compute + tensorComm + p2p + bubble; }
+  // The same work spread evenly over the stages, with no bubble.
+  PipelinePhase spread() const {
+    return {spreadCompute, spreadTensorComm, p2p, 0, spreadCompute, spreadTensorComm};
+  }
+};
+
+PipelinePhase pipelinePhase(const GptModel &m, const Candidate &c, const DeviceTimes &dt) {
+  const int p = c.pipeline, mb = c.microbatches, v = c.virtualStages;
+  const bool interleaved = c.schedule == Schedule::Interleaved;
   // Each stage's work for one microbatch; the slot adds its p2p (the
   // activation out, the gradient in).
   Work layer = layerWork(m, c, dt);
-  std::vector<Work> stages(size_t(p), layer.scaled(Ls));
+  std::vector<Work> stages(size_t(p), layer.scaled(double(m.layers) / p));
   stages.front() += firstStageWork(m, c, dt);
   stages.back() += lastStageWork(m, c, dt);
-  double p2pOne = p > 1 ? 2 * dt.collective(Collective::P2P, 2, T * h * e / t,
+  double T = double(c.microbatchSize) * m.seq;
+  double p2pOne = p > 1 ? 2 * dt.collective(Collective::P2P, 2,
+                                            T * m.hidden * dt.elementBytes() / c.tensor,
                                             (long long)c.tensor * c.data * p)
                         : 0;
   size_t slowest = 0;
   std::vector<double> slots;
+  double compute = 0, tpComm = 0;
   for (const Work &w : stages) {
     slots.push_back(w.compute() + w.tpComm + p2pOne);
+    compute += w.compute();
+    tpComm += w.tpComm;
     if (slots.back() > slots[slowest])
       slowest = slots.size() - 1;
   }
@@ -123,12 +134,42 @@ Prediction evaluate(const GptModel &m, const Cluster &cluster, const Candidate &
     if (i != slowest) // ZB-H1 runs W in the bubble: (p-1)(F+B-W) instead of (F+B+W)
       idle += c.schedule == Schedule::ZeroBubbleH1 ? std::max(0.0, slots[i] - 2 * stages[i].W)
                                                    : slots[i];
+  PipelinePhase r;
+  r.compute = mb * stages[slowest].compute();
+  r.tensorComm = mb * stages[slowest].tpComm;
+  r.p2p = mb * p2pOne * (interleaved ? v : 1);
+  r.bubble = idle / (interleaved ? v : 1);
+  r.spreadCompute = mb * compute / p;
+  r.spreadTensorComm = mb * tpComm / p;
+  return r;
+}
 
+} // namespace
+
+Prediction evaluate(const GptModel &m, const Cluster &cluster, const Candidate &c) {
+  const DeviceProfile &d = cluster.device;
+  const DeviceTimes dt(cluster); // every rank of the node busy
+  const double e = dt.elementBytes();
+  const double s = m.seq, h = m.hidden, f = m.ffn, V = m.vocab;
+  const double t = c.tensor, b = c.microbatchSize, T = b * s;
+  const int p = c.pipeline, mb = c.microbatches, v = c.virtualStages;
+  const double Ls = double(m.layers) / p;
+  const bool interleaved = c.schedule == Schedule::Interleaved;
+
+  // More ranks than cores (a measured node): the pipeline's critical path
+  // runs at a core per rank, but the ranks' work shares the cores, so the
+  // phase is the longer of the two (a stage waiting in its bubble leaves its
+  // core to another stage's work). With no more ranks than cores they agree.
+  PipelinePhase phase = pipelinePhase(m, c, dt);
+  if (!d.measured.empty() && d.nodeCores > 0 && d.devicesPerNode > d.nodeCores) {
+    PipelinePhase critical = pipelinePhase(m, c, DeviceTimes(cluster, d.nodeCores));
+    phase = critical.total() > phase.spread().total() ? critical : phase.spread();
+  }
   Prediction r;
-  r.computeTime = mb * stages[slowest].compute();
-  r.tensorCommTime = mb * stages[slowest].tpComm;
-  r.p2pTime = mb * p2pOne * (interleaved ? v : 1);
-  r.bubbleTime = idle / (interleaved ? v : 1);
+  r.computeTime = phase.compute;
+  r.tensorCommTime = phase.tensorComm;
+  r.p2pTime = phase.p2p;
+  r.bubbleTime = phase.bubble;
 
   // Parameters on the fullest (first) stage.
   double stageParams = Ls * m.layerParams() / t + m.embeddingParams() / t;

@@ -24,8 +24,10 @@ const char *collectiveKey(Collective op) {
 
 } // namespace
 
-DeviceTimes::DeviceTimes(const Cluster &cluster)
-    : device_(cluster.device), measured_(cluster.device.measuredFor(cluster.device.devicesPerNode)),
+DeviceTimes::DeviceTimes(const Cluster &cluster, int busyRanks)
+    : device_(cluster.device),
+      measured_(cluster.device.measuredFor(busyRanks > 0 ? busyRanks : cluster.device.devicesPerNode)),
+      comm_(cluster.device.measuredFor(cluster.device.devicesPerNode)),
       elementBytes_(cluster.device.elementBytes), trcKernels_(cluster.device.kind == "cpu") {}
 
 double DeviceTimes::matmul(double m, double n, double k, double batch) const {
@@ -53,9 +55,9 @@ double DeviceTimes::collective(Collective op, int n, double bytes, long long spa
   if (n <= 1)
     return 0;
   bool intra = span <= device_.devicesPerNode;
-  if (measured_ && intra) {
-    auto byOp = measured_->collectives.find(collectiveKey(op));
-    if (byOp != measured_->collectives.end()) {
+  if (comm_ && intra) {
+    auto byOp = comm_->collectives.find(collectiveKey(op));
+    if (byOp != comm_->collectives.end()) {
       auto fit = byOp->second.find(op == Collective::P2P ? 2 : n);
       if (fit != byOp->second.end())
         return fit->second.seconds(bytes);

@@ -30,7 +30,9 @@ enum class Collective { AllReduce, AllGather, ReduceScatter, P2P };
 
 class DeviceTimes {
 public:
-  explicit DeviceTimes(const Cluster &cluster);
+  // Kernels priced as when `busyRanks` ranks of a node compute at once (0:
+  // all of them); collectives always as measured with all of them.
+  explicit DeviceTimes(const Cluster &cluster, int busyRanks = 0);
 
   // `batch` products of (m x k) by (k x n), one library call each.
   double matmul(double m, double n, double k, double batch = 1) const;
@@ -51,7 +53,7 @@ public:
 
 private:
   const DeviceProfile &device_;
-  std::optional<MeasuredConstants> measured_;
+  std::optional<MeasuredConstants> measured_, comm_;
   int elementBytes_;
   bool trcKernels_;
 };

@@ -194,7 +194,7 @@ Status parseDeviceProfile(const std::string &text, DeviceProfile &out) {
     return Status::error(std::string("expected a JSON object at the top level, got ") +
                          JsonValue::kindName(root.kind()));
   if (Status s = checkKeys(root, "", {"trc_device_profile", "device", "source", "memory_gb",
-                                      "element_bytes", "measured"});
+                                      "cores", "element_bytes", "measured"});
       !s)
     return s;
   int version = 0;
@@ -229,6 +229,9 @@ Status parseDeviceProfile(const std::string &text, DeviceProfile &out) {
     else
       p.memoryBytes = memGb * GB;
   }
+  if (root.find("cores"))
+    if (Status s = integer(root, "", "cores", p.nodeCores, 1, 1 << 20); !s)
+      return s;
   if (root.find("element_bytes")) {
     if (Status s = integer(root, "", "element_bytes", p.elementBytes, 2, 4); !s)
       return s;
@@ -263,8 +266,8 @@ Status parseDeviceProfile(const std::string &text, DeviceProfile &out) {
 
 Status readDeviceProfile(const std::string &path, DeviceProfile &out) {
   rt::StatusOr<std::string> text = rt::readSmallFile(path, 16 << 20);
-  if (!text.ok())
-    return Status(text.status()).withPrefix(path + ": ");
+  if (!text.ok()) // it names the file
+    return text.status();
   return parseDeviceProfile(*text, out).withPrefix(path + ": ");
 }
 
@@ -276,6 +279,10 @@ std::string deviceProfileJson(const DeviceProfile &p) {
   j += ", \"source\": ";
   rt::appendJsonString(j, p.source);
   appendNumber(j, "memory_gb", (p.nodeMemoryBytes > 0 ? p.nodeMemoryBytes : p.memoryBytes) / GB);
+  if (p.nodeCores > 0) {
+    j += ", \"cores\": ";
+    rt::appendJsonInt(j, p.nodeCores);
+  }
   j += ", \"element_bytes\": ";
   rt::appendJsonInt(j, p.elementBytes);
   j += ",\n \"measured\": [";

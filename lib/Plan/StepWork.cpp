@@ -12,10 +12,17 @@ struct TrcTraffic {
 constexpr TrcTraffic kTrcNoSp{155.0, 14.46, 54.78, 21.76, 2.20, 141, 76.87, 52.57, 55};
 constexpr TrcTraffic kTrcSp{0.0, 254.2, 55.71, 20.93, 0.67, 171, 94.27, 62.33, 141};
 constexpr double kTpOps = 145, kTpHeadOps = 120; // TP without SP
+// A pipeline stage's programs (forward, backward, weights) run once per
+// microbatch and each transposes the layer's weights again, the weights
+// program accumulates their gradients, and activations go through stash,
+// send and receive buffers: per layer and microbatch, 8.6 elements per
+// weight more than a whole step's once, and 11.0 T h.
+constexpr double kPipelineWeights = 8.6, kPipelineActivations = 11.0;
 // The optimizer's ops all have the parameter's shape and fuse into one
-// loop: it streams p, g, m, v in and p, m, v out (7 elements), the norm
-// reads g again (1), and the host copies p, m, v over their slots (6).
-constexpr double kOptimizerStreamElements = 7 + 1 + 6, kOptimizerOps = 27;
+// loop per parameter tensor: it streams p, g, m, v in and p, m, v out (7
+// elements), the norm's loop reads g again (1), and the host copies p, m,
+// v over their slots (6).
+constexpr double kOptimizerStreamElements = 7 + 1 + 6, kOptimizerLoops = 2;
 constexpr double kEmbeddingElements = 8, kEmbeddingOps = 10; // the first stage's share
 
 struct Shape {
@@ -76,8 +83,11 @@ Work trcLayer(const Shape &x, const Candidate &c, const DeviceTimes &dt) {
           scores = product(dt, x.s, x.s, x.hd, x.b * x.a / x.t),
           context = product(dt, x.s, x.hd, x.s, x.b * x.a / x.t);
   double attnElements = k.attn * x.T * x.a * x.s / x.t;
+  double weights = (4 * x.h * x.h + 2 * x.h * x.f) / x.t;
   double elements = x.T * (k.rep * x.h + k.split * x.h / x.t + k.ffn * x.f / x.t) +
-                    attnElements + k.weights * (4 * x.h * x.h + 2 * x.h * x.f) / x.t;
+                    attnElements + k.weights * weights;
+  if (c.pipeline > 1)
+    elements += kPipelineWeights * weights + kPipelineActivations * x.T * x.h / (x.sp ? x.t : 1);
   double ops = x.sp ? k.ops : c.tensor > 1 ? kTpOps : k.ops;
   double fwdMatmul = qkv.fwd + out.fwd + fc.fwd + proj.fwd + scores.fwd + context.fwd;
   double fwdKernels = dt.kernels(elements / 3, ops / 3);
@@ -145,7 +155,7 @@ double optimizerSeconds(double params, double tensors, const DeviceTimes &dt) {
   if (!dt.trcKernels())
     return dt.stream(36 * params);
   return dt.stream(kOptimizerStreamElements * params * dt.elementBytes()) +
-         dt.kernels(0, kOptimizerOps * tensors);
+         dt.kernels(0, kOptimizerLoops * tensors);
 }
 
 double bucketCopySeconds(double gradElements, double tensors, const DeviceTimes &dt) {

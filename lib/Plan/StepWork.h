@@ -21,10 +21,14 @@
 //   (w = 4h^2 + 2hf weights), 141 ops (145 with TP, 171 with SP); outside
 //   the layers T (76.9 h + 52.6 V/t) elements (T (94.3 h + 62.3 V/t) with
 //   SP) and 55 ops (120 with TP, 141 with SP). The optimizer (41 unfused
-//   elements and 27 ops per parameter tensor in the IR) is elementwise on
-//   one shape and fuses into one loop: it streams 7 elements per
-//   parameter, the gradient norm 1, the host's copies of the updated
-//   parameters and moments 6, at the measured stream bandwidth.
+//   elements per parameter and 27 ops per parameter tensor in the IR) is
+//   elementwise on one shape and fuses into a loop per tensor (and one for
+//   the gradient norm): it streams 7 elements per parameter, the norm 1,
+//   the host's copies of the updated parameters and moments 6, at the
+//   measured stream bandwidth.
+//   In a pipeline each layer adds, per microbatch, 8.6 w/t elements (its
+//   stage programs transpose the weights again and accumulate their
+//   gradients) and 11.0 T h (stash, send and receive buffers).
 //   These coefficients are counted from the IR trc compiles, not fitted to
 //   timings: least squares over 90 GPT-2 training steps (6 shapes x 3
 //   batch/sequence sizes x tensor degrees 1/2/4 with and without SP,

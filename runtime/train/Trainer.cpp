@@ -195,8 +195,13 @@ Status checkRunnable(const ParallelPlan &plan) {
     return notYet("recompute", "activation recomputation");
   if (plan.offloadActivations)
     return notYet("offload_activations", "activation offloading");
+  // trc-run replaces an auto_partition config by the planner's plan before
+  // it gets here (tools/trc-run/AutoPlan.h); what remains is a saved step,
+  // or a trainer embedded without the planner.
   if (plan.autoPartition)
-    return notYet("auto_partition", "the auto-partitioner");
+    return Status::error("--config: key 'auto_partition': the planner chooses the plan when "
+                         "trc-run compiles an .onnx model (built with the compiler); a saved "
+                         "step keeps the plan it was compiled with");
   return Status::success();
 }
 

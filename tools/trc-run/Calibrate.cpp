@@ -326,6 +326,7 @@ Status runCalibration(const CalibrateOptions &o, const KernelProbe &probe) {
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
   if (pages > 0 && pageSize > 0)
     profile.nodeMemoryBytes = double(pages) * double(pageSize);
+  profile.nodeCores = int(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   plan::mergeMeasured(profile, m);
   std::string json = plan::deviceProfileJson(profile);
 

@@ -91,6 +91,9 @@ struct DeviceProfile {
   // CPU ranks share the node's memory: when > 0, a rank has
   // nodeMemoryBytes / (ranks on the node) instead of memoryBytes.
   double nodeMemoryBytes = 0;
+  // Cores of a node (measured profiles): more ranks than cores share them.
+  // 0: unknown (every rank is taken to have its share measured).
+  int nodeCores = 0;
   std::string source = "spec sheet"; // or what measured it, when and where
   std::vector<MeasuredConstants> measured; // empty: the spec-sheet roofline
 

@@ -7,6 +7,7 @@
 //   {"trc_device_profile": 1, "device": "cpu",
 //    "source": "trc-run --calibrate on HOST, DATE",
 //    "memory_gb": 23.4,           // the node's memory, shared by its ranks
+//    "cores": 2,                  // the node's cores (optional)
 //    "element_bytes": 4,          // what the device trains in (fp32)
 //    "measured": [                // one entry per number of ranks on the node
 //      {"ranks": 2, "threads": 1,
