@@ -7,13 +7,15 @@ at the opsets asked for, with and without dynamic axes.
     python3 scripts/export_models.py --out DIR [--models gpt2,bert,gptj]
                                      [--opsets 13,17] [--folded] [--variants]
                                      [--size small|bench|gpt2-124m] [--batch B --seq T]
-                                     [--static-only]
+                                     [--static-only] [--init torch|gpt2] [--vocab V]
 
 Writes DIR/<model>_op<opset>.onnx and DIR/<model>_op<opset>_dyn.onnx (batch
 and sequence as dynamic axes named 'batch' and 'sequence'); with --folded also
 DIR/gpt2_op17_folded.onnx (constant folding on: derived initializers); with
---variants also DIR/gpt2_op17_logits.onnx (output: logits, same weights as
-gpt2_op17.onnx), DIR/gpt2_op17_dropout.onnx (active dropout 0.1) and
+--variants also DIR/gpt2_op17_logits[_dyn].onnx (output: logits, same weights
+as gpt2_op17.onnx), DIR/gpt2_op17_dropout.onnx (active dropout 0.1),
+DIR/gpt2cls_op17_dyn.onnx (GPT2Classifier: input_ids and labels in, loss
+and 2-class logits out; --models gpt2cls exports it alone) and
 DIR/llama_op17[_dyn].onnx (a Llama-style model: RMSNorm, rotate-half rotary,
 grouped-query attention, SwiGLU; --models llama exports it at every opset).
 Precondition: Debian's python3-torch (1.13) importable. Deterministic (seeded).
@@ -101,6 +103,58 @@ class GPT2(nn.Module):
     def forward(self, input_ids, targets):
         logits = self.logits(input_ids)
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+
+class GPT2Classifier(nn.Module):
+    """GPT2 for sequence classification (Hugging Face's
+    GPT2ForSequenceClassification): the hidden state of each row's last
+    non-pad token (pads are id PAD_ID, on the right) through a linear head
+    to CLASSES logits. Inputs input_ids [batch, sequence] and labels
+    [batch]; outputs the mean cross-entropy loss and the logits."""
+    PAD_ID = 0
+    CLASSES = 2
+
+    def __init__(self, dropout=0.0):
+        super().__init__()
+        self.gpt = GPT2(dropout)
+        self.score = nn.Linear(WIDTH, self.CLASSES, bias=False)
+
+    def forward(self, input_ids, labels):
+        g = self.gpt
+        b, t = input_ids.size()
+        pos = torch.arange(0, t, dtype=torch.long).unsqueeze(0)
+        x = g.drop(g.wte(input_ids) + g.wpe(pos))
+        for block in g.blocks:
+            x = block(x)
+        hidden = g.ln_f(x)
+        # One-hot of each row's last non-pad position, as a [b, 1, t]
+        # matrix: a matmul picks the rows (no GatherND needed).
+        last = (input_ids != self.PAD_ID).long().sum(1, keepdim=True) - 1
+        pick = (torch.arange(t).unsqueeze(0) == last).float().unsqueeze(1)
+        logits = self.score(torch.matmul(pick, hidden).squeeze(1))
+        return F.cross_entropy(logits, labels), logits
+
+
+def init_gpt2_(model):
+    """GPT-2's initialization (as Hugging Face's GPT2PreTrainedModel): every
+    Linear and Embedding weight from N(0, 0.02), biases zero, layer norms
+    one and zero; the residual projections (c_proj, mlp_proj) from
+    N(0, 0.02 / sqrt(2 * layers)). The default PyTorch initialization
+    (N(0, 1) embeddings with a tied head) starts GPT-2's loss near 40
+    instead of ln(vocabulary)."""
+    with torch.no_grad():
+        for name, module in model.named_modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                std = 0.02
+                if name.endswith(("c_proj", "mlp_proj")):
+                    std = 0.02 / math.sqrt(2 * LAYERS)
+                module.weight.normal_(0.0, std)
+                if getattr(module, "bias", None) is not None:
+                    module.bias.zero_()
+            elif isinstance(module, nn.LayerNorm):
+                module.weight.fill_(1.0)
+                module.bias.zero_()
+    return model
 
 
 class LogitsOnly(nn.Module):
@@ -311,9 +365,27 @@ class Llama(nn.Module):
 MODELS = {"gpt2": GPT2, "bert": Bert, "gptj": GPTJ, "llama": Llama}
 
 
-def build(name, seed=0):
+def build(name, seed=0, init="torch"):
+    """Model `name` (MODELS, or "gpt2cls": GPT2Classifier), seeded; with
+    init "gpt2" re-initialized as GPT-2 is (init_gpt2_)."""
     torch.manual_seed(seed)
-    return MODELS[name]()
+    model = GPT2Classifier() if name == "gpt2cls" else MODELS[name]()
+    return init_gpt2_(model) if init == "gpt2" else model
+
+
+def export_classifier(model, path, opset=17, dynamic=True):
+    """GPT2Classifier: inputs input_ids [batch, sequence] (int64, pads 0 on
+    the right) and labels [batch]; outputs loss and logits [batch, 2]."""
+    ids, _ = example_inputs()
+    ids[:, -3:] = GPT2Classifier.PAD_ID  # padded rows, as the data has them
+    labels = torch.arange(ids.size(0)) % GPT2Classifier.CLASSES
+    axes = {"input_ids": {0: "batch", 1: "sequence"}, "labels": {0: "batch"},
+            "logits": {0: "batch"}}
+    torch.onnx.export(
+        model, (ids, labels), path, input_names=["input_ids", "labels"],
+        output_names=["loss", "logits"], opset_version=opset, do_constant_folding=False,
+        training=torch.onnx.TrainingMode.TRAINING, dynamic_axes=axes if dynamic else None)
+    mark_buffers_frozen(model, path)
 
 
 EXAMPLE_SHAPE = [2, 16]  # batch, sequence of the export's example inputs
@@ -366,23 +438,35 @@ def main():
     parser.add_argument("--variants", action="store_true",
                         help="also gpt2_op17_logits.onnx and gpt2_op17_dropout.onnx")
     parser.add_argument("--size", choices=sorted(SIZES), default="small")
+    parser.add_argument("--init", choices=["torch", "gpt2"], default="torch",
+                        help="weights: PyTorch's default initialization (the test models') "
+                             "or GPT-2's N(0, 0.02) (a sensible starting loss)")
+    parser.add_argument("--vocab", type=int, help="vocabulary size (overrides --size's)")
     parser.add_argument("--batch", type=int, default=2, help="example batch (static exports)")
     parser.add_argument("--seq", type=int, default=16, help="example sequence (static exports)")
     parser.add_argument("--static-only", action="store_true",
                         help="skip the _dyn exports (large sizes: one copy of the weights)")
     args = parser.parse_args()
     configure(args.size)
+    if args.vocab:
+        globals()["VOCAB"] = args.vocab
     EXAMPLE_SHAPE[:] = [args.batch, args.seq]
     os.makedirs(args.out, exist_ok=True)
     import warnings
     warnings.filterwarnings("ignore")
     for name in args.models.split(","):
-        if name not in MODELS:
-            sys.exit(f"error: --models: unknown model '{name}' (known: {', '.join(MODELS)})")
+        if name not in MODELS and name != "gpt2cls":
+            sys.exit(f"error: --models: unknown model '{name}' "
+                     f"(known: {', '.join(MODELS)}, gpt2cls)")
         for opset in (int(o) for o in args.opsets.split(",")):
+            if name == "gpt2cls":  # batch and sequence come from the data: dynamic only
+                path = os.path.join(args.out, f"gpt2cls_op{opset}_dyn.onnx")
+                export_classifier(build(name, init=args.init), path, opset)
+                print(path)
+                continue
             for dynamic in (False,) if args.static_only else (False, True):
                 path = os.path.join(args.out, f"{name}_op{opset}{'_dyn' if dynamic else ''}.onnx")
-                export(build(name), path, opset, dynamic)
+                export(build(name, init=args.init), path, opset, dynamic)
                 print(path)
     if args.folded:
         path = os.path.join(args.out, "gpt2_op17_folded.onnx")
@@ -390,13 +474,18 @@ def main():
         print(path)
     if args.variants:
         # Same weights as gpt2_op17.onnx: output logits instead of the loss.
-        path = os.path.join(args.out, "gpt2_op17_logits.onnx")
-        export(LogitsOnly(build("gpt2")), path, 17, False, logits=True)
-        print(path)
+        for dynamic in (False, True):
+            path = os.path.join(args.out, f"gpt2_op17_logits{'_dyn' if dynamic else ''}.onnx")
+            export(LogitsOnly(build("gpt2")), path, 17, dynamic, logits=True)
+            print(path)
         # Active dropout (ratio 0.1), exported in training mode.
         torch.manual_seed(0)
         path = os.path.join(args.out, "gpt2_op17_dropout.onnx")
         export(GPT2(dropout=0.1), path, 17, False)
+        print(path)
+        # A sequence classifier (GPT-2's init): rows data, eval accuracy.
+        path = os.path.join(args.out, "gpt2cls_op17_dyn.onnx")
+        export_classifier(build("gpt2cls", init="gpt2"), path)
         print(path)
         if "llama" not in args.models.split(","):
             for dynamic in (False, True):

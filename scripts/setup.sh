@@ -29,6 +29,7 @@ DEBIAN_PACKAGES=(
   libopenmpi-dev openmpi-bin libopenblas-dev libopenblas0-pthread
   # Python: reference trainer/exporter and test tools
   python3 python3-venv python3-numpy python3-torch
+  # zlib1g-dev: also the runtime's inflate of np.savez_compressed .npz data
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
 )
 
@@ -47,8 +48,9 @@ if [ ! -x .venv/bin/python ]; then
   /usr/bin/python3 -m venv --system-site-packages .venv
 fi
 # safetensors: the runtime tests check trc's safetensors files against it.
-PY_PACKAGES=(lit onnx onnxruntime safetensors)
-if ! .venv/bin/python -c "import lit, onnx, onnxruntime, safetensors" 2>/dev/null; then
+# tokenizers: scripts/prepare_sst2.py trains its byte-level BPE with it.
+PY_PACKAGES=(lit onnx onnxruntime safetensors tokenizers)
+if ! .venv/bin/python -c "import lit, onnx, onnxruntime, safetensors, tokenizers" 2>/dev/null; then
   # numpy comes from Debian (python3-numpy) so that python3-torch keeps working.
   .venv/bin/pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}" "numpy<2"
 fi

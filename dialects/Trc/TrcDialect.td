@@ -7,4 +7,5 @@ include "TrcFusion.td"
 include "TrcCollectives.td"
 include "TrcSharding.td"
 include "TrcAttention.td"
+include "TrcMemory.td"
 #endif

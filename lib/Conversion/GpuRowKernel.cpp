@@ -50,10 +50,22 @@ static RowRole roleIn(linalg::GenericOp op, ArrayRef<int64_t> space, unsigned ro
   return RowRole::None;
 }
 
+/// `a` and `b` are the same bytes with the same layout: one buffer, or two
+/// the memory plan placed at one offset (a dead input's place reused for a
+/// result), which a row-local access reads and writes alike.
+static bool sameMemory(Value a, Value b) {
+  if (a == b)
+    return true;
+  Extent x = extentOf(a), y = extentOf(b);
+  return a.getType() == b.getType() && x.root == y.root && x.begin == y.begin &&
+         x.end == y.end && cast<MemRefType>(a.getType()).getLayout().isIdentity();
+}
+
 /// The group starting at `ops[first]` (a reduction over trailing
 /// dimensions), extended over the next ops while they qualify (only pure
 /// host code between them).
-RowGroup formRowGroup(ArrayRef<linalg::GenericOp> ops, size_t first) {
+RowGroup formRowGroup(ArrayRef<linalg::GenericOp> ops, size_t first,
+                      const llvm::DenseMap<Operation *, SmallVector<Value>> *fills) {
   RowGroup g;
   linalg::GenericOp head = ops[first];
   SmallVector<utils::IteratorType> iterators = head.getIteratorTypesArray();
@@ -97,9 +109,17 @@ RowGroup formRowGroup(ArrayRef<linalg::GenericOp> ops, size_t first) {
     SmallVector<int> sources;
     SmallVector<std::tuple<Value, AffineMap, RowRole>> reads;
     bool ok = true;
+    // Outputs that start from a folded fill are not read.
+    auto freshInit = [&](OpOperand &operand) {
+      if (!fills || !op.isDpsInit(&operand))
+        return false;
+      auto it = fills->find(op);
+      unsigned index = operand.getOperandNumber() - op.getNumDpsInputs();
+      return it != fills->end() && index < it->second.size() && it->second[index];
+    };
     for (OpOperand &operand : op->getOpOperands()) {
       Value buffer = operand.get();
-      if (!isa<MemRefType>(buffer.getType())) {
+      if (!isa<MemRefType>(buffer.getType()) || freshInit(operand)) {
         sources.push_back(-1);
         continue;
       }
@@ -122,7 +142,7 @@ RowGroup formRowGroup(ArrayRef<linalg::GenericOp> ops, size_t first) {
     for (auto &[read, map, reader] : llvm::concat<std::tuple<Value, AffineMap, RowRole>>(
              externalReads, reads))
       if (extentOf(read).overlaps(extentOf(result)))
-        ok &= read == result && rowLocal(reader, kind, map);
+        ok &= sameMemory(read, result) && rowLocal(reader, kind, map);
     if (!ok)
       return g;
     g.ops.push_back(op);

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "trc/InitAllDialects.h"
 
+#include "trc/Conversion/Bufferization.h"
 #include "trc/Dialect/Trc.h"
 #include "trc/Parallel/Sharding.h"
 #include "trc/Training/Vjp.h"
@@ -17,6 +18,7 @@ void trc::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<TrcDialect>();
   autodiff::registerVjpRules(registry);
   parallel::registerShardingRules(registry);
+  registerBufferizationModels(registry);
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
 }

@@ -1,14 +1,12 @@
 //===- PipelineStages.cpp - cutting the forward graph into stages ---------===//
 //
-// See include/trc/Parallel/Pipeline.h. The forward ops that depend on a
-// trainable parameter are taken in program order; a cut before op i passes
-// the values defined before i and used at or after it. Cuts are allowed only
-// where that count is the smallest anywhere (between transformer layers:
-// the residual stream alone), and a min-max partition (dynamic programming
-// over the pieces between allowed cuts) picks the stages.
+// See include/trc/Parallel/Pipeline.h. The layer pieces are
+// trc/Analysis/Layers.h's; a min-max partition (dynamic programming over the
+// pieces) picks the stages.
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Parallel/Pipeline.h"
+#include "trc/Analysis/Layers.h"
 #include "trc/Dialect/Trc.h"
 
 #include "mlir/Transforms/RegionUtils.h"
@@ -23,19 +21,12 @@ namespace trc::parallel {
 
 namespace {
 
-int64_t elements(Type type) {
-  auto t = dyn_cast<RankedTensorType>(type);
-  return t && t.hasStaticShape() ? t.getNumElements() : 0;
-}
-
 int64_t bytesOf(Type type) {
   auto t = dyn_cast<RankedTensorType>(type);
   if (!t || !t.hasStaticShape())
     return 0;
   return t.getNumElements() * std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
 }
-
-bool isLayerCore(Operation *op) { return isa<SoftmaxOp, AttentionOp>(op); }
 
 /// The values an op reads, those its regions capture included.
 SmallVector<Value> inputsOf(Operation &op) {
@@ -57,107 +48,18 @@ Operation *topLevel(Operation *user, Block &body) {
 
 } // namespace
 
-double opCost(Operation *op) {
-  if (auto dot = dyn_cast<DotGeneralOp>(op)) {
-    auto lhs = cast<RankedTensorType>(dot.getLhs().getType());
-    double contracted = 1;
-    for (int64_t d : dot.getLhsContractingDims())
-      contracted *= double(lhs.getDimSize(d));
-    return 2.0 * double(elements(dot.getType())) * contracted;
-  }
-  if (auto attention = dyn_cast<AttentionOp>(op)) {
-    // q·kᵀ and probabilities·v: 2 x 2 x batch x heads x queries x keys x depth.
-    auto q = cast<RankedTensorType>(op->getOperand(0).getType());
-    auto k = cast<RankedTensorType>(op->getOperand(1).getType());
-    double keys = double(k.getDimSize(k.getRank() - 2));
-    return 4.0 * double(q.getNumElements()) * keys;
-  }
-  double cost = 0;
-  for (Value r : op->getResults())
-    cost += double(elements(r.getType()));
-  return cost;
-}
-
 LogicalResult assignStages(func::FuncOp main, int64_t stages, StageBalance balance,
                            llvm::DenseMap<Operation *, int64_t> &stageOf,
                            SmallVectorImpl<Operation *> &parameterOnly, std::string &error) {
-  auto module = main->getParentOfType<ModuleOp>();
   Block &body = main.getBody().front();
-  // active: depends on a trainable parameter; data: on a graph input.
-  llvm::DenseSet<Value> active, data;
-  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
-    auto name = main.getArgAttrOfType<StringAttr>(i, "trc.param");
-    if (!name) {
-      data.insert(main.getArgument(i));
-      continue;
-    }
-    auto param = module.lookupSymbol<ParameterOp>(name.getValue());
-    auto type = dyn_cast<RankedTensorType>(main.getArgument(i).getType());
-    if (param && param.isTrainable() && type && isa<FloatType>(type.getElementType()))
-      active.insert(main.getArgument(i));
-  }
-  if (active.empty()) {
-    error = "@main reads no trainable parameter argument (run trc-parameters-to-arguments "
-            "first): nothing to split into stages";
+  FailureOr<analysis::LayerChain> found = analysis::findLayerChain(main, error);
+  if (failed(found)) {
+    error += ": nothing to split into stages";
     return failure();
   }
-  // The chain cut into stages: ops on both kinds of paths. Ops on parameters
-  // alone (weight transposes hoisted to the top) follow their users.
-  SmallVector<Operation *> staged;
-  llvm::DenseMap<Operation *, int64_t> index;
-  for (Operation &op : body.without_terminator()) {
-    SmallVector<Value> inputs = inputsOf(op);
-    bool onActive = llvm::any_of(inputs, [&](Value v) { return active.contains(v); });
-    bool onData = llvm::any_of(inputs, [&](Value v) { return data.contains(v); });
-    for (Value r : op.getResults()) {
-      if (onActive)
-        active.insert(r);
-      if (onData)
-        data.insert(r);
-    }
-    if (onActive && !onData) {
-      parameterOnly.push_back(&op);
-    } else if (onActive) {
-      index[&op] = int64_t(staged.size());
-      staged.push_back(&op);
-    }
-  }
-  const int64_t n = int64_t(staged.size());
-  if (n == 0) {
-    error = "no op of @main reads both a trainable parameter and a graph input: nothing to "
-            "split into stages";
-    return failure();
-  }
-  // crossing[c]: values defined before staged[c] and used at or after it.
-  std::vector<int64_t> delta(size_t(n) + 2, 0);
-  for (int64_t i = 0; i < n; ++i)
-    for (Value r : staged[size_t(i)]->getResults()) {
-      int64_t last = i;
-      for (Operation *user : r.getUsers()) {
-        Operation *top = topLevel(user, body);
-        if (!top || top->hasTrait<OpTrait::IsTerminator>())
-          last = n;
-        else if (auto it = index.find(top); it != index.end())
-          last = std::max(last, it->second);
-      }
-      if (last > i) {
-        ++delta[size_t(i) + 1];
-        --delta[size_t(last) + 1];
-      }
-    }
-  std::vector<int64_t> crossing(size_t(n) + 1, 0);
-  int64_t running = 0, fewest = std::numeric_limits<int64_t>::max();
-  for (int64_t c = 1; c < n; ++c) {
-    running += delta[size_t(c)];
-    crossing[size_t(c)] = running;
-    fewest = std::min(fewest, running);
-  }
-  // Pieces between allowed cuts, with their weights.
-  std::vector<int64_t> bounds{0};
-  for (int64_t c = 1; c < n; ++c)
-    if (crossing[size_t(c)] == fewest)
-      bounds.push_back(c);
-  bounds.push_back(n);
+  SmallVector<Operation *> &staged = found->chain;
+  parameterOnly.append(found->parameterOnly.begin(), found->parameterOnly.end());
+  const SmallVector<int64_t> &bounds = found->bounds;
   const int64_t pieces = int64_t(bounds.size()) - 1;
   if (pieces < stages) {
     error = "cannot cut @main into " + std::to_string(stages) + " stages: it has " +

@@ -88,6 +88,7 @@ ShardingRule rule(RandomUniformOp op) { return sameShape(op, FactorKind::Replica
 TRC_LINEAR(NegOp)
 TRC_LINEAR(AddOp)
 TRC_LINEAR(SubOp)
+
 TRC_ELEMENTWISE(AbsOp)
 TRC_ELEMENTWISE(ExpOp)
 TRC_ELEMENTWISE(LogOp)
@@ -111,6 +112,10 @@ TRC_ELEMENTWISE(CompareOp)
 TRC_ELEMENTWISE(SelectOp)
 TRC_ELEMENTWISE(ConvertOp)
 TRC_ELEMENTWISE(GeluOp)
+// Not linear: a pending partial sum is reduced before the barrier, so a
+// barrier in the backward reads the forward's reduced copy (partitioning
+// reuses it) instead of reducing the value again.
+TRC_ELEMENTWISE(OptimizationBarrierOp)
 #undef TRC_ELEMENTWISE
 #undef TRC_LINEAR
 

@@ -20,7 +20,7 @@ static const char *kCpuLowering =
     // trc -> linalg on tensors
     "trc-decompose-composites, trc-collectives-to-runtime-call, canonicalize, "
     "func.func(trc-lower-to-linalg), "
-    "canonicalize, cse, linalg-fuse-elementwise-ops, "
+    "canonicalize, cse, func.func(trc-rematerialize-broadcasts), linalg-fuse-elementwise-ops, "
     // tensors -> buffers, results written into caller-provided outputs
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map}, "

@@ -44,7 +44,7 @@ std::string kernelsPipeline(bool cublasLt) {
              "func.func(trc-unfuse), "
              "trc-decompose-composites, trc-collectives-to-runtime-call, canonicalize, "
              "func.func(trc-lower-to-linalg), "
-             "canonicalize, cse, linalg-fuse-elementwise-ops, "
+             "canonicalize, cse, func.func(trc-rematerialize-broadcasts), linalg-fuse-elementwise-ops, "
              // tensors -> buffers in caller-provided outputs and one arena
              "one-shot-bufferize{bufferize-function-boundaries "
              "function-boundary-type-conversion=identity-layout-map}, "

@@ -47,6 +47,8 @@ void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingPipelineOption
   if (o.pipeline)
     pm.addPass(createPipelineStages(*o.pipeline));
   pm.addPass(createAutodiff());
+  if (o.recompute)
+    pm.addPass(createRecompute(*o.recompute));
   if (o.tensorParallel && o.tensorParallel->degree > 1) {
     pm.addPass(createShardTensorParallel(*o.tensorParallel));
     pm.addPass(createPartition());
@@ -74,6 +76,13 @@ struct TrainingPipelineCliOptions : public mlir::PassPipelineOptions<TrainingPip
                              llvm::cl::init(false)};
   Option<std::string> precision{*this, "precision", llvm::cl::desc("fp32, bf16 or fp16"),
                                 llvm::cl::init("fp32")};
+  Option<std::string> recompute{*this, "recompute",
+                                llvm::cl::desc("trc-recompute's policy: none, selective, full, "
+                                               "budget"),
+                                llvm::cl::init(RecomputeOptions().policy)};
+  Option<int64_t> memoryBudget{*this, "memory-budget",
+                               llvm::cl::desc("trc-recompute's budget (policy budget), bytes"),
+                               llvm::cl::init(RecomputeOptions().budget)};
   Option<int64_t> tensorDegree{*this, "tensor-degree",
                                llvm::cl::desc("tensor-parallel ranks (trc-shard-tensor-parallel)"),
                                llvm::cl::init(ShardTensorParallelOptions().degree)};
@@ -124,6 +133,12 @@ bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptio
   if (!setLossAndPrecision(o, cli.loss, cli.ignoreIndex, cli.precision, problem))
     return false;
   o.fuseAttention = cli.fuseAttention;
+  if (cli.recompute != "none" || cli.memoryBudget != 0) {
+    RecomputeOptions recompute;
+    recompute.policy = cli.recompute;
+    recompute.budget = cli.memoryBudget;
+    o.recompute = recompute;
+  }
   if (cli.tensorDegree < 1) {
     problem = "tensor-degree must be at least 1, got " + std::to_string(cli.tensorDegree);
     return false;
@@ -174,8 +189,8 @@ void registerTrainingPipeline() {
   // pass accepts must fail the pipeline's parsing with its diagnostic.
   mlir::registerPassPipeline(
       "trc-training-pipeline",
-      "the imported forward graph to @train_step: loss, mixed precision, autodiff, data "
-      "parallelism, optimizer (the pipeline trc-run compiles)",
+      "the imported forward graph to @train_step: loss, mixed precision, autodiff, "
+      "recomputation, tensor/data/pipeline parallelism, optimizer (the pipeline trc-run compiles)",
       [](mlir::OpPassManager &pm, llvm::StringRef text,
          llvm::function_ref<mlir::LogicalResult(const llvm::Twine &)> errorHandler) {
         TrainingPipelineCliOptions cli;

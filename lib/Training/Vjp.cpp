@@ -81,7 +81,7 @@ Value VjpBuilder::reshape(Value x, ArrayRef<int64_t> shape) {
 /// (batch, b free, a free). Returns the swapped product when `x` is a
 /// product nothing uses yet and `perm` is exactly that swap, else null.
 /// The original product is left for trc-autodiff's final clean-up (another
-/// gradient may still refer to it).
+/// gradient may still refer to it); the swapped one is placed beside it.
 static Value swappedProduct(OpBuilder &b, Value x, ArrayRef<int64_t> perm) {
   auto dot = x.getDefiningOp<DotGeneralOp>();
   if (!dot || !x.use_empty())
@@ -98,10 +98,19 @@ static Value swappedProduct(OpBuilder &b, Value x, ArrayRef<int64_t> perm) {
   SmallVector<int64_t> shape;
   for (int64_t p : perm)
     shape.push_back(dot.getType().getDimSize(p));
-  Value swapped = b.create<DotGeneralOp>(
+  // Right after the original, not here: a weight's gradient is the
+  // transpose of its transposed image's, and the image's VJP comes last in
+  // the backward (the image is made at the top of the forward). Built here,
+  // every layer's weight gradient would wait for the end of the backward,
+  // holding each layer's activations and output gradients until then.
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfter(dot);
+  auto swapped = b.create<DotGeneralOp>(
       dot.getLoc(), dot.getType().clone(shape), dot.getRhs(), dot.getLhs(),
       dot.getRhsBatchingDims(), dot.getLhsBatchingDims(), dot.getRhsContractingDims(),
       dot.getLhsContractingDims());
+  // Its stage and phase (trc-autodiff's marks) are the original's.
+  swapped->setDiscardableAttrs(dot->getDiscardableAttrDictionary());
   return swapped;
 }
 

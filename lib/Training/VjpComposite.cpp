@@ -7,7 +7,8 @@
 //   log_softmax  dx = g - e^r sum(g)
 //   layer_norm   x^ = (x - mean) rstd; dscale = sum(g x^), dbias = sum(g)
 //                over the leading dims; with h = g scale,
-//                dx = rstd (h - mean(h) - x^ mean(h x^))  (x^ recomputed)
+//                dx = rstd (h - mean(h) - x^ mean(h x^))  (x^ recomputed
+//                from x behind a trc.optimization_barrier)
 //   gelu         exact: Phi(x) + x phi(x); tanh form: its derivative
 //   cross_entropy dlogits = (softmax(logits) - onehot) * w * s, where w is 0
 //                for ignored labels and s the loss gradient (divided by the
@@ -58,7 +59,11 @@ LogicalResult vjp(LayerNormOp op, VjpContext &c) {
     return c.scale(c.expand(c.reduce(ReduceKind::Sum, v, normalized), t, normalized),
                    1.0 / count);
   };
-  // Forward statistics, recomputed as trc-decompose-composites computes them.
+  // Forward statistics, recomputed as trc-decompose-composites computes them,
+  // from x read through a barrier: otherwise CSE merges them with the
+  // forward's decomposition, keeping x^ and rstd (two tensors of x's size)
+  // from the forward to the backward instead of a reduction's recompute.
+  x = OptimizationBarrierOp::create(c.b, c.loc, x);
   Value centered = c.sub(x, mean(x));
   Value variance = mean(c.mul(centered, centered));
   Value rstd = c.unary<RsqrtOp>(c.add(variance, c.like(x, op.getEpsilon().convertToDouble())));

@@ -36,6 +36,13 @@ LogicalResult vjp(ReshapeOp op, VjpContext &c) {
   return success();
 }
 
+// The barrier returns its operand: so does its gradient (the barrier is the
+// forward's, to keep CSE off it; the backward needs none).
+LogicalResult vjp(OptimizationBarrierOp, VjpContext &c) {
+  c.setGrad(0, c.grad);
+  return success();
+}
+
 LogicalResult vjp(SliceOp op, VjpContext &c) {
   auto in = VjpBuilder::type(op.getOperand());
   auto out = op.getType();

@@ -50,6 +50,7 @@ mlir::LogicalResult vjp(ReduceOp op, VjpContext &c);
 mlir::LogicalResult vjp(BroadcastInDimOp op, VjpContext &c);
 mlir::LogicalResult vjp(TransposeOp op, VjpContext &c);
 mlir::LogicalResult vjp(ReshapeOp op, VjpContext &c);
+mlir::LogicalResult vjp(OptimizationBarrierOp op, VjpContext &c);
 mlir::LogicalResult vjp(SliceOp op, VjpContext &c);
 mlir::LogicalResult vjp(ReverseOp op, VjpContext &c);
 mlir::LogicalResult vjp(ConcatenateOp op, VjpContext &c);

@@ -54,6 +54,20 @@ def TestPrintPipelineStages : Pass<"test-trc-print-pipeline-stages", "mlir::Modu
   }];
 }
 
+def TestPrintRecompute : Pass<"test-trc-print-recompute", "mlir::ModuleOp"> {
+  let summary = "prints trc-recompute's decisions: per layer, peak and FLOPs";
+  let description = [{
+    After trc-recompute: the policy, one line per layer (its ops, the
+    choice made, the bytes each choice keeps and the FLOPs it redoes),
+    the groups and ops cloned, the estimated peak of temporaries before
+    and after, and the step's matrix-product FLOPs with the share
+    recomputed, e.g.
+    `layer 1: ops 38 choice full kept keep 1245184 selective 983040 full 0 B
+     redo selective 8.39e+06 full 2.52e+07 FLOPs`.
+    The IR is left unchanged.
+  }];
+}
+
 def TestPrintPipelineSchedule : Pass<"test-trc-print-pipeline-schedule", "mlir::ModuleOp"> {
   let summary = "prints a pipeline schedule's table, its check and its simulated bubble";
   let description = [{
@@ -77,7 +91,7 @@ def TestPrintPipelineSchedule : Pass<"test-trc-print-pipeline-schedule", "mlir::
   ];
 }
 
-def TestPrintMemoryPlan : Pass<"test-trc-print-memory-plan", "mlir::func::FuncOp"> {
+def TestPrintMemoryPlan : Pass<"test-trc-print-memory-plan", "mlir::ModuleOp"> {
   let summary = "prints the static memory plan of a bufferized function";
   let description = [{
     Computes `trc::MemoryPlan` (include/trc/Analysis/MemoryPlan.h) and prints

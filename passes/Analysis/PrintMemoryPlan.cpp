@@ -13,17 +13,26 @@ namespace trc {
 } // namespace trc
 
 namespace {
+/// A module pass, so that the functions print whole and in order (a
+/// function pass's instances run in parallel and interleave their lines).
 struct TestPrintMemoryPlan
     : trc::impl::TestPrintMemoryPlanBase<TestPrintMemoryPlan> {
   void runOnOperation() override {
-    auto plan = trc::MemoryPlan::compute(getOperation());
-    llvm::outs() << "@" << getOperation().getName() << ": ";
-    plan.print(llvm::outs());
-    std::string broken = plan.verify();
-    if (!broken.empty()) {
-      getOperation().emitError("invalid memory plan: ") << broken;
+    bool broken = false;
+    getOperation().walk([&](mlir::func::FuncOp fn) {
+      if (fn.isExternal())
+        return;
+      auto plan = trc::MemoryPlan::compute(fn);
+      llvm::outs() << "@" << fn.getName() << ": ";
+      plan.print(llvm::outs());
+      std::string problem = plan.verify();
+      if (!problem.empty()) {
+        fn.emitError("invalid memory plan: ") << problem;
+        broken = true;
+      }
+    });
+    if (broken)
       return signalPassFailure();
-    }
     markAllAnalysesPreserved();
   }
 };

@@ -128,7 +128,7 @@ struct LinalgToGpu : trc::impl::LinalgToGpuBase<LinalgToGpu> {
       SmallVector<linalg::GenericOp> run;
       for (size_t j = i; j < items.size() && isa<linalg::GenericOp>(items[j]); ++j)
         run.push_back(cast<linalg::GenericOp>(items[j]));
-      RowGroup group = formRowGroup(run, 0);
+      RowGroup group = formRowGroup(run, 0, &folded);
       if (group.ops.size() > 1) {
         markStores(group);
         std::string name = prefix + std::to_string(counter++) + "_rows";

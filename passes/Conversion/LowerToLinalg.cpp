@@ -521,7 +521,8 @@ struct LowerToLinalg : trc::impl::LowerToLinalgBase<LowerToLinalg> {
                            arith::ArithDialect, math::MathDialect, func::FuncDialect,
                            scf::SCFDialect>();
     target.addIllegalDialect<TrcDialect>();
-    target.addLegalOp<GetParameterOp>();
+    // The barrier is bufferized with the linalg ops (trc/Conversion/Bufferization.h).
+    target.addLegalOp<GetParameterOp, OptimizationBarrierOp>();
     if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
       signalPassFailure();
   }

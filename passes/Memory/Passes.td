@@ -1,6 +1,7 @@
 //===- Passes.td - trc passes: Memory ----------------------*- tablegen -*-===//
 //
-// The static memory plan and the buffer rewrites around it.
+// Activation recomputation, the static memory plan and the buffer rewrites
+// around it.
 // Implemented in passes/Memory/<Name>.cpp; included by passes/Passes.td.
 //
 //===----------------------------------------------------------------------===//
@@ -8,6 +9,71 @@
 #define TRC_PASSES_MEMORY_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+
+def Recompute : Pass<"trc-recompute", "mlir::ModuleOp"> {
+  let summary = "recomputes activations in the backward instead of keeping them";
+  let description = [{
+    On @main_grad (after trc-autodiff, before tensor/data parallelism and
+    trc-pipeline-split): the forward values the backward reads are kept
+    or recomputed per `policy` (include/trc/Training/Recompute.h):
+    `none` keeps all (the pass changes nothing); `selective` recomputes
+    each layer's attention core (q·kᵀ, softmax, dropout, the product with
+    v: Megatron's selective recomputation; a fused trc.attention already
+    recomputes its probabilities) plus weight transposes and masks;
+    `full` keeps each layer's input and recomputes the layer; `budget`
+    picks keep/selective/full per layer for the least recomputed FLOPs
+    whose estimated peak of live temporaries fits `budget` bytes, or fails
+    with the smallest reachable peak. Recomputed ops are cloned before the
+    first backward op that needs them and read what they start from
+    through trc.optimization_barrier, so CSE cannot merge them back.
+    The module gets `trc.recompute_plan` (test-trc-print-recompute prints
+    it) and each clone `trc.recompute` (its group).
+
+    ```mlir
+    %h = trc.layer_norm %x ...              // forward
+    ...                                      // backward of later layers
+    %x1 = trc.optimization_barrier %x : tensor<4x64x256xf32> {trc.recompute = 3}
+    %h1 = trc.layer_norm %x1 ... {trc.recompute = 3}
+    %dw = trc.dot_general %h1, %g ...       // reads the copy, not %h
+    ```
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", "\"none\"",
+           "none, selective, full or budget">,
+    Option<"budget", "budget", "int64_t", "0",
+           "policy=budget: bytes the estimated peak of temporaries must fit">,
+  ];
+}
+
+def RematerializeBroadcasts
+    : Pass<"trc-rematerialize-broadcasts", "mlir::func::FuncOp"> {
+  let summary = "one copy of a broadcast, iota or fill per use";
+  let description = [{
+    Linalg on tensors, after cse and before linalg-fuse-elementwise-ops: a
+    parallel linalg.generic whose inputs are all smaller than its result
+    (a broadcast) or which has none (an iota), with a small payload and
+    several uses, is cloned before each further use, as is a linalg.fill
+    of a tensor.empty (a matrix product's zero init). CSE merges the
+    forward's and the backward's broadcasts of one parameter into one
+    full-size tensor alive from the forward to the backward; with a copy
+    per use each is fused into its consumer and never stored (GPT-2 124M's
+    training step kept 48 such [4, 1024, 768] tensors and a [4096, 50257]
+    i64 iota; one zero init shared by every layer's attention scores held
+    [48, 1024, 1024] from the first layer's forward to its backward).
+
+    ```mlir
+    %b = linalg.generic {broadcast of %gamma} -> tensor<4x1024x768xf32>
+    %y = linalg.generic ins(%x, %b ...)     // forward
+    %g = linalg.generic ins(%dy, %b ...)    // backward
+    // becomes
+    %b = linalg.generic {broadcast of %gamma} ...
+    %y = linalg.generic ins(%x, %b ...)
+    %b1 = linalg.generic {broadcast of %gamma} ...
+    %g = linalg.generic ins(%dy, %b1 ...)
+    ```
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
+}
 
 def DistinctResults : Pass<"trc-distinct-results", "mlir::func::FuncOp"> {
   let summary = "copies a buffer a function returns more than once";

@@ -29,6 +29,8 @@ public:
   virtual ~Backend() = default;
   // The artifact target this backend runs ("cpu", "cuda").
   virtual const char *target() const = 0;
+  // The bytes the device holds (the CPU's: physical memory); 0: unknown.
+  virtual int64_t memoryBytes() const = 0;
   /// A block of at least `bytes` bytes (a zero-byte request still yields a
   /// valid, non-null block), 64-byte aligned, zero-filled.
   virtual StatusOr<void *> allocate(size_t bytes) = 0;

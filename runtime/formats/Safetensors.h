@@ -83,11 +83,6 @@ struct SafetensorsIndex {
   const SafetensorsEntry *find(std::string_view name) const;
 };
 
-struct NamedTensor {
-  std::string name;
-  HostTensor tensor;
-};
-
 /// Every tensor of a file, in data order, and its metadata.
 struct SafetensorsContents {
   std::vector<NamedTensor> tensors;

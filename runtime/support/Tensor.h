@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace trc::rt {
@@ -60,6 +61,12 @@ struct HostTensor {
   template <typename T> const T *as() const {
     return static_cast<const T *>(buffer.data());
   }
+};
+
+// A tensor with its name (checkpoints, .npz arrays).
+struct NamedTensor {
+  std::string name;
+  HostTensor tensor;
 };
 
 } // namespace trc::rt

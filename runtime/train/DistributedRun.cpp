@@ -265,6 +265,17 @@ StatusOr<HostTensor> DistributedRun::partOf(const Slot &slot, const HostTensor &
   return mine;
 }
 
+Status DistributedRun::shareVerdict(const Status &verdict, const std::string &what) {
+  if (size() == 1)
+    return verdict;
+  int64_t ok = !isRoot() || verdict.ok() ? 1 : 0;
+  if (Status s = world_->broadcast(&ok, 1, DType::I64, 0); !s)
+    return s;
+  if (isRoot())
+    return verdict;
+  return ok ? Status::success() : Status::error("rank 0 " + what + " (see its error)");
+}
+
 Status DistributedRun::shareArtifact(bool compiled, std::string &artifactDir,
                                      int64_t &vocabSize) {
   int64_t header[2] = {compiled ? 1 : 0, vocabSize};

@@ -95,6 +95,10 @@ public:
   rt::StatusOr<rt::HostTensor> partOf(const rt::Slot &slot, const rt::HostTensor &full) const;
   /// Every rank arrives before any leaves.
   rt::Status barrier() { return world_->barrier(); }
+  /// Rank 0's `verdict` on what only it checked, learned by every rank
+  /// (collective): rank 0 gets `verdict`, the others an error "rank 0
+  /// `what` (see its error)" when it failed.
+  rt::Status shareVerdict(const rt::Status &verdict, const std::string &what);
   /// Rank 0 compiles the step once (`compiled`: whether it succeeded, then
   /// into `artifactDir`); every other rank receives the artifact's files
   /// into a temporary folder of its own (set into `artifactDir`) and the

@@ -198,9 +198,9 @@ Status MetricsWriter::write(const StepMetrics &m) {
 //===----------------------------------------------------------------------===//
 
 ProgressBar::ProgressBar(int64_t totalSteps, int64_t firstStep, int fd,
-                         bool force)
+                         bool force, int64_t logEvery)
     : total_(totalSteps), first_(firstStep), fd_(fd),
-      enabled_(force || ::isatty(fd) == 1),
+      enabled_(force || ::isatty(fd) == 1), logEvery_(logEvery),
       start_(std::chrono::steady_clock::now()) {}
 
 ProgressBar::~ProgressBar() { finish(); }
@@ -223,7 +223,7 @@ static std::string durationText(double seconds) {
 
 std::string ProgressBar::render(int64_t stepsDone, int64_t totalSteps,
                                 double loss, double tokensPerSecond,
-                                double etaSeconds) {
+                                double etaSeconds, bool withBar) {
   constexpr int64_t kWidth = 20;
   int64_t done = stepsDone < 0 ? 0 : stepsDone;
   if (totalSteps <= 0 || done > totalSteps)
@@ -233,12 +233,15 @@ std::string ProgressBar::render(int64_t stepsDone, int64_t totalSteps,
   int percent = int(done * 100 / total);
   std::string bar(size_t(filled), '#');
   bar.append(size_t(kWidth - filled), '.');
+  char progress[64] = "";
+  if (withBar)
+    std::snprintf(progress, sizeof(progress), " [%s] %3d%%", bar.c_str(),
+                  percent);
   char buf[256];
   std::snprintf(buf, sizeof(buf),
-                "step %lld/%lld [%s] %3d%% | loss %.4f | %.0f tok/s | eta %s",
-                (long long)stepsDone, (long long)totalSteps, bar.c_str(),
-                percent, loss, tokensPerSecond,
-                durationText(etaSeconds).c_str());
+                "step %lld/%lld%s | loss %.4f | %.0f tok/s | eta %s",
+                (long long)stepsDone, (long long)totalSteps, progress, loss,
+                tokensPerSecond, durationText(etaSeconds).c_str());
   return buf;
 }
 
@@ -249,18 +252,30 @@ void ProgressBar::draw(const std::string &text) {
 }
 
 void ProgressBar::update(int64_t stepsDone, double loss,
-                         double tokensPerSecond) {
-  if (!enabled_ || finished_)
+                         double tokensPerSecond, const std::string &note) {
+  if (finished_)
     return;
   auto now = std::chrono::steady_clock::now();
   bool last = stepsDone >= total_;
-  if (drawn_ && !last && now - lastDraw_ < std::chrono::milliseconds(100))
+  bool logLine = !enabled_ && logEvery_ > 0 &&
+                 (last || stepsDone % logEvery_ == 0);
+  if (!enabled_ && !logLine && note.empty())
     return;
-  lastDraw_ = now;
   double elapsed = std::chrono::duration<double>(now - start_).count();
   double eta = -1;
   if (stepsDone > first_)
     eta = elapsed / double(stepsDone - first_) * double(total_ - stepsDone);
+  if (!enabled_ || !note.empty()) { // a line of its own
+    clear();
+    std::string line = render(stepsDone, total_, loss, tokensPerSecond, eta,
+                              /*bar=*/false);
+    writeAllFd(fd_, line + (note.empty() ? "" : " | " + note) + "\n").ok();
+    if (!enabled_)
+      return;
+  }
+  if (drawn_ && !last && now - lastDraw_ < std::chrono::milliseconds(100))
+    return;
+  lastDraw_ = now;
   last_ = render(stepsDone, total_, loss, tokensPerSecond, eta);
   draw(last_);
 }

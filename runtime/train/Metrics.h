@@ -17,7 +17,11 @@
 // follow, so the file reads as one uninterrupted run.
 //
 // ProgressBar draws one self-overwriting line on stderr ("\r...\x1b[K")
-// only when stderr is a terminal; otherwise it writes nothing at all.
+// when stderr is a terminal. Otherwise (a pipe, a log file) it prints a
+// plain line every `logEvery` steps and at the last step, e.g.
+//   step 20/100 | loss 3.2415 | 51234 tok/s | eta 1m23s
+// or nothing at all when logEvery is 0. A step's note (evaluation results)
+// is printed as a line of its own either way.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRC_RUNTIME_METRICS_H
@@ -94,26 +98,31 @@ private:
 
 class ProgressBar {
 public:
-  // Draws on `fd` if it is a terminal (isatty), or always if `force`.
-  // `firstStep` is where a resumed run starts (for rate and ETA).
+  // Draws on `fd` if it is a terminal (isatty), or always if `force`;
+  // else prints lines every `logEvery` steps (0: never). `firstStep` is
+  // where a resumed run starts (for rate and ETA).
   ProgressBar(int64_t totalSteps, int64_t firstStep = 0, int fd = 2,
-              bool force = false);
+              bool force = false, int64_t logEvery = 0);
   ~ProgressBar();
   bool enabled() const { return enabled_; }
 
   // Steps done so far (1..total) and the latest loss and rate. Redraws at
-  // most every 100 ms, and always for the last step.
-  void update(int64_t stepsDone, double loss, double tokensPerSecond);
+  // most every 100 ms, and always for the last step. A non-empty `note`
+  // ("eval_loss 0.41 | ...") prints the step's line with it, kept above
+  // the bar on a terminal.
+  void update(int64_t stepsDone, double loss, double tokensPerSecond,
+              const std::string &note = "");
   // Erases the bar so the caller can print a line; the next update redraws.
   void clear();
   // Ends the bar's line (once); also done by the destructor.
   void finish();
 
   // The bar's text (no "\r"), e.g.
-  // "step 12/100 [###.........] 12% | loss 3.2415 | 51234 tok/s | eta 1m23s"
+  // "step 12/100 [###.........] 12% | loss 3.2415 | 51234 tok/s | eta 1m23s",
+  // or without the bar and percentage (`bar` false) a log line's.
   static std::string render(int64_t stepsDone, int64_t totalSteps,
                             double loss, double tokensPerSecond,
-                            double etaSeconds);
+                            double etaSeconds, bool bar = true);
 
 private:
   void draw(const std::string &text);
@@ -122,6 +131,7 @@ private:
   int64_t first_;
   int fd_;
   bool enabled_;
+  int64_t logEvery_;
   bool drawn_ = false;
   bool finished_ = false;
   std::string last_;

@@ -213,7 +213,7 @@ Status checkModelParallel(const Given &g, int worldSize) {
     return s;
   if (Status s = checkChoice("optimize", g.optimize, {"speed", "memory"}); !s)
     return s;
-  if (Status s = checkChoice("recompute", g.recompute, {"none", "selective", "full"}); !s)
+  if (Status s = checkChoice("recompute", g.recompute, {"none", "selective", "full", "auto"}); !s)
     return s;
   if (g.pipeline && g.pipelineSchedule &&
       (*g.pipeline == "simple") != (*g.pipelineSchedule == "gpipe"))

@@ -3,8 +3,9 @@
 // The runtime never links the compiler (DESIGN.md): a Trainer given an .onnx
 // model asks a StepCompiler, which the front end supplies when it is built
 // with the compiler (tools/trc-run/CompileInProcess.h), to list the model's
-// graph inputs, compile its training step into an artifact folder, and write
-// the trained weights back into ONNX. A runtime-only build passes none and
+// graph inputs, compile its training step (and, for --eval-data, its forward
+// program) into an artifact folder, and write the trained weights back into
+// ONNX. A runtime-only build passes none and
 // trains saved steps only (TrainingArtifact.h).
 //
 // Failures: a StepCompiler reports its own diagnostics (the compiler's
@@ -68,6 +69,12 @@ struct TrainingBuild {
   int64_t ignoreIndex = -100;    // with loss = cross_entropy
   std::string precision = "fp32"; // fp32, bf16 or fp16 (fp16 adds loss scaling)
   bool fuseAttention = false;    // trc-fuse-attention: probabilities recomputed, not kept
+  // trc-recompute: none, selective, full, or auto (the least recomputation
+  // whose arena fits `memoryLimit` bytes: --memory-budget, else what the
+  // device has beside the step's parameters, gradients and state).
+  std::string recompute = "none";
+  int64_t memoryLimit = 0;       // auto: arena bytes; 0: the device's
+  int64_t deviceMemory = 0;      // auto without a budget: the device's bytes
   std::string tokenInput;        // graph input of the token ids
   std::optional<DataParallelBuild> dataParallel; // none: one process
   std::optional<TensorParallelBuild> tensorParallel; // none: tensor degree 1
@@ -89,12 +96,24 @@ std::string describeTensorParallel(const TensorParallelBuild &tp);
 /// What the compiler learned about the model that the trainer checks.
 struct TrainingModelInfo {
   int64_t vocabSize = 0; // rows of the table the token ids index (0: unknown)
+  // Rows of the embedding table each integer input indexes (row data
+  // checks every such array; inputs that index no table are absent).
+  std::map<std::string, int64_t> tableRows;
+  // The model's first output (its loss, unless an appended loss follows).
+  std::string firstOutput;
+  // A classification pairing: the float output `logitsOutput` [..., C] and
+  // the integer input `labelsInput` of its shape without C (with an
+  // appended loss: the loss's targets); "" when the model has none.
+  std::string logitsOutput, labelsInput;
+  int64_t classes = 0;
 };
 
 /// One graph input of an .onnx model.
 struct GraphInput {
   std::string name;
   bool isInteger = false;
+  std::string dtype;          // the runtime's spelling ("i64"); "" unknown
+  std::vector<int64_t> dims;  // -1: dynamic
 };
 
 /// The weights to export: the trained parameters by (decoded) name, and how
@@ -123,6 +142,13 @@ public:
   compileTrainingStep(const std::string &model,
                       const std::map<std::string, std::vector<int64_t>> &shapes,
                       const TrainingBuild &build, const std::string &target) = 0;
+  /// Compiles the model's own forward program (no training step) for
+  /// `target` with the given input shapes into a fresh temporary artifact
+  /// folder (--eval-data's program); on failure nothing is left behind.
+  virtual StatusOr<std::string>
+  compileForward(const std::string &model,
+                 const std::map<std::string, std::vector<int64_t>> &shapes,
+                 const std::string &target) = 0;
   /// Checks before training that `outPath` can be written from `model`.
   virtual Status checkExportTarget(const std::string &model, const std::string &outPath) = 0;
   /// Writes `outPath`: `model` with the trained weights.

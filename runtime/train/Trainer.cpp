@@ -23,9 +23,11 @@
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/DataLoader.h"
 #include "runtime/train/DistributedRun.h"
+#include "runtime/train/Evaluator.h"
 #include "runtime/train/LossScaler.h"
 #include "runtime/train/Metrics.h"
 #include "runtime/train/PipelineExecutor.h"
+#include "runtime/train/RowData.h"
 #include "runtime/train/RunProfile.h"
 #include "runtime/train/TrainerSettings.h"
 #include "runtime/train/TrainingArtifact.h"
@@ -65,6 +67,12 @@ bool isSavedStep(const std::string &model) {
 
 /// Gradient-accumulation buffers: updated on every micro-step.
 bool isAccumulator(std::string_view name) { return name.rfind(abi::kGradAccumPrefix, 0) == 0; }
+
+/// Token data feeds [T] token ids and [T] targets per row.
+void setTokenFeeds(RunSettings &run) {
+  run.feeds = {{run.inputsName, DType::I64, {run.options.seqLen}},
+               {run.targetsName, DType::I64, {run.options.seqLen}}};
+}
 
 /// Which graph inputs take the batch's inputs and targets: the feeds given,
 /// else the first two integer inputs.
@@ -109,6 +117,33 @@ Status chooseFeeds(StepCompiler &compiler, RunSettings &run) {
                                  "them with --feed NAME=inputs --feed NAME=targets), or one "
                                  "(token ids) and --loss cross_entropy when the model outputs "
                                  "logits");
+  setTokenFeeds(run);
+  return Status::success();
+}
+
+/// Row data: every graph input (and an appended loss's targets) takes the
+/// array of its name (matchRowFeeds); the first integer input counts as
+/// the token ids (tokens_per_second, the vocabulary).
+Status chooseRowFeeds(StepCompiler &compiler, RunSettings &run, const RowDataset &data,
+                      std::vector<RowFeed> &matched) {
+  StatusOr<std::vector<GraphInput>> listed = compiler.listGraphInputs(run.options.model);
+  if (!listed.ok())
+    return listed.status();
+  StatusOr<std::vector<RowFeed>> feeds =
+      matchRowFeeds(data, *listed, run.build.loss.empty() ? "" : abi::kLossTargets);
+  if (!feeds.ok())
+    return feeds.status();
+  matched = *std::move(feeds);
+  run.feeds.clear();
+  for (const RowFeed &feed : matched) {
+    const std::vector<int64_t> &shape = feed.array->tensor.shape;
+    run.feeds.push_back({feed.input, feed.array->tensor.dtype, {shape.begin() + 1, shape.end()}});
+  }
+  for (const GraphInput &in : *listed)
+    if (in.isInteger) {
+      run.inputsName = in.name;
+      break;
+    }
   return Status::success();
 }
 
@@ -116,10 +151,7 @@ Status chooseFeeds(StepCompiler &compiler, RunSettings &run) {
 /// `microRows` rows (feeds chosen).
 StatusOr<CompiledStep> compileStep(StepCompiler &compiler, RunSettings &run, int64_t microRows,
                                    const std::string &target) {
-  const int64_t seq = run.options.seqLen;
-  std::map<std::string, std::vector<int64_t>> shapes{{run.inputsName, {microRows, seq}}};
-  if (run.build.loss.empty())
-    shapes[run.targetsName] = {microRows, seq};
+  std::map<std::string, std::vector<int64_t>> shapes = stepShapes(run, microRows);
   run.build.tokenInput = run.inputsName;
   const std::string &attention = run.options.attention;
   // auto: fused for cuda, where the memory the kept probabilities take is
@@ -191,8 +223,6 @@ Status checkRunnable(const ParallelPlan &plan) {
     return notYet("microbatches", "microbatches without pipeline stages (use --grad-accum)");
   if (plan.pipelineDegree > 1 && plan.zeroStage > 0)
     return notYet("zero_stage", "ZeRO sharding of pipeline stages");
-  if (plan.recompute != "none")
-    return notYet("recompute", "activation recomputation");
   if (plan.offloadActivations)
     return notYet("offload_activations", "activation offloading");
   // trc-run replaces an auto_partition config by the planner's plan before
@@ -202,6 +232,23 @@ Status checkRunnable(const ParallelPlan &plan) {
     return Status::error("--config: key 'auto_partition': the planner chooses the plan when "
                          "trc-run compiles an .onnx model (built with the compiler); a saved "
                          "step keeps the plan it was compiled with");
+  return Status::success();
+}
+
+/// The recomputation policy: --recompute, else --config's `recompute`
+/// (both given: they must agree); --memory-budget alone means auto.
+Status chooseRecompute(const TrainerOptions &o, const ParallelPlan &plan, TrainingBuild &build) {
+  std::string policy = o.recompute.empty() ? plan.recompute : o.recompute;
+  if (!o.recompute.empty() && plan.recompute != "none" && plan.recompute != o.recompute)
+    return Status::error("--recompute " + o.recompute + " contradicts --config key 'recompute': " +
+                         plan.recompute);
+  if (o.memoryBudget > 0 && policy == "none")
+    policy = "auto";
+  if (o.memoryBudget > 0 && policy != "auto")
+    return Status::error("--memory-budget is the arena budget of recompute auto (got " + policy +
+                         ")");
+  build.recompute = policy;
+  build.memoryLimit = o.memoryBudget;
   return Status::success();
 }
 
@@ -233,11 +280,27 @@ Status checkPipelineOptions(const TrainerOptions &o, const ParallelPlan &plan) {
     return refuse("a saved training step (--save-artifact, or a step folder as the model)");
   if (o.precision == "fp16") // its loss scaling skips steps: not across stages yet
     return refuse("--precision fp16 (use bf16)");
+  if (!o.evalData.empty()) // rank 0 would need every stage's parameters
+    return refuse("--eval-data");
   if (o.batchSize % (int64_t(plan.dataDegree()) * plan.microbatches) != 0)
     return Status::error("--config: key 'microbatches': " + std::to_string(plan.microbatches) +
                          " microbatches on each of " + std::to_string(plan.dataDegree()) +
                          " data rank(s) do not divide --batch-size " + std::to_string(o.batchSize));
   return Status::success();
+}
+
+/// An evaluation's numbers as the step line shows them.
+std::string describeEval(const EvalResult &e) {
+  char text[160];
+  std::snprintf(text, sizeof text, "eval_loss %.4f", e.loss);
+  std::string out = text;
+  if (e.accuracy) {
+    std::snprintf(text, sizeof text, " | eval_accuracy %.4f", *e.accuracy);
+    out += text;
+  }
+  std::snprintf(text, sizeof text, " (%lld rows, %.1f s)", static_cast<long long>(e.rows),
+                e.seconds);
+  return out + text;
 }
 
 /// One training run on this rank: the compiled step's session and the
@@ -255,9 +318,23 @@ public:
   Status exportWeights();
 
 private:
+  /// An input every step feeds: the global batch and this rank's
+  /// micro-batch rows of it (row data: from array `array`).
+  struct FeedBuffer {
+    std::string input;
+    const NamedTensor *array = nullptr;
+    HostTensor batch, micro;
+  };
+
   Status openData(int64_t vocab);
+  Status openRows();
+  Status checkRows();
+  Status readBatch();
   Status getStep(int64_t &vocab);
+  Status openEvaluator();
+  StatusOr<std::optional<EvalResult>> evaluate();
   Status allocateStepBuffers();
+  void takeRows(FeedBuffer &feed, int64_t micro);
   Status zeroState();
   Status resume();
   StatusOr<StepResult> runStep(int64_t step);
@@ -273,7 +350,13 @@ private:
   const std::function<void(const StepResult &)> &onStep_;
 
   std::unique_ptr<Backend> backend_;
-  std::unique_ptr<DataLoader> data_;
+  std::unique_ptr<DataLoader> data_; // token data
+  // Row data (--data rows.npz): the arrays, their order, what they feed.
+  std::unique_ptr<RowDataset> rows_;
+  std::unique_ptr<RowLoader> rowLoader_;
+  std::vector<RowFeed> rowFeeds_;
+  TrainingModelInfo info_; // what compiling the step learned (rank 0)
+  std::unique_ptr<Evaluator> evaluator_; // --eval-data (rank 0)
   std::string artifactDir_;
   TemporaryArtifact removeTemporary_;
   std::unique_ptr<Artifact> artifact_;
@@ -285,9 +368,10 @@ private:
   LossScaler scaler_;
   int64_t firstStep_ = 0, rankRows_ = 0, microRows_ = 0;
   std::unique_ptr<MetricsWriter> metrics_;
-  // What each step feeds, allocated once: the global batch, this rank's
-  // micro-batch rows, and the scalar inputs.
-  HostTensor inputs_, targets_, microInputs_, microTargets_;
+  // What each step feeds, allocated once: the batch inputs (run_.feeds'
+  // order) and the scalar inputs.
+  std::vector<FeedBuffer> feeds_;
+  int64_t tokensPerRow_ = 0; // tokens_per_second's tokens in one row
   HostTensor lr_, stepCount_, keepAccum_, gradScale_, lossScale_, rngKey_;
   RunProfile profile_; // --profile: spans of the steps below (RunProfile.h)
 };
@@ -306,6 +390,88 @@ Status TrainingJob::openData(int64_t vocab) {
   return Status::success();
 }
 
+/// Row data: the arrays, matched to the model's inputs before anything
+/// compiles (so a bad file fails fast).
+Status TrainingJob::openRows() {
+  StatusOr<std::unique_ptr<RowDataset>> opened = RowDataset::open(o_.data);
+  if (!opened.ok())
+    return opened.status();
+  rows_ = *std::move(opened);
+  if (Status s = chooseRowFeeds(*compiler_, run_, *rows_, rowFeeds_); !s)
+    return s;
+  rowLoader_ = std::make_unique<RowLoader>(*rows_, o_.batchSize, o_.shuffle, o_.seed);
+  return Status::success();
+}
+
+/// Rank 0 bounds the rows by what the compile learned (token ids, labels);
+/// every rank learns the verdict.
+Status TrainingJob::checkRows() {
+  std::optional<int64_t> ignore;
+  if (!run_.build.loss.empty())
+    ignore = run_.build.ignoreIndex;
+  Status verdict = dist_.isRoot() ? checkRowValues(*rows_, rowFeeds_, info_, ignore)
+                                  : Status::success();
+  return dist_.shareVerdict(verdict, "refused the --data rows");
+}
+
+/// The next global batch into every feed's `batch`.
+Status TrainingJob::readBatch() {
+  if (rowLoader_) {
+    std::vector<std::pair<const NamedTensor *, void *>> fills;
+    for (FeedBuffer &feed : feeds_)
+      fills.push_back({feed.array, feed.batch.data()});
+    rowLoader_->next(fills);
+    return Status::success();
+  }
+  return data_->next(feeds_[0].batch.as<int64_t>(), feeds_[1].batch.as<int64_t>());
+}
+
+/// --eval-data (rank 0): the eval rows and the forward program(s).
+Status TrainingJob::openEvaluator() {
+  StatusOr<std::vector<GraphInput>> inputs = compiler_->listGraphInputs(o_.model);
+  if (!inputs.ok())
+    return inputs.status();
+  EvaluatorOptions options;
+  options.model = o_.model;
+  options.data = o_.evalData;
+  // As many rows as a micro-step of one process: a forward of that size fits.
+  options.batch = o_.batchSize / o_.gradAccum;
+  if (!run_.build.loss.empty()) {
+    options.lossTargets = abi::kLossTargets;
+    options.ignoreIndex = run_.build.ignoreIndex;
+  }
+  StatusOr<std::unique_ptr<Evaluator>> opened =
+      Evaluator::open(options, *inputs, info_, *compiler_, *backend_);
+  if (!opened.ok())
+    return opened.status();
+  evaluator_ = *std::move(opened);
+  std::fprintf(stderr, "trc-run: --eval-data %s: %lld rows, evaluated on rank 0\n",
+               o_.evalData.c_str(), static_cast<long long>(evaluator_->rows()));
+  return Status::success();
+}
+
+/// The trained parameters, gathered whole (collective: every rank takes
+/// part), into rank 0's eval programs, then rank 0 evaluates.
+StatusOr<std::optional<EvalResult>> TrainingJob::evaluate() {
+  ProfileScope evalPhase("eval");
+  for (const Slot *slot : artifact_->manifest().slotsOfKind(SlotKind::Param)) {
+    if (!slot->trainable)
+      continue;
+    StatusOr<HostTensor> value = dist_.readFull(*session_, *slot);
+    if (!value.ok())
+      return value.status();
+    if (evaluator_)
+      if (Status s = evaluator_->setParameter(slot->name, *value); !s)
+        return s;
+  }
+  if (!evaluator_)
+    return std::optional<EvalResult>();
+  StatusOr<EvalResult> result = evaluator_->evaluate();
+  if (!result.ok())
+    return result.status();
+  return std::optional<EvalResult>(*result);
+}
+
 /// The saved step's settings, or the .onnx model compiled on rank 0 and
 /// shared with the others.
 Status TrainingJob::getStep(int64_t &vocab) {
@@ -317,6 +483,7 @@ Status TrainingJob::getStep(int64_t &vocab) {
   // Rank 0 compiles; the other ranks receive the same artifact.
   Status compiled = Status::success();
   if (dist_.isRoot()) {
+    run_.build.deviceMemory = backend_->memoryBytes();
     StatusOr<CompiledStep> step = compileStep(*compiler_, run_, microRows_, backend_->target());
     if (step.ok()) {
       artifactDir_ = step->artifactDir;
@@ -324,6 +491,7 @@ Status TrainingJob::getStep(int64_t &vocab) {
     } else {
       compiled = step.status();
     }
+    info_ = info;
   }
   removeTemporary_.artifactDir = artifactDir_;
   if (dist_.size() > 1) {
@@ -348,6 +516,14 @@ Status TrainingJob::prepare() {
     return Status::error(o_.model + ": this runtime-only build of trc-run cannot compile a "
                          "model; train a step saved on the build machine with trc-run "
                          "MODEL.onnx ... --save-artifact DIR");
+  const bool rowData = isRowData(o_.data);
+  if (fromArtifact_ && rowData)
+    return Status::error("--data " + o_.data + ": the saved training step " + o_.model +
+                         " trains on token data (--data FILE --seq-len T); train rows from "
+                         "MODEL.onnx");
+  if (fromArtifact_ && !o_.evalData.empty())
+    return Status::error("--eval-data compiles the model's forward program: train MODEL.onnx, "
+                         "not the saved step " + o_.model);
   // A saved step runs on its own target under --device auto.
   std::string device =
       fromArtifact_ && o_.device == "auto" ? Artifact::targetOf(o_.model) : o_.device;
@@ -369,13 +545,19 @@ Status TrainingJob::prepare() {
     if (Status s = adoptTrainingArtifact(o_.model, dist_.size(), run_.parallelRecord, run_, vocab);
         !s)
       return s;
+    setTokenFeeds(run_);
+  } else if (rowData) {
+    if (Status s = openRows(); !s)
+      return s;
   } else if (Status s = chooseFeeds(*compiler_, run_); !s) {
     return s;
   }
-  // Opened once before compiling so that a bad data file fails fast, and
-  // again below with the model's vocabulary as the bound on token ids.
-  if (Status s = openData(0); !s)
-    return s;
+  // Token data is opened once before compiling so that a bad data file
+  // fails fast, and again below with the model's vocabulary as the bound
+  // on token ids.
+  if (!rowData)
+    if (Status s = openData(0); !s)
+      return s;
   // Data rank d of D takes rows [d*B/D, (d+1)*B/D) of each global batch
   // (the ranks of a tensor group take the same rows); each micro-step
   // takes 1/grad-accum of those.
@@ -384,9 +566,13 @@ Status TrainingJob::prepare() {
                                                        : o_.gradAccum);
   if (Status s = getStep(vocab); !s)
     return s;
-  if (vocab > 0)
+  if (rowData) {
+    if (Status s = checkRows(); !s)
+      return s;
+  } else if (vocab > 0) {
     if (Status s = openData(vocab); !s)
       return s;
+  }
   if (isPipelineArtifact(artifactDir_))
     return openPipeline();
   StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::load(artifactDir_, backend_->target());
@@ -415,6 +601,11 @@ Status TrainingJob::prepare() {
     return s;
   if (o_.resume)
     if (Status s = resume(); !s)
+      return s;
+  if (!o_.evalData.empty())
+    if (Status s = dist_.shareVerdict(dist_.isRoot() ? openEvaluator() : Status::success(),
+                                      "could not set up --eval-data");
+        !s)
       return s;
   if (!o_.metricsPath.empty() && dist_.isRoot()) {
     StatusOr<std::unique_ptr<MetricsWriter>> metrics =
@@ -476,18 +667,12 @@ Status TrainingJob::openPipeline() {
 /// gradients are the mean over microbatches and data ranks, as one device
 /// computes over the batch).
 Status TrainingJob::runPipelineStep(int64_t step, double &loss, double &gradNorm) {
-  const int64_t seq = o_.seqLen;
   auto feed = [&](Session &session, int microbatch) -> Status {
-    for (auto [name, full, part] :
-         {std::tuple{&run_.inputsName, &inputs_, &microInputs_},
-          std::tuple{&run_.targetsName, &targets_, &microTargets_}}) {
-      if (!session.manifest().find(SlotKind::Input, *name))
+    for (FeedBuffer &f : feeds_) {
+      if (!session.manifest().find(SlotKind::Input, f.input))
         continue;
-      // This data rank's rows, then the microbatch's among them.
-      size_t first = size_t((dist_.dataIndex() * rankRows_ + microbatch * microRows_) * seq);
-      std::memcpy(part->data(), static_cast<const int64_t *>(full->data()) + first,
-                  size_t(microRows_ * seq) * sizeof(int64_t));
-      if (Status s = session.setInput(*name, *part); !s)
+      takeRows(f, microbatch);
+      if (Status s = session.setInput(f.input, f.micro); !s)
         return s;
     }
     return Status::success();
@@ -564,7 +749,7 @@ Status TrainingJob::resume() {
     scaler_.scale = *static_cast<const double *>(scale->tensor.data());
     scaler_.goodSteps = *static_cast<const int64_t *>(good->tensor.data());
   }
-  if (Status s = data_->restore(state.data); !s)
+  if (Status s = rowLoader_ ? rowLoader_->restore(state.data) : data_->restore(state.data); !s)
     return s;
   firstStep_ = state.step;
   return Status::success();
@@ -573,28 +758,55 @@ Status TrainingJob::resume() {
 /// One optimizer step: gradAccum micro-steps of this rank's rows, then the
 /// update (skipped on an fp16 overflow).
 Status TrainingJob::allocateStepBuffers() {
-  for (auto [tensor, rows] :
-       {std::pair{&inputs_, o_.batchSize}, std::pair{&targets_, o_.batchSize},
-        std::pair{&microInputs_, microRows_}, std::pair{&microTargets_, microRows_}})
-    if (Status s = tensor->allocate(DType::I64, {rows, o_.seqLen}); !s)
+  feeds_.clear();
+  tokensPerRow_ = 1;
+  for (const StepFeed &feed : run_.feeds) {
+    FeedBuffer buffer;
+    buffer.input = feed.input;
+    for (const RowFeed &row : rowFeeds_)
+      if (row.input == feed.input)
+        buffer.array = row.array;
+    std::vector<int64_t> shape{o_.batchSize};
+    shape.insert(shape.end(), feed.rowShape.begin(), feed.rowShape.end());
+    if (Status s = buffer.batch.allocate(feed.dtype, shape); !s)
       return s;
+    shape[0] = microRows_;
+    if (Status s = buffer.micro.allocate(feed.dtype, shape); !s)
+      return s;
+    if (feed.input == run_.inputsName) // the token ids: a row's elements are its tokens
+      tokensPerRow_ = buffer.micro.numElements() / microRows_;
+    feeds_.push_back(std::move(buffer));
+  }
   for (HostTensor *scalar : {&lr_, &stepCount_, &keepAccum_, &gradScale_, &lossScale_})
     if (Status s = scalar->allocate(DType::F32, {}); !s)
       return s;
   return rngKey_.allocate(DType::I64, {});
 }
 
+/// Copies this data rank's micro-step (or microbatch) `micro` rows of
+/// `feed`'s global batch into its `micro` buffer.
+void TrainingJob::takeRows(FeedBuffer &feed, int64_t micro) {
+  size_t rowBytes = feed.micro.byteSize() / size_t(microRows_);
+  size_t first = size_t(dist_.dataIndex() * rankRows_ + micro * microRows_) * rowBytes;
+  std::memcpy(feed.micro.data(), static_cast<const char *>(feed.batch.data()) + first,
+              feed.micro.byteSize());
+}
+
 StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
-  const int64_t accum = o_.gradAccum, seq = o_.seqLen;
+  const int64_t accum = o_.gradAccum;
   auto setScalar = [&](HostTensor &t, double v) { *static_cast<float *>(t.data()) = float(v); };
 
   auto start = std::chrono::steady_clock::now();
   ProfileScope dataPhase("data");
-  if (Status s = data_->next(static_cast<int64_t *>(inputs_.data()),
-                             static_cast<int64_t *>(targets_.data()));
-      !s)
+  if (Status s = readBatch(); !s)
     return s;
   dataPhase.end();
+  // The rates of a step that took `ms`.
+  auto rates = [&](StepResult &result, double ms) {
+    result.stepTimeMs = ms;
+    result.tokensPerSecond = double(o_.batchSize * tokensPerRow_) / (ms / 1000.0);
+    result.samplesPerSecond = double(o_.batchSize) / (ms / 1000.0);
+  };
   double rate = run_.schedule.at(step);
   if (pipeline_) {
     StepResult result;
@@ -602,11 +814,9 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
     result.learningRate = rate;
     if (Status s = runPipelineStep(step, result.loss, result.gradNorm); !s)
       return s;
-    double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count();
-    result.stepTimeMs = ms;
-    result.tokensPerSecond = double(o_.batchSize * seq) / (ms / 1000.0);
+    rates(result, std::chrono::duration<double, std::milli>(
+                       std::chrono::steady_clock::now() - start)
+                       .count());
     return result;
   }
   setScalar(lr_, rate);
@@ -618,18 +828,14 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
   for (int64_t micro = 0; micro < accum; ++micro) {
     bool last = micro + 1 == accum;
     ProfileScope feedPhase("feed");
-    auto takeRows = [&](HostTensor &part, const HostTensor &full) {
-      size_t first = size_t((dist_.dataIndex() * rankRows_ + micro * microRows_) * seq),
-             count = size_t(microRows_ * seq);
-      std::memcpy(part.data(), static_cast<const int64_t *>(full.data()) + first,
-                  count * sizeof(int64_t));
-    };
-    takeRows(microInputs_, inputs_);
-    takeRows(microTargets_, targets_);
+    std::vector<std::pair<std::string, HostTensor *>> feeds;
+    for (FeedBuffer &f : feeds_) {
+      takeRows(f, micro);
+      feeds.push_back({f.input, &f.micro});
+    }
     setScalar(keepAccum_, last ? 0.0 : 1.0);
-    std::vector<std::pair<std::string, HostTensor *>> feeds{
-        {run_.inputsName, &microInputs_}, {run_.targetsName, &microTargets_},
-        {abi::kLearningRate, &lr_}, {abi::kStepCount, &stepCount_}};
+    feeds.push_back({abi::kLearningRate, &lr_});
+    feeds.push_back({abi::kStepCount, &stepCount_});
     if (accum > 1)
       feeds.push_back({abi::kKeepAccum, &keepAccum_});
     if (accum > 1 || lossScaling_)
@@ -671,15 +877,14 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
     if (Status s = applied ? session_->applyUpdates() : session_->applyUpdates(isAccumulator); !s)
       return s;
   }
-  double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   StepResult result;
   result.step = step + 1;
   result.loss = lossSum / double(accum);
   result.learningRate = rate;
   result.gradNorm = gradNorm;
-  result.stepTimeMs = ms;
-  result.tokensPerSecond = double(o_.batchSize * seq) / (ms / 1000.0);
+  rates(result,
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
   result.applied = applied;
   return result;
 }
@@ -714,7 +919,7 @@ Status TrainingJob::checkpoint(int64_t step) {
   }
   CheckpointState state;
   state.step = step + 1;
-  state.data = data_->state();
+  state.data = rowLoader_ ? rowLoader_->state() : data_->state();
   state.seed = o_.seed;
   state.config = checkpointConfig(run_);
   // Recorded, never compared on resume: checkpoints hold logical tensors,
@@ -727,9 +932,13 @@ Status TrainingJob::checkpoint(int64_t step) {
 
 Status TrainingJob::train() {
   const bool root = dist_.isRoot();
-  ProgressBar progress(o_.steps, firstStep_);
+  ProgressBar progress(o_.steps, firstStep_, 2, false, o_.logEvery);
   if (Status s = profile_.begin(dist_, firstStep_); !s)
     return s;
+  // The run's summary (Hugging Face Trainer's names): the mean loss and
+  // the time of the steps, evaluation excluded.
+  double lossSum = 0, runSeconds = 0;
+  std::optional<EvalResult> lastEval;
   for (int64_t step = firstStep_; step < o_.steps; ++step) {
     profile_.beforeStep(step);
     ProfileScope stepSpan("step", profile::kStep);
@@ -737,7 +946,21 @@ Status TrainingJob::train() {
     StatusOr<StepResult> ran = runStep(step);
     if (!ran.ok())
       return ran.status();
-    const StepResult &result = *ran;
+    StepResult &result = *ran;
+    lossSum += result.loss;
+    runSeconds += result.stepTimeMs / 1000.0;
+    bool last = step + 1 == o_.steps;
+    // --eval-data: every --eval-every steps and after the last one.
+    if (!o_.evalData.empty() && (last || (o_.evalEvery && (step + 1) % o_.evalEvery == 0))) {
+      StatusOr<std::optional<EvalResult>> evaluated = evaluate();
+      if (!evaluated.ok())
+        return evaluated.status();
+      if (const std::optional<EvalResult> &e = *evaluated) {
+        result.evalLoss = e->loss;
+        result.evalAccuracy = e->accuracy;
+        lastEval = e;
+      }
+    }
     if (metrics_) {
       StepMetrics m;
       m.step = result.step;
@@ -746,18 +969,24 @@ Status TrainingJob::train() {
       m.gradNorm = MetricValue(result.gradNorm);
       m.tokensPerSecond = MetricValue(result.tokensPerSecond);
       m.stepTimeMs = MetricValue(result.stepTimeMs);
+      if (rows_)
+        m.extra.push_back({"samples_per_second", MetricValue(result.samplesPerSecond)});
       if (lossScaling_) {
         m.extra.push_back({"loss_scale", MetricValue(scaler_.scale)});
         m.extra.push_back({"skipped", MetricValue(result.applied ? 0.0 : 1.0)});
       }
+      if (result.evalLoss)
+        m.extra.push_back({"eval_loss", MetricValue(*result.evalLoss)});
+      if (result.evalAccuracy)
+        m.extra.push_back({"eval_accuracy", MetricValue(*result.evalAccuracy)});
       if (Status s = metrics_->write(m); !s)
         return s;
     }
     if (onStep_)
       onStep_(result);
     if (root)
-      progress.update(step + 1, result.loss, result.tokensPerSecond);
-    bool last = step + 1 == o_.steps;
+      progress.update(step + 1, result.loss, result.tokensPerSecond,
+                      result.evalLoss ? describeEval(*lastEval) : "");
     if (o_.checkpointEvery && ((step + 1) % o_.checkpointEvery == 0 || last)) {
       if (root)
         progress.clear();
@@ -768,6 +997,14 @@ Status TrainingJob::train() {
   }
   if (root)
     progress.finish();
+  int64_t ran = o_.steps - firstStep_;
+  if (root && ran > 0)
+    std::fprintf(stderr,
+                 "trc-run: train_loss %.4f (mean of %lld steps), train_runtime %.1f s, "
+                 "train_samples_per_second %.1f%s%s\n",
+                 lossSum / double(ran), static_cast<long long>(ran), runSeconds,
+                 double(ran * o_.batchSize) / runSeconds, lastEval ? ", " : "",
+                 lastEval ? describeEval(*lastEval).c_str() : "");
   return profile_.finish(dist_);
 }
 
@@ -846,6 +1083,8 @@ Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
   } else if (dist->dataParallel()) {
     run.build.dataParallel = dist->dataParallelBuild();
   }
+  if (Status s = chooseRecompute(options, plan, run.build); !s)
+    return s;
   if (dist->config().tensorDegree > 1)
     run.build.tensorParallel =
         TensorParallelBuild{dist->config().tensorDegree, dist->config().sequenceParallel};

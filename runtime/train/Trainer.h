@@ -3,8 +3,10 @@
 // A Trainer runs a training job described by TrainerOptions: it connects the
 // ranks (DistributedRun, ParallelPlan), gets the training step (compiled from
 // an .onnx model by a StepCompiler, or a step saved with --save-artifact),
-// opens the data, and runs N optimizer steps of llm.c-style batches, logging
-// one metrics line per step and checkpointing parameters, optimizer state,
+// opens the data (a token file cut llm.c-style, or rows of named arrays:
+// RowData.h), and runs N optimizer steps, logging one metrics line per step
+// (and, with evalData, held-out loss and accuracy: Evaluator.h) and
+// checkpointing parameters, optimizer state,
 // the data position and the step atomically. Resuming continues from the
 // latest checkpoint exactly (same batches, same state). With gradAccum K
 // each step runs K micro-steps of B/K rows and applies one update; with
@@ -40,9 +42,9 @@ namespace trc::rt {
 struct TrainerOptions {
   std::string model;                     // .onnx or a saved training step folder
   std::string device = "auto";           // cpu | cuda | auto        (--device)
-  std::string data;                      // token file               (--data)
+  std::string data;                      // token file, or rows: .npz / .npy folder (--data)
   int64_t batchSize = 0;                 // global batch             (--batch-size)
-  int64_t seqLen = 0;                    //                          (--seq-len)
+  int64_t seqLen = 0;                    // token data only          (--seq-len)
   int64_t steps = 0;                     // 0 only with saveArtifact (--steps)
   int64_t gradAccum = 1;                 // micro-steps per step     (--grad-accum)
   uint64_t seed = 0;                     // data order, dropout, init (--seed)
@@ -56,8 +58,15 @@ struct TrainerOptions {
   std::string precision = "fp32";        // fp32 | bf16 | fp16       (--precision)
   std::optional<double> initialLossScale; // fp16 only, >= 1          (--loss-scale)
   std::string attention = "auto";        // auto | fused | unfused   (--attention)
+  std::string recompute;                 // "" (--config's, else none) | none | selective |
+                                         // full | auto              (--recompute)
+  int64_t memoryBudget = 0;              // arena bytes for auto; 0: the device's
+                                         //                          (--memory-budget)
   bool initWeights = false;              //                          (--init-weights)
   std::string metricsPath;               // JSON lines               (--metrics)
+  int64_t logEvery = 10;                 // step lines, stderr not a tty (--log-every)
+  std::string evalData;                  // rows: .npz / .npy folder (--eval-data)
+  int64_t evalEvery = 0;                 // 0: after the last step   (--eval-every)
   std::string checkpointDir;             //                          (--checkpoint-dir)
   int64_t checkpointEvery = 0;           // 0: never                 (--checkpoint-every)
   bool resume = false;                   //                          (--resume)
@@ -80,7 +89,10 @@ Status validateTrainerOptions(const TrainerOptions &options);
 struct StepResult {
   int64_t step = 0;          // 1-based
   double loss = 0, learningRate = 0, gradNorm = 0, stepTimeMs = 0, tokensPerSecond = 0;
+  double samplesPerSecond = 0; // rows of the global batch per second
   bool applied = true;       // false: an fp16 overflow skipped the update
+  // --eval-data, on the steps that evaluate (rank 0).
+  std::optional<double> evalLoss, evalAccuracy;
 };
 
 /// Runs the job. `compiler` compiles .onnx models (null in a runtime-only

@@ -7,7 +7,9 @@
 #include "runtime/train/TrainerSettings.h"
 
 #include "runtime/support/Parse.h"
+#include "runtime/train/RowData.h"
 #include "runtime/train/TrainingArtifact.h"
+#include "trc/Abi/SlotNames.h"
 
 #include <charconv>
 #include <cmath>
@@ -79,12 +81,36 @@ std::string describeParallelBuild(const TrainingBuild &build) {
 Status validateTrainerOptions(const TrainerOptions &o) {
   // Saving the step needs its shape only; training needs data and steps.
   const bool saving = !o.saveArtifact.empty();
+  // Rows (.npz, a folder of .npy) carry their shapes; token data needs T.
+  const bool rows = !o.data.empty() && isRowData(o.data);
   if (o.data.empty() && !saving)
     return Status::error("training needs --data");
   if (o.batchSize < 1)
     return Status::error("training needs --batch-size");
-  if (o.seqLen < 1)
+  if (rows) {
+    if (o.seqLen)
+      return Status::error("--seq-len: the arrays of --data " + o.data +
+                           " give the shapes; drop --seq-len");
+    if (!o.feeds.empty())
+      return Status::error("--feed: --data " + o.data +
+                           " feeds each model input the array of its name");
+    if (saving)
+      return Status::error("--save-artifact saves steps for token data (--data FILE "
+                           "--seq-len T); rows (" + o.data + ") train MODEL.onnx directly");
+  } else if (o.seqLen < 1) {
     return Status::error("training needs --seq-len");
+  }
+  if (o.logEvery < 1)
+    return Status::error("option '--log-every' expects a positive integer");
+  if (o.evalEvery < 0)
+    return Status::error("option '--eval-every' expects a positive integer");
+  if (o.evalEvery && o.evalData.empty())
+    return Status::error("--eval-every needs --eval-data");
+  if (!o.evalData.empty() && !isRowData(o.evalData))
+    return Status::error("--eval-data " + o.evalData +
+                         ": expected rows, an .npz file or a folder of .npy files");
+  if (!o.evalData.empty() && saving)
+    return Status::error("--eval-data evaluates a training run; --save-artifact trains nothing");
   if (o.steps < 1 && !saving)
     return Status::error("training needs --steps");
   if (o.checkpointEvery < 0)
@@ -120,6 +146,12 @@ Status validateTrainerOptions(const TrainerOptions &o) {
   if (!oneOf(o.attention, {"auto", "fused", "unfused"}))
     return Status::error("option '--attention' expects auto, fused or unfused, got '" +
                          o.attention + "'");
+  if (!oneOf(o.recompute, {"", "none", "selective", "full", "auto"}))
+    return Status::error("option '--recompute' expects none, selective, full or auto, got '" +
+                         o.recompute + "'");
+  if (o.memoryBudget < 0 || (o.memoryBudget > 0 && !oneOf(o.recompute, {"", "auto"})))
+    return Status::error("--memory-budget is the arena budget of --recompute auto (got "
+                         "--recompute " + o.recompute + ")");
   if (o.profileSteps < 0)
     return Status::error("option '--profile-steps' expects a positive integer");
   if (o.profileSteps && o.profilePath.empty() && !o.profileSummary)
@@ -133,6 +165,18 @@ Status validateTrainerOptions(const TrainerOptions &o) {
       return Status::error("option '--loss-scale' expects a number >= 1");
   }
   return Status::success();
+}
+
+std::map<std::string, std::vector<int64_t>> stepShapes(const RunSettings &run, int64_t rows) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const StepFeed &feed : run.feeds) {
+    if (!run.build.loss.empty() && feed.input == abi::kLossTargets)
+      continue;
+    std::vector<int64_t> shape{rows};
+    shape.insert(shape.end(), feed.rowShape.begin(), feed.rowShape.end());
+    shapes[feed.input] = shape;
+  }
+  return shapes;
 }
 
 StatusOr<RunSettings> resolveRunSettings(const TrainerOptions &options) {
@@ -167,7 +211,10 @@ std::map<std::string, std::string> compileSettings(const RunSettings &run) {
           {"attention", attention == "auto" ? (run.build.fuseAttention ? "fused" : "unfused")
                                             : attention},
           {"init_weights", run.build.initWeights ? "seed=" + std::to_string(run.build.initSeed)
-                                                 : "no"}};
+                                                 : "no"},
+          {"recompute", run.build.recompute +
+                            (run.build.memoryLimit ? " budget=" + std::to_string(run.build.memoryLimit)
+                                                   : "")}};
 }
 
 std::map<std::string, std::string> checkpointConfig(const RunSettings &run) {
@@ -190,7 +237,8 @@ const std::map<std::string, std::vector<const char *>> kSettingFlags = {
     {"precision", {"--precision"}},
     {"loss", {"--loss", "--ignore-index"}},
     {"attention", {"--attention"}},
-    {"init_weights", {"--init-weights"}}};
+    {"init_weights", {"--init-weights"}},
+    {"recompute", {"--recompute", "--memory-budget"}}};
 } // namespace
 
 Status adoptTrainingArtifact(const std::string &dir, int64_t ranks, const std::string &parallel,
@@ -221,9 +269,12 @@ Status adoptTrainingArtifact(const std::string &dir, int64_t ranks, const std::s
                          "', this run asks for '" +
                          (parallel.empty() ? std::string("none") : parallel) + "'");
   auto mine = compileSettings(run);
+  // Steps saved before recomputation existed were compiled without it.
+  std::map<std::string, std::string> settings = info.settings;
+  settings.try_emplace("recompute", "none");
   for (const auto &[key, flags] : kSettingFlags) {
-    auto saved = info.settings.find(key);
-    if (saved == info.settings.end())
+    auto saved = settings.find(key);
+    if (saved == settings.end())
       return Status::error(dir + "/" + kTrainingInfoFile + ": no setting '" + key + "'");
     for (const char *flag : flags)
       if (o.givenFlags.count(flag) && mine[key] != saved->second &&

@@ -20,10 +20,20 @@
 
 namespace trc::rt {
 
+/// An input every (micro-)step feeds: the step's input name, its dtype and
+/// the shape of one row (token data: [T] of i64 for the inputs and the
+/// targets; row data: the arrays').
+struct StepFeed {
+  std::string input;
+  DType dtype = DType::I64;
+  std::vector<int64_t> rowShape;
+};
+
 /// The validated, resolved settings of one run.
 struct RunSettings {
   TrainerOptions options;
   std::string inputsName, targetsName; // graph inputs fed with token ids / targets
+  std::vector<StepFeed> feeds;         // token data: inputsName, targetsName
   double initialLossScale = 65536.0;   // fp16
   LrSchedule schedule;
   TrainingBuild build;
@@ -39,6 +49,10 @@ struct RunSettings {
 /// them: describeDataParallel, then "tensor-parallel: " and
 /// describeTensorParallel when the tensor degree is above 1 ("" = none).
 std::string describeParallelBuild(const TrainingBuild &build);
+
+/// The step's input shapes for micro-batches of `rows` rows (an appended
+/// loss's targets are its own: not a graph input to size).
+std::map<std::string, std::vector<int64_t>> stepShapes(const RunSettings &run, int64_t rows);
 
 /// Validates `options` and derives the run's settings (schedule, build).
 StatusOr<RunSettings> resolveRunSettings(const TrainerOptions &options);

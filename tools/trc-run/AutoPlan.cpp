@@ -39,10 +39,9 @@ rt::StatusOr<bool> wantsAutoPartition(const std::string &config, std::string &js
   return autoPartition && autoPartition->isBool() && autoPartition->boolValue();
 }
 
-// What runTrainer runs today (Trainer.cpp checkRunnable/checkPipelineOptions).
+// What runTrainer runs today (Trainer.cpp checkRunnable/checkPipelineOptions;
+// every recomputation policy runs).
 bool trainerRuns(const plan::Candidate &c) {
-  if (c.recompute != plan::Recompute::None)
-    return false;
   if (c.pipeline == 1)
     return c.microbatches == 1;
   return c.zeroStage == 0;

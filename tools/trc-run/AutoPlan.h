@@ -9,7 +9,8 @@
 // CPU ranks as `cpu:WORLD`, priced with `--device-profile` (trc-run
 // --calibrate) or the cpu spec sheet. Runnable today: data, tensor and
 // sequence parallelism with ZeRO; pipelines of 1F1B, GPipe, ZB-H1 or
-// interleaved stages without ZeRO; no recomputation. Rank 0 prints the plan
+// interleaved stages without ZeRO; recomputation none, selective or full
+// (the plan's "recompute" key). Rank 0 prints the plan
 // with its prediction; the config becomes the plan's JSON (with the
 // given bucket_cap_mb and communicator). Other configs are unchanged
 // (and --device-profile is an error with them).

@@ -1,7 +1,9 @@
 //===- CompileInProcess.cpp - trc-run MODEL.onnx: compile, then run ---------===//
 #include "CompileInProcess.h"
+#include "RecomputeAuto.h"
 #include "ExportOnnx.h"
 
+#include "trc/Abi/SlotNames.h"
 #include "trc/Dialect/Trc.h"
 #include "trc/Import/OnnxImporter.h"
 #include "trc/InitAllDialects.h"
@@ -9,6 +11,7 @@
 #include "trc/Passes.h"
 #include "trc/Pipelines/Pipelines.h"
 #include "trc/Pipelines/TrainingPipeline.h"
+#include "trc/Training/Recompute.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -17,7 +20,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 namespace trc {
 
@@ -85,6 +90,104 @@ int64_t vocabularyOf(mlir::func::FuncOp main, const std::string &name) {
   return 0;
 }
 
+/// The bytes of a function's arguments and results: the step's
+/// parameters, optimizer state, inputs and outputs (slots, not the arena).
+int64_t boundaryBytes(mlir::func::FuncOp fn) {
+  int64_t bytes = 0;
+  auto add = [&](mlir::Type type) {
+    auto t = llvm::dyn_cast<mlir::RankedTensorType>(type);
+    if (t && t.hasStaticShape())
+      bytes += t.getNumElements() * std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+  };
+  for (mlir::Type t : fn.getArgumentTypes())
+    add(t);
+  for (mlir::Type t : fn.getResultTypes())
+    add(t);
+  return bytes;
+}
+
+/// trc-recompute's estimate and choices (module attribute trc.recompute_plan).
+void readRecomputePlan(mlir::ModuleOp module, CompileOutcome &outcome) {
+  auto plan = module->getAttrOfType<mlir::DictionaryAttr>(recompute::kPlanAttr);
+  if (!plan)
+    return;
+  if (auto peak = plan.getAs<mlir::IntegerAttr>("peak_after"))
+    outcome.estimatedPeak = peak.getInt();
+  outcome.recomputeChoices.clear();
+  if (auto layers = plan.getAs<mlir::ArrayAttr>("layers"))
+    for (mlir::Attribute layer : layers)
+      if (auto choice = llvm::cast<mlir::DictionaryAttr>(layer).getAs<mlir::StringAttr>("choice"))
+        outcome.recomputeChoices.push_back(choice.str());
+}
+
+/// The "memory: arena N bytes ..." lines of the compile log (one per
+/// program; the largest arena is the step's).
+void readMemoryLines(const std::string &log, CompileOutcome &outcome) {
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(log).split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    if (!line.starts_with("memory: arena "))
+      continue;
+    outcome.memoryLines.push_back(line.str());
+    int64_t bytes = 0;
+    if (!line.drop_front(strlen("memory: arena ")).split(' ').first.getAsInteger(10, bytes))
+      outcome.arenaBytes = std::max(outcome.arenaBytes, bytes);
+  }
+}
+
+/// The name of @main's argument `i` (its graph input) or result `i`.
+std::string inputName(mlir::func::FuncOp main, unsigned i) {
+  auto name = main.getArgAttrOfType<mlir::StringAttr>(i, "trc.input");
+  return name ? name.str() : "";
+}
+std::string outputName(mlir::func::FuncOp main, unsigned i) {
+  auto name = main.getResultAttrOfType<mlir::StringAttr>(i, "trc.output");
+  return name ? name.str() : "";
+}
+
+/// What the trainer checks row data against (TrainingModelInfo): the table
+/// each integer input indexes, and a logits output [..., C] with the
+/// integer input (not a token input) of its shape without C: the labels.
+/// With an appended loss the logits are the first result and the labels
+/// the loss's targets.
+void describeModel(mlir::func::FuncOp main, const rt::TrainingBuild &build,
+                   rt::TrainingModelInfo &info) {
+  info.vocabSize = vocabularyOf(main, build.tokenInput);
+  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+    auto type = llvm::dyn_cast<mlir::RankedTensorType>(main.getArgumentTypes()[i]);
+    if (type && llvm::isa<mlir::IntegerType>(type.getElementType()))
+      if (int64_t rows = vocabularyOf(main, inputName(main, i)))
+        info.tableRows[inputName(main, i)] = rows;
+  }
+  if (main.getNumResults())
+    info.firstOutput = outputName(main, 0);
+  for (unsigned r = 0; r < main.getNumResults() && info.logitsOutput.empty(); ++r) {
+    auto logits = llvm::dyn_cast<mlir::RankedTensorType>(main.getResultTypes()[r]);
+    if (!logits || logits.getRank() < 1 || !llvm::isa<mlir::FloatType>(logits.getElementType()))
+      continue;
+    llvm::ArrayRef<int64_t> rows = logits.getShape().drop_back();
+    if (!build.loss.empty()) { // the appended loss reads the first result
+      if (r == 0 && logits.getRank() >= 2) {
+        info.logitsOutput = outputName(main, 0);
+        info.labelsInput = abi::kLossTargets;
+        info.classes = logits.getShape().back();
+      }
+      continue;
+    }
+    for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+      auto labels = llvm::dyn_cast<mlir::RankedTensorType>(main.getArgumentTypes()[i]);
+      std::string name = inputName(main, i);
+      if (labels && llvm::isa<mlir::IntegerType>(labels.getElementType()) &&
+          labels.getShape() == rows && !info.tableRows.count(name)) {
+        info.logitsOutput = outputName(main, r);
+        info.labelsInput = name;
+        info.classes = logits.getShape().back();
+        break;
+      }
+    }
+  }
+}
+
 /// An error unless @main's first result is a scalar loss (or a loss is added).
 bool checkLoss(mlir::func::FuncOp main, const std::string &model, const rt::TrainingBuild &build,
                llvm::raw_ostream &diag) {
@@ -101,10 +204,12 @@ bool checkLoss(mlir::func::FuncOp main, const std::string &model, const rt::Trai
   return false;
 }
 
+/// Compiles `model` once (for training when `training` is set, with
+/// `recompute` when given) into a fresh temporary folder.
 bool compile(const std::string &model,
              const std::map<std::string, std::vector<int64_t>> &inputShapes,
-             const rt::TrainingBuild *training, const std::string &target,
-             std::string &artifactDir, rt::TrainingModelInfo *info, std::string &error) {
+             const rt::TrainingBuild *training, const RecomputeOptions *recompute,
+             const std::string &target, CompileOutcome &outcome, std::string &error) {
   registerAllPasses();
   mlir::DialectRegistry registry;
   trc::registerAllDialects(registry);
@@ -129,7 +234,7 @@ bool compile(const std::string &model,
       llvm::sys::fs::remove_directories(dir);
       return false;
     }
-    info->vocabSize = vocabularyOf(main, training->tokenInput);
+    describeModel(main, *training, outcome.info);
     mlir::PassManager pm(&context);
     TrainingPipelineOptions pipeline;
     std::string problem;
@@ -138,11 +243,16 @@ bool compile(const std::string &model,
       llvm::sys::fs::remove_directories(dir);
       return false;
     }
+    if (recompute)
+      pipeline.recompute = *recompute;
     buildTrainingPipeline(pm, pipeline);
     if (mlir::failed(pm.run(*module))) {
       llvm::sys::fs::remove_directories(dir);
       return false;
     }
+    readRecomputePlan(*module, outcome);
+    if (auto step = module->lookupSymbol<mlir::func::FuncOp>("train_step"))
+      outcome.stateBytes = boundaryBytes(step);
   }
   CompileOptions compile;
   compile.target = target;
@@ -162,7 +272,8 @@ bool compile(const std::string &model,
     diag << log;
     return false;
   }
-  artifactDir = out;
+  outcome.artifactDir = out;
+  readMemoryLines(log, outcome);
   return true;
 }
 } // namespace
@@ -171,7 +282,11 @@ bool compileOnnxInProcess(const std::string &model,
                           const std::map<std::string, std::vector<int64_t>> &inputShapes,
                           const std::string &target, std::string &artifactDir,
                           std::string &error) {
-  return compile(model, inputShapes, nullptr, target, artifactDir, nullptr, error);
+  CompileOutcome outcome;
+  if (!compile(model, inputShapes, nullptr, nullptr, target, outcome, error))
+    return false;
+  artifactDir = outcome.artifactDir;
+  return true;
 }
 
 bool compileOnnxForTraining(const std::string &model,
@@ -179,7 +294,26 @@ bool compileOnnxForTraining(const std::string &model,
                             const rt::TrainingBuild &build, const std::string &target,
                             std::string &artifactDir, rt::TrainingModelInfo &info,
                             std::string &error) {
-  return compile(model, inputShapes, &build, target, artifactDir, &info, error);
+  CompileOutcome outcome;
+  auto once = [&](const RecomputeOptions *recompute, CompileOutcome &out, std::string &err) {
+    return compile(model, inputShapes, &build, recompute, target, out, err);
+  };
+  bool ok;
+  if (build.recompute == "auto") {
+    ok = compileWithRecomputeAuto(build, once, outcome, error);
+  } else {
+    RecomputeOptions fixed;
+    fixed.policy = build.recompute.empty() ? "none" : build.recompute;
+    ok = once(fixed.policy == "none" ? nullptr : &fixed, outcome, error);
+  }
+  if (!ok)
+    return false;
+  // What the step's memory costs (trc-opt prints the same lines).
+  for (const std::string &line : outcome.memoryLines)
+    std::fprintf(stderr, "trc-run: %s\n", line.c_str());
+  artifactDir = outcome.artifactDir;
+  info = outcome.info;
+  return true;
 }
 
 rt::StatusOr<std::vector<rt::GraphInput>>
@@ -190,7 +324,7 @@ InProcessStepCompiler::listGraphInputs(const std::string &model) {
     return rt::Status::error(error);
   std::vector<rt::GraphInput> out;
   for (const GraphInputInfo &in : inputs)
-    out.push_back({in.name, in.isInteger});
+    out.push_back({in.name, in.isInteger, in.dtype, in.dims});
   return out;
 }
 
@@ -201,6 +335,16 @@ rt::StatusOr<rt::CompiledStep> InProcessStepCompiler::compileTrainingStep(
   rt::CompiledStep step;
   if (compileOnnxForTraining(model, shapes, build, target, step.artifactDir, step.info, error))
     return step;
+  std::fputs(error.c_str(), stderr);
+  return rt::Status::reported();
+}
+
+rt::StatusOr<std::string> InProcessStepCompiler::compileForward(
+    const std::string &model, const std::map<std::string, std::vector<int64_t>> &shapes,
+    const std::string &target) {
+  std::string error, artifactDir;
+  if (compileOnnxInProcess(model, shapes, target, artifactDir, error))
+    return artifactDir;
   std::fputs(error.c_str(), stderr);
   return rt::Status::reported();
 }

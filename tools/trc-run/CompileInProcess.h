@@ -45,6 +45,10 @@ public:
   compileTrainingStep(const std::string &model,
                       const std::map<std::string, std::vector<int64_t>> &shapes,
                       const rt::TrainingBuild &build, const std::string &target) override;
+  rt::StatusOr<std::string>
+  compileForward(const std::string &model,
+                 const std::map<std::string, std::vector<int64_t>> &shapes,
+                 const std::string &target) override;
   rt::Status checkExportTarget(const std::string &model, const std::string &outPath) override;
   rt::Status exportOnnx(const std::string &model, const std::string &outPath,
                         const rt::TrainedWeights &weights) override;

@@ -32,8 +32,12 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
     if (has(flag) && !parseInt(text(flag), 1, *field))
       return Status::error(std::string("option '") + flag + "' expects a positive integer, got '" +
                            text(flag) + "'");
-  if (has("--checkpoint-every") && !parseInt(text("--checkpoint-every"), 1, o.checkpointEvery))
-    return Status::error("option '--checkpoint-every' expects a positive integer");
+  for (auto [flag, field] : {std::pair{"--checkpoint-every", &o.checkpointEvery},
+                             std::pair{"--eval-every", &o.evalEvery},
+                             std::pair{"--log-every", &o.logEvery}})
+    if (has(flag) && !parseInt(text(flag), 1, *field))
+      return Status::error(std::string("option '") + flag + "' expects a positive integer, got '" +
+                           text(flag) + "'");
   int64_t seed = 0;
   if (has("--seed") && !parseInt(text("--seed"), 0, seed))
     return Status::error("option '--seed' expects a non-negative integer");
@@ -55,6 +59,9 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
                          text("--profile-steps") + "'");
   if (has("--profile") && text("--profile").empty())
     return Status::error("option '--profile' needs a file name");
+  if (has("--memory-budget") && !parseInt(text("--memory-budget"), 1, o.memoryBudget))
+    return Status::error("option '--memory-budget' expects a positive byte count, got '" +
+                         text("--memory-budget") + "'");
   if (has("--grad-accum") && !parseInt(text("--grad-accum"), 1, o.gradAccum))
     return Status::error("option '--grad-accum' expects a positive integer");
   if (has("--ignore-index")) {
@@ -74,12 +81,14 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
   }
   // Plain strings: the library checks their values.
   for (auto [flag, field] :
-       {std::pair{"--data", &o.data}, std::pair{"--metrics", &o.metricsPath},
+       {std::pair{"--data", &o.data}, std::pair{"--eval-data", &o.evalData},
+        std::pair{"--metrics", &o.metricsPath},
         std::pair{"--checkpoint-dir", &o.checkpointDir}, std::pair{"--optimizer", &o.optimizer.name},
         std::pair{"--lr-schedule", &o.lrSchedule}, std::pair{"--loss", &o.loss},
         std::pair{"--precision", &o.precision}, std::pair{"--attention", &o.attention},
         std::pair{"--config", &o.parallelConfig}, std::pair{"--export-onnx", &o.exportOnnx},
-        std::pair{"--save-artifact", &o.saveArtifact}, std::pair{"--profile", &o.profilePath}})
+        std::pair{"--save-artifact", &o.saveArtifact}, std::pair{"--profile", &o.profilePath},
+        std::pair{"--recompute", &o.recompute}})
     if (has(flag))
       *field = text(flag);
   return o;

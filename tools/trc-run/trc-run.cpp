@@ -66,6 +66,13 @@ const char *kUsage =
     "\n"
     "Training (MODEL.onnx; see README):\n"
     "  trc-run MODEL.onnx --data FILE --batch-size B --seq-len T --steps N\n"
+    "  trc-run MODEL.onnx --data ROWS.npz --batch-size B --steps N  (labelled rows:\n"
+    "                      arrays named after the model's inputs, one row per\n"
+    "                      example; or a folder of NAME.npy files)\n"
+    "      [--eval-data ROWS.npz [--eval-every K]]  (held-out loss, and accuracy\n"
+    "                      for a model with logits, every K steps and at the end)\n"
+    "      [--log-every N]  (when stderr is not a terminal: a step line every N\n"
+    "                      steps, default 10)\n"
     "      [--optimizer adamw|adam|sgd] [--lr R] [--lr-schedule SPEC] [--momentum M]\n"
     "      [--nesterov] [--weight-decay W] [--clip-grad-norm C] [--seed S] [--shuffle]\n"
     "      [--feed NAME=inputs|targets] [--metrics FILE.jsonl]\n"
@@ -74,6 +81,11 @@ const char *kUsage =
     "      [--attention auto|fused|unfused]  (fused: attention is one op whose\n"
     "                      backward recomputes the probabilities instead of\n"
     "                      keeping them; auto, the default: fused on cuda)\n"
+    "      [--recompute none|selective|full|auto] [--memory-budget BYTES]\n"
+    "                      (activations recomputed in the backward instead of\n"
+    "                      kept: selective, the attention core; full, every\n"
+    "                      layer from its input; auto, the least recomputation\n"
+    "                      whose arena fits --memory-budget, or the device)\n"
     "      [--checkpoint-dir D --checkpoint-every K] [--resume]\n"
     "      [--init-weights]  (start from fresh values drawn like the model's own:\n"
     "                         each trainable weight's constant, normal or uniform\n"
@@ -82,8 +94,10 @@ const char *kUsage =
     "                      shard_optimizer_state, sharded_data_parallel_degree,\n"
     "                      hybrid_shard_degree, bucket_cap_mb, communicator,\n"
     "                      tensor_parallel_degree, sequence_parallel run today;\n"
-    "                      pipeline/recompute/offload keys are read and refused\n"
-    "                      until they land; launch with mpirun)\n"
+    "                      pipeline_parallel_degree, microbatches,\n"
+    "                      pipeline_schedule, recompute run today; offload keys\n"
+    "                      are read and refused until they land; launch with\n"
+    "                      mpirun)\n"
     "      [--export-onnx OUT.onnx]  (after training: MODEL.onnx with the trained\n"
     "                                 weights, for onnxruntime and other runtimes)\n"
     "      [--save-artifact DIR]  (compile the step for --device cpu|cuda, keep it\n"
@@ -115,7 +129,8 @@ const char *kTrainingFlags[] = {
     "--lr-schedule", "--momentum",      "--weight-decay",     "--clip-grad-norm",
     "--checkpoint-dir", "--checkpoint-every", "--feed", "--loss", "--ignore-index",
     "--precision", "--grad-accum", "--loss-scale", "--config", "--attention",
-    "--save-artifact", "--profile", "--profile-steps", "--device-profile",
+    "--save-artifact", "--profile", "--profile-steps", "--recompute", "--memory-budget",
+    "--eval-data", "--eval-every", "--log-every", "--device-profile",
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights",
                                    "--profile-summary"};

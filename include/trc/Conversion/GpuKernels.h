@@ -78,8 +78,13 @@ struct RowGroup {
 
 /// The group starting at `ops[first]` (a reduction over trailing
 /// dimensions), extended over the next ops while they qualify (only pure
-/// host code between them).
-RowGroup formRowGroup(llvm::ArrayRef<mlir::linalg::GenericOp> ops, size_t first);
+/// host code between them). `fills` (as for emitRowKernel) names the
+/// reductions' outputs that start from a folded fill: those are written,
+/// never read, so they may reuse memory an earlier op of the group wrote
+/// (the memory plan gives a second reduction's result the first's place).
+RowGroup formRowGroup(
+    llvm::ArrayRef<mlir::linalg::GenericOp> ops, size_t first,
+    const llvm::DenseMap<mlir::Operation *, llvm::SmallVector<mlir::Value>> *fills = nullptr);
 
 /// Marks which results of `g` are read after it: the last version of a
 /// buffer the caller sees (not an arena temporary) or that an op after the

@@ -75,6 +75,10 @@ struct GraphInputInfo {
   std::string name;
   bool isInteger = false;
   int rank = 0;
+  /// The element type in the runtime's spelling ("f32", "i64", "i1", ...;
+  /// "" for a type it has no name for) and the dims (-1: dynamic).
+  std::string dtype;
+  std::vector<int64_t> dims;
 };
 
 /// The graph inputs of a model file, in order; false with `error` set if the

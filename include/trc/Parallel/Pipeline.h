@@ -16,6 +16,8 @@
 #ifndef TRC_PARALLEL_PIPELINE_H
 #define TRC_PARALLEL_PIPELINE_H
 
+#include "trc/Analysis/Layers.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -33,9 +35,9 @@ constexpr llvm::StringLiteral kPipelineAttr = "trc.pipeline";
 
 enum class StageBalance { Cost, Layers };
 
-/// The cost of one op in the balance: multiply-adds x 2 for matrix products
-/// and attention, one per result element for everything else.
-double opCost(mlir::Operation *op);
+/// The cost of one op in the balance (trc/Analysis/Layers.h).
+using analysis::isLayerCore;
+using analysis::opCost;
 
 /// One stage's share of the forward graph.
 struct StageSummary {

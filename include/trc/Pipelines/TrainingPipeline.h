@@ -9,7 +9,8 @@
 //
 // Order: [trc-append-loss] -> trc-parameters-to-arguments ->
 // trc-lower-dropout -> [trc-fuse-attention] -> [trc-mixed-precision] ->
-// [trc-pipeline-stages] -> trc-autodiff -> [trc-shard-tensor-parallel,
+// [trc-pipeline-stages] -> trc-autodiff -> [trc-recompute] ->
+// [trc-shard-tensor-parallel,
 // trc-partition] -> [trc-data-parallel] -> [trc-pipeline-split] ->
 // trc-build-train-step. Pipeline stages combine with tensor parallelism in
 // the compiled step; their data parallelism is the runtime's.
@@ -36,6 +37,8 @@ struct TrainingPipelineOptions {
   bool fuseAttention = false;
   /// bf16 or fp16 compute with fp32 master weights (fp16 adds loss scaling).
   std::optional<MixedPrecisionOptions> mixedPrecision;
+  /// Activations recomputed in the backward (policy none: not run).
+  std::optional<RecomputeOptions> recompute;
   /// Megatron tensor parallelism (trc-shard-tensor-parallel, trc-partition)
   /// over the tensor axis, before data parallelism over the data axis.
   std::optional<ShardTensorParallelOptions> tensorParallel;

@@ -11,6 +11,7 @@
 #include "runtime/support/Tensor.h"
 
 #include <cstdlib>
+#include <unistd.h>
 #include <cstring>
 
 namespace trc::rt {
@@ -28,6 +29,11 @@ CpuBackend::CpuBackend() {
   // at 1 ms; forward 272 ms at 0, 218 ms at 1 ms, 255 ms at 200 ms). 1 ms
   // unless the user chose otherwise.
   setenv("KMP_BLOCKTIME", "1", /*overwrite=*/0);
+}
+
+int64_t CpuBackend::memoryBytes() const {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && size > 0 ? int64_t(pages) * int64_t(size) : 0;
 }
 
 StatusOr<void *> CpuBackend::allocate(size_t bytes) {

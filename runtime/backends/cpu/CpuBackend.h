@@ -17,6 +17,7 @@ class CpuBackend final : public Backend {
 public:
   CpuBackend();
   const char *target() const override { return "cpu"; }
+  int64_t memoryBytes() const override;
   StatusOr<void *> allocate(size_t bytes) override;
   void deallocate(void *ptr) override;
   Status copyToDevice(void *dst, const void *src, size_t bytes) override;

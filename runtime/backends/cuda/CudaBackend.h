@@ -109,6 +109,7 @@ public:
   CudaBackend &operator=(const CudaBackend &) = delete;
 
   const char *target() const override { return "cuda"; }
+  int64_t memoryBytes() const override { return int64_t(totalMemory_); }
   StatusOr<void *> allocate(size_t bytes) override;
   void deallocate(void *ptr) override;
   Status copyToDevice(void *dst, const void *src, size_t bytes) override;

@@ -17,6 +17,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -274,6 +276,29 @@ TEST(Metrics, ProgressBarIsSilentWithoutATerminal) {
     bar.finish();
   }
   EXPECT_EQ(drain(fds[0]), "");
+  ::close(fds[0]);
+  ::close(fds[1]);
+}
+
+TEST(Metrics, WithoutATerminalAStepLineEveryNSteps) {
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_NONBLOCK), 0);
+  {
+    ProgressBar bar(7, 0, fds[1], /*force=*/false, /*logEvery=*/3);
+    EXPECT_FALSE(bar.enabled());
+    for (int i = 1; i <= 7; ++i)
+      bar.update(i, 3.0 - 0.25 * i, 100, i == 5 ? "eval_loss 0.5000" : "");
+    bar.finish();
+  }
+  // Steps 3 and 6, step 5 for its note, and the last step: plain lines.
+  std::string out = drain(fds[0]);
+  EXPECT_THAT(out, StartsWith("step 3/7 | loss 2.2500 | 100 tok/s | eta "));
+  EXPECT_THAT(out, HasSubstr("\nstep 5/7 | loss 1.7500 | 100 tok/s | eta "));
+  EXPECT_THAT(out, HasSubstr("s | eval_loss 0.5000\nstep 6/7"));
+  EXPECT_THAT(out, HasSubstr("\nstep 6/7 | loss 1.5000 |"));
+  EXPECT_THAT(out, HasSubstr("\nstep 7/7 | loss 1.2500 | 100 tok/s | eta 0s\n"));
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 4) << out;
+  EXPECT_EQ(out.find('\r'), std::string::npos);
   ::close(fds[0]);
   ::close(fds[1]);
 }

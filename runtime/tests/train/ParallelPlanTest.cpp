@@ -296,7 +296,7 @@ TEST_F(ParallelPlanTest, ModelParallelErrors) {
   EXPECT_THAT(error(R"({"virtual_stages": 2})", 4), HasSubstr("contradictory keys 'virtual_stages': 2 and 'pipeline_parallel_degree': 1"));
   EXPECT_THAT(error(R"({"memory_weight": 1.5})", 4), HasSubstr("key 'memory_weight': expected a number in [0, 1], got 1.5"));
   EXPECT_THAT(error(R"({"recompute": "some"})", 4),
-              HasSubstr("key 'recompute': expected one of none, selective, full, got 'some'"));
+              HasSubstr("key 'recompute': expected one of none, selective, full, auto, got 'some'"));
   EXPECT_THAT(error(R"({"optimize": "cost"})", 4), HasSubstr("key 'optimize': expected one of speed, memory, got 'cost'"));
   // Shard degrees divide the data-parallel degree, not the world.
   EXPECT_THAT(error(R"({"tensor_parallel_degree": 2, "sharded_data_parallel_degree": 4})", 4), HasSubstr("key 'sharded_data_parallel_degree': 4 does not divide the data-parallel degree 2 "

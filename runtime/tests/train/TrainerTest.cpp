@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/train/Trainer.h"
+#include "runtime/formats/Npy.h"
 #include "runtime/train/TrainerSettings.h"
 #include "runtime/train/TrainingArtifact.h"
 
@@ -46,6 +47,11 @@ public:
     build = b;
     target = t;
     return Status::reported(); // as a compiler that printed its diagnostics
+  }
+  StatusOr<std::string> compileForward(const std::string &,
+                                       const std::map<std::string, std::vector<int64_t>> &,
+                                       const std::string &) override {
+    return Status::reported();
   }
   Status checkExportTarget(const std::string &, const std::string &) override {
     return Status::success();
@@ -109,6 +115,22 @@ TEST(TrainerOptionsTest, EachProblemNamesItsFlag) {
   EXPECT_EQ(problem([](TrainerOptions &o) { o.checkpointEvery = 5; }),
             "--checkpoint-every needs --checkpoint-dir");
   EXPECT_EQ(problem([](TrainerOptions &o) { o.resume = true; }), "--resume needs --checkpoint-dir");
+  EXPECT_EQ(problem([](TrainerOptions &o) { o.logEvery = 0; }),
+            "option '--log-every' expects a positive integer");
+  EXPECT_EQ(problem([](TrainerOptions &o) { o.evalEvery = 5; }),
+            "--eval-every needs --eval-data");
+  EXPECT_THAT(problem([](TrainerOptions &o) { o.evalData = "dev.txt"; }),
+              HasSubstr("--eval-data dev.txt: expected rows, an .npz file or a folder"));
+  // Rows carry their shapes: no --seq-len, no --feed; and no saved steps yet.
+  EXPECT_THAT(problem([](TrainerOptions &o) { o.data = "rows.npz"; }),
+              HasSubstr("--seq-len: the arrays of --data rows.npz give the shapes"));
+  TrainerOptions rows = validOptions("rows.npz");
+  rows.seqLen = 0;
+  rows.evalData = "dev.npz";
+  rows.evalEvery = 5;
+  EXPECT_TRUE(validateTrainerOptions(rows).ok());
+  rows.feeds = {"ids=inputs"};
+  EXPECT_THAT(validateTrainerOptions(rows).message(), HasSubstr("--feed: --data rows.npz feeds"));
   // Saving a step needs no data and no step count.
   TrainerOptions save = validOptions("");
   save.steps = 0;
@@ -129,7 +151,6 @@ TEST(TrainerTest, PlansBeyondDataParallelismAreRefusedByTheirKey) {
   TrainerOptions o = validOptions(writeTokens(dir));
   RecordingCompiler compiler;
   for (const char *plan : {R"({"offload_activations": true})",
-                           R"({"recompute": "selective"})",
                            R"({"microbatches": 4})"}) {
     o.parallelConfig = plan;
     Status s = runTrainer(o, &compiler);
@@ -192,6 +213,42 @@ TEST(TrainerTest, SavedStepOfAnotherTensorDegreeIsRefused) {
       << s.message();
 }
 
+TEST(TrainerTest, RecomputationReachesTheCompilerFromTheFlagOrTheConfig) {
+  trc::rt::test::TempDir dir;
+  TrainerOptions o = validOptions(writeTokens(dir));
+  RecordingCompiler compiler;
+  compiler.inputs = {{"ids", true}, {"labels", true}};
+  o.recompute = "full";
+  EXPECT_TRUE(runTrainer(o, &compiler).isReported());
+  EXPECT_EQ(compiler.build.recompute, "full");
+  EXPECT_EQ(compiler.build.memoryLimit, 0);
+  EXPECT_GT(compiler.build.deviceMemory, 0); // the CPU's physical memory
+  o.recompute = "";
+  o.parallelConfig = R"({"recompute": "selective"})";
+  EXPECT_TRUE(runTrainer(o, &compiler).isReported());
+  EXPECT_EQ(compiler.build.recompute, "selective");
+  // A budget alone asks for auto.
+  o.parallelConfig = "";
+  o.memoryBudget = 1 << 20;
+  EXPECT_TRUE(runTrainer(o, &compiler).isReported());
+  EXPECT_EQ(compiler.build.recompute, "auto");
+  EXPECT_EQ(compiler.build.memoryLimit, 1 << 20);
+  // The flag and the config must agree; a budget needs auto.
+  o.memoryBudget = 0;
+  o.recompute = "full";
+  o.parallelConfig = R"({"recompute": "selective"})";
+  Status s = runTrainer(o, &compiler);
+  EXPECT_THAT(s.message(), HasSubstr("--recompute full contradicts --config key 'recompute': selective"));
+  o.parallelConfig = "";
+  o.memoryBudget = 100;
+  s = runTrainer(o, &compiler);
+  EXPECT_THAT(s.message(), HasSubstr("--memory-budget is the arena budget of --recompute auto"));
+  o.recompute = "most";
+  o.memoryBudget = 0;
+  s = runTrainer(o, &compiler);
+  EXPECT_THAT(s.message(), HasSubstr("option '--recompute' expects none, selective, full or auto"));
+}
+
 TEST(TrainerTest, FeedsComeFromTheModelsIntegerInputsAndCompileFailuresAreReported) {
   trc::rt::test::TempDir dir;
   TrainerOptions o = validOptions(writeTokens(dir));
@@ -219,6 +276,40 @@ TEST(TrainerTest, FeedsComeFromTheModelsIntegerInputsAndCompileFailuresAreReport
   s = runTrainer(o, &compiler);
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("--feed names 'tokens', which is not a graph input"));
+}
+
+TEST(TrainerTest, RowDataSizesEveryInputFromItsArray) {
+  trc::rt::test::TempDir dir;
+  HostTensor ids, mask, labels;
+  ASSERT_TRUE(ids.allocate(DType::I64, {6, 5}));
+  ASSERT_TRUE(mask.allocate(DType::F32, {6, 5, 2}));
+  ASSERT_TRUE(labels.allocate(DType::I64, {6}));
+  ASSERT_TRUE(std::filesystem::create_directory(dir.file("rows")));
+  ASSERT_TRUE(writeNpyFile(dir.file("rows/ids.npy"), ids));
+  ASSERT_TRUE(writeNpyFile(dir.file("rows/mask.npy"), mask));
+  ASSERT_TRUE(writeNpyFile(dir.file("rows/labels.npy"), labels));
+  TrainerOptions o = validOptions(dir.file("rows")); // a folder of .npy
+  o.seqLen = 0;
+  o.gradAccum = 2;
+  RecordingCompiler compiler;
+  compiler.inputs = {{"ids", true, "i64", {-1, -1}},
+                     {"mask", false, "f32", {-1, -1, 2}},
+                     {"labels", true, "i64", {-1}}};
+  Status s = runTrainer(o, &compiler);
+  ASSERT_TRUE(s.isReported()) << s.message();
+  // Micro-batches of batch / grad-accum rows, the rest of each shape the array's.
+  std::map<std::string, std::vector<int64_t>> expected{
+      {"ids", {2, 5}}, {"mask", {2, 5, 2}}, {"labels", {2}}};
+  EXPECT_EQ(compiler.shapes, expected);
+  EXPECT_EQ(compiler.build.tokenInput, "ids"); // the first integer input
+  // With --loss, 'labels' feeds the appended loss's targets (not sized:
+  // the loss derives them), and no graph input may be left without an array.
+  o.loss = "cross_entropy";
+  compiler.inputs = {{"ids", true, "i64", {-1, -1}}, {"mask", false, "f32", {-1, -1, 2}}};
+  s = runTrainer(o, &compiler);
+  ASSERT_TRUE(s.isReported()) << s.message();
+  expected.erase("labels");
+  EXPECT_EQ(compiler.shapes, expected);
 }
 
 } // namespace

@@ -255,3 +255,12 @@ func.func @compare_types(%a: tensor<4xf32>, %b: tensor<4xf16>) -> tensor<4xi1> {
   %0 = "trc.compare"(%a, %b) {direction = #trc<compare_direction lt>} : (tensor<4xf32>, tensor<4xf16>) -> tensor<4xi1>
   return %0 : tensor<4xi1>
 }
+
+// -----
+
+// trc.optimization_barrier returns its operand: the same type.
+func.func @barrier_type(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "trc.optimization_barrier"(%a) : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}

@@ -1,0 +1,98 @@
+//===- Evaluator.h - held-out loss and accuracy (--eval-data) ---*- C++ -*-===//
+//
+// An Evaluator runs the model's own forward program (StepCompiler::
+// compileForward: no gradients, no update) over every row of an eval data
+// set (RowData.h) with the parameters the trainer hands it, and reports:
+//   * loss: a model that outputs its loss: the mean of the batches' losses
+//     weighted by their rows; a logits model trained with an appended loss
+//     (--loss cross_entropy): the softmax cross-entropy of every counted
+//     target (not the ignore index) against the logits, averaged over them,
+//     as the training loss is (torch's F.cross_entropy, mean);
+//   * accuracy, for a model with a logits output that pairs with a labels
+//     input (TrainingModelInfo): the share of counted labels that are the
+//     logits' argmax (first maximum on ties).
+// The program is compiled for batches of `batch` rows and, when that does
+// not divide the row count, once more for the remainder, so every row
+// counts once and no padding enters a mean.
+//
+// Preconditions: one rank evaluates (the trainer's rank 0, with the full
+// parameters); the backend outlives the Evaluator. Messages name the eval
+// data's path or the output at fault.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_RUNTIME_TRAIN_EVALUATOR_H
+#define TRC_RUNTIME_TRAIN_EVALUATOR_H
+
+#include "runtime/artifact/Artifact.h"
+#include "runtime/artifact/Session.h"
+#include "runtime/backends/Backend.h"
+#include "runtime/train/RowData.h"
+#include "runtime/train/StepCompiler.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trc::rt {
+
+struct EvalResult {
+  double loss = 0;
+  std::optional<double> accuracy; // with a logits output
+  int64_t rows = 0;
+  double seconds = 0;
+};
+
+struct EvaluatorOptions {
+  std::string model;          // the .onnx model
+  std::string data;           // --eval-data
+  int64_t batch = 0;          // rows per program run (at most the data's rows)
+  std::string lossTargets;    // an appended loss's targets input ("" none)
+  int64_t ignoreIndex = -100; // with lossTargets
+};
+
+class Evaluator {
+public:
+  /// Reads and checks the eval data against the model's `inputs` and what
+  /// the training compile learned (`info`), and compiles the forward
+  /// program(s) for `backend`'s target.
+  static StatusOr<std::unique_ptr<Evaluator>> open(const EvaluatorOptions &options,
+                                                   const std::vector<GraphInput> &inputs,
+                                                   const TrainingModelInfo &info,
+                                                   StepCompiler &compiler, Backend &backend);
+
+  /// Sets parameter `name` in every program.
+  Status setParameter(const std::string &name, const HostTensor &value);
+  StatusOr<EvalResult> evaluate();
+  int64_t rows() const { return data_->rows(); }
+
+private:
+  struct Program {
+    TemporaryArtifact removeTemporary;
+    LoadedSession loaded;
+    int64_t rows = 0;
+  };
+  Evaluator() = default;
+  Status addProgram(StepCompiler &compiler, Backend &backend, int64_t rows);
+
+  EvaluatorOptions options_;
+  TrainingModelInfo info_;
+  std::unique_ptr<RowDataset> data_;
+  std::vector<RowFeed> feeds_;       // graph inputs, then the loss's targets
+  const NamedTensor *labels_ = nullptr;
+  std::vector<std::unique_ptr<Program>> programs_; // full batches, then the remainder
+};
+
+/// The sums of one batch of logits [rows, classes] (f32, row-major) against
+/// labels (rows): softmax cross-entropy of the counted rows (label not
+/// `ignoreIndex`), their count, and how many of them are the row's argmax.
+struct LogitsSums {
+  double lossSum = 0;
+  int64_t counted = 0, correct = 0;
+};
+LogitsSums logitsSums(const float *logits, const int64_t *labels, int64_t rows, int64_t classes,
+                      std::optional<int64_t> ignoreIndex);
+
+} // namespace trc::rt
+
+#endif // TRC_RUNTIME_TRAIN_EVALUATOR_H
