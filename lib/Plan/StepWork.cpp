@@ -9,15 +9,15 @@ struct TrcTraffic {
   double rep, split, ffn, attn, weights, ops;   // per layer
   double headH, headV, headOps;                 // outside the layers
 };
-constexpr TrcTraffic kTrcNoSp{155.0, 14.46, 54.78, 21.76, 2.20, 141, 76.87, 52.57, 55};
-constexpr TrcTraffic kTrcSp{0.0, 254.2, 55.71, 20.93, 0.67, 171, 94.27, 62.33, 141};
-constexpr double kTpOps = 145, kTpHeadOps = 120; // TP without SP
+constexpr TrcTraffic kTrcNoSp{159.05, 14.45, 54.78, 21.76, 2.20, 143, 78.86, 52.36, 56};
+constexpr TrcTraffic kTrcSp{0.0, 258.42, 55.70, 20.94, 0.69, 173, 94.48, 62.80, 142};
+constexpr double kTpOps = 147, kTpHeadOps = 121; // TP without SP
 // A pipeline stage's programs (forward, backward, weights) run once per
 // microbatch and each transposes the layer's weights again, the weights
 // program accumulates their gradients, and activations go through stash,
-// send and receive buffers: per layer and microbatch, 8.6 elements per
-// weight more than a whole step's once, and 11.0 T h.
-constexpr double kPipelineWeights = 8.6, kPipelineActivations = 11.0;
+// send and receive buffers: per layer and microbatch, 10.81 elements per
+// weight (8.61 more than a whole step's once), and 10.99 T h.
+constexpr double kPipelineWeights = 10.81 - 2.20, kPipelineActivations = 10.99;
 // The optimizer's ops all have the parameter's shape and fuse into one
 // loop per parameter tensor: it streams p, g, m, v in and p, m, v out (7
 // elements), the norm's loop reads g again (1), and the host copies p, m,

@@ -16,11 +16,11 @@
 // - trc's CPU backend: each op of the training step reading its operands
 //   and writing its result (trc-print-fusion-summary's "before" traffic),
 //   per layer and microbatch, in elements:
-//     T (155 h + 14.5 h/t + 54.8 f/t + 21.8 a s/t) + 2.2 w/t     (no SP)
-//     T (254 h/t + 55.7 f/t + 20.9 a s/t) + 0.7 w/t             (SP)
-//   (w = 4h^2 + 2hf weights), 141 ops (145 with TP, 171 with SP); outside
-//   the layers T (76.9 h + 52.6 V/t) elements (T (94.3 h + 62.3 V/t) with
-//   SP) and 55 ops (120 with TP, 141 with SP). The optimizer (41 unfused
+//     T (159 h + 14.5 h/t + 54.8 f/t + 21.8 a s/t) + 2.2 w/t     (no SP)
+//     T (258 h/t + 55.7 f/t + 20.9 a s/t) + 0.7 w/t             (SP)
+//   (w = 4h^2 + 2hf weights), 143 ops (147 with TP, 173 with SP); outside
+//   the layers T (78.9 h + 52.4 V/t) elements (T (94.5 h + 62.8 V/t) with
+//   SP) and 56 ops (121 with TP, 142 with SP). The optimizer (41 unfused
 //   elements per parameter and 27 ops per parameter tensor in the IR) is
 //   elementwise on one shape and fuses into a loop per tensor (and one for
 //   the gradient norm): it streams 7 elements per parameter, the norm 1,
@@ -28,12 +28,14 @@
 //   measured stream bandwidth.
 //   In a pipeline each layer adds, per microbatch, 8.6 w/t elements (its
 //   stage programs transpose the weights again and accumulate their
-//   gradients) and 11.0 T h (stash, send and receive buffers).
+//   gradients: 10.8 w/t in all) and 11.0 T h (stash, send and receive
+//   buffers).
 //   These coefficients are counted from the IR trc compiles, not fitted to
 //   timings: least squares over 90 GPT-2 training steps (6 shapes x 3
 //   batch/sequence sizes x tensor degrees 1/2/4 with and without SP,
 //   trc-opt --trc-training-pipeline --trc-print-fusion-summary, matrix
-//   products' bytes taken out), within 3.3% (5% SP) of every one;
+//   products' bytes taken out), within 3.2% (4.5% SP) of every one, and 3
+//   microbatch sizes of a 4-stage pipeline's middle stage;
 //   bench/plan_traffic.py reproduces them. Matrix products are priced by
 //   shape (forward, then dA = dC B^T and dB = A^T dC), tensor parallelism
 //   as trc's collectives: 4 all-reduces of T h per layer, or 4

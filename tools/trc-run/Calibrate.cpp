@@ -330,22 +330,27 @@ Status runCalibration(const CalibrateOptions &o, const KernelProbe &probe) {
   plan::mergeMeasured(profile, m);
   std::string json = plan::deviceProfileJson(profile);
 
+  std::vector<std::vector<double>> predicted;
+  std::vector<double> measured;
+  for (const plan::MatmulSample &s : matmuls) {
+    predicted.push_back({m.matmul.seconds(2 * s.m * s.n * s.k * s.batch,
+                                          4 * (s.m * s.k + s.k * s.n + s.m * s.n) * s.batch,
+                                          s.batch)});
+    measured.push_back(s.seconds);
+  }
+  double fitError = plan::meanRelativeError(predicted, measured, {1.0});
   log("  matmul: %.1f GFLOP/s, %s, %.2f us per call (fit over %zu products, mean error %.1f%%)\n",
       m.matmul.flopsPerSecond / 1e9,
       m.matmul.bytesPerSecond > 0
           ? (std::to_string(int(m.matmul.bytesPerSecond / 1e9)) + " GB/s of operands").c_str()
           : "no bytes term",
-      m.matmul.callSeconds * 1e6, matmuls.size(), [&] {
-        std::vector<std::vector<double>> rows;
-        std::vector<double> secs;
-        for (const plan::MatmulSample &s : matmuls) {
-          rows.push_back({m.matmul.seconds(2 * s.m * s.n * s.k * s.batch,
-                                           4 * (s.m * s.k + s.k * s.n + s.m * s.n) * s.batch,
-                                           s.batch)});
-          secs.push_back(s.seconds);
-        }
-        return 100 * plan::meanRelativeError(rows, secs, {1.0});
-      }());
+      m.matmul.callSeconds * 1e6, matmuls.size(), 100 * fitError);
+  // Products of one library follow one law closely; a poor fit means the
+  // timings were disturbed (another process on the cores).
+  if (fitError > 0.10)
+    log("warning: --calibrate: the products fit their law only within %.0f%%: another process "
+        "may have shared the cores; calibrate again on a quiet machine\n",
+        100 * fitError);
   log("  kernels (%s probe): %.1f GB/s of unfused traffic, %.2f us per op; streaming %.1f GB/s\n",
       m.kernelProbe.c_str(), m.kernelBytesPerSecond / 1e9, m.kernelOpSeconds * 1e6,
       m.streamBytesPerSecond / 1e9);
