@@ -7,7 +7,8 @@
 1. GPT-2 124M (GPT-2 small's shapes, sequence 1024, fp32 AdamW, fused
    attention as trc-run uses on CUDA) compiled for the CUDA target at each
    batch under --recompute none, selective, full and auto with a budget
-   (half of none's arena, through `trc-run --save-artifact`, which compiles
+   (halfway between full's arena and none's, through `trc-run
+   --save-artifact`, which compiles
    and keeps the step without training): the arena (the memory plan's bytes
    for every temporary: activations and workspace; parameters, gradients
    and AdamW state are the step's slots, counted apart), full/none, and
@@ -133,11 +134,13 @@ def main():
                 ratio = (step + redone) / step if step else 1.0
                 print(f"{batch:>5} {policy:>10} {arena / GB:>9.3f} {arena / none_arena:>8.3f} "
                       f"{ratio:>8.3f}")
-            budget = none_arena // 2
+            # Between full's arena and none's: auto must mix the choices.
+            full_arena = points["full"][-1][1]
+            budget = (none_arena + full_arena) // 2
             arena, choice = compile_auto(args.build, big, batch, budget,
                                          os.path.join(tmp, f"auto{batch}"))
             print(f"{batch:>5} {'auto':>10} {arena / GB:>9.3f} {arena / none_arena:>8.3f} "
-                  f"   budget {budget / GB:.3f} GB: layers {choice}")
+                  f"   budget {budget / GB:.3f} GB: {choice}")
     print(f"slots (parameters, gradients, AdamW state, batch I/O): {slots / GB:.3f} GB")
     for capacity in (40, 80):
         fits = {p: largest_batch(points[p], slots, capacity * GB) for p in policies}

@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Analysis/Layers.h"
+#include "trc/Analysis/ValueFacts.h"
 #include "trc/Dialect/Trc.h"
 
-#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -21,24 +21,6 @@ namespace {
 int64_t elements(Type type) {
   auto t = dyn_cast<RankedTensorType>(type);
   return t && t.hasStaticShape() ? t.getNumElements() : 0;
-}
-
-/// The values an op reads, those its regions capture included.
-SmallVector<Value> inputsOf(Operation &op) {
-  SmallVector<Value> inputs(op.getOperands());
-  if (op.getNumRegions()) {
-    llvm::SetVector<Value> captured;
-    getUsedValuesDefinedAbove(op.getRegions(), captured);
-    inputs.append(captured.begin(), captured.end());
-  }
-  return inputs;
-}
-
-/// The op of `body` that `user` is or is nested in.
-Operation *topLevel(Operation *user, Block &body) {
-  while (user && user->getBlock() != &body)
-    user = user->getParentOp();
-  return user;
 }
 
 /// q·kᵀ and probabilities·v of one attention: 2 x 2 x batch x heads x
@@ -129,7 +111,7 @@ FailureOr<LayerChain> findLayerChain(func::FuncOp fn, std::string &error,
     for (Value r : out.chain[size_t(i)]->getResults()) {
       int64_t last = i;
       for (Operation *user : r.getUsers()) {
-        Operation *top = topLevel(user, body);
+        Operation *top = topLevelIn(user, body);
         if (!top || top->hasTrait<OpTrait::IsTerminator>())
           last = n;
         else if (auto it = index.find(top); it != index.end())

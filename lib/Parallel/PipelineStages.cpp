@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "trc/Parallel/Pipeline.h"
 #include "trc/Analysis/Layers.h"
+#include "trc/Analysis/ValueFacts.h"
 #include "trc/Dialect/Trc.h"
 
 #include "mlir/Transforms/RegionUtils.h"
@@ -19,34 +20,8 @@ using namespace mlir;
 
 namespace trc::parallel {
 
-namespace {
-
-int64_t bytesOf(Type type) {
-  auto t = dyn_cast<RankedTensorType>(type);
-  if (!t || !t.hasStaticShape())
-    return 0;
-  return t.getNumElements() * std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
-}
-
-/// The values an op reads, those its regions capture included.
-SmallVector<Value> inputsOf(Operation &op) {
-  SmallVector<Value> inputs(op.getOperands());
-  if (op.getNumRegions()) {
-    llvm::SetVector<Value> captured;
-    getUsedValuesDefinedAbove(op.getRegions(), captured);
-    inputs.append(captured.begin(), captured.end());
-  }
-  return inputs;
-}
-
-/// The op of `body` that `user` is or is nested in.
-Operation *topLevel(Operation *user, Block &body) {
-  while (user && user->getBlock() != &body)
-    user = user->getParentOp();
-  return user;
-}
-
-} // namespace
+using analysis::inputsOf;
+using analysis::tensorBytes;
 
 LogicalResult assignStages(func::FuncOp main, int64_t stages, StageBalance balance,
                            llvm::DenseMap<Operation *, int64_t> &stageOf,
@@ -106,7 +81,7 @@ LogicalResult assignStages(func::FuncOp main, int64_t stages, StageBalance balan
   for (Operation *op : llvm::reverse(parameterOnly)) {
     int64_t stage = -1;
     for (Operation *user : op->getUsers()) {
-      Operation *top = topLevel(user, body);
+      Operation *top = analysis::topLevelIn(user, body);
       auto it = top ? stageOf.find(top) : stageOf.end();
       if (it != stageOf.end())
         stage = stage < 0 ? it->second : std::min(stage, it->second);
@@ -141,13 +116,13 @@ std::vector<StageSummary> summarizeStages(func::FuncOp fn) {
       if (auto arg = dyn_cast<BlockArgument>(v);
           arg && arg.getOwner() == &body && fn.getArgAttr(arg.getArgNumber(), "trc.param") &&
           paramSeen.insert({arg.getArgNumber(), s}).second)
-        summary.paramBytes += bytesOf(arg.getType());
+        summary.paramBytes += tensorBytes(arg.getType());
     for (Value r : op.getResults())
       if (llvm::any_of(r.getUsers(), [&](Operation *user) {
-            Operation *top = topLevel(user, body);
+            Operation *top = analysis::topLevelIn(user, body);
             return top && stageOfOp(top) > s;
           }))
-        summary.sendBytes += bytesOf(r.getType());
+        summary.sendBytes += tensorBytes(r.getType());
   }
   return out;
 }

@@ -133,7 +133,9 @@ bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptio
   if (!setLossAndPrecision(o, cli.loss, cli.ignoreIndex, cli.precision, problem))
     return false;
   o.fuseAttention = cli.fuseAttention;
-  if (cli.recompute != "none" || cli.memoryBudget != 0) {
+  {
+    // Always run: policy none changes nothing and records its estimate
+    // (test-trc-print-recompute prints every policy alike).
     RecomputeOptions recompute;
     recompute.policy = cli.recompute;
     recompute.budget = cli.memoryBudget;

@@ -5,9 +5,9 @@
 //===----------------------------------------------------------------------===//
 #include "trc/Training/Recompute.h"
 #include "trc/Analysis/Layers.h"
+#include "trc/Analysis/ValueFacts.h"
 #include "trc/Dialect/Trc.h"
 
-#include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
 
@@ -15,29 +15,9 @@ namespace trc::recompute {
 
 namespace {
 
-int64_t bytesOf(Value v) {
-  auto t = dyn_cast<RankedTensorType>(v.getType());
-  if (!t || !t.hasStaticShape())
-    return 0;
-  int64_t bits = t.getElementTypeBitWidth();
-  return t.getNumElements() * (bits == 1 ? 1 : (bits + 7) / 8);
-}
+using analysis::inputsOf;
 
-Operation *topLevel(Operation *user, Block &body) {
-  while (user && user->getBlock() != &body)
-    user = user->getParentOp();
-  return user;
-}
-
-SmallVector<Value> inputsOf(Operation &op) {
-  SmallVector<Value> inputs(op.getOperands());
-  if (op.getNumRegions()) {
-    llvm::SetVector<Value> captured;
-    getUsedValuesDefinedAbove(op.getRegions(), captured);
-    inputs.append(captured.begin(), captured.end());
-  }
-  return inputs;
-}
+int64_t bytesOf(Value v) { return analysis::tensorBytes(v.getType()); }
 
 /// Ops in `layer` reachable from `from` through `next`, stopping after the
 /// first dot_general on each path (the attention core's two products).

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Training/Recompute.h"
+#include "trc/Analysis/ValueFacts.h"
 #include "trc/Dialect/Trc.h"
 
 #include "mlir/IR/SymbolTable.h"
@@ -29,14 +30,6 @@ using namespace mlir;
 namespace trc::recompute {
 
 namespace {
-
-int64_t bytesOf(Type type) {
-  auto t = dyn_cast<RankedTensorType>(type);
-  if (!t || !t.hasStaticShape())
-    return 0;
-  int64_t bits = t.getElementTypeBitWidth();
-  return t.getNumElements() * (bits == 1 ? 1 : (bits + 7) / 8);
-}
 
 /// Ops whose result is a view of their operand after bufferization.
 bool isAlias(Operation *op) { return isa<ReshapeOp, SliceOp, OptimizationBarrierOp>(op); }
@@ -173,7 +166,7 @@ int64_t estimatePeakBytes(func::FuncOp fn) {
     for (Value r : op.getResults()) {
       if (returned.contains(r) || fusedAway(r))
         continue; // written into the caller's output, or never stored
-      int64_t bytes = bytesOf(r.getType());
+      int64_t bytes = analysis::tensorBytes(r.getType());
       delta[size_t(at)] += bytes;
       delta[size_t(std::max(at, lastUse.lookup(r))) + 1] -= bytes;
     }

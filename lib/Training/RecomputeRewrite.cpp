@@ -9,12 +9,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Training/Recompute.h"
+#include "trc/Analysis/ValueFacts.h"
 #include "trc/Dialect/Trc.h"
 #include "trc/Parallel/Pipeline.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/MapVector.h"
 
 using namespace mlir;
@@ -22,12 +22,6 @@ using namespace mlir;
 namespace trc::recompute {
 
 namespace {
-
-Operation *topLevel(Operation *user, Block &body) {
-  while (user && user->getBlock() != &body)
-    user = user->getParentOp();
-  return user;
-}
 
 /// Builds one group's clones before `at`.
 struct GroupCloner {
@@ -69,13 +63,7 @@ struct GroupCloner {
       map.map(x, barrier.getResult());
       return barrier.getResult();
     }
-    SmallVector<Value> inputs(def->getOperands());
-    if (def->getNumRegions()) {
-      llvm::SetVector<Value> captured;
-      getUsedValuesDefinedAbove(def->getRegions(), captured);
-      inputs.append(captured.begin(), captured.end());
-    }
-    for (Value in : inputs)
+    for (Value in : analysis::inputsOf(*def))
       materialize(in);
     Operation *copy = b.clone(*def, map);
     mark(copy);
@@ -102,7 +90,7 @@ RewriteSummary rewrite(const StepActivations &a, const llvm::DenseSet<Value> &ke
     groups[key].push_back(v);
   }
   auto isBackwardUse = [&](OpOperand &use) {
-    Operation *top = topLevel(use.getOwner(), body);
+    Operation *top = analysis::topLevelIn(use.getOwner(), body);
     return top && !a.forward.contains(top) && !top->hasTrait<OpTrait::IsTerminator>() &&
            !top->hasAttr(kGroupAttr);
   };
@@ -111,7 +99,7 @@ RewriteSummary rewrite(const StepActivations &a, const llvm::DenseSet<Value> &ke
     for (Value v : values)
       for (OpOperand &use : v.getUses())
         if (isBackwardUse(use)) {
-          Operation *top = topLevel(use.getOwner(), body);
+          Operation *top = analysis::topLevelIn(use.getOwner(), body);
           if (!first || top->isBeforeInBlock(first))
             first = top;
         }

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
+#include "trc/Analysis/ValueFacts.h"
 #include "trc/Parallel/Sharding.h"
 
 #include "llvm/ADT/MapVector.h"
@@ -19,11 +20,6 @@ namespace trc {
 using namespace mlir;
 
 namespace {
-
-int64_t bytesOf(Type type) {
-  auto t = cast<RankedTensorType>(type);
-  return t.getNumElements() * std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
-}
 
 struct TestPrintSharding : trc::impl::TestPrintShardingBase<TestPrintSharding> {
   void runOnOperation() override {
@@ -56,7 +52,7 @@ struct TestPrintSharding : trc::impl::TestPrintShardingBase<TestPrintSharding> {
         }
       if (isa<trc::AllReduceOp, trc::ReduceScatterOp, trc::AllGatherOp>(op)) {
         // Bytes into the collective: the operand (all-gather: the part sent).
-        int64_t bytes = bytesOf(op.getOperand(0).getType());
+        int64_t bytes = trc::analysis::tensorBytes(op.getOperand(0).getType());
         auto group = op.getAttrOfType<trc::CollectiveGroupAttr>("group");
         os << "  collective " << op.getName();
         if (auto ar = dyn_cast<trc::AllReduceOp>(op))

@@ -77,6 +77,10 @@ struct Recompute : trc::impl::RecomputeBase<Recompute> {
     std::string error;
     FailureOr<StepActivations> analysis = analyze(grad, error);
     if (failed(analysis)) {
+      // Nothing to recompute in a step without layers; policy none (the
+      // training pipeline's default) lets later passes report what is wrong.
+      if (chosen == Policy::None)
+        return;
       grad.emitError("trc-recompute: ") << error;
       return signalPassFailure();
     }

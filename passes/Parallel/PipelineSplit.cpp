@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
+#include "trc/Analysis/ValueFacts.h"
 #include "trc/Abi/SlotNames.h"
 #include "trc/Parallel/Pipeline.h"
 #include "trc/Training/Optimizers.h"
@@ -77,15 +78,7 @@ struct Program {
   Block &body() { return fn.getBody().front(); }
 };
 
-SmallVector<Value> inputsOf(Operation &op) {
-  SmallVector<Value> inputs(op.getOperands());
-  if (op.getNumRegions()) {
-    llvm::SetVector<Value> captured;
-    getUsedValuesDefinedAbove(op.getRegions(), captured);
-    inputs.append(captured.begin(), captured.end());
-  }
-  return inputs;
-}
+using trc::analysis::inputsOf;
 
 struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
   ModuleOp module;

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
+#include "trc/Analysis/ValueFacts.h"
 #include "trc/Parallel/Pipeline.h"
 #include "trc/Training/Vjp.h"
 
@@ -41,18 +42,7 @@ bool isFloatTensor(Value v) {
   return t && isa<FloatType>(t.getElementType());
 }
 
-/// The values `op` reads: its operands and, for an op with regions, the
-/// values its regions capture from above (so that such an op on the path is
-/// reported rather than silently cut off).
-SmallVector<Value> inputsOf(Operation &op) {
-  SmallVector<Value> inputs(op.getOperands());
-  if (op.getNumRegions()) {
-    llvm::SetVector<Value> captured;
-    getUsedValuesDefinedAbove(op.getRegions(), captured);
-    inputs.append(captured.begin(), captured.end());
-  }
-  return inputs;
-}
+using trc::analysis::inputsOf;
 
 /// Differentiates `fn` (a clone of @main) in place with respect to the
 /// arguments `params`; `names` are their parameter names.

@@ -207,17 +207,19 @@ Status saveTrainingStep(StepCompiler &compiler, RunSettings &run, DistributedRun
   return Status::success();
 }
 
-/// The plans this trainer runs: data parallelism with ZeRO, and tensor
-/// parallelism (a step compiled for it: by the StepCompiler, or saved; the
-/// step's degree is checked against the plan's in checkTensorDegree). The
-/// rest of a ParallelPlan parses, and is refused here by the key that asks
-/// for it.
+/// The plans this trainer runs: data parallelism with ZeRO, tensor and
+/// pipeline parallelism (a step compiled for it: by the StepCompiler, or
+/// saved; the step's tensor degree is checked against the plan's in
+/// checkTensorDegree), recomputation. The rest of a ParallelPlan parses,
+/// and is refused here by the key that asks for it.
 Status checkRunnable(const ParallelPlan &plan) {
   auto notYet = [](const std::string &key, const std::string &what) {
     return Status::error("--config: key '" + key + "': " + what +
-                         " is not available yet; this trc trains data- and tensor-parallel "
-                         "plans (ddp, zero_stage, sharded_data_parallel_degree, "
-                         "hybrid_shard_degree, tensor_parallel_degree, sequence_parallel)");
+                         " is not available yet; this trc trains data-, tensor- and "
+                         "pipeline-parallel plans with recomputation (ddp, zero_stage, "
+                         "sharded_data_parallel_degree, hybrid_shard_degree, "
+                         "tensor_parallel_degree, sequence_parallel, pipeline_parallel_degree, "
+                         "microbatches, pipeline_schedule, virtual_stages, recompute)");
   };
   if (plan.pipelineDegree == 1 && plan.microbatches > 1)
     return notYet("microbatches", "microbatches without pipeline stages (use --grad-accum)");

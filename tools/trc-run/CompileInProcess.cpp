@@ -304,7 +304,7 @@ bool compileOnnxForTraining(const std::string &model,
   } else {
     RecomputeOptions fixed;
     fixed.policy = build.recompute.empty() ? "none" : build.recompute;
-    ok = once(fixed.policy == "none" ? nullptr : &fixed, outcome, error);
+    ok = once(&fixed, outcome, error); // none too: the same passes as trc-opt's pipeline
   }
   if (!ok)
     return false;

@@ -68,12 +68,16 @@ bool compileWithRecomputeAuto(const rt::TrainingBuild &build, const CompileOnce 
     outcome = std::move(first);
     return true;
   }
-  // The pass budgets its estimate: scale the arena limit by arena/estimate.
+  // The pass budgets its estimate: scale the arena limit by arena/estimate
+  // (measured on the first compile), then correct by what each compile
+  // measures. Keep the fitting compile with the largest arena (the least
+  // recomputation); stop once one lands within 5% of the limit.
   double scale = first.estimatedPeak > 0 && first.arenaBytes > 0
                      ? double(first.arenaBytes) / double(first.estimatedPeak)
                      : 1.0;
   discard(first);
   double budget = double(limit) / scale;
+  CompileOutcome best;
   for (int attempt = 0; attempt < 4; ++attempt) {
     RecomputeOptions options;
     options.policy = "budget";
@@ -82,15 +86,24 @@ bool compileWithRecomputeAuto(const rt::TrainingBuild &build, const CompileOnce 
     std::string ignored;
     if (!once(&options, tried, ignored))
       break; // the estimate cannot be met: see what full reaches below
-    if (tried.arenaBytes <= limit) {
-      std::fprintf(stderr, "trc-run: recompute auto: layers %s (arena %lld bytes fits %lld)\n",
-                   describeChoices(tried.recomputeChoices).c_str(),
-                   static_cast<long long>(tried.arenaBytes), static_cast<long long>(limit));
-      outcome = std::move(tried);
-      return true;
+    // Aim at the limit: the arena follows the budget about in proportion.
+    double next = budget * 0.98 * double(limit) / double(tried.arenaBytes);
+    if (tried.arenaBytes <= limit && tried.arenaBytes > best.arenaBytes) {
+      discard(best);
+      best = std::move(tried);
+    } else {
+      discard(tried);
     }
-    budget *= 0.98 * double(limit) / double(tried.arenaBytes);
-    discard(tried);
+    if (best.arenaBytes >= 0.95 * double(limit))
+      break;
+    budget = next;
+  }
+  if (best.arenaBytes >= 0) {
+    std::fprintf(stderr, "trc-run: recompute auto: layers %s (arena %lld bytes fits %lld)\n",
+                 describeChoices(best.recomputeChoices).c_str(),
+                 static_cast<long long>(best.arenaBytes), static_cast<long long>(limit));
+    outcome = std::move(best);
+    return true;
   }
   RecomputeOptions full;
   full.policy = "full";

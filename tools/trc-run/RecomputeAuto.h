@@ -7,7 +7,8 @@
 // compiled again with trc-recompute policy=budget. The pass budgets its own
 // tensor-level estimate of the peak; the ratio of the arena to that estimate
 // measured on the first compile converts the arena limit into the pass's
-// budget, tightened by the overshoot if a compile still misses. Fails with
+// budget, corrected by the arena each compile measures (a few compiles;
+// the fitting one with the least recomputation is kept). Fails with
 // the smallest reachable arena (every layer recomputed) when nothing fits.
 // Built with the compiler only.
 //

@@ -1,0 +1,40 @@
+//===- ValueFacts.cpp - small facts about values and ops -------------------===//
+//
+// See include/trc/Analysis/ValueFacts.h.
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Analysis/ValueFacts.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+
+namespace trc::analysis {
+
+int64_t tensorBytes(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  if (!t || !t.hasStaticShape())
+    return 0;
+  int64_t bits = t.getElementTypeBitWidth();
+  return t.getNumElements() * (bits == 1 ? 1 : (bits + 7) / 8);
+}
+
+SmallVector<Value> inputsOf(Operation &op) {
+  SmallVector<Value> inputs(op.getOperands());
+  if (op.getNumRegions()) {
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op.getRegions(), captured);
+    inputs.append(captured.begin(), captured.end());
+  }
+  return inputs;
+}
+
+Operation *topLevelIn(Operation *user, Block &body) {
+  while (user && user->getBlock() != &body)
+    user = user->getParentOp();
+  return user;
+}
+
+} // namespace trc::analysis
