@@ -396,6 +396,9 @@ int main(int argc, char **argv) {
       trc::InProcessStepCompiler compiler;
       StepCompiler *stepCompiler = &compiler;
 #else
+      if (opt.train.values.count("--device-profile"))
+        return fail("--device-profile: the planner (--config auto) needs trc-run built with the "
+                    "compiler; this build trains saved steps, whose plan is compiled in");
       StepCompiler *stepCompiler = nullptr;
 #endif
       Status s = runTrainer(options, stepCompiler);
