@@ -5,15 +5,21 @@
 // HDR InfiniBand 200 Gb/s per GPU (25 GB/s); H100 SXM 989 TFLOP/s dense
 // bf16, 3.35 TB/s, NVLink 4 900 GB/s bidirectional, NDR 400 Gb/s per GPU;
 // H200 the same compute with 141 GB at 4.8 TB/s. The CPU profile is a
-// modest multi-core server: 1 TFLOP/s, 50 GB/s, 16 GiB per rank, shared
-// memory between ranks, 10 GbE between machines.
+// modest multi-core server: 1 TFLOP/s, 50 GB/s, 64 GiB shared by the ranks
+// of a node, shared memory between ranks, 10 GbE between machines; it
+// trains in fp32 and, until a measured profile replaces it
+// (--device-profile), prices trc's CPU kernels with the built-in constants
+// of kBuiltinCpu (CostModel.h).
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Plan/Cluster.h"
+#include "trc/Plan/ProfileFile.h"
 
 #include "runtime/formats/FileOps.h"
 #include "runtime/formats/Json.h"
 #include "runtime/support/Parse.h"
+
+#include <algorithm>
 
 namespace trc::plan {
 namespace {
@@ -42,6 +48,8 @@ std::vector<DeviceProfile> profiles() {
   cpu.peakFlops = 1 * T;
   cpu.memBandwidth = 50 * GB;
   cpu.memoryBytes = 16 * GiB;
+  cpu.nodeMemoryBytes = 64 * GiB;
+  cpu.elementBytes = 4;
   cpu.reservedBytes = 0.5 * GiB;
   cpu.intraBandwidth = 10 * GB;
   cpu.interBandwidth = 1.25 * GB;
@@ -78,7 +86,27 @@ rt::Status readNumber(const rt::JsonValue &root, const char *key, bool integer, 
   return rt::Status::success();
 }
 
-rt::Status parseClusterJson(const std::string &text, Cluster &out) {
+// The folder of `path` ("" for a bare file name), with its trailing '/'.
+std::string folderOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
+}
+
+// Replaces `device` with the measured profile at `path` (its kind must be
+// `device`'s); errors name `path`.
+rt::Status adoptProfile(const std::string &path, DeviceProfile &device) {
+  DeviceProfile measured;
+  if (rt::Status s = readDeviceProfile(path, measured); !s)
+    return s;
+  if (measured.kind != device.kind)
+    return rt::Status::error(path + ": key 'device': the profile is of '" + measured.kind +
+                             "', the cluster's devices are '" + device.kind + "'");
+  measured.devicesPerNode = device.devicesPerNode;
+  device = measured;
+  return rt::Status::success();
+}
+
+rt::Status parseClusterJson(const std::string &text, const std::string &folder, Cluster &out) {
   rt::StatusOr<rt::JsonValue> parsed = rt::parseJson(text);
   if (!parsed.ok())
     return parsed.status();
@@ -88,7 +116,7 @@ rt::Status parseClusterJson(const std::string &text, Cluster &out) {
                              rt::JsonValue::kindName(root.kind()));
   static const char *known[] = {"device", "nodes", "gpus_per_node", "intra_node_bandwidth_gbs",
                                 "inter_node_bandwidth_gbs", "intra_node_latency_us",
-                                "inter_node_latency_us", "memory_gb"};
+                                "inter_node_latency_us", "memory_gb", "device_profile"};
   for (const auto &m : root.members()) {
     bool ok = false;
     for (const char *k : known)
@@ -106,9 +134,18 @@ rt::Status parseClusterJson(const std::string &text, Cluster &out) {
   if (!deviceProfile(dev->text(), c.device))
     return rt::Status::error("key 'device': unknown device kind '" + dev->text() +
                              "' (known: " + kindList() + ")");
+  if (const rt::JsonValue *profile = root.find("device_profile")) {
+    if (!profile->isString() || profile->text().empty())
+      return rt::Status::error("key 'device_profile': expected the path of a device profile "
+                               "file (trc-run --calibrate)");
+    std::string path = profile->text()[0] == '/' ? profile->text() : folder + profile->text();
+    if (rt::Status s = adoptProfile(path, c.device); !s)
+      return s.withPrefix("key 'device_profile': ");
+  }
   if (!root.find("nodes"))
     return rt::Status::error("missing key 'nodes'");
-  double nodes = 0, perNode = c.device.devicesPerNode, mem = c.device.memoryBytes / GB;
+  double nodes = 0, perNode = c.device.devicesPerNode,
+         mem = (c.device.nodeMemoryBytes > 0 ? c.device.nodeMemoryBytes : c.device.memoryBytes) / GB;
   double intra = c.device.intraBandwidth / GB, inter = c.device.interBandwidth / GB;
   double intraLat = c.device.intraLatency / us, interLat = c.device.interLatency / us;
   for (auto [key, integer, field] :
@@ -124,7 +161,7 @@ rt::Status parseClusterJson(const std::string &text, Cluster &out) {
                              std::to_string(int64_t(perNode)) + " devices is too many");
   c.nodes = int(nodes);
   c.device.devicesPerNode = int(perNode);
-  c.device.memoryBytes = mem * GB;
+  (c.device.nodeMemoryBytes > 0 ? c.device.nodeMemoryBytes : c.device.memoryBytes) = mem * GB;
   c.device.intraBandwidth = intra * GB;
   c.device.interBandwidth = inter * GB;
   c.device.intraLatency = intraLat * us;
@@ -151,13 +188,46 @@ bool deviceProfile(const std::string &kind, DeviceProfile &out) {
   return false;
 }
 
-rt::Status parseCluster(const std::string &spec, Cluster &out) {
+std::optional<MeasuredConstants> DeviceProfile::measuredFor(int ranks) const {
+  const MeasuredConstants *below = nullptr, *above = nullptr;
+  for (const MeasuredConstants &m : measured) {
+    if (m.ranks == ranks)
+      return m;
+    if (m.ranks < ranks && (!below || m.ranks > below->ranks))
+      below = &m;
+    if (m.ranks > ranks && (!above || m.ranks < above->ranks))
+      above = &m;
+  }
+  if (!below)
+    return above ? std::optional<MeasuredConstants>(*above) : std::nullopt;
+  // More ranks than measured share the node's cores: each gets its part.
+  MeasuredConstants m = *below;
+  double share = double(below->ranks) / ranks;
+  m.matmul.flopsPerSecond *= share;
+  m.matmul.bytesPerSecond *= share;
+  m.kernelBytesPerSecond *= share;
+  m.ranks = ranks;
+  return m;
+}
+
+double DeviceProfile::memoryPerDevice(int ranks) const {
+  return nodeMemoryBytes > 0 ? nodeMemoryBytes / std::max(1, ranks) : memoryBytes;
+}
+
+rt::Status parseCluster(const std::string &spec, Cluster &out, const std::string &profilePath) {
   size_t colon = spec.find(':');
   if (spec.size() > 5 && spec.compare(spec.size() - 5, 5, ".json") == 0) {
     rt::StatusOr<std::string> text = rt::readSmallFile(spec, 1 << 20);
     if (!text.ok())
       return rt::Status(text.status()).withPrefix("--cluster " + spec + ": ");
-    return parseClusterJson(*text, out).withPrefix("--cluster " + spec + ": ");
+    Cluster c;
+    if (rt::Status s = parseClusterJson(*text, folderOf(spec), c); !s)
+      return s.withPrefix("--cluster " + spec + ": ");
+    if (!profilePath.empty())
+      if (rt::Status s = adoptProfile(profilePath, c.device); !s)
+        return s.withPrefix("--device-profile ");
+    out = c;
+    return rt::Status::success();
   }
   if (colon == std::string::npos)
     return rt::Status::error("--cluster '" + spec +
@@ -180,6 +250,9 @@ rt::Status parseCluster(const std::string &spec, Cluster &out) {
   } else {
     c.nodes = int(*n / c.device.devicesPerNode);
   }
+  if (!profilePath.empty())
+    if (rt::Status s = adoptProfile(profilePath, c.device); !s)
+      return s.withPrefix("--device-profile ");
   out = c;
   return rt::Status::success();
 }

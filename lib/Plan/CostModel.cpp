@@ -1,41 +1,25 @@
 //===- CostModel.cpp - the analytical step time and memory of a plan ---------===//
 //
-// See CostModel.h for the model and its constants. Rank placement follows
-// Megatron-LM: tensor-parallel ranks are consecutive (inside a node), then
-// data-parallel, then pipeline; a group uses NVLink when it fits in one node
-// and the network otherwise.
+// See CostModel.h for the model and its constants; the per-layer work is
+// StepWork.cpp's, the kernels' and collectives' seconds DeviceTimes.cpp's.
+// Rank placement follows Megatron-LM: tensor-parallel ranks are
+// consecutive (inside a node), then data-parallel, then pipeline; a group
+// uses NVLink when it fits in one node and the network otherwise.
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Plan/CostModel.h"
 
+#include "DeviceTimes.h"
+#include "StepWork.h"
+
 #include "runtime/formats/Json.h"
 
 #include <algorithm>
+#include <cmath>
+#include <vector>
 
 namespace trc::plan {
 namespace {
-
-struct Link {
-  double bandwidth, latency;
-};
-
-double allReduce(int n, double bytes, Link l) {
-  return n <= 1 ? 0 : 2.0 * (n - 1) * l.latency + 2.0 * (n - 1) / n * bytes / l.bandwidth;
-}
-// All-gather or reduce-scatter of a `bytes` tensor (the whole, not a shard).
-double gatherOrScatter(int n, double bytes, Link l) {
-  return n <= 1 ? 0 : (n - 1) * l.latency + double(n - 1) / n * bytes / l.bandwidth;
-}
-
-struct Roofline {
-  double peak, bandwidth;
-  // `count` products of (M x K) by (K x N) in bf16.
-  double matmul(double m, double n, double k, double count = 1) const {
-    double flops = 2 * m * n * k, bytes = 2 * (m * k + k * n + m * n);
-    return count * std::max(flops / peak, bytes / bandwidth);
-  }
-  double stream(double bytes) const { return bytes / bandwidth; }
-};
 
 // Activation bytes one layer keeps for one microbatch (Korthikanti et al.).
 double layerActivations(const GptModel &m, const Candidate &c, Recompute r) {
@@ -59,7 +43,17 @@ const char *recomputeName(Recompute r) {
 }
 
 const char *scheduleName(Schedule s) {
-  return s == Schedule::GPipe ? "gpipe" : s == Schedule::OneFOneB ? "1f1b" : "interleaved_1f1b";
+  switch (s) {
+  case Schedule::GPipe:
+    return "gpipe";
+  case Schedule::OneFOneB:
+    return "1f1b";
+  case Schedule::Interleaved:
+    return "interleaved_1f1b";
+  case Schedule::ZeroBubbleH1:
+    return "zb_h1";
+  }
+  return "1f1b";
 }
 
 std::string Candidate::toJson() const {
@@ -98,66 +92,111 @@ std::string Candidate::describe() const {
   return s;
 }
 
+namespace {
+
+// The pipeline's part of a step: per-stage slots of work priced by `dt`.
+struct PipelinePhase {
+  double compute = 0, tensorComm = 0, p2p = 0, bubble = 0;
+  double spreadCompute = 0, spreadTensorComm = 0; // the stages' mean
+  double total() const { return compute + tensorComm + p2p + bubble; }
+  // The same work spread evenly over the stages, with no bubble.
+  PipelinePhase spread() const {
+    return {spreadCompute, spreadTensorComm, p2p, 0, spreadCompute, spreadTensorComm};
+  }
+};
+
+PipelinePhase pipelinePhase(const GptModel &m, const Candidate &c, const DeviceTimes &dt) {
+  const int p = c.pipeline, mb = c.microbatches, v = c.virtualStages;
+  const bool interleaved = c.schedule == Schedule::Interleaved;
+  // Each stage's work for one microbatch; the slot adds its p2p (the
+  // activation out, the gradient in).
+  Work layer = layerWork(m, c, dt);
+  std::vector<Work> stages(size_t(p), layer.scaled(double(m.layers) / p));
+  stages.front() += firstStageWork(m, c, dt);
+  stages.back() += lastStageWork(m, c, dt);
+  double T = double(c.microbatchSize) * m.seq;
+  double p2pOne = p > 1 ? 2 * dt.collective(Collective::P2P, 2,
+                                            T * m.hidden * dt.elementBytes() / c.tensor,
+                                            (long long)c.tensor * c.data * p)
+                        : 0;
+  size_t slowest = 0;
+  std::vector<double> slots;
+  double compute = 0, tpComm = 0;
+  for (const Work &w : stages) {
+    slots.push_back(w.compute() + w.tpComm + p2pOne);
+    compute += w.compute();
+    tpComm += w.tpComm;
+    if (slots.back() > slots[slowest])
+      slowest = slots.size() - 1;
+  }
+  double idle = 0;
+  for (size_t i = 0; i < stages.size(); ++i)
+    if (i != slowest) // ZB-H1 runs W in the bubble: (p-1)(F+B-W) instead of (F+B+W)
+      idle += c.schedule == Schedule::ZeroBubbleH1 ? std::max(0.0, slots[i] - 2 * stages[i].W)
+                                                   : slots[i];
+  PipelinePhase r;
+  r.compute = mb * stages[slowest].compute();
+  r.tensorComm = mb * stages[slowest].tpComm;
+  r.p2p = mb * p2pOne * (interleaved ? v : 1);
+  r.bubble = idle / (interleaved ? v : 1);
+  r.spreadCompute = mb * compute / p;
+  r.spreadTensorComm = mb * tpComm / p;
+  return r;
+}
+
+} // namespace
+
 Prediction evaluate(const GptModel &m, const Cluster &cluster, const Candidate &c) {
   const DeviceProfile &d = cluster.device;
-  const Roofline rf{d.peakFlops * kMatmulEfficiency, d.memBandwidth * kMemoryEfficiency};
-  const int gpn = d.devicesPerNode;
-  const Link nvlink{d.intraBandwidth, d.intraLatency}, net{d.interBandwidth, d.interLatency};
-  auto link = [&](long long span) { return span <= gpn ? nvlink : net; };
-
-  const double s = m.seq, h = m.hidden, a = m.heads, f = m.ffn, V = m.vocab;
-  const double t = c.tensor, b = c.microbatchSize, T = b * s, hd = h / a;
+  const DeviceTimes dt(cluster); // every rank of the node busy
+  const double e = dt.elementBytes();
+  const double s = m.seq, h = m.hidden, f = m.ffn, V = m.vocab;
+  const double t = c.tensor, b = c.microbatchSize, T = b * s;
   const int p = c.pipeline, mb = c.microbatches, v = c.virtualStages;
   const double Ls = double(m.layers) / p;
+  const bool interleaved = c.schedule == Schedule::Interleaved;
 
-  // One layer, one microbatch, one rank: forward pieces.
-  double attnCore = rf.matmul(s, s, hd, b * a / t) + rf.matmul(s, hd, s, b * a / t) +
-                    rf.stream(b * (a / t) * s * s * 9);
-  double dense = rf.matmul(T, 3 * h / t, h) + rf.matmul(T, h, h / t) + rf.matmul(T, f / t, h) +
-                 rf.matmul(T, h, f / t);
-  double elementwise = rf.stream(T * h * 24 / (c.sequenceParallel ? t : 1) + T * f / t * 6 +
-                                 T * h / t * 8);
-  double fwd = attnCore + dense + elementwise;
-  double tpAllReduce = c.tensor > 1 ? allReduce(c.tensor, T * h * 2, link(c.tensor)) : 0;
-  double layerCompute = 3 * fwd, layerTp = 4 * tpAllReduce;
-  if (c.recompute == Recompute::Full) {
-    layerCompute += fwd;
-    layerTp += 2 * tpAllReduce;
-  } else if (c.recompute == Recompute::Selective) {
-    layerCompute += attnCore;
+  // More ranks than cores (a measured node): the pipeline's critical path
+  // runs at a core per rank, but the ranks' work shares the cores, so the
+  // phase is the longer of the two (a stage waiting in its bubble leaves its
+  // core to another stage's work). With no more ranks than cores they agree.
+  PipelinePhase phase = pipelinePhase(m, c, dt);
+  if (!d.measured.empty() && d.nodeCores > 0 && d.devicesPerNode > d.nodeCores) {
+    PipelinePhase critical = pipelinePhase(m, c, DeviceTimes(cluster, d.nodeCores));
+    phase = critical.total() > phase.spread().total() ? critical : phase.spread();
   }
-  // The last stage: logits and cross-entropy (fp32 softmax).
-  double logits = 3 * rf.matmul(T, V / t, h) + rf.stream(T * V / t * 20);
-  double p2pOne = 0;
-  if (p > 1) {
-    Link l = link((long long)c.tensor * c.data * p);
-    p2pOne = 2 * (l.latency + T * h * 2 / t / l.bandwidth); // activation out, gradient in
-  }
-  double stageCompute = Ls * layerCompute + logits, stageTp = Ls * layerTp;
-  double slot = stageCompute + stageTp + p2pOne;
-
   Prediction r;
-  r.computeTime = mb * stageCompute;
-  r.tensorCommTime = mb * stageTp;
-  r.p2pTime = mb * p2pOne * (c.schedule == Schedule::Interleaved ? v : 1);
-  double bubbleSlots = c.schedule == Schedule::Interleaved ? double(p - 1) / v : double(p - 1);
-  r.bubbleTime = bubbleSlots * slot;
+  r.computeTime = phase.compute;
+  r.tensorCommTime = phase.tensorComm;
+  r.p2pTime = phase.p2p;
+  r.bubbleTime = phase.bubble;
 
   // Parameters on the fullest (first) stage.
   double stageParams = Ls * m.layerParams() / t + m.embeddingParams() / t;
+  double stageTensors = Ls * 12 + 4; // GPT-2's per layer, plus embeddings and the final norm
   int shard = c.zeroStage > 0 ? c.shardDegree : 1, replicas = c.data / shard;
-  double grads = 2 * stageParams;
-  Link shardLink = link((long long)c.tensor * shard), dataLink = link((long long)c.tensor * c.data);
+  double grads = e * stageParams;
+  long long shardSpan = (long long)c.tensor * shard, dataSpan = (long long)c.tensor * c.data;
+  auto allReduce = [&](int n, double bytes, long long span) {
+    if (!dt.trcKernels()) // Megatron: one bucket's latency (its DDP overlaps the rest)
+      return dt.collective(Collective::AllReduce, n, bytes, span);
+    // trc's CPU runtime: blocking all-reduces of 25 MiB buckets, one after another.
+    double buckets = std::max(1.0, std::ceil(bytes / (25.0 * 1048576)));
+    return buckets * dt.collective(Collective::AllReduce, n, bytes / buckets, span);
+  };
   if (c.zeroStage == 0) {
-    r.dataCommTime = allReduce(c.data, grads, dataLink);
+    r.dataCommTime = allReduce(c.data, grads, dataSpan);
   } else {
-    double perStep = gatherOrScatter(shard, grads, shardLink) * (c.zeroStage == 3 ? mb : 1);
-    double gathers = c.zeroStage == 3
-                         ? mb * (c.recompute == Recompute::Full ? 3 : 2) * gatherOrScatter(shard, grads, shardLink)
-                         : gatherOrScatter(shard, grads, shardLink);
-    r.dataCommTime = perStep + gathers + allReduce(replicas, grads / shard, net);
+    double scatter = dt.collective(Collective::ReduceScatter, shard, grads, shardSpan);
+    double gather = dt.collective(Collective::AllGather, shard, grads, shardSpan);
+    double perStep = scatter * (c.zeroStage == 3 ? mb : 1);
+    double gathers =
+        c.zeroStage == 3 ? mb * (c.recompute == Recompute::Full ? 3 : 2) * gather : gather;
+    r.dataCommTime = perStep + gathers + allReduce(replicas, grads / shard, dataSpan);
   }
-  r.optimizerTime = rf.stream(36 * stageParams / shard);
+  if (c.data > 1)
+    r.dataCommTime += bucketCopySeconds(stageParams, stageTensors, dt);
+  r.optimizerTime = optimizerSeconds(stageParams / shard, stageTensors, dt);
   r.stepTime = r.computeTime + r.tensorCommTime + r.p2pTime + r.bubbleTime + r.dataCommTime +
                r.optimizerTime;
 
@@ -174,22 +213,24 @@ Prediction evaluate(const GptModel &m, const Cluster &cluster, const Candidate &
 
   // Memory of the first stage (most activations in flight) and of the last
   // (the logits); the fuller one counts.
-  r.paramBytes = 2 * stageParams / (c.zeroStage == 3 ? shard : 1);
+  r.paramBytes = e * stageParams / (c.zeroStage == 3 ? shard : 1);
   if (c.zeroStage == 3)
-    r.paramBytes += 2 * 2 * m.layerParams() / t; // gathered layers being used
-  r.gradBytes = 2 * stageParams / (c.zeroStage >= 2 ? shard : 1);
-  r.optimizerBytes = 12 * stageParams / shard;
+    r.paramBytes += 2 * e * m.layerParams() / t; // gathered layers being used
+  r.gradBytes = e * stageParams / (c.zeroStage >= 2 ? shard : 1);
+  // bf16: fp32 master weights and two moments; fp32: the two moments.
+  r.optimizerBytes = (e == 2 ? 12 : 8) * stageParams / shard;
   double inFlight = c.schedule == Schedule::GPipe ? mb : std::min(mb, p);
-  if (c.schedule == Schedule::Interleaved)
+  if (interleaved)
     inFlight *= 1 + double(p - 1) / (double(p) * v);
-  double perLayer = layerActivations(m, c, c.recompute);
-  double working = c.recompute == Recompute::None ? 0 : layerActivations(m, c, Recompute::None);
+  double perLayer = layerActivations(m, c, c.recompute) * e / 2;
+  double working = c.recompute == Recompute::None ? 0 : layerActivations(m, c, Recompute::None) * e / 2;
   double logitsBytes = T * V / t * 8; // fp32 logits and their gradient
   double first = inFlight * Ls * perLayer + working + (p == 1 ? logitsBytes : 0);
   double last = Ls * perLayer + working + logitsBytes;
   r.activationBytes = std::max(first, last);
   r.memoryBytes = r.paramBytes + r.gradBytes + r.optimizerBytes + r.activationBytes + d.reservedBytes;
-  r.fits = r.memoryBytes <= d.memoryBytes;
+  r.deviceMemoryBytes = cluster.deviceMemory();
+  r.fits = r.memoryBytes <= r.deviceMemoryBytes;
   return r;
 }
 

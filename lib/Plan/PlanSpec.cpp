@@ -8,51 +8,13 @@
 //===----------------------------------------------------------------------===//
 #include "trc/Plan/PlanSpec.h"
 
+#include "JsonText.h"
+
 #include "runtime/formats/FileOps.h"
 #include "runtime/formats/Json.h"
 #include "runtime/train/ParallelPlan.h"
 
 namespace trc::plan {
-namespace {
-
-void writeJson(const rt::JsonValue &v, std::string &out) {
-  switch (v.kind()) {
-  case rt::JsonValue::Kind::Null:
-    out += "null";
-    return;
-  case rt::JsonValue::Kind::Bool:
-    out += v.boolValue() ? "true" : "false";
-    return;
-  case rt::JsonValue::Kind::Number:
-    out += v.text();
-    return;
-  case rt::JsonValue::Kind::String:
-    rt::appendJsonString(out, v.text());
-    return;
-  case rt::JsonValue::Kind::Array:
-    out += '[';
-    for (size_t i = 0; i < v.elements().size(); ++i) {
-      out += i ? "," : "";
-      writeJson(v.elements()[i], out);
-    }
-    out += ']';
-    return;
-  case rt::JsonValue::Kind::Object:
-    out += '{';
-    bool first = true;
-    for (const auto &[key, member] : v.members()) {
-      out += first ? "" : ",";
-      first = false;
-      rt::appendJsonString(out, key);
-      out += ':';
-      writeJson(member, out);
-    }
-    out += '}';
-    return;
-  }
-}
-
-} // namespace
 
 rt::Status parsePlanSpec(const std::string &spec, int worldSize, Constraints &out) {
   std::string text = spec;
@@ -87,7 +49,7 @@ rt::Status parsePlanSpec(const std::string &spec, int worldSize, Constraints &ou
     rest += rest.size() > 1 ? "," : "";
     rt::appendJsonString(rest, key);
     rest += ':';
-    writeJson(v, rest);
+    rest += jsonText(v);
   }
   rest += '}';
   rt::StatusOr<rt::ParallelPlan> parsedPlan = rt::parseParallelPlan(rest, worldSize);
@@ -115,11 +77,10 @@ rt::Status parsePlanSpec(const std::string &spec, int worldSize, Constraints &ou
   if (has("virtual_stages"))
     c.virtualStages = plan.virtualStages;
   if (has("pipeline_schedule") || has("pipeline")) {
-    if (plan.pipelineSchedule == "zb_h1")
-      return rt::Status::error(where + "key 'pipeline_schedule': zb_h1 is not modelled yet");
-    c.schedule = plan.pipelineSchedule == "gpipe"  ? Schedule::GPipe
-                 : plan.pipelineSchedule == "1f1b" ? Schedule::OneFOneB
-                                                   : Schedule::Interleaved;
+    c.schedule = plan.pipelineSchedule == "gpipe"   ? Schedule::GPipe
+                 : plan.pipelineSchedule == "1f1b"  ? Schedule::OneFOneB
+                 : plan.pipelineSchedule == "zb_h1" ? Schedule::ZeroBubbleH1
+                                                    : Schedule::Interleaved;
   }
   c.optimize = plan.optimize;
   c.memoryWeight = plan.memoryWeight;

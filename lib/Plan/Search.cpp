@@ -57,7 +57,8 @@ SearchResult search(const GptModel &model, const Cluster &cluster, long long glo
           schedules.push_back({Schedule::OneFOneB, 1});
         } else {
           schedules.push_back({Schedule::OneFOneB, 1});
-          if (k.schedule == Schedule::GPipe)
+          schedules.push_back({Schedule::ZeroBubbleH1, 1});
+          if (k.schedule == Schedule::GPipe) // never faster than 1F1B: only when asked
             schedules.push_back({Schedule::GPipe, 1});
           if (mb % pp == 0)
             for (long long v : divisors(model.layers / pp))
@@ -91,6 +92,8 @@ SearchResult search(const GptModel &model, const Cluster &cluster, long long glo
                 c.recompute = rc;
                 c.schedule = sched;
                 c.virtualStages = v;
+                if (k.admissible && !k.admissible(c))
+                  continue;
                 Prediction pr = evaluate(model, cluster, c);
                 ++out.evaluated;
                 if (pr.fits)

@@ -19,6 +19,7 @@
 #include "runtime/support/Names.h"
 #include "runtime/support/Profiler.h"
 #include "runtime/support/SplitMix64.h"
+#include "runtime/support/ThreadPool.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/DataLoader.h"
 #include "runtime/train/DistributedRun.h"
@@ -229,8 +230,13 @@ Status checkRunnable(const ParallelPlan &plan) {
     return notYet("zero_stage", "ZeRO sharding of pipeline stages");
   if (plan.offloadActivations)
     return notYet("offload_activations", "activation offloading");
+  // trc-run replaces an auto_partition config by the planner's plan before
+  // it gets here (tools/trc-run/AutoPlan.h); what remains is a saved step,
+  // or a trainer embedded without the planner.
   if (plan.autoPartition)
-    return notYet("auto_partition", "the auto-partitioner");
+    return Status::error("--config: key 'auto_partition': the planner chooses the plan when "
+                         "trc-run compiles an .onnx model (built with the compiler); a saved "
+                         "step keeps the plan it was compiled with");
   return Status::success();
 }
 
@@ -536,8 +542,9 @@ Status TrainingJob::prepare() {
     return Status::error("--config communicator: nccl needs a CUDA device (this run uses " +
                          std::string(backend_->target()) + "); use mpi for CPU ranks");
   if (dist_.isRoot() && dist_.dataParallel())
-    std::fprintf(stderr, "trc-run: %d rank%s, %s\n", dist_.size(), dist_.size() == 1 ? "" : "s",
-                 dist_.config().describe().c_str());
+    std::fprintf(stderr, "trc-run: %d rank%s, %s, %d thread%s per rank\n", dist_.size(),
+                 dist_.size() == 1 ? "" : "s", dist_.config().describe().c_str(), threadCount(),
+                 threadCount() == 1 ? "" : "s");
   int64_t vocab = 0;
   if (fromArtifact_) {
     if (Status s = adoptTrainingArtifact(o_.model, dist_.size(), run_.parallelRecord, run_, vocab);

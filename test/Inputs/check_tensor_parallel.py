@@ -12,7 +12,8 @@ each model's 1-rank run (losses within 1e-5 relative):
   * GPT-2 at tensor 2 x data 2 under DDP, ZeRO-1 (also with sequence
     parallelism) and ZeRO-3, and at tensor 2
     with global-norm gradient clipping;
-  * GPT-2 on 4 ranks with `--config auto` (the planner's plan);
+  * GPT-2 on 4 ranks with `--config auto` (the planner's plan), and with
+    `"auto_partition": true` optimizing memory on a measured profile;
   * a GPT-2 checkpoint written at step 10 by tensor degree 4 resumes at
     tensor 2 x data 2 and on 1 rank and continues the 1-rank curve;
   * refused with an error naming the cause: the Llama export at degree 4
@@ -63,9 +64,17 @@ def main():
     compare("gpt2 tp=2 clipped", run("gpt2", 1, "gpt2-1-clip", 20, extra=clip),
             run("gpt2", 2, "gpt2-tp2-clip", 20, {"tensor_parallel_degree": 2}, clip))
 
-    # The planner's choice for 4 CPU ranks trains the same curve.
+    # The planner's choice for 4 CPU ranks trains the same curve; so does
+    # SageMaker's auto_partition, memory-weighted, priced with a measured
+    # device profile.
     compare("gpt2 --config auto on 4 ranks", gpt2,
             run("gpt2", 4, "gpt2-auto", 20, extra=["--config", "auto"]))
+    profile = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Plan", "Inputs",
+                           "cpu-profile.json")
+    compare("gpt2 auto_partition (memory) on 4 ranks", gpt2,
+            run("gpt2", 4, "gpt2-auto-partition", 20,
+                {"auto_partition": True, "optimize": "memory", "memory_weight": 0.5},
+                ["--device-profile", profile]))
 
     # Resharded resume: tensor degree 4 writes step 10; tensor 2 x data 2
     # and 1 rank continue to step 20 from copies of it.

@@ -1,8 +1,8 @@
 //===- trc-plan.cpp - plan and predict a training run on a cluster -----------===//
 //
 // trc-plan --model gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F]
-//          --cluster KIND:N|FILE.json --global-batch B [--plan JSON] [--json]
-//          [--alternatives K]
+//          --cluster KIND:N|FILE.json [--device-profile PROFILE.json]
+//          --global-batch B [--plan JSON] [--json] [--alternatives K]
 // trc-plan --model MODEL.onnx [--dim NAME=N,...] ...   (built with the compiler)
 //
 // Searches the plan space with the analytical cost model (lib/Plan) and
@@ -13,6 +13,8 @@
 // --plan evaluates a given plan; keys it leaves out are searched. --json
 // prints {"plan", "predicted", "alternatives", "search", "model"}.
 //
+// --device-profile prices the cluster's devices with what trc-run
+// --calibrate measured (ProfileFile.h) instead of the spec sheet.
 // An .onnx model is imported and described as a GPT (OnnxModelSpec.cpp);
 // the derived description prints as a gpt:... spec, with the parameters
 // the model holds (a warning when the GPT formula is over 10% off).
@@ -63,7 +65,7 @@ std::string predictedJson(const Prediction &p, const Cluster &c) {
   appendNumber(j, "tflops_per_device", p.tflopsPerDevice);
   appendNumber(j, "fraction_of_peak", p.tflopsPerDevice * 1e12 / c.device.peakFlops);
   appendNumber(j, "memory_per_device_bytes", p.memoryBytes);
-  appendNumber(j, "device_memory_bytes", c.device.memoryBytes);
+  appendNumber(j, "device_memory_bytes", c.deviceMemory());
   appendNumber(j, "parameter_bytes", p.paramBytes);
   appendNumber(j, "gradient_bytes", p.gradBytes);
   appendNumber(j, "optimizer_bytes", p.optimizerBytes);
@@ -91,7 +93,8 @@ std::string shares(const Prediction &p) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string modelSpec, dimSpec, clusterSpec, batchSpec, planSpec, alternativesSpec = "4";
+  std::string modelSpec, dimSpec, clusterSpec, batchSpec, planSpec, alternativesSpec = "4",
+      profileSpec;
   bool json = false, havePlan = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;
@@ -104,8 +107,8 @@ int main(int argc, char **argv) {
 #ifdef TRC_PLAN_WITH_COMPILER
                   "|MODEL.onnx [--dim NAME=N,...]"
 #endif
-                  " --cluster KIND:N|FILE.json --global-batch B [--plan JSON] [--json] "
-                  "[--alternatives K]\n");
+                  " --cluster KIND:N|FILE.json [--device-profile PROFILE.json] --global-batch B "
+                  "[--plan JSON] [--json] [--alternatives K]\n");
       return 0;
     }
     size_t eq = arg.find('=');
@@ -116,6 +119,7 @@ int main(int argc, char **argv) {
                         : flag == "--global-batch" ? &batchSpec
                         : flag == "--plan"         ? &planSpec
                         : flag == "--alternatives" ? &alternativesSpec
+                        : flag == "--device-profile" ? &profileSpec
                                                    : nullptr;
     if (!dest)
       return fail("unknown flag '" + arg + "' (see --help)");
@@ -165,7 +169,9 @@ int main(int argc, char **argv) {
   if (!dimSpec.empty() && !onnx)
     return fail("--dim: only with --model MODEL.onnx");
   Cluster cluster;
-  if (rt::Status s = parseCluster(clusterSpec, cluster); !s)
+  if (havePlan && planSpec.empty())
+    return fail("--plan: expected a JSON object or the path of a JSON file");
+  if (rt::Status s = parseCluster(clusterSpec, cluster, profileSpec); !s)
     return fail(s.message());
   std::optional<int64_t> batch = rt::parseInt64(batchSpec, 1, int64_t(1) << 40);
   if (!batch)
@@ -189,8 +195,7 @@ int main(int argc, char **argv) {
     return fail(what + ": needs at least " + fmt("%.0f", r.predicted.memoryBytes) +
                 " bytes per device (" + gb(r.predicted.memoryBytes) + " GB, with " +
                 r.plan.describe() + "), " + cluster.device.kind + " has " +
-                fmt("%.0f", cluster.device.memoryBytes) + " (" + gb(cluster.device.memoryBytes) +
-                " GB)");
+                fmt("%.0f", cluster.deviceMemory()) + " (" + gb(cluster.deviceMemory()) + " GB)");
   }
   const Ranked &best = result.ranked[0];
   std::vector<const Ranked *> alts;
@@ -245,6 +250,8 @@ int main(int argc, char **argv) {
   std::printf("cluster: %d x %s (%d nodes of %d), global batch %lld\n", cluster.devices(),
               cluster.device.kind.c_str(), cluster.nodes, cluster.device.devicesPerNode,
               (long long)*batch);
+  if (!cluster.device.measured.empty())
+    std::printf("device profile: %s\n", cluster.device.source.c_str());
   std::printf("search: %lld plans priced, %zu fit, %.3f s\n", result.evaluated,
               result.ranked.size(), result.seconds);
   std::printf("plan: %s\n  %s\n", best.plan.describe().c_str(), best.plan.toJson().c_str());
@@ -253,7 +260,7 @@ int main(int argc, char **argv) {
               100 * p.tflopsPerDevice * 1e12 / cluster.device.peakFlops);
   std::printf("memory per device: %s GB of %s GB (parameters %s, gradients %s, optimizer %s, "
               "activations %s, reserve %s)\n",
-              gb(p.memoryBytes).c_str(), gb(cluster.device.memoryBytes).c_str(),
+              gb(p.memoryBytes).c_str(), gb(cluster.deviceMemory()).c_str(),
               gb(p.paramBytes).c_str(), gb(p.gradBytes).c_str(), gb(p.optimizerBytes).c_str(),
               gb(p.activationBytes).c_str(), gb(cluster.device.reservedBytes).c_str());
   std::printf("step: %s\n", shares(p).c_str());

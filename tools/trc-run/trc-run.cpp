@@ -19,14 +19,17 @@
 #include "runtime/artifact/Artifact.h"
 #include "runtime/artifact/Evaluation.h"
 #include "runtime/backends/Backend.h"
+#include "runtime/comm/RankThreads.h"
 #include "runtime/formats/Npy.h"
 #include "runtime/support/Names.h"
 #include "runtime/train/Trainer.h"
 
+#include "Calibrate.h"
 #include "RunHelpers.h"
 #include "TrainFlags.h"
 #ifdef TRC_RUN_WITH_COMPILER
 #include "AutoPlan.h"
+#include "CalibrateKernels.h"
 #include "CompileInProcess.h"
 #include <map>
 #endif
@@ -108,7 +111,15 @@ const char *kUsage =
     "                      step, the first (warm-up) one included)\n"
     "  trc-run DIR --data FILE --batch-size B --seq-len T --steps N [...]\n"
     "      trains a saved step without compiling (the runtime-only build too);\n"
-    "      its batch shape, plan and compile-time flags are the step's\n";
+    "      its batch shape, plan and compile-time flags are the step's\n"
+    "      [--device-profile PROFILE.json]  (what --config auto plans with,\n"
+    "                      from --calibrate; default: the cpu spec sheet)\n"
+    "\n"
+    "Calibration (the planner's device profile; see README \"Planning\"):\n"
+    "  [mpirun -np N] trc-run --calibrate [--calibrate-out PROFILE.json] [--device cpu]\n"
+    "      times matrix products, compiled kernels and (N > 1) MPI collectives\n"
+    "      with N ranks at once; writes or updates the N-rank entry of\n"
+    "      PROFILE.json (stdout without --calibrate-out)\n";
 
 // Flags of the training mode (TrainFlags.h): valued, boolean, and
 // those recognised to say they are not available yet rather than "unknown".
@@ -119,7 +130,7 @@ const char *kTrainingFlags[] = {
     "--checkpoint-dir", "--checkpoint-every", "--feed", "--loss", "--ignore-index",
     "--precision", "--grad-accum", "--loss-scale", "--config", "--attention",
     "--save-artifact", "--profile", "--profile-steps", "--recompute", "--memory-budget",
-    "--eval-data", "--eval-every", "--log-every",
+    "--eval-data", "--eval-every", "--log-every", "--device-profile",
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights",
                                    "--profile-summary"};
@@ -132,6 +143,8 @@ struct Options {
   int repeat = 0; // --repeat N: time N more runs after the first
   bool help = false;
   bool training = false;
+  bool calibrate = false;      // --calibrate
+  std::string calibrateOut;    // --calibrate-out
   trc::TrainArgs train;
 };
 
@@ -152,6 +165,20 @@ Status parseArgs(int argc, char **argv, Options &opt) {
     if (arg == "-h" || arg == "--help") {
       opt.help = true;
       return Status::success();
+    }
+    if (arg == "--calibrate") {
+      opt.calibrate = true;
+      continue;
+    }
+    if (arg == "--calibrate-out" || arg.rfind("--calibrate-out=", 0) == 0) {
+      size_t eq = arg.find('=');
+      if (eq != std::string::npos)
+        opt.calibrateOut = arg.substr(eq + 1);
+      else if (i + 1 < argc)
+        opt.calibrateOut = argv[++i];
+      if (opt.calibrateOut.empty())
+        return Status::error("option '--calibrate-out' needs a file name");
+      continue;
     }
     if (arg.size() < 2 || arg[0] != '-' || arg == "-") {
       if (!opt.model.empty())
@@ -247,6 +274,15 @@ Status parseArgs(int argc, char **argv, Options &opt) {
       opt.inputs.emplace_back(name, value.substr(sep + 1));
     }
   }
+  if (!opt.calibrateOut.empty() && !opt.calibrate)
+    return Status::error("option '--calibrate-out' names where --calibrate writes its profile");
+  if (opt.calibrate) {
+    if (!opt.model.empty() || opt.training || !opt.inputs.empty() || !opt.outputDir.empty() ||
+        opt.repeat)
+      return Status::error("--calibrate measures this machine and takes only --calibrate-out "
+                           "and --device (no model, training or evaluation options)");
+    return Status::success();
+  }
   if (opt.model.empty())
     return Status::error("no model given (usage: trc-run ARTIFACT_DIR --input "
                          "NAME=FILE.npy ... --output-dir DIR)");
@@ -324,6 +360,24 @@ int main(int argc, char **argv) {
       std::fputs(kUsage, stdout);
       return 0;
     }
+    // Ranks sharing a node split its cores (RankThreads.h), before the
+    // thread pool or any program's OpenMP runtime starts.
+    if (StatusOr<int> threads = applyRankThreads(); !threads.ok())
+      return fail(std::string(threads.status().message()));
+    if (opt.calibrate) {
+      trc::CalibrateOptions calibration;
+      calibration.outPath = opt.calibrateOut;
+      calibration.device = opt.device == "auto" ? "cpu" : opt.device;
+      trc::KernelProbe probe;
+#ifdef TRC_RUN_WITH_COMPILER
+      double window = calibration.windowSeconds;
+      probe = [window](int64_t rows, Communicator &world) {
+        return trc::runKernelProbe(rows, world, window);
+      };
+#endif
+      Status s = trc::runCalibration(calibration, probe);
+      return s ? 0 : fail(s.message());
+    }
     if (opt.training) {
       opt.train.model = opt.model;
       opt.train.device = opt.device;
@@ -334,11 +388,17 @@ int main(int argc, char **argv) {
       // An .onnx model is compiled first (not in the runtime-only build); a
       // folder is a training step saved with --save-artifact.
 #ifdef TRC_RUN_WITH_COMPILER
-      if (Status s = trc::resolveAutoPlan(options); !s)
+      if (Status s = trc::resolveAutoPlan(options, opt.train.values.count("--device-profile")
+                                                       ? opt.train.values.at("--device-profile")
+                                                       : "");
+          !s)
         return fail(s.message());
       trc::InProcessStepCompiler compiler;
       StepCompiler *stepCompiler = &compiler;
 #else
+      if (opt.train.values.count("--device-profile"))
+        return fail("--device-profile: the planner (--config auto) needs trc-run built with the "
+                    "compiler; this build trains saved steps, whose plan is compiled in");
       StepCompiler *stepCompiler = nullptr;
 #endif
       Status s = runTrainer(options, stepCompiler);

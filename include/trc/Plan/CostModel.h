@@ -1,37 +1,50 @@
 //===- CostModel.h - step time and memory of one plan, analytically ----------===//
 //
-// The one cost model (DESIGN.md "One cost model") in closed form:
-// - matrix products by shape as a roofline: max(FLOPs / (peak x
-//   kMatmulEfficiency), bytes / (HBM bandwidth x kMemoryEfficiency));
+// The one cost model (DESIGN.md "One cost model"), used by the search, by
+// trc-plan --plan (the simulator) and by trc-run --config auto:
+// - kernels priced by the device profile (DeviceTimes.h): on spec sheets
+//   matrix products by shape as a roofline, max(FLOPs / (peak x
+//   kMatmulEfficiency), bytes / (HBM bandwidth x kMemoryEfficiency)), and
 //   memory-bound kernels (softmax, dropout, layer norm, GeLU, residuals,
-//   cross-entropy) by the bytes they move;
-// - collectives as ring algorithms: per step latency + bytes / bandwidth,
-//   over NVLink inside a node and the network between nodes (TP all-reduces
-//   inside a node, DP all-reduce / reduce-scatter / all-gather, PP p2p);
-// - the pipeline as (m + p - 1) microbatch slots for GPipe and 1F1B,
-//   (m + (p - 1) / v) for interleaved 1F1B with v virtual stages (plus v
-//   times the p2p traffic), the slowest (last) stage setting the pace;
+//   cross-entropy) by the bytes they move; on a measured profile
+//   (trc-run --calibrate) the runtime's own constants: matrix products by
+//   FLOPs, bytes and calls as fitted over shapes, trc's compiled kernels by
+//   the bytes and ops of the step's unfused traffic (StepWork.h);
+// - collectives as ring algorithms (per step latency + bytes / bandwidth,
+//   over NVLink inside a node and the network between nodes), or as
+//   measured per operation and group size: TP collectives per layer, DP
+//   all-reduce / reduce-scatter / all-gather, PP p2p;
+// - the pipeline from per-stage slot times t_i (the first stage holds the
+//   embeddings, the last the logits and the loss): busy m x max t_i, bubble
+//   (sum t_i - max t_i) / v (GPipe, 1F1B; interleaved 1F1B with v virtual
+//   stages, plus v times the p2p traffic); ZB-H1 defers each stage's
+//   weight gradients W into the bubble, which shrinks to
+//   sum (t_i - 2 W_i) - that of the slowest, as (p-1)(F+B-W) says;
 // - data-parallel gradient traffic after the pipeline, not overlapped
-//   (Megatron-LM 2104.04473's setting);
-// - memory per rank: bf16 weights and gradients plus fp32 master weights
-//   and Adam moments (2 + 2 + 12 bytes per parameter), sharded over the
+//   (Megatron-LM 2104.04473's setting; trc's CPU runtime buckets gradients
+//   into 25 MiB all-reduces, each with its latency);
+// - memory per rank: weights and gradients at the profile's element size
+//   plus the optimizer (bf16 with fp32 master weights and Adam moments:
+//   2 + 2 + 12 bytes per parameter; fp32: 4 + 4 + 8), sharded over the
 //   shard group per ZeRO stage (1: optimizer state, 2: + gradients,
 //   3: + weights); activations per Korthikanti et al. 2205.05198 (none /
-//   selective / full recomputation, with TP and SP) times the microbatches
-//   in flight (1F1B: min(m, p); GPipe: m; interleaved: x (1 + (p-1)/(p v)));
-//   the logits; the device's reserve.
+//   selective / full recomputation, with TP and SP; bf16, scaled for fp32)
+//   times the microbatches in flight (1F1B and ZB-H1: min(m, p); GPipe: m;
+//   interleaved: x (1 + (p-1)/(p v))); the logits; the device's reserve.
 //
-// Calibration (the two constants, against Megatron-LM's Table 1 on A100
-// 80 GB; test/Plan/megatron-table1.test):
+// Spec-sheet constants (against Megatron-LM's Table 1 on A100 80 GB;
+// test/Plan/megatron-table1.test):
 //   kMatmulEfficiency = 0.70: large bf16 GEMMs reach 70-75% of A100's
 //     312 TFLOP/s in cuBLAS. With it the ten published plans (1F1B,
 //     microbatches of one, full recomputation) are predicted within 7% of
-//     the paper's TFLOP/s per GPU (mean absolute error 3.8%, small models
-//     under-predicted by ~6%, large ones within 3%). It was set from the
-//     cuBLAS figure and checked against the table, not fitted row by row.
+//     the paper's TFLOP/s per GPU (small models under-predicted by ~6%,
+//     large ones within 3%). It was set from the cuBLAS figure and checked
+//     against the table, not fitted row by row.
 //   kMemoryEfficiency = 0.80: streaming kernels reach ~80% of HBM peak.
 // The byte counts of memory-bound kernels are Megatron's fused kernels'
-// (fp16/bf16 reads and writes, 1-byte dropout masks), not fitted.
+// (fp16/bf16 reads and writes, 1-byte dropout masks), not fitted. Measured
+// profiles have no tuned constant: every rate comes from trc-run
+// --calibrate, every count from the IR trc compiles (StepWork.h).
 //
 // Model FLOPs (what TFLOP/s per device reports) follow Megatron's
 // accounting: forward + backward (3x forward) + the recomputation the plan
@@ -52,9 +65,10 @@ constexpr double kMatmulEfficiency = 0.70;
 constexpr double kMemoryEfficiency = 0.80;
 
 enum class Recompute { None, Selective, Full };
-enum class Schedule { GPipe, OneFOneB, Interleaved };
+enum class Schedule { GPipe, OneFOneB, Interleaved, ZeroBubbleH1 };
 const char *recomputeName(Recompute r);
-const char *scheduleName(Schedule s); // ParallelPlan's spelling: gpipe, 1f1b, interleaved_1f1b
+// ParallelPlan's spelling: gpipe, 1f1b, interleaved_1f1b, zb_h1.
+const char *scheduleName(Schedule s);
 
 // One point of the plan space. world = data x tensor x pipeline.
 struct Candidate {
@@ -84,7 +98,8 @@ struct Prediction {
   double tflopsPerDevice = 0;
   double memoryBytes = 0;       // the fullest rank
   double paramBytes = 0, gradBytes = 0, optimizerBytes = 0, activationBytes = 0;
-  bool fits = false;            // memoryBytes <= device memory
+  double deviceMemoryBytes = 0; // what a rank may use (Cluster::deviceMemory)
+  bool fits = false;            // memoryBytes <= deviceMemoryBytes
 };
 
 // Precondition: `c` is consistent (degrees multiply to the cluster's size,

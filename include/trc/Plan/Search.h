@@ -4,8 +4,9 @@
 // the devices per node and the heads; pipeline dividing layers; data dividing the
 // global batch), microbatch counts (divisors of the per-replica batch), ZeRO
 // stages 0-3 (shard group = the data-parallel group), sequence parallelism,
-// recomputation none/selective/full and the schedule (1F1B, interleaved
-// with virtual stages dividing the layers per stage and m a multiple of p).
+// recomputation none/selective/full and the schedule (1F1B, ZB-H1,
+// interleaved with virtual stages dividing the layers per stage and m a
+// multiple of p; GPipe only when the constraints ask for it).
 // Candidates that break a constraint given in `Constraints` are skipped;
 // those that do not fit in device memory are rejected. The rest are ranked
 // by the objective: "speed" (step time) or "memory" (SMP's memory_weight w:
@@ -20,6 +21,7 @@
 
 #include "trc/Plan/CostModel.h"
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -33,6 +35,9 @@ struct Constraints {
   std::optional<Schedule> schedule;
   std::string optimize = "speed";
   double memoryWeight = 0.8;
+  // What else a plan must satisfy (e.g. what a trainer can run); null:
+  // anything.
+  std::function<bool(const Candidate &)> admissible;
 };
 
 struct Ranked {

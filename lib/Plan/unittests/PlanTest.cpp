@@ -81,9 +81,11 @@ TEST(PlanCostModel, MegatronFlopsFormula) {
   double megatron = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
   EXPECT_NEAR(p.modelFlops / megatron, 1.0, 1e-9);
   EXPECT_GT(p.bubbleTime, 0);
-  // Bubble (p - 1) slots against m slots of work.
-  EXPECT_NEAR(p.bubbleTime / (p.stepTime - p.dataCommTime - p.optimizerTime - p.bubbleTime),
-              63.0 / 512, 1e-6);
+  // Bubble: the p - 1 other stages' slots against m slots of the slowest
+  // (the last, which also holds the logits: a little heavier).
+  double ratio = p.bubbleTime / (p.stepTime - p.dataCommTime - p.optimizerTime - p.bubbleTime);
+  EXPECT_LT(ratio, 63.0 / 512);
+  EXPECT_GT(ratio, 0.9 * 63.0 / 512);
 }
 
 TEST(PlanCostModel, MemoryPerZeroStageAndRecompute) {

@@ -150,13 +150,19 @@ TEST(TrainerTest, PlansBeyondDataParallelismAreRefusedByTheirKey) {
   trc::rt::test::TempDir dir;
   TrainerOptions o = validOptions(writeTokens(dir));
   RecordingCompiler compiler;
-  for (const char *plan : {R"({"offload_activations": true})", R"({"auto_partition": true})",
+  for (const char *plan : {R"({"offload_activations": true})",
                            R"({"microbatches": 4})"}) {
     o.parallelConfig = plan;
     Status s = runTrainer(o, &compiler);
     ASSERT_FALSE(s.ok()) << plan;
     EXPECT_THAT(s.message(), HasSubstr("is not available yet")) << plan;
   }
+  // The planner (trc-run's front end) replaces auto_partition configs; the
+  // library alone says where plans are chosen.
+  o.parallelConfig = R"({"auto_partition": true})";
+  Status s = runTrainer(o, &compiler);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("key 'auto_partition': the planner chooses the plan"));
   EXPECT_EQ(compiler.compiles, 0);
 }
 

@@ -1,0 +1,38 @@
+//===- RankThreads.cpp - a rank's share of the node's cores (RankThreads.h) ===//
+#include "runtime/comm/RankThreads.h"
+
+#include "runtime/comm/LaunchEnvironment.h"
+#include "runtime/support/ThreadPool.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <sched.h>
+#include <string>
+#include <unistd.h>
+
+namespace trc::rt {
+
+int threadsPerRank(int localSize, int onlineCores, int allowedCores) {
+  if (allowedCores < onlineCores) // bound by the launcher: its share already
+    return std::max(1, allowedCores);
+  return std::max(1, onlineCores / std::max(1, localSize));
+}
+
+StatusOr<int> applyRankThreads() {
+  StatusOr<LaunchEnvironment> env = readLaunchEnvironment();
+  if (!env.ok())
+    return env.status();
+  bool userSet = std::getenv("TRC_NUM_THREADS") || std::getenv("OMP_NUM_THREADS");
+  if (env->localSize <= 1 || userSet)
+    return threadCount();
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  cpu_set_t mask;
+  int allowed = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : int(online);
+  int n = threadsPerRank(env->localSize, int(std::max(1L, online)), std::max(1, allowed));
+  std::string value = std::to_string(n);
+  setenv("TRC_NUM_THREADS", value.c_str(), 0);
+  setenv("OMP_NUM_THREADS", value.c_str(), 0);
+  return n;
+}
+
+} // namespace trc::rt
