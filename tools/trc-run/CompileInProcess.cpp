@@ -36,6 +36,11 @@ bool trainingPipeline(const rt::TrainingBuild &build, TrainingPipelineOptions &o
                            build.precision, problem))
     return false;
   o.fuseAttention = build.fuseAttention;
+  if (build.offload) {
+    OffloadActivationsOptions offload;
+    offload.horizon = build.horizon;
+    o.offload = offload;
+  }
   if (build.tensorParallel && build.tensorParallel->degree > 1) {
     ShardTensorParallelOptions tp;
     tp.degree = build.tensorParallel->degree;

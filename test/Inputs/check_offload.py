@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Activation offloading checks of trc-run, for test/Training/offload.test.
+
+  check_offload.py TRC_RUN MODELS_DIR DATA WORKDIR
+
+Offloading moves kept activations to the host arena and back; it never
+changes what is computed. With the same data (4 rows of 16 tokens, AdamW,
+20 steps) and --config '{"offload_activations": true,
+"activation_loading_horizon": 1}':
+  * GPT-2, BERT and GPT-J exports train on bit-identical losses, without
+    recomputation and with --recompute full (which itself matches none
+    within 1e-6), and their training step's arena (trc-run's `memory:` line)
+    shrinks while the host arena it prints grows from nothing;
+  * so does GPT-2 exported with active dropout (batch 2), with and without
+    full recomputation;
+  * with every CPU copy held back 2 ms (TRC_OFFLOAD_COPY_DELAY_US), GPT-2's
+    losses are still identical: every read of a copy waits for it;
+  * a saved training step keeps its host arena (manifest `host_arena`) and
+    trains on the same losses; run without the key it is refused;
+  * under mpirun, 2 data-parallel ranks with offloading match 1 rank.
+Refused with an error naming the key: a horizon below 1, and offloading
+with pipeline stages (under mpirun). Prints what it compared; exits 1 when
+a check fails.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mpi_training import ENV, compare, fail, mpirun  # noqa: E402
+
+OFFLOAD = {"offload_activations": True, "activation_loading_horizon": 1}
+
+
+def run(trc_run, model, data, work, name, extra=(), ranks=1, batch=4, env=None):
+    """Trains 20 steps; returns (losses, device arena, host arena) as trc-run printed."""
+    metrics = os.path.join(work, name + ".jsonl")
+    command = mpirun(ranks) + [trc_run, model, "--data", data, "--batch-size", str(batch),
+                               "--seq-len", "16", "--steps", "20", "--metrics", metrics, *extra]
+    done = subprocess.run(command, env=dict(ENV, **(env or {})), capture_output=True, text=True)
+    if done.returncode != 0:
+        fail(f"{name}: exit {done.returncode}\n{done.stdout}\n{done.stderr}")
+    lines = re.findall(r"memory: arena (\d+) bytes[^\n]*", done.stderr)
+    arena = max((int(a) for a in lines), default=None)
+    hosts = [int(h) for h in re.findall(r"host arena (\d+) bytes", done.stderr)]
+    with open(metrics) as f:
+        losses = [json.loads(line)["loss"] for line in f if line.strip()]
+    return losses, arena, max(hosts, default=0)
+
+
+def identical(name, reference, losses):
+    compare(name, reference, losses, 0.0)
+
+
+def refused(trc_run, model, data, extra, expected, name, ranks=1):
+    command = mpirun(ranks) + [trc_run, model, "--data", data, "--batch-size", "4",
+                               "--seq-len", "16", "--steps", "1", *extra]
+    done = subprocess.run(command, env=ENV, capture_output=True, text=True)
+    output = done.stdout + done.stderr
+    if done.returncode == 0 or expected not in output:
+        fail(f"{name}: expected an error containing '{expected}', got exit "
+             f"{done.returncode}:\n{output}")
+    print(f"{name}: refused ({expected})")
+
+
+def main():
+    if len(sys.argv) != 5:
+        fail(__doc__)
+    trc_run, models, data, work = sys.argv[1:]
+    os.makedirs(work, exist_ok=True)
+    offload = ["--config", json.dumps(OFFLOAD)]
+
+    def model(name):
+        return os.path.join(models, f"{name}_op17_dyn.onnx")
+
+    for name in ("gpt2", "bert", "gptj"):
+        none, none_arena, _ = run(trc_run, model(name), data, work, f"{name}-none")
+        losses, arena, host = run(trc_run, model(name), data, work, f"{name}-offload", offload)
+        identical(f"{name} offload", none, losses)
+        full, full_arena, _ = run(trc_run, model(name), data, work, f"{name}-full",
+                                  ["--recompute", "full"])
+        compare(f"{name} full", none, full, 1e-6)
+        losses, both_arena, both_host = run(trc_run, model(name), data, work,
+                                            f"{name}-full-offload",
+                                            ["--recompute", "full", *offload])
+        identical(f"{name} full offload", full, losses)
+        print(f"{name} arenas: none {none_arena} -> offload {arena} + host {host}, "
+              f"full {full_arena} -> full offload {both_arena} + host {both_host}: "
+              f"smaller {arena < none_arena and both_arena < full_arena}, "
+              f"host arena {host > 0 and both_host > 0}")
+        if not (arena < none_arena and both_arena < full_arena and host > 0 and both_host > 0):
+            fail(f"{name}: offloading did not move activations from the arena to the host")
+
+    dropout = os.path.join(models, "gpt2_op17_dropout.onnx")
+    none, _, _ = run(trc_run, dropout, data, work, "dropout-none", batch=2)
+    losses, _, _ = run(trc_run, dropout, data, work, "dropout-offload", offload, batch=2)
+    identical("gpt2 dropout offload", none, losses)
+    full, _, _ = run(trc_run, dropout, data, work, "dropout-full", ["--recompute", "full"],
+                     batch=2)
+    losses, _, _ = run(trc_run, dropout, data, work, "dropout-full-offload",
+                       ["--recompute", "full", *offload], batch=2)
+    identical("gpt2 dropout full offload", full, losses)
+
+    gpt2 = model("gpt2")
+    none, _, _ = run(trc_run, gpt2, data, work, "gpt2-none-again")
+    losses, _, _ = run(trc_run, gpt2, data, work, "gpt2-offload-slow", offload,
+                       env={"TRC_OFFLOAD_COPY_DELAY_US": "2000"})
+    identical("gpt2 offload, copies held back 2 ms", none, losses)
+
+    # A saved step keeps its host arena.
+    step = os.path.join(work, "saved-step")
+    done = subprocess.run([trc_run, gpt2, "--save-artifact", step, "--batch-size", "4",
+                           "--seq-len", "16", *offload], env=ENV, capture_output=True, text=True)
+    if done.returncode != 0:
+        fail(f"save: exit {done.returncode}\n{done.stderr}")
+    with open(os.path.join(step, "manifest.trc")) as f:
+        host_record = re.search(r"^host_arena (\d+)$", f.read(), re.M)
+    if not host_record:
+        fail("the saved step's manifest has no host_arena record")
+    losses, _, _ = run(trc_run, step, data, work, "saved-offload", offload)
+    identical(f"gpt2 saved step (host_arena {host_record.group(1)})", none, losses)
+    refused(trc_run, step, data, [], "was compiled for the plan 'offload: horizon=1'",
+            "saved step without the key")
+
+    if shutil.which("mpirun") is not None:
+        losses, _, _ = run(trc_run, gpt2, data, work, "dp2-offload", offload, ranks=2)
+        compare("gpt2 2 data ranks offload", none, losses, 1e-5)
+        refused(trc_run, gpt2, data,
+                ["--config", json.dumps(dict(OFFLOAD, pipeline_parallel_degree=2))],
+                "key 'offload_activations': activation offloading is not available with "
+                "'pipeline_parallel_degree' yet", "pipeline stages", ranks=2)
+    else:
+        print("SKIPPED: mpirun is not installed (data-parallel and pipeline runs)")
+
+    refused(trc_run, gpt2, data,
+            ["--config", json.dumps(dict(OFFLOAD, activation_loading_horizon=0))],
+            "key 'activation_loading_horizon': expected an integer >= 1", "horizon 0")
+
+
+if __name__ == "__main__":
+    main()
