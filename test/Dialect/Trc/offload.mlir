@@ -1,14 +1,10 @@
 // trc.offload, trc.prefetch and trc.copy_wait: round-trip (also in generic
-// form), are never folded, merged or moved by canonicalize and cse (two
-// offloads of one value stay two), and lower with
-// trc-offload-to-runtime-call to the copy engine's calls: a read-only buffer
-// of the source, a host-pool destination for the offload, a fresh device
-// buffer for the prefetch, the wait naming the start's two buffers, the
-// result's tensor only after the wait. Negative cases: offload-invalid.mlir.
+// form) and are never folded, merged or moved by canonicalize and cse (two
+// offloads of one value stay two). Negative cases: offload-invalid.mlir;
+// their lowering: test/Passes/Conversion/offload-to-runtime-call.mlir.
 // RUN: trc-opt %s | trc-opt | FileCheck %s
 // RUN: trc-opt %s --mlir-print-op-generic | trc-opt | FileCheck %s
 // RUN: trc-opt %s --canonicalize --cse | FileCheck %s --check-prefix=KEPT
-// RUN: trc-opt %s --trc-offload-to-runtime-call | FileCheck %s --check-prefix=CALLS
 
 // CHECK-LABEL: func.func @round_trip(
 // CHECK: %[[H:.*]] = trc.offload %arg0 : tensor<4x8xf32>
@@ -41,36 +37,3 @@ func.func @twice(%x: tensor<16xf32>) -> tensor<16xf32> {
   %s = trc.add %y1, %y2 : tensor<16xf32>
   return %s : tensor<16xf32>
 }
-
-// Copies are numbered in program order (0, 1 for @round_trip, 2.. for
-// @twice); 4x8 f32 is 128 bytes; direction 0 to the host, 1 back.
-// CALLS: func.func private @trc_rt_offload_wait(i64, i64, i64)
-// CALLS: func.func private @trc_rt_offload_start(i64, i64, i64, i64, i64)
-// CALLS-LABEL: func.func @round_trip(
-// CALLS: %[[SRC:.*]] = bufferization.to_buffer %arg0 read_only : tensor<4x8xf32> to memref<4x8xf32>
-// CALLS-NEXT: %[[HOST:.*]] = memref.alloc() {trc.host_pool} : memref<4x8xf32>
-// CALLS-NEXT: %[[C0:.*]] = arith.constant 0 : i64
-// CALLS-NEXT: %[[TOHOST:.*]] = arith.constant 0 : i64
-// CALLS-NEXT: %[[C128:.*]] = arith.constant 128 : i64
-// CALLS-NEXT: memref.extract_aligned_pointer_as_index %[[SRC]]
-// CALLS: memref.extract_aligned_pointer_as_index %[[HOST]]
-// CALLS: call @trc_rt_offload_start(%[[C0]], %[[TOHOST]], %[[C128]],
-// CALLS: memref.extract_aligned_pointer_as_index %[[SRC]]
-// CALLS: memref.extract_aligned_pointer_as_index %[[HOST]]
-// CALLS: call @trc_rt_offload_wait(
-// CALLS-NEXT: %[[HT:.*]] = bufferization.to_tensor %[[HOST]] restrict writable
-// CALLS-NEXT: %[[HB:.*]] = bufferization.to_buffer %[[HT]] read_only
-// CALLS-NEXT: %[[DEV:.*]] = memref.alloc() : memref<4x8xf32>
-// CALLS-NEXT: %[[C1:.*]] = arith.constant 1 : i64
-// CALLS-NEXT: %[[TODEV:.*]] = arith.constant 1 : i64
-// CALLS: memref.extract_aligned_pointer_as_index %[[DEV]]
-// CALLS: memref.extract_aligned_pointer_as_index %[[HB]]
-// CALLS: call @trc_rt_offload_start(%[[C1]], %[[TODEV]],
-// CALLS: memref.extract_aligned_pointer_as_index %[[DEV]]
-// CALLS: memref.extract_aligned_pointer_as_index %[[HB]]
-// CALLS: call @trc_rt_offload_wait(
-// CALLS-NEXT: %[[Y:.*]] = bufferization.to_tensor %[[DEV]] restrict writable
-// CALLS-NEXT: trc.add %[[Y]], %[[Y]]
-// CALLS-NOT: trc.offload
-// CALLS-NOT: trc.prefetch
-// CALLS-NOT: trc.copy_wait
