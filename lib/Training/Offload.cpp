@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Training/Offload.h"
+#include "trc/Analysis/ValueFacts.h"
 #include "trc/Dialect/Trc.h"
 #include "trc/Parallel/Pipeline.h"
 #include "trc/Training/Recompute.h"
@@ -24,19 +25,7 @@ namespace {
 
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
-int64_t bytesOf(Value v) {
-  auto t = dyn_cast<RankedTensorType>(v.getType());
-  if (!t || !t.hasStaticShape())
-    return 0;
-  int64_t bits = t.getElementTypeBitWidth();
-  return t.getNumElements() * (bits == 1 ? 1 : (bits + 7) / 8);
-}
-
-Operation *topLevel(Operation *user, Block &body) {
-  while (user && user->getBlock() != &body)
-    user = user->getParentOp();
-  return user;
-}
+int64_t bytesOf(Value v) { return analysis::tensorBytes(v.getType()); }
 
 /// The function's top-level ops by position, and each one's position.
 struct Positions {
@@ -128,7 +117,7 @@ FailureOr<Plan> planOffload(func::FuncOp fn, const Options &options, std::string
       continue; // outside the layer chain
     Use u{v, *defined, pos.of[v.getDefiningOp()]};
     for (OpOperand &use : v.getUses()) {
-      Operation *top = topLevel(use.getOwner(), body);
+      Operation *top = analysis::topLevelIn(use.getOwner(), body);
       if (!top)
         continue;
       if (top->hasTrait<OpTrait::IsTerminator>()) {
@@ -217,7 +206,7 @@ void rewrite(func::FuncOp fn, const Plan &plan) {
   // (planOffload only offloads values whose backward uses follow the whole
   // forward); the copies made here have no position.
   auto isBackwardUse = [&](OpOperand &use) {
-    Operation *top = topLevel(use.getOwner(), body);
+    Operation *top = analysis::topLevelIn(use.getOwner(), body);
     auto it = top ? pos.of.find(top) : pos.of.end();
     return it != pos.of.end() && it->second >= firstBackward;
   };

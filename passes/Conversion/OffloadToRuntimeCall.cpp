@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 #include "trc/Abi/OffloadAbi.h"
 #include "trc/Analysis/MemoryPlan.h"
+#include "trc/Analysis/ValueFacts.h"
 #include "trc/Dialect/Trc.h"
 #include "trc/Passes.h"
 
@@ -68,8 +69,7 @@ struct OffloadToRuntimeCall : trc::impl::OffloadToRuntimeCallBase<OffloadToRunti
     auto waitOp = cast<trc::CopyWaitOp>(*op->getResult(0).user_begin());
     auto type = cast<RankedTensorType>(op->getResult(0).getType());
     auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-    unsigned bits = type.getElementTypeBitWidth();
-    int64_t bytes = type.getNumElements() * (bits == 1 ? 1 : int64_t(bits + 7) / 8);
+    int64_t bytes = trc::analysis::tensorBytes(type);
     Location loc = op->getLoc();
 
     OpBuilder b(op);
