@@ -116,6 +116,11 @@ TRC_ELEMENTWISE(GeluOp)
 // barrier in the backward reads the forward's reduced copy (partitioning
 // reuses it) instead of reducing the value again.
 TRC_ELEMENTWISE(OptimizationBarrierOp)
+// Offloading's copies: the host copy is split as its device value is (each
+// rank moves its part); like the barrier, partial sums are reduced first.
+TRC_ELEMENTWISE(OffloadOp)
+TRC_ELEMENTWISE(PrefetchOp)
+TRC_ELEMENTWISE(CopyWaitOp)
 #undef TRC_ELEMENTWISE
 #undef TRC_LINEAR
 

@@ -105,8 +105,10 @@ bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error
                                           (*program)->getBufferSize()))
      << "\n"
      << "entry " << trc::abi::kEntrySymbol << "\n"
-     << "arena " << contents.arenaBytes << "\n"
-     << "weights " << trc::abi::kWeightsFile << " " << weights.size() << " "
+     << "arena " << contents.arenaBytes << "\n";
+  if (contents.hostArenaBytes > 0)
+    os << "host_arena " << contents.hostArenaBytes << "\n";
+  os << "weights " << trc::abi::kWeightsFile << " " << weights.size() << " "
      << rt::formatChecksum(rt::checksumOf(rt::ChecksumKind::Xxh3, weights.data(), weights.size()))
      << "\n";
   for (const std::string &record : contents.records)

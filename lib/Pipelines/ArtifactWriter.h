@@ -48,6 +48,7 @@ struct ArtifactSlot {
 struct ArtifactContents {
   std::string target;
   int64_t arenaBytes = 0;
+  int64_t hostArenaBytes = 0; // offloaded activations; 0: no host_arena record
   std::vector<ArtifactSlot> slots; // in slot order
   // Target-specific records (target cuda: cubin, ptx, kernel), written
   // after `weights`; their files are written into the stage by the caller.

@@ -12,6 +12,7 @@
 #include "trc/Abi/ArtifactNames.h"
 #include "trc/Abi/ProfileSpans.h"
 #include "trc/Abi/SlotNames.h"
+#include "trc/Analysis/MemoryPlan.h"
 #include "CudaArtifact.h"
 #include "ObjectEmitter.h"
 #include "trc/Dialect/Trc.h"
@@ -355,15 +356,21 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   auto arena = module->getAttrOfType<IntegerAttr>("trc.arena_bytes");
   auto bound = module->getAttrOfType<IntegerAttr>("trc.arena_lower_bound_bytes");
   auto noReuse = module->getAttrOfType<IntegerAttr>("trc.arena_no_reuse_bytes");
+  auto hostArena = module->getAttrOfType<IntegerAttr>(kHostArenaBytesAttr);
   contents.arenaBytes = arena ? arena.getInt() : 0;
-  if (arena && bound && noReuse)
+  contents.hostArenaBytes = hostArena ? hostArena.getInt() : 0;
+  if (arena && bound && noReuse) {
     log << "memory: arena " << arena.getInt() << " bytes, lower bound " << bound.getInt()
         << " (arena/bound "
         << llvm::format("%.3f", bound.getInt() ? double(arena.getInt()) / bound.getInt() : 1.0)
         << "), no reuse " << noReuse.getInt() << " (arena/no-reuse "
         << llvm::format("%.3f",
                         noReuse.getInt() ? double(arena.getInt()) / noReuse.getInt() : 1.0)
-        << ")\n";
+        << ")";
+    if (contents.hostArenaBytes > 0)
+      log << ", host arena " << contents.hostArenaBytes << " bytes";
+    log << "\n";
+  }
 
   // trc-profile-calls' spans: the manifest's `span` records.
   if (auto spans = module->getAttrOfType<ArrayAttr>(trc::abi::kProfileSpansAttr))

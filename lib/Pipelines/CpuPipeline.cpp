@@ -18,7 +18,8 @@ namespace trc {
 
 static const char *kCpuLowering =
     // trc -> linalg on tensors
-    "trc-decompose-composites, trc-collectives-to-runtime-call, canonicalize, "
+    "trc-decompose-composites, trc-collectives-to-runtime-call, trc-offload-to-runtime-call, "
+    "canonicalize, "
     "func.func(trc-lower-to-linalg), "
     "canonicalize, cse, func.func(trc-rematerialize-broadcasts), linalg-fuse-elementwise-ops, "
     // tensors -> buffers, results written into caller-provided outputs

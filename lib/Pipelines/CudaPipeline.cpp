@@ -42,7 +42,8 @@ std::string kernelsPipeline(bool cublasLt) {
   return std::string(
              // fused regions back to core ops; trc -> linalg on tensors, re-fused
              "func.func(trc-unfuse), "
-             "trc-decompose-composites, trc-collectives-to-runtime-call, canonicalize, "
+             "trc-decompose-composites, trc-collectives-to-runtime-call, "
+             "trc-offload-to-runtime-call, canonicalize, "
              "func.func(trc-lower-to-linalg), "
              "canonicalize, cse, func.func(trc-rematerialize-broadcasts), linalg-fuse-elementwise-ops, "
              // tensors -> buffers in caller-provided outputs and one arena

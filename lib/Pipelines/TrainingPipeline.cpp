@@ -49,6 +49,8 @@ void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingPipelineOption
   pm.addPass(createAutodiff(o.autodiff));
   if (o.recompute)
     pm.addPass(createRecompute(*o.recompute));
+  if (o.offload)
+    pm.addPass(createOffloadActivations(*o.offload));
   if (o.tensorParallel && o.tensorParallel->degree > 1) {
     pm.addPass(createShardTensorParallel(*o.tensorParallel));
     pm.addPass(createPartition());
@@ -87,6 +89,17 @@ struct TrainingPipelineCliOptions : public mlir::PassPipelineOptions<TrainingPip
   Option<int64_t> memoryBudget{*this, "memory-budget",
                                llvm::cl::desc("trc-recompute's budget (policy budget), bytes"),
                                llvm::cl::init(RecomputeOptions().budget)};
+  Option<bool> offload{*this, "offload",
+                       llvm::cl::desc("offload kept activations to host memory "
+                                      "(trc-offload-activations)"),
+                       llvm::cl::init(false)};
+  Option<int64_t> horizon{*this, "horizon",
+                          llvm::cl::desc("trc-offload-activations' horizon: layers ahead of "
+                                         "its backward an activation is prefetched"),
+                          llvm::cl::init(OffloadActivationsOptions().horizon)};
+  Option<int64_t> offloadMinBytes{*this, "offload-min-bytes",
+                                  llvm::cl::desc("trc-offload-activations' min-bytes"),
+                                  llvm::cl::init(OffloadActivationsOptions().minBytes)};
   Option<int64_t> tensorDegree{*this, "tensor-degree",
                                llvm::cl::desc("tensor-parallel ranks (trc-shard-tensor-parallel)"),
                                llvm::cl::init(ShardTensorParallelOptions().degree)};
@@ -146,6 +159,16 @@ bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptio
     recompute.budget = cli.memoryBudget;
     o.recompute = recompute;
   }
+  if (cli.offload) {
+    if (cli.horizon < 0 || cli.offloadMinBytes < 0) {
+      problem = "horizon and offload-min-bytes must not be negative";
+      return false;
+    }
+    OffloadActivationsOptions offload;
+    offload.horizon = cli.horizon;
+    offload.minBytes = cli.offloadMinBytes;
+    o.offload = offload;
+  }
   if (cli.tensorDegree < 1) {
     problem = "tensor-degree must be at least 1, got " + std::to_string(cli.tensorDegree);
     return false;
@@ -164,6 +187,10 @@ bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptio
     if (cli.dataParallel) {
       problem = "pipeline-stages does not combine with data-parallel in one compiled step "
                 "(trc-run averages each stage's gradients over its data ranks)";
+      return false;
+    }
+    if (cli.offload) {
+      problem = "offload does not combine with pipeline-stages yet";
       return false;
     }
     PipelineStagesOptions pp;
@@ -197,7 +224,8 @@ void registerTrainingPipeline() {
   mlir::registerPassPipeline(
       "trc-training-pipeline",
       "the imported forward graph to @train_step: loss, mixed precision, autodiff, "
-      "recomputation, tensor/data/pipeline parallelism, optimizer (the pipeline trc-run compiles)",
+      "recomputation, offloading, tensor/data/pipeline parallelism, optimizer (the pipeline "
+      "trc-run compiles)",
       [](mlir::OpPassManager &pm, llvm::StringRef text,
          llvm::function_ref<mlir::LogicalResult(const llvm::Twine &)> errorHandler) {
         TrainingPipelineCliOptions cli;

@@ -68,6 +68,21 @@ def TestPrintRecompute : Pass<"test-trc-print-recompute", "mlir::ModuleOp"> {
   }];
 }
 
+def TestPrintOffload : Pass<"test-trc-print-offload", "mlir::ModuleOp"> {
+  let summary = "prints trc-offload-activations' decisions";
+  let description = [{
+    After trc-offload-activations: the horizon, the stash and what is
+    offloaded (bytes in all and per layer), then one line per offloaded
+    value: its layer, type, bytes and defining op, and the positions
+    (indices of @main_grad's top-level ops before the rewrite) before
+    which its offload, the offload's wait, its prefetch and the prefetch's
+    wait (its first backward use) were inserted, e.g.
+    `value 0: layer 0 tensor<4x8xf32> 128 B (trc.add at 3): offload 4, wait 9,
+     prefetch 21 (backward of layer 1), first use 24`.
+    The IR is left unchanged.
+  }];
+}
+
 def TestPrintPipelineSchedule : Pass<"test-trc-print-pipeline-schedule", "mlir::ModuleOp"> {
   let summary = "prints a pipeline schedule's table, its check and its simulated bubble";
   let description = [{
@@ -96,7 +111,9 @@ def TestPrintMemoryPlan : Pass<"test-trc-print-memory-plan", "mlir::ModuleOp"> {
   let description = [{
     Computes `trc::MemoryPlan` (include/trc/Analysis/MemoryPlan.h) and prints
     the arena size against its lower bound and against no reuse, then each
-    buffer's offset, size and live range. The IR is unchanged.
+    buffer's offset, size and live range; then, when the function has host
+    copies (allocations marked `trc.host_pool`), the host arena's plan the
+    same way. The IR is unchanged.
 
     ```
     memory plan: 3 buffers, arena 128 bytes, lower bound 128 (arena/bound 1.000), ...

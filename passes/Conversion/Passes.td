@@ -62,6 +62,35 @@ def CollectivesToRuntimeCall
                            "mlir::bufferization::BufferizationDialect"];
 }
 
+def OffloadToRuntimeCall : Pass<"trc-offload-to-runtime-call", "mlir::ModuleOp"> {
+  let summary = "lowers trc.offload, trc.prefetch and trc.copy_wait to the copy engine";
+  let description = [{
+    Before bufferization. Each copy (trc.offload: device to host,
+    trc.prefetch: host to device) gets a number and becomes a call of
+    `trc_rt_offload_start` between a read-only buffer of its operand and a
+    fresh destination; its trc.copy_wait becomes `trc_rt_offload_wait`
+    naming the same two buffers (so the memory plan keeps the source alive
+    until the wait), after which the destination is the result's tensor
+    (docs/ARTIFACT.md "Offloading"). A host destination is a
+    `memref.alloc` marked `trc.host_pool`: trc-plan-memory places it in
+    the host arena. Codes: include/trc/Abi/OffloadAbi.h.
+
+    ```mlir
+    %h = trc.offload %x : tensor<16xf32>
+    %hx = trc.copy_wait %h from %x : tensor<16xf32>
+    // becomes
+    %xb = bufferization.to_buffer %x read_only : tensor<16xf32> to memref<16xf32>
+    %hb = memref.alloc() {trc.host_pool} : memref<16xf32>
+    call @trc_rt_offload_start(%c0, %c0, %c64, ptr(%xb), ptr(%hb))   // copy 0, to the host
+    call @trc_rt_offload_wait(%c0, ptr(%xb), ptr(%hb))
+    %hx = bufferization.to_tensor %hb restrict writable : memref<16xf32> to tensor<16xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::bufferization::BufferizationDialect"];
+}
+
 def CopiesToLinalg : Pass<"trc-copies-to-linalg", "mlir::ModuleOp"> {
   let summary = "rewrites memref.copy into linalg.copy";
   let description = [{

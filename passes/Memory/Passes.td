@@ -45,6 +45,45 @@ def Recompute : Pass<"trc-recompute", "mlir::ModuleOp"> {
   ];
 }
 
+def OffloadActivations : Pass<"trc-offload-activations", "mlir::ModuleOp"> {
+  let summary = "moves kept activations to host memory and back, asynchronously";
+  let description = [{
+    On @main_grad (after trc-autodiff and trc-recompute, before tensor/data
+    parallelism; not with pipeline stages): every activation the backward
+    keeps that belongs to a layer (its own values and its input; after
+    full recomputation only the inputs remain) and has at least
+    `min-bytes` bytes is copied to the host pool after its last forward
+    use (trc.offload), waited for at the end of the next layer's forward
+    (trc.copy_wait: its device buffer is free from there), copied back
+    `horizon` layers ahead of its layer's backward (trc.prefetch; past the
+    last layer: at the start of the backward) and waited for before its
+    first backward use, which, like every later one, reads the copy
+    (include/trc/Training/Offload.h). A value that would come back where
+    it leaves (the last layer's) stays. The module gets
+    `trc.offload_plan` (test-trc-print-offload prints it);
+    trc-offload-to-runtime-call lowers the copies.
+
+    ```mlir
+    %x = trc.add %a, %b : tensor<4x64x256xf32>         // layer 3's input
+    %h = trc.offload %x : tensor<4x64x256xf32>         // after layer 3 reads it
+    ...                                                  // layer 4's forward
+    %hx = trc.copy_wait %h from %x : tensor<4x64x256xf32>
+    ...                                                  // backward of layers 11..4+H
+    %p = trc.prefetch %hx : tensor<4x64x256xf32>
+    ...
+    %x1 = trc.copy_wait %p from %hx : tensor<4x64x256xf32>
+    %g = trc.mul %dy, %x1 : tensor<4x64x256xf32>       // layer 3's backward
+    ```
+  }];
+  let options = [
+    Option<"horizon", "horizon", "int64_t", "4",
+           "layers ahead of its backward a value is prefetched (SageMaker's "
+           "activation_loading_horizon)">,
+    Option<"minBytes", "min-bytes", "int64_t", "0",
+           "smaller activations stay on the device">,
+  ];
+}
+
 def RematerializeBroadcasts
     : Pass<"trc-rematerialize-broadcasts", "mlir::func::FuncOp"> {
   let summary = "one copy of a broadcast, iota or fill per use";
@@ -102,7 +141,11 @@ def PlanMemory : Pass<"trc-plan-memory", "mlir::ModuleOp"> {
     `memref.alloc` into `memref.view` of a new last argument, the arena
     (`memref<Nxi8>`, attribute `trc.arena`), at its planned offset. The
     module gets `trc.arena_bytes`, `trc.arena_lower_bound_bytes` and
-    `trc.arena_no_reuse_bytes`.
+    `trc.arena_no_reuse_bytes`. Allocations marked `trc.host_pool`
+    (trc-offload-to-runtime-call's host copies) are planned apart, in the
+    host arena the runtime allocates (`trc.host_arena_bytes`): they are
+    read only by the copy engine's calls, so each of their pointers
+    becomes its offset in that arena.
 
     ```mlir
     %0 = memref.alloc() : memref<4x4xf32>

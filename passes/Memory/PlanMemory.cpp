@@ -1,8 +1,11 @@
 //===- PlanMemory.cpp - trc-plan-memory ------------------------------------===//
 //
 // Rewrites @main's planned memref.alloc ops into views of one arena argument
-// (see Passes.td). Precondition: bufferized @main; allocations are never
-// deallocated (memref.dealloc of a planned buffer is an error).
+// (see Passes.td), and the host arena's (kHostPoolAttr) pointers into
+// offsets. Precondition: bufferized @main; allocations are never
+// deallocated (memref.dealloc of a planned buffer is an error); a host
+// allocation is read only through memref.extract_aligned_pointer_as_index
+// (the copy engine's calls), which is checked.
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Analysis/MemoryPlan.h"
@@ -40,6 +43,24 @@ struct PlanMemory : trc::impl::PlanMemoryBase<PlanMemory> {
       return signalPassFailure();
     }
     OpBuilder b(module.getContext());
+    // Host copies first: the program never touches the host arena, it
+    // passes offsets into it to the copy engine.
+    for (auto &a : plan.hostAllocations) {
+      for (Operation *user : a.op->getUsers())
+        if (!isa<memref::ExtractAlignedPointerAsIndexOp>(user)) {
+          user->emitError("a host-arena buffer may only be passed to the copy engine's calls, "
+                          "not read by '")
+              << user->getName() << "'";
+          return signalPassFailure();
+        }
+      for (Operation *user : llvm::make_early_inc_range(a.op->getUsers())) {
+        b.setInsertionPoint(user);
+        user->getResult(0).replaceAllUsesWith(
+            b.create<arith::ConstantIndexOp>(user->getLoc(), a.offset));
+        user->erase();
+      }
+      a.op->erase();
+    }
     auto arenaType = MemRefType::get({std::max<int64_t>(plan.arenaBytes, 1)}, b.getI8Type());
     unsigned index = main.getNumArguments();
     if (failed(main.insertArgument(index, arenaType,
@@ -61,6 +82,8 @@ struct PlanMemory : trc::impl::PlanMemoryBase<PlanMemory> {
     module->setAttr("trc.arena_lower_bound_bytes",
                     b.getI64IntegerAttr(plan.lowerBoundBytes));
     module->setAttr("trc.arena_no_reuse_bytes", b.getI64IntegerAttr(plan.noReuseBytes));
+    if (!plan.hostAllocations.empty())
+      module->setAttr(trc::kHostArenaBytesAttr, b.getI64IntegerAttr(plan.hostArenaBytes));
   }
 };
 } // namespace

@@ -4,6 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/artifact/Session.h"
+
+#include "runtime/backends/Offload.h"
 #include "trc/Abi/SlotNames.h"
 
 #include "runtime/comm/Collectives.h"
@@ -161,6 +163,9 @@ StatusOr<std::unique_ptr<Session>> Session::create(const Artifact &artifact, Bac
   const Manifest &m = artifact.manifest();
   if (Status st = s->arena_.allocate(backend, size_t(m.arenaBytes)); !st)
     return st.withPrefix("arena: ");
+  if (m.hostArenaBytes)
+    if (Status st = s->hostArena_.allocate(backend, size_t(m.hostArenaBytes)); !st)
+      return st.withPrefix("host arena: ");
   s->buffers_.resize(m.slots.size());
   s->slotPointers_.resize(m.slots.size());
   s->bound_.assign(m.slots.size(), false);
@@ -253,10 +258,26 @@ Status Session::run() {
                                              : std::string(),
                        profile::kProgram);
   ProgramSpansScope ops(m.spans); // the program's per-op spans (CPU)
-  if (Status st = backend_.run(artifact_.entry(), slotPointers_.data(),
-                               m.arenaBytes ? arena_.get() : nullptr);
-      !st)
-    return st;
+  Status ran = Status::success();
+  if (m.hostArenaBytes) {
+    // Offloaded activations: the program's copies go through the backend's
+    // engine into this session's host arena.
+    StatusOr<CopyEngine *> engine = backend_.copyEngine();
+    if (!engine.ok())
+      return engine.status();
+    OffloadScope offload(**engine, hostArena_.get(), size_t(m.hostArenaBytes));
+    ran = backend_.run(artifact_.entry(), slotPointers_.data(),
+                       m.arenaBytes ? arena_.get() : nullptr);
+  } else {
+    ran = backend_.run(artifact_.entry(), slotPointers_.data(),
+                       m.arenaBytes ? arena_.get() : nullptr);
+  }
+  // A copy the program started failed, or was never waited for.
+  Status copies = takeOffloadError();
+  if (!ran)
+    return ran;
+  if (!copies)
+    return copies;
   // A collective inside the program failed (lost peer, wrong group size).
   if (Status st = takeCollectiveError(); !st)
     return st;

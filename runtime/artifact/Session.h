@@ -1,6 +1,7 @@
 //===- Session.h - one loaded artifact bound to a backend -------------------===//
 //
-// Session::create allocates, once, the arena and one device buffer per slot
+// Session::create allocates, once, the arena (and the host arena of
+// offloaded activations, when the manifest has one) and one device buffer per slot
 // and copies every param's bytes from the weights, or, for a param with an
 // `init` record, makes its values (Initializer.h) on the host a chunk at a
 // time and copies them over (a sharded or tensor-parallel split param: this
@@ -80,6 +81,7 @@ private:
   const Artifact &artifact_;
   Backend &backend_;
   DeviceBuffer arena_;
+  HostBuffer hostArena_; // manifest host_arena: the program's copies run in an OffloadScope
   std::vector<DeviceBuffer> buffers_; // by slot index
   std::vector<void *> slotPointers_;  // by slot index
   std::vector<bool> bound_;           // by slot index (inputs)

@@ -7,12 +7,18 @@
 // loads the driver at run time. DeviceBuffer is the RAII owner of one
 // allocation. createBackend() maps a --device name to a backend: "cpu",
 // "cuda", and "auto" (cuda when a CUDA device is present, else cpu).
-// Preconditions: a backend outlives every DeviceBuffer it allocated.
+// Offloaded activations (docs/ARTIFACT.md "Offloading") live in a host arena
+// the backend allocates (allocateHost: pinned on CUDA; HostBuffer owns it)
+// and move through its copy engine (CopyEngine.h), which the program's
+// trc_rt_offload_* calls use while a Session runs (Offload.h).
+// Preconditions: a backend outlives every DeviceBuffer and HostBuffer it
+// allocated.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRC_RUNTIME_BACKEND_H
 #define TRC_RUNTIME_BACKEND_H
 
+#include "runtime/backends/CopyEngine.h"
 #include "runtime/support/Status.h"
 
 #include <cstddef>
@@ -41,6 +47,15 @@ public:
   virtual Status copyOnDevice(void *dst, const void *src, size_t bytes) = 0;
   // Calls entry(slots, arena) with device pointers and waits for it.
   virtual Status run(EntryFn entry, void **slots, void *arena) = 0;
+  /// Host memory the device copies offloaded activations to and from: at
+  /// least `bytes` (a zero-byte request still yields a valid block),
+  /// 64-byte aligned, zero-filled; page-locked where that makes the
+  /// device's copies asynchronous (CUDA).
+  virtual StatusOr<void *> allocateHost(size_t bytes) = 0;
+  virtual void deallocateHost(void *ptr) = 0;
+  /// The engine that runs the copies between device memory and the host
+  /// arena, made on first use; it lives as long as the backend.
+  virtual StatusOr<CopyEngine *> copyEngine() = 0;
 };
 
 class DeviceBuffer {
@@ -76,6 +91,39 @@ public:
   void reset() {
     if (backend_ && ptr_)
       backend_->deallocate(ptr_);
+    backend_ = nullptr;
+    ptr_ = nullptr;
+    size_ = 0;
+  }
+  void *get() const { return ptr_; }
+  size_t size() const { return size_; }
+
+private:
+  Backend *backend_ = nullptr;
+  void *ptr_ = nullptr;
+  size_t size_ = 0;
+};
+
+/// The RAII owner of one allocateHost block.
+class HostBuffer {
+public:
+  HostBuffer() = default;
+  ~HostBuffer() { reset(); }
+  HostBuffer(const HostBuffer &) = delete;
+  HostBuffer &operator=(const HostBuffer &) = delete;
+  Status allocate(Backend &backend, size_t bytes) {
+    reset();
+    StatusOr<void *> p = backend.allocateHost(bytes);
+    if (!p.ok())
+      return p.status();
+    backend_ = &backend;
+    ptr_ = *p;
+    size_ = bytes;
+    return Status::success();
+  }
+  void reset() {
+    if (backend_ && ptr_)
+      backend_->deallocateHost(ptr_);
     backend_ = nullptr;
     ptr_ = nullptr;
     size_ = 0;

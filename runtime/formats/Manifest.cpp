@@ -322,6 +322,20 @@ Status Parser::parseRecord(const std::vector<std::string_view> &f) {
                   " is absurd (more than 2^48 bytes)");
     return Status::success();
   }
+  if (kw == "host_arena") {
+    if (Status s = once("host_arena"); !s)
+      return s;
+    if (f.size() != 2)
+      return fail("host_arena: expected one field (bytes), got " +
+                  std::to_string(f.size() - 1));
+    if (!parseUnsigned(f[1], m.hostArenaBytes))
+      return fail("host_arena bytes: " + quote(f[1]) +
+                  " is not a non-negative decimal integer");
+    if (m.hostArenaBytes > kMaxArenaBytes)
+      return fail("host_arena bytes: " + std::string(f[1]) +
+                  " is absurd (more than 2^48 bytes)");
+    return Status::success();
+  }
   if (kw == abi::kManifestMagic)
     return fail("duplicate 'trc-artifact' record");
   return fail("unknown record " + quote(kw));

@@ -5,7 +5,8 @@
 // names the line and the field ("line 7: slot dtype: unknown dtype 'f128'
 // ..."), never thrown. Checks beyond the grammar:
 //   * the first record is `trc-artifact 1` and the last is `end`;
-//   * target/program/entry/arena/weights appear exactly once;
+//   * target/program/entry/arena/weights appear exactly once, host_arena
+//     (offloaded activations) at most once;
 //   * slot indices are 0..S-1 without gaps or duplicates; names are unique
 //     per kind (inputs, outputs, params);
 //   * rank <= 64, dims >= 0, each tensor at most 2^40 elements;
@@ -122,6 +123,7 @@ struct Manifest {
   Checksum programHash;
   std::string entry;
   uint64_t arenaBytes = 0;
+  uint64_t hostArenaBytes = 0; // `host_arena` (offloaded activations); 0 without it
   std::string weightsFile;
   uint64_t weightsBytes = 0;
   Checksum weightsHash;

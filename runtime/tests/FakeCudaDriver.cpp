@@ -19,9 +19,18 @@
 // which run on the CPU over grid x block threads. Launches check the block
 // size (at most 1024 threads). Streams run work at once, or record it while
 // captured (thread-local capture); graphs replay the recording; a
-// synchronization or a host copy during a capture invalidates it, and
-// cuStreamEndCapture then fails, as CUDA's do. Calls that
-// need cuInit before it return CUDA_ERROR_NOT_INITIALIZED.
+// synchronization or a copy to or from pageable host memory during a
+// capture invalidates it, and cuStreamEndCapture then fails, as CUDA's do
+// (page-locked memory from cuMemHostAlloc may be copied). Events order
+// nothing (work already ran) except in a capture, as CUDA's do: a stream
+// that waits for an event recorded in a capture joins it (its work is
+// recorded too), and cuStreamEndCapture fails with
+// CUDA_ERROR_STREAM_CAPTURE_UNJOINED when a joined stream did work after
+// the last event of it the capture waited for. trc_fake_cuda_trace() lists
+// the event, pinned-memory and asynchronous-copy calls in order (streams
+// and events numbered from 1 as created), for tests of the order of the
+// runtime's calls. Calls that need cuInit before it return
+// CUDA_ERROR_NOT_INITIALIZED.
 //
 //===----------------------------------------------------------------------===//
 #include "FakeCuda.h"
@@ -46,7 +55,8 @@ namespace {
 
 constexpr int kInvalidValue = 1, kOutOfMemory = 2, kNotInitialized = 3, kInvalidImage = 200,
               kInvalidContext = 201, kInvalidPtx = 218, kInvalidHandle = 400,
-              kIllegalAddress = 700, kStreamCaptureUnsupported = 900;
+              kIllegalAddress = 700, kStreamCaptureUnsupported = 900,
+              kStreamCaptureUnjoined = 904;
 
 struct Kernel {
   std::string name;
@@ -58,14 +68,49 @@ struct Module {
 };
 struct Stream {
   std::vector<std::function<void()>> *capture = nullptr;
-  bool invalidated = false; // an illegal call during the capture
+  bool invalidated = false; // an illegal call during the capture (origin's)
+  Stream *origin = nullptr; // the stream whose capture this one is in
+  size_t work = 0;          // work enqueued so far
+  size_t rejoined = 0;      // work the capture has waited for (a joined stream)
+  int id = 0;
+};
+struct Event {
+  Stream *stream = nullptr; // where it was last recorded
+  size_t mark = 0;          // that stream's work then
+  bool captured = false;    // recorded in a capture
+  int id = 0;
 };
 struct Graph {
   std::vector<std::function<void()>> work;
 };
 
-std::mutex gMutex; // allocations and the sticky error
+std::mutex gMutex; // allocations, the sticky error and the trace
 std::map<uintptr_t, size_t> gAllocations;
+std::map<uintptr_t, size_t> gPinned; // cuMemHostAlloc
+std::vector<Stream *> gStreams;
+std::vector<std::string> gTrace;
+std::string gTraceText;
+int gStreamIds = 0, gEventIds = 0;
+
+void trace(const std::string &line) {
+  std::lock_guard<std::mutex> lock(gMutex);
+  gTrace.push_back(line);
+}
+
+bool pinnedLocked(uintptr_t p, size_t bytes) {
+  auto it = gPinned.upper_bound(p);
+  if (it == gPinned.begin())
+    return false;
+  --it;
+  return p >= it->first && p - it->first <= it->second && bytes <= it->second - (p - it->first);
+}
+
+bool pinned(const void *p, size_t bytes) {
+  std::lock_guard<std::mutex> lock(gMutex);
+  return pinnedLocked(reinterpret_cast<uintptr_t>(p), bytes);
+}
+
+std::string name(const Stream *s) { return s ? "s" + std::to_string(s->id) : "s0"; }
 int gSticky = 0;
 bool gInitialized = false;
 int gPrimaryContext = 0; // its address is the context handle
@@ -140,6 +185,8 @@ namespace trc::fakecuda {
 
 void enqueue(void *stream, std::function<void()> work) {
   auto *s = static_cast<Stream *>(stream);
+  if (s)
+    ++s->work;
   if (s && s->capture)
     s->capture->push_back(std::move(work));
   else
@@ -181,7 +228,8 @@ int cuGetErrorString(int rc, const char **text) {
       {400, "invalid resource handle"}, {500, "named symbol not found"},
       {700, "an illegal memory access was encountered"},
       {900, "operation not permitted when stream is capturing"},
-      {901, "operation failed due to a previous error during capture"}};
+      {901, "operation failed due to a previous error during capture"},
+      {904, "capture was not joined back into the origin stream"}};
   auto it = texts.find(rc);
   if (it == texts.end())
     return kInvalidValue;
@@ -195,7 +243,8 @@ int cuGetErrorName(int rc, const char **name) {
       {201, "CUDA_ERROR_INVALID_CONTEXT"}, {218, "CUDA_ERROR_INVALID_PTX"},
       {400, "CUDA_ERROR_INVALID_HANDLE"}, {500, "CUDA_ERROR_NOT_FOUND"},
       {700, "CUDA_ERROR_ILLEGAL_ADDRESS"}, {900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"},
-      {901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"}};
+      {901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"},
+      {904, "CUDA_ERROR_STREAM_CAPTURE_UNJOINED"}};
   auto it = names.find(rc);
   if (it == names.end())
     return kInvalidValue;
@@ -299,16 +348,20 @@ static int copy(void *dst, const void *src, size_t bytes, bool dstDevice, bool s
       (srcDevice && !trc::fakecuda::inBounds(src, bytes)))
     return kInvalidValue;
   auto *s = static_cast<Stream *>(stream);
-  if (!async || (s && s->capture && (!dstDevice || !srcDevice))) {
-    // Host memory in a capture would be read at replay time, which the
-    // runtime never wants; a synchronous copy during a capture is illegal.
+  // Pageable host memory in a capture would be read at replay time, which
+  // the runtime never wants (page-locked memory is the copy engine's host
+  // arena); a synchronous copy during a capture is illegal.
+  bool pageable = (!dstDevice && !pinned(dst, bytes)) || (!srcDevice && !pinned(src, bytes));
+  if (!async || (s && s->capture && pageable)) {
     if (s && s->capture) {
-      s->invalidated = true;
+      (s->origin ? s->origin : s)->invalidated = true;
       return kStreamCaptureUnsupported;
     }
     std::memmove(dst, src, bytes);
     return abi::kSuccess;
   }
+  if (!dstDevice || !srcDevice)
+    trace(name(s) + (dstDevice ? " htod " : " dtoh ") + std::to_string(bytes));
   enqueue(stream, [=] { std::memmove(dst, src, bytes); });
   return abi::kSuccess;
 }
@@ -375,11 +428,98 @@ int cuStreamCreate(void **stream, unsigned flags) {
     return rc;
   if (flags > 1)
     return kInvalidValue;
-  *stream = new Stream();
+  auto *s = new Stream();
+  std::lock_guard<std::mutex> lock(gMutex);
+  s->id = ++gStreamIds;
+  gStreams.push_back(s);
+  *stream = s;
   return abi::kSuccess;
 }
 int cuStreamDestroy_v2(void *stream) {
-  delete static_cast<Stream *>(stream);
+  auto *s = static_cast<Stream *>(stream);
+  {
+    std::lock_guard<std::mutex> lock(gMutex);
+    gStreams.erase(std::remove(gStreams.begin(), gStreams.end(), s), gStreams.end());
+  }
+  delete s;
+  return abi::kSuccess;
+}
+int cuMemHostAlloc(void **p, size_t bytes, unsigned flags) {
+  if (int rc = ready())
+    return rc;
+  if (bytes == 0 || flags > 0xf)
+    return kInvalidValue;
+  size_t rounded = (bytes + 4095) / 4096 * 4096;
+  void *mem = std::aligned_alloc(4096, rounded);
+  if (!mem)
+    return kOutOfMemory;
+  std::memset(mem, 0xa5, rounded); // not zero: the runtime must zero-fill
+  {
+    std::lock_guard<std::mutex> lock(gMutex);
+    gPinned[reinterpret_cast<uintptr_t>(mem)] = bytes;
+  }
+  trace("hostalloc " + std::to_string(bytes));
+  *p = mem;
+  return abi::kSuccess;
+}
+int cuMemFreeHost(void *p) {
+  {
+    std::lock_guard<std::mutex> lock(gMutex);
+    auto it = gPinned.find(reinterpret_cast<uintptr_t>(p));
+    if (it == gPinned.end())
+      return kInvalidValue;
+    gPinned.erase(it);
+  }
+  std::free(p);
+  trace("freehost");
+  return abi::kSuccess;
+}
+int cuEventCreate(void **event, unsigned flags) {
+  if (int rc = ready())
+    return rc;
+  if (flags > 0xf)
+    return kInvalidValue;
+  auto *e = new Event();
+  std::lock_guard<std::mutex> lock(gMutex);
+  e->id = ++gEventIds;
+  *event = e;
+  return abi::kSuccess;
+}
+int cuEventDestroy_v2(void *event) {
+  delete static_cast<Event *>(event);
+  return abi::kSuccess;
+}
+int cuEventRecord(void *event, void *stream) {
+  if (int rc = ready())
+    return rc;
+  auto *e = static_cast<Event *>(event);
+  auto *s = static_cast<Stream *>(stream);
+  if (!e)
+    return kInvalidHandle;
+  e->stream = s;
+  e->mark = s ? s->work : 0;
+  e->captured = s && s->capture;
+  trace("record e" + std::to_string(e->id) + " on " + name(s));
+  return abi::kSuccess;
+}
+int cuStreamWaitEvent(void *stream, void *event, unsigned flags) {
+  if (int rc = ready())
+    return rc;
+  auto *s = static_cast<Stream *>(stream);
+  auto *e = static_cast<Event *>(event);
+  if (!e || flags > 1)
+    return kInvalidHandle;
+  trace(name(s) + " waits e" + std::to_string(e->id));
+  if (!e->captured || !s || !e->stream)
+    return abi::kSuccess; // the work it marks has run
+  Stream *origin = e->stream->origin ? e->stream->origin : e->stream;
+  if (!s->capture) { // a fork: s joins the capture
+    s->capture = e->stream->capture;
+    s->origin = origin;
+    s->rejoined = s->work;
+  }
+  if (e->stream != s)
+    e->stream->rejoined = std::max(e->stream->rejoined, e->mark);
   return abi::kSuccess;
 }
 int cuStreamSynchronize(void *stream) {
@@ -387,7 +527,7 @@ int cuStreamSynchronize(void *stream) {
     return rc;
   auto *s = static_cast<Stream *>(stream);
   if (s && s->capture) {
-    s->invalidated = true;
+    (s->origin ? s->origin : s)->invalidated = true;
     return kStreamCaptureUnsupported;
   }
   std::lock_guard<std::mutex> lock(gMutex);
@@ -490,17 +630,32 @@ int cuStreamBeginCapture_v2(void *stream, int mode) {
   if (!s || s->capture || mode < 0 || mode > 2)
     return kInvalidValue;
   s->capture = new std::vector<std::function<void()>>();
+  s->origin = nullptr;
   return abi::kSuccess;
 }
 int cuStreamEndCapture(void *stream, void **graph) {
   auto *s = static_cast<Stream *>(stream);
-  if (!s || !s->capture)
+  if (!s || !s->capture || s->origin)
     return kInvalidValue;
+  // Streams that joined the capture leave it; one with work the capture
+  // never waited for is unjoined.
+  bool unjoined = false;
+  {
+    std::lock_guard<std::mutex> lock(gMutex);
+    for (Stream *joined : gStreams)
+      if (joined != s && joined->origin == s) {
+        unjoined |= joined->work > joined->rejoined;
+        joined->capture = nullptr;
+        joined->origin = nullptr;
+      }
+  }
   bool invalidated = s->invalidated;
-  *graph = invalidated ? nullptr : new Graph{std::move(*s->capture)};
+  *graph = invalidated || unjoined ? nullptr : new Graph{std::move(*s->capture)};
   delete s->capture;
   s->capture = nullptr;
   s->invalidated = false;
+  if (unjoined && !invalidated)
+    return kStreamCaptureUnjoined;
   return invalidated ? abi::kErrorStreamCaptureInvalidated : abi::kSuccess;
 }
 int cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags) {
@@ -526,6 +681,20 @@ int cuGraphDestroy(void *graph) {
 int cuGraphExecDestroy(void *exec) {
   delete static_cast<Graph *>(exec);
   return abi::kSuccess;
+}
+
+// Test hooks (not CUDA): the trace described at the top, one call a line
+// (valid until the next call), and clearing it.
+const char *trc_fake_cuda_trace() {
+  std::lock_guard<std::mutex> lock(gMutex);
+  gTraceText.clear();
+  for (const std::string &line : gTrace)
+    gTraceText += line + "\n";
+  return gTraceText.c_str();
+}
+void trc_fake_cuda_trace_clear() {
+  std::lock_guard<std::mutex> lock(gMutex);
+  gTrace.clear();
 }
 
 } // extern "C"

@@ -77,6 +77,10 @@ struct TrainingBuild {
   // than share them (time): on unless the CPU runs without recomputation.
   bool recomputeStatistics = true;
   int64_t memoryLimit = 0;       // auto: arena bytes; 0: the device's
+  // trc-offload-activations: kept activations copied to host memory after
+  // their forward and prefetched `horizon` layers ahead of their backward.
+  bool offload = false;
+  int64_t horizon = 4;
   int64_t deviceMemory = 0;      // auto without a budget: the device's bytes
   std::string tokenInput;        // graph input of the token ids
   std::optional<DataParallelBuild> dataParallel; // none: one process

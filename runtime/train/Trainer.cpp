@@ -213,23 +213,27 @@ Status saveTrainingStep(StepCompiler &compiler, RunSettings &run, DistributedRun
 /// The plans this trainer runs: data parallelism with ZeRO, tensor and
 /// pipeline parallelism (a step compiled for it: by the StepCompiler, or
 /// saved; the step's tensor degree is checked against the plan's in
-/// checkTensorDegree), recomputation. The rest of a ParallelPlan parses,
-/// and is refused here by the key that asks for it.
+/// checkTensorDegree), recomputation and activation offloading (not with
+/// pipeline stages). The rest of a ParallelPlan parses, and is refused here
+/// by the key that asks for it.
 Status checkRunnable(const ParallelPlan &plan) {
   auto notYet = [](const std::string &key, const std::string &what) {
     return Status::error("--config: key '" + key + "': " + what +
                          " is not available yet; this trc trains data-, tensor- and "
-                         "pipeline-parallel plans with recomputation (ddp, zero_stage, "
+                         "pipeline-parallel plans with recomputation and offloading (ddp, "
+                         "zero_stage, "
                          "sharded_data_parallel_degree, hybrid_shard_degree, "
                          "tensor_parallel_degree, sequence_parallel, pipeline_parallel_degree, "
-                         "microbatches, pipeline_schedule, virtual_stages, recompute)");
+                         "microbatches, pipeline_schedule, virtual_stages, recompute, "
+                         "offload_activations, activation_loading_horizon)");
   };
   if (plan.pipelineDegree == 1 && plan.microbatches > 1)
     return notYet("microbatches", "microbatches without pipeline stages (use --grad-accum)");
   if (plan.pipelineDegree > 1 && plan.zeroStage > 0)
     return notYet("zero_stage", "ZeRO sharding of pipeline stages");
-  if (plan.offloadActivations)
-    return notYet("offload_activations", "activation offloading");
+  if (plan.offloadActivations && plan.pipelineDegree > 1)
+    return Status::error("--config: key 'offload_activations': activation offloading is not "
+                         "available with 'pipeline_parallel_degree' yet");
   // trc-run replaces an auto_partition config by the planner's plan before
   // it gets here (tools/trc-run/AutoPlan.h); what remains is a saved step,
   // or a trainer embedded without the planner.
@@ -1090,6 +1094,8 @@ Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
   }
   if (Status s = chooseRecompute(options, plan, run.build); !s)
     return s;
+  run.build.offload = plan.offloadActivations;
+  run.build.horizon = plan.activationLoadingHorizon;
   if (dist->config().tensorDegree > 1)
     run.build.tensorParallel =
         TensorParallelBuild{dist->config().tensorDegree, dist->config().sequenceParallel};

@@ -75,6 +75,9 @@ std::string describeParallelBuild(const TrainingBuild &build) {
   if (build.tensorParallel)
     record += (record.empty() ? "" : " ") + std::string("tensor-parallel: ") +
               describeTensorParallel(*build.tensorParallel);
+  if (build.offload)
+    record += (record.empty() ? "" : " ") + std::string("offload: horizon=") +
+              std::to_string(build.horizon);
   return record;
 }
 

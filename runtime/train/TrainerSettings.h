@@ -40,14 +40,15 @@ struct RunSettings {
   // The step's optimizer as saved steps and checkpoints record it:
   // describeTrainStep(build), or a saved step's own record.
   std::string trainStepRecord;
-  // The data- and tensor-parallel plan as saved steps record it
-  // (describeParallelBuild; "" = none).
+  // The data- and tensor-parallel plan (and offloading) as saved steps
+  // record it (describeParallelBuild; "" = none).
   std::string parallelRecord;
 };
 
 /// The build's data- and tensor-parallel options as saved steps record
 /// them: describeDataParallel, then "tensor-parallel: " and
-/// describeTensorParallel when the tensor degree is above 1 ("" = none).
+/// describeTensorParallel when the tensor degree is above 1, then
+/// "offload: horizon=H" when activations are offloaded ("" = none).
 std::string describeParallelBuild(const TrainingBuild &build);
 
 /// The step's input shapes for micro-batches of `rows` rows (an appended

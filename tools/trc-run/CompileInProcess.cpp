@@ -37,6 +37,11 @@ bool trainingPipeline(const rt::TrainingBuild &build, TrainingPipelineOptions &o
     return false;
   o.fuseAttention = build.fuseAttention;
   o.autodiff.recomputeStatistics = build.recomputeStatistics;
+  if (build.offload) {
+    OffloadActivationsOptions offload;
+    offload.horizon = build.horizon;
+    o.offload = offload;
+  }
   if (build.tensorParallel && build.tensorParallel->degree > 1) {
     ShardTensorParallelOptions tp;
     tp.degree = build.tensorParallel->degree;

@@ -1,9 +1,12 @@
 //===- MemoryPlan.h - the static memory plan of a step ----------*- C++ -*-===//
 //
 // One data structure for where every temporary buffer of a bufferized
-// function lives: an offset into one arena, chosen from liveness.
+// function lives: an offset into one arena, chosen from liveness. Host
+// copies of offloaded activations (allocations marked kHostPoolAttr by
+// trc-offload-to-runtime-call) live in a second arena in host memory,
+// planned the same way; every other allocation is in the device arena.
 //
-// Invariants (checked by `verify()`):
+// Invariants (checked by `verify()`, for each arena):
 //  * every allocation's offset is a multiple of `kAlignment`;
 //  * two allocations whose live ranges [first, last] intersect do not
 //    overlap in [offset, offset + size);
@@ -25,6 +28,12 @@
 
 namespace trc {
 
+/// The attribute marking a memref.alloc that belongs to the host arena.
+constexpr llvm::StringLiteral kHostPoolAttr = "trc.host_pool";
+/// The module attribute trc-plan-memory sets to the host arena's bytes
+/// (only when there is one).
+constexpr llvm::StringLiteral kHostArenaBytesAttr = "trc.host_arena_bytes";
+
 struct Allocation {
   mlir::Operation *op = nullptr; // the memref.alloc
   int64_t bytes = 0;             // aligned size
@@ -35,13 +44,19 @@ struct Allocation {
 struct MemoryPlan {
   static constexpr int64_t kAlignment = 64;
 
-  std::vector<Allocation> allocations; // in program order
+  std::vector<Allocation> allocations; // the device arena, in program order
   int64_t arenaBytes = 0;
   int64_t lowerBoundBytes = 0;
   int64_t noReuseBytes = 0;
+  // The host arena (kHostPoolAttr allocations), in program order.
+  std::vector<Allocation> hostAllocations;
+  int64_t hostArenaBytes = 0;
+  int64_t hostLowerBoundBytes = 0;
+  int64_t hostNoReuseBytes = 0;
 
   /// Liveness and best-fit offsets for every memref.alloc at the top level
-  /// of `func` (greedy by size: largest first, lowest free offset).
+  /// of `func` (greedy by size: largest first, lowest free offset), each in
+  /// its arena.
   static MemoryPlan compute(mlir::func::FuncOp func);
 
   /// Arena bytes not needed by the most-live point: 1 - lowerBound/arena.

@@ -10,7 +10,7 @@
 // Order: [trc-append-loss] -> trc-parameters-to-arguments ->
 // trc-lower-dropout -> [trc-fuse-attention] -> [trc-mixed-precision] ->
 // [trc-pipeline-stages] -> trc-autodiff -> [trc-recompute] ->
-// [trc-shard-tensor-parallel,
+// [trc-offload-activations] -> [trc-shard-tensor-parallel,
 // trc-partition] -> [trc-data-parallel] -> [trc-pipeline-split] ->
 // trc-build-train-step. Pipeline stages combine with tensor parallelism in
 // the compiled step; their data parallelism is the runtime's.
@@ -41,6 +41,8 @@ struct TrainingPipelineOptions {
   AutodiffOptions autodiff;
   /// Activations recomputed in the backward (policy none: not run).
   std::optional<RecomputeOptions> recompute;
+  /// Kept activations copied to host memory and back (not with `pipeline`).
+  std::optional<OffloadActivationsOptions> offload;
   /// Megatron tensor parallelism (trc-shard-tensor-parallel, trc-partition)
   /// over the tensor axis, before data parallelism over the data axis.
   std::optional<ShardTensorParallelOptions> tensorParallel;

@@ -6,7 +6,9 @@
 #include "runtime/backends/cpu/CpuBackend.h"
 
 #include "runtime/backends/cpu/Blas.h"
+#include "runtime/backends/Offload.h"
 #include "runtime/comm/Collectives.h"
+#include "runtime/support/Parse.h"
 #include "runtime/backends/cuda/CudaBackend.h"
 #include "runtime/support/Tensor.h"
 
@@ -21,6 +23,7 @@ CpuBackend::CpuBackend() {
   // program may call) in executables that link the static runtime library.
   (void)runtimeExports();
   (void)collectiveExports();
+  (void)offloadExports();
   // Programs run their loop nests on OpenMP threads between matmuls that
   // run on the runtime's own pool. OpenMP workers by default spin 200 ms
   // after each region, stealing the pool's cores; with 0 they sleep at once
@@ -75,6 +78,22 @@ Status CpuBackend::run(EntryFn entry, void **slots, void *arena) {
     return Status::error("no entry point to run");
   entry(slots, arena);
   return Status::success();
+}
+
+StatusOr<CopyEngine *> CpuBackend::copyEngine() {
+  if (!copyEngine_) {
+    std::chrono::microseconds delay(0);
+    if (const char *v = std::getenv("TRC_OFFLOAD_COPY_DELAY_US"); v && *v) {
+      std::optional<uint64_t> us = parseUint64(v, 10'000'000);
+      if (!us)
+        return Status::error("TRC_OFFLOAD_COPY_DELAY_US must be a number of microseconds "
+                             "(at most 10000000), got '" +
+                             std::string(v).substr(0, 32) + "'");
+      delay = std::chrono::microseconds(*us);
+    }
+    copyEngine_ = std::make_unique<ThreadCopyEngine>(delay);
+  }
+  return copyEngine_.get();
 }
 
 StatusOr<std::unique_ptr<Backend>> createBackend(const std::string &device) {

@@ -26,6 +26,7 @@ using Module = void *;
 using Function = void *;
 using Graph = void *;
 using GraphExec = void *;
+using Event = void *;                      // CUevent
 using Device = int;                        // CUdevice
 using DevicePtr = unsigned long long;      // CUdeviceptr (CUdeviceptr_v2)
 
@@ -47,6 +48,8 @@ constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;
 
 // CUstream_flags
 constexpr unsigned kStreamNonBlocking = 1;
+// CUevent_flags
+constexpr unsigned kEventDisableTiming = 2;
 // CUstreamCaptureMode
 constexpr int kCaptureModeThreadLocal = 1;
 // CUfunction_attribute
@@ -80,6 +83,12 @@ using MemsetD8Fn = int (*)(DevicePtr, unsigned char, size_t);               // c
 using MemsetD8AsyncFn = int (*)(DevicePtr, unsigned char, size_t, Stream);  // cuMemsetD8Async
 using MemsetD2D32AsyncFn = int (*)(DevicePtr, size_t, unsigned, size_t, size_t,
                                    Stream);                        // cuMemsetD2D32Async
+using MemHostAllocFn = int (*)(void **, size_t, unsigned);         // cuMemHostAlloc
+using MemFreeHostFn = int (*)(void *);                             // cuMemFreeHost
+using EventCreateFn = int (*)(Event *, unsigned);                  // cuEventCreate
+using EventDestroyFn = int (*)(Event);                             // cuEventDestroy_v2
+using EventRecordFn = int (*)(Event, Stream);                      // cuEventRecord
+using StreamWaitEventFn = int (*)(Stream, Event, unsigned);        // cuStreamWaitEvent
 using StreamCreateFn = int (*)(Stream *, unsigned);                // cuStreamCreate
 using StreamDestroyFn = int (*)(Stream);                           // cuStreamDestroy_v2
 using StreamSynchronizeFn = int (*)(Stream);                       // cuStreamSynchronize

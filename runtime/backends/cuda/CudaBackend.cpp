@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/backends/cuda/CudaBackend.h"
 
+#include "runtime/backends/Offload.h"
 #include "runtime/comm/LaunchEnvironment.h"
 #include "runtime/support/Parse.h"
 
@@ -79,6 +80,7 @@ CudaBackend *CudaBackend::current() { return gCurrent.load(); }
 StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::create(int ordinal) {
   // Keeps the program entries linked (see cudaExports).
   (void)cudaExports();
+  (void)offloadExports();
   StatusOr<const CudaDriver *> loaded = loadCudaDriver();
   if (!loaded.ok())
     return loaded.status();
@@ -183,6 +185,7 @@ CudaBackend::~CudaBackend() {
     api.StreamSynchronize(stream_);
   dropGraph();
   cublasLt_.reset();
+  copyEngine_.reset();
   for (auto &entry : modules_)
     if (entry.second.module)
       api.ModuleUnload(entry.second.module);
@@ -284,6 +287,47 @@ Status CudaBackend::copyOnDevice(void *dst, const void *src, size_t bytes) {
       !s)
     return s;
   return sync("copy on the device: ");
+}
+
+StatusOr<void *> CudaBackend::allocateHost(size_t bytes) {
+  if (bytes > SIZE_MAX - 64)
+    return Status::error("cannot allocate " + std::to_string(bytes) +
+                         " bytes of page-locked host memory: out of memory");
+  size_t rounded = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;
+  if (Status s = makeCurrent(); !s)
+    return s;
+  void *p = nullptr;
+  int rc = driver_->MemHostAlloc(&p, rounded, 0);
+  if (rc != cudaabi::kSuccess || !p)
+    return Status::error("cannot allocate " + std::to_string(bytes) +
+                         " bytes of page-locked host memory (the host arena of offloaded "
+                         "activations): cuMemHostAlloc: " +
+                         cudaResultString(*driver_, rc));
+  std::memset(p, 0, rounded); // page-aligned by the driver
+  return p;
+}
+
+void CudaBackend::deallocateHost(void *ptr) {
+  if (!ptr || !driver_)
+    return;
+  // No copy queued may still use it.
+  driver_->CtxSetCurrent(ctx_);
+  driver_->StreamSynchronize(stream_);
+  if (copyEngine_)
+    copyEngine_->drain();
+  driver_->MemFreeHost(ptr);
+}
+
+StatusOr<CopyEngine *> CudaBackend::copyEngine() {
+  if (!copyEngine_) {
+    if (Status s = makeCurrent(); !s)
+      return s;
+    StatusOr<std::unique_ptr<CudaCopyEngine>> engine = CudaCopyEngine::create(*driver_, stream_);
+    if (!engine.ok())
+      return engine.status();
+    copyEngine_ = *std::move(engine);
+  }
+  return copyEngine_.get();
 }
 
 // --- kernels ----------------------------------------------------------------

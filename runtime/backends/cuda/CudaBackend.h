@@ -42,6 +42,11 @@
 // next entry call (a collective then reads finished buffers), until the
 // communicators enqueue on this backend's stream (stream()).
 //
+// Offloaded activations: the host arena is page-locked (cuMemHostAlloc) and
+// the copies run on a copy stream of their own, ordered against this
+// backend's stream with events (CudaCopyEngine.h), inside graph captures
+// too (the capture forks into the copy stream and joins back at each wait).
+//
 // The program's entries trc_rt_cuda_launch and trc_rt_cublaslt_matmul_<t>
 // are defined in CudaBackend.cpp and listed by cudaExports(); constructing
 // a backend references that table so executables that link the static
@@ -56,6 +61,7 @@
 
 #include "runtime/backends/Backend.h"
 #include "runtime/backends/cuda/CublasLt.h"
+#include "runtime/backends/cuda/CudaCopyEngine.h"
 #include "runtime/backends/cuda/CudaDriver.h"
 #include "runtime/backends/cuda/CudaProgram.h"
 
@@ -116,6 +122,9 @@ public:
   Status copyToHost(void *dst, const void *src, size_t bytes) override;
   Status copyOnDevice(void *dst, const void *src, size_t bytes) override;
   Status run(EntryFn entry, void **slots, void *arena) override;
+  StatusOr<void *> allocateHost(size_t bytes) override;
+  void deallocateHost(void *ptr) override;
+  StatusOr<CopyEngine *> copyEngine() override;
 
   int ordinal() const { return ordinal_; }
   int computeMajor() const { return major_; }
@@ -194,6 +203,7 @@ private:
   std::map<uint64_t, LoadedModule> modules_;
   LoadedModule *running_ = nullptr; // the module of the run in progress
   std::unique_ptr<CublasLt> cublasLt_;
+  std::unique_ptr<CudaCopyEngine> copyEngine_; // made on first use
   std::string error_; // the first error of the run in progress
   bool capturing_ = false;
   bool synchronous_ = false;

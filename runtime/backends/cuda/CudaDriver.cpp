@@ -40,6 +40,12 @@ namespace {
   X(MemsetD8, "cuMemsetD8_v2", false)                                          \
   X(MemsetD8Async, "cuMemsetD8Async", false)                                   \
   X(MemsetD2D32Async, "cuMemsetD2D32Async", false)                             \
+  X(MemHostAlloc, "cuMemHostAlloc", false)                                     \
+  X(MemFreeHost, "cuMemFreeHost", false)                                       \
+  X(EventCreate, "cuEventCreate", false)                                       \
+  X(EventDestroy, "cuEventDestroy_v2", false)                                  \
+  X(EventRecord, "cuEventRecord", false)                                       \
+  X(StreamWaitEvent, "cuStreamWaitEvent", false)                               \
   X(StreamCreate, "cuStreamCreate", false)                                     \
   X(StreamDestroy, "cuStreamDestroy_v2", false)                                \
   X(StreamSynchronize, "cuStreamSynchronize", false)                           \

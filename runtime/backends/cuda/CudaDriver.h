@@ -62,6 +62,12 @@ struct CudaDriver {
   cudaabi::MemsetD8Fn MemsetD8 = nullptr;
   cudaabi::MemsetD8AsyncFn MemsetD8Async = nullptr;
   cudaabi::MemsetD2D32AsyncFn MemsetD2D32Async = nullptr;
+  cudaabi::MemHostAllocFn MemHostAlloc = nullptr;
+  cudaabi::MemFreeHostFn MemFreeHost = nullptr;
+  cudaabi::EventCreateFn EventCreate = nullptr;
+  cudaabi::EventDestroyFn EventDestroy = nullptr;
+  cudaabi::EventRecordFn EventRecord = nullptr;
+  cudaabi::StreamWaitEventFn StreamWaitEvent = nullptr;
   cudaabi::StreamCreateFn StreamCreate = nullptr;
   cudaabi::StreamDestroyFn StreamDestroy = nullptr;
   cudaabi::StreamSynchronizeFn StreamSynchronize = nullptr;

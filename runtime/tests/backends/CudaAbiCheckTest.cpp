@@ -48,6 +48,7 @@ TRC_OPAQUE(CUmodule)
 TRC_OPAQUE(CUfunction)
 TRC_OPAQUE(CUgraph)
 TRC_OPAQUE(CUgraphExec)
+TRC_OPAQUE(CUevent)
 TRC_OPAQUE(cublasLtHandle_t)
 TRC_OPAQUE(cublasLtMatmulDesc_t)
 TRC_OPAQUE(cublasLtMatrixLayout_t)
@@ -95,6 +96,12 @@ TRC_CHECK_FN(cuMemcpyDtoDAsync_v2, cabi::MemcpyDtoDAsyncFn);
 TRC_CHECK_FN(cuMemsetD8_v2, cabi::MemsetD8Fn);
 TRC_CHECK_FN(cuMemsetD8Async, cabi::MemsetD8AsyncFn);
 TRC_CHECK_FN(cuMemsetD2D32Async, cabi::MemsetD2D32AsyncFn);
+TRC_CHECK_FN(cuMemHostAlloc, cabi::MemHostAllocFn);
+TRC_CHECK_FN(cuMemFreeHost, cabi::MemFreeHostFn);
+TRC_CHECK_FN(cuEventCreate, cabi::EventCreateFn);
+TRC_CHECK_FN(cuEventDestroy_v2, cabi::EventDestroyFn);
+TRC_CHECK_FN(cuEventRecord, cabi::EventRecordFn);
+TRC_CHECK_FN(cuStreamWaitEvent, cabi::StreamWaitEventFn);
 TRC_CHECK_FN(cuStreamCreate, cabi::StreamCreateFn);
 TRC_CHECK_FN(cuStreamDestroy_v2, cabi::StreamDestroyFn);
 TRC_CHECK_FN(cuStreamSynchronize, cabi::StreamSynchronizeFn);
@@ -127,6 +134,7 @@ static_assert(cabi::kAttrComputeCapabilityMinor ==
 static_assert(cabi::kAttrMaxSharedMemoryPerBlockOptin ==
               CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
 static_assert(cabi::kStreamNonBlocking == CU_STREAM_NON_BLOCKING);
+static_assert(cabi::kEventDisableTiming == CU_EVENT_DISABLE_TIMING);
 static_assert(cabi::kCaptureModeThreadLocal == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
 static_assert(cabi::kFuncAttrMaxDynamicSharedSizeBytes ==
               CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);

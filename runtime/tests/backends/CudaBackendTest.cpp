@@ -20,10 +20,13 @@
 // inputs); CUDA graph capture and replay (same results as plain runs, new
 // input data seen by replays, new pointers recaptured, TRC_CUDA_GRAPHS=0);
 // the cuda test artifact end to end through Artifact, Session and
-// createBackend("cuda"/"auto").
+// createBackend("cuda"/"auto"); offloading's copy engine (page-locked host
+// arena, a copy stream ordered by events, in plain runs, captures and
+// replays; against the fake driver, the order of those calls).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/artifact/Artifact.h"
+#include "runtime/backends/Offload.h"
 #include "runtime/backends/cpu/Blas.h"
 #include "runtime/backends/cuda/CudaBackend.h"
 #include "runtime/support/HalfFloat.h"
@@ -32,6 +35,7 @@
 #include "ScopedEnvironment.h"
 #include "StatusTesting.h"
 #include "TestCudaArtifact.h"
+#include "trc/Abi/OffloadAbi.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -42,7 +46,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <dlfcn.h>
 #include <random>
+#include <regex>
 #include <sys/wait.h>
 
 using ::testing::HasSubstr;
@@ -652,6 +658,104 @@ TEST_F(CudaTest, GraphReplayMatchesPlainRuns) {
   std::vector<float> fromPlain(kM * kN);
   ASSERT_TRUE(plain->copyToHost(fromPlain.data(), dout2.get(), kM * kN * 4));
   EXPECT_EQ(fromPlain, replayed);
+}
+
+// --- offloading's copy engine ----------------------------------------------
+
+namespace {
+// The fake driver's trace of its event and copy calls (FakeCudaDriver.cpp),
+// or null on a real driver.
+using TraceFn = const char *(*)();
+using ClearFn = void (*)();
+void *fakeDriver() { return ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD); }
+
+void offloadStep(void **slots, void *) {
+  auto at = [](void *p) { return static_cast<int64_t>(reinterpret_cast<intptr_t>(p)); };
+  // slots[0] -> host arena offset 0 -> slots[1], 1 KiB.
+  trc_rt_offload_start(0, trc::abi::kOffloadToHost, 1024, at(slots[0]), 0);
+  trc_rt_offload_wait(0, at(slots[0]), 0);
+  trc_rt_offload_start(1, trc::abi::kOffloadToDevice, 1024, at(slots[1]), 0);
+  trc_rt_offload_wait(1, at(slots[1]), 0);
+}
+} // namespace
+
+// Copies run on a copy stream of their own: each start records an event on
+// the step's stream that the copy stream waits for, copies, and records an
+// event the step's stream waits for at the wait; the host arena is
+// page-locked. Plain runs, a captured graph and its replays move the data
+// alike (the capture forks into the copy stream and joins back).
+TEST_F(CudaTest, OffloadCopiesRunOnACopyStreamOrderedByEvents) {
+  ScopedEnvironment env;
+  env.unset("TRC_CUDA_GRAPHS");
+  TRC_ASSERT_OK_AND_ASSIGN(backend, CudaBackend::create());
+  HostBuffer host;
+  ASSERT_TRUE(host.allocate(*backend, 4096));
+  TRC_ASSERT_OK_AND_ASSIGN(CopyEngine * engine, backend->copyEngine());
+  RegisteredProgram reg(&programEntryB, ptxProgram(2));
+  gStep = offloadStep;
+  DeviceBuffer x, y;
+  ASSERT_TRUE(x.allocate(*backend, 1024));
+  ASSERT_TRUE(y.allocate(*backend, 1024));
+  void *slots[2] = {x.get(), y.get()};
+  void *fake = fakeDriver();
+  auto trace = fake ? reinterpret_cast<TraceFn>(::dlsym(fake, "trc_fake_cuda_trace")) : nullptr;
+  auto clear = fake ? reinterpret_cast<ClearFn>(::dlsym(fake, "trc_fake_cuda_trace_clear"))
+                    : nullptr;
+  std::string firstRun;
+  for (int run = 0; run < 4; ++run) {
+    std::vector<float> values = randomFloats(256, uint32_t(40 + run));
+    ASSERT_TRUE(backend->copyToDevice(x.get(), values.data(), 1024));
+    if (clear)
+      clear();
+    {
+      OffloadScope scope(*engine, host.get(), 4096);
+      Status s = backend->run(&programEntryB, slots, nullptr);
+      ASSERT_TRUE(s) << "run " << run << ": " << s.message();
+    }
+    Status copies = takeOffloadError();
+    ASSERT_TRUE(copies) << copies.message();
+    if (trace && run == 0)
+      firstRun = trace();
+    EXPECT_EQ(download<float>(y, 256), values) << "run " << run;
+  }
+  EXPECT_EQ(backend->graphCaptures(), 1u) << backend->graphNote();
+  EXPECT_EQ(backend->graphReplays(), 3u) << backend->graphNote();
+  if (!trace)
+    return;
+  // e: events, c: the step's stream, k: the copy stream.
+  std::regex order(
+      "record e([0-9]+) on s([0-9]+)\n"
+      "s([0-9]+) waits e\\1\n"
+      "s\\3 dtoh 1024\n"
+      "record e([0-9]+) on s\\3\n"
+      "s\\2 waits e\\4\n"
+      "record e([0-9]+) on s\\2\n"
+      "s\\3 waits e\\5\n"
+      "s\\3 htod 1024\n"
+      "record e([0-9]+) on s\\3\n"
+      "s\\2 waits e\\6\n");
+  EXPECT_TRUE(std::regex_match(firstRun, order)) << firstRun;
+}
+
+// A step that starts a copy and never waits for it fails, naming the copy.
+TEST_F(CudaTest, AnUnwaitedOffloadFailsTheStep) {
+  HostBuffer host;
+  ASSERT_TRUE(host.allocate(*backend, 1024));
+  TRC_ASSERT_OK_AND_ASSIGN(CopyEngine * engine, backend->copyEngine());
+  DeviceBuffer x;
+  ASSERT_TRUE(x.allocate(*backend, 1024));
+  void *slots[1] = {x.get()};
+  gStep = [](void **slots, void *) {
+    trc_rt_offload_start(0, trc::abi::kOffloadToHost, 1024,
+                         static_cast<int64_t>(reinterpret_cast<intptr_t>(slots[0])), 0);
+  };
+  {
+    OffloadScope scope(*engine, host.get(), 1024);
+    ASSERT_TRUE(backend->run(&stepEntry, slots, nullptr));
+  }
+  Status s = takeOffloadError();
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.message(), HasSubstr("copy 0 was never waited for"));
 }
 
 TEST_F(CudaTest, AStepThatCannotBeCapturedRunsPlainly) {

@@ -56,6 +56,25 @@ std::string errorOf(const std::string &text) {
 
 } // namespace
 
+// `host_arena` (offloaded activations) is optional: absent, the host arena
+// is empty (manifests written before offloading load as they did).
+TEST(Manifest, HostArenaIsOptionalAndOnce) {
+  TRC_ASSERT_OK_AND_ASSIGN(Manifest without, parseManifest(valid()));
+  EXPECT_EQ(without.hostArenaBytes, 0u);
+  TRC_ASSERT_OK_AND_ASSIGN(Manifest with_,
+                           parseManifest(with("arena 256\n", "arena 256\nhost_arena 4096\n")));
+  EXPECT_EQ(with_.hostArenaBytes, 4096u);
+  EXPECT_EQ(with_.arenaBytes, 256u);
+  EXPECT_THAT(errorOf(with("arena 256\n", "arena 256\nhost_arena 64\nhost_arena 64\n")),
+              HasSubstr("line 7: duplicate 'host_arena' record (first at line 6)"));
+  EXPECT_THAT(errorOf(with("arena 256\n", "arena 256\nhost_arena -5\n")),
+              HasSubstr("line 6: host_arena bytes: '-5' is not a non-negative decimal integer"));
+  EXPECT_THAT(errorOf(with("arena 256\n", "arena 256\nhost_arena 1 2\n")),
+              HasSubstr("line 6: host_arena: expected one field (bytes), got 2"));
+  EXPECT_THAT(errorOf(with("arena 256\n", "arena 256\nhost_arena 1152921504606846976\n")),
+              HasSubstr("is absurd (more than 2^48 bytes)"));
+}
+
 TEST(Manifest, ParsesAValidManifest) {
   TRC_ASSERT_OK_AND_ASSIGN(Manifest m, parseManifest(valid()));
   EXPECT_EQ(m.version, 1);

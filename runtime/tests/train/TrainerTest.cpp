@@ -150,8 +150,7 @@ TEST(TrainerTest, PlansBeyondDataParallelismAreRefusedByTheirKey) {
   trc::rt::test::TempDir dir;
   TrainerOptions o = validOptions(writeTokens(dir));
   RecordingCompiler compiler;
-  for (const char *plan : {R"({"offload_activations": true})",
-                           R"({"microbatches": 4})"}) {
+  for (const char *plan : {R"({"microbatches": 4})"}) {
     o.parallelConfig = plan;
     Status s = runTrainer(o, &compiler);
     ASSERT_FALSE(s.ok()) << plan;
@@ -168,7 +167,7 @@ TEST(TrainerTest, PlansBeyondDataParallelismAreRefusedByTheirKey) {
 
 // What saved steps record of the plan: the data-parallel options, then
 // the tensor-parallel ones (compared on reuse, so a step compiled for
-// another tensor degree is refused).
+// another tensor degree is refused), then offloading's horizon.
 TEST(TrainerTest, ParallelRecordNamesTheTensorDegree) {
   TrainingBuild build;
   EXPECT_EQ(describeParallelBuild(build), "");
@@ -247,6 +246,27 @@ TEST(TrainerTest, RecomputationReachesTheCompilerFromTheFlagOrTheConfig) {
   o.memoryBudget = 0;
   s = runTrainer(o, &compiler);
   EXPECT_THAT(s.message(), HasSubstr("option '--recompute' expects none, selective, full or auto"));
+}
+
+// SageMaker's offload keys reach the compiler, and saved steps record them
+// with the plan.
+TEST(TrainerTest, OffloadingReachesTheCompilerFromTheConfig) {
+  trc::rt::test::TempDir dir;
+  TrainerOptions o = validOptions(writeTokens(dir));
+  RecordingCompiler compiler;
+  compiler.inputs = {{"ids", true}, {"labels", true}};
+  EXPECT_TRUE(runTrainer(o, &compiler).isReported());
+  EXPECT_FALSE(compiler.build.offload);
+  o.parallelConfig = R"({"offload_activations": true, "activation_loading_horizon": 2})";
+  EXPECT_TRUE(runTrainer(o, &compiler).isReported());
+  EXPECT_TRUE(compiler.build.offload);
+  EXPECT_EQ(compiler.build.horizon, 2);
+  // (A --config puts even one rank on the data-parallel path.)
+  EXPECT_EQ(describeParallelBuild(compiler.build),
+            "zero-stage=0 shard-degree=1 bucket-mb=25.000000 offload: horizon=2");
+  o.parallelConfig = R"({"offload_activations": true})";
+  EXPECT_TRUE(runTrainer(o, &compiler).isReported());
+  EXPECT_EQ(compiler.build.horizon, 4); // SageMaker's default
 }
 
 TEST(TrainerTest, FeedsComeFromTheModelsIntegerInputsAndCompileFailuresAreReported) {
