@@ -32,6 +32,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from recompute_memory import largest_batch, slot_bytes  # noqa: E402
 
 
 def export(models):
@@ -52,13 +54,15 @@ def compile_step(trc_opt, model, batch, options):
                                "--trc-compile=target=cuda entry=train_step weights=init",
                                "-o", os.path.join(art, "step")],
                               capture_output=True, text=True)
+        slots = slot_bytes(os.path.join(art, "step", "manifest.trc")) \
+            if done.returncode == 0 else 0
     finally:
         shutil.rmtree(art, ignore_errors=True)
     if done.returncode != 0:
         sys.exit(f"trc-opt {options}: exit {done.returncode}\n{done.stderr}")
     line = re.search(r"memory: arena (\d+) bytes, lower bound (\d+)[^\n]*", done.stdout + done.stderr)
     host = re.search(r"host arena (\d+) bytes", line.group(0))
-    return int(line.group(1)), int(line.group(2)), int(host.group(1)) if host else 0
+    return int(line.group(1)), int(line.group(2)), int(host.group(1)) if host else 0, slots
 
 
 def main():
@@ -73,6 +77,7 @@ def main():
     print(f"{'batch':>5} {'recompute':>9} {'offload':>10} {'arena (bytes)':>16} {'GB':>6} "
           f"{'ratio':>6} {'lower bound':>16} {'host arena':>16} {'GB':>6}")
     model = export(args.models)
+    arenas = {}  # (recompute, offload label) -> [(batch, arena bytes)]
     for batch in (int(b) for b in args.batches.split(",")):
         for recompute in ("none", "full"):
             base = None
@@ -80,12 +85,18 @@ def main():
                 options = f"loss=none fuse-attention=true recompute={recompute}"
                 if horizon is not None:
                     options += f" offload=true horizon={horizon}"
-                arena, bound, host = compile_step(args.trc_opt, model, batch, options)
+                arena, bound, host, slots = compile_step(args.trc_opt, model, batch, options)
                 base = base or arena
                 label = "no" if horizon is None else f"horizon {horizon}"
+                arenas.setdefault((recompute, label), []).append((batch, arena))
                 print(f"{batch:>5} {recompute:>9} {label:>10} {arena:>16,} {gb(arena):>6.2f} "
                       f"{arena / base:>6.3f} {bound:>16,} {host:>16,} {gb(host):>6.2f}",
                       flush=True)
+    for device_gb in (40, 80):
+        # arena + slots <= 90% of the device, as bench/recompute_memory.py counts it
+        fits = ", ".join(f"{r} {label}: {largest_batch(points, slots, device_gb * 1e9)}"
+                         for (r, label), points in arenas.items())
+        print(f"largest batch in {device_gb} GB: {fits}")
 
 
 if __name__ == "__main__":

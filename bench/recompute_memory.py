@@ -58,8 +58,15 @@ def compile_step(build, model, batch, policy, out):
     arena = int(re.search(r"memory: arena (\d+) bytes", done.stderr).group(1))
     flops = re.search(r"matrix FLOPs: step ([0-9.e+]+), recomputed ([0-9.e+]+)", done.stdout)
     step, redone = (float(flops.group(1)), float(flops.group(2))) if flops else (0.0, 0.0)
-    slots = 0
-    with open(os.path.join(out, "manifest.trc")) as f:
+    slots = slot_bytes(os.path.join(out, "manifest.trc"))
+    return arena, slots, step, redone
+
+
+def slot_bytes(manifest):
+    """The bytes of a compiled step's slots (weights, gradients, optimizer
+    state, batch inputs), from its manifest's slot records."""
+    total = 0
+    with open(manifest) as f:
         for line in f:
             # slot I KIND NAME DTYPE RANK DIMS...
             parts = line.split()
@@ -68,9 +75,9 @@ def compile_step(build, model, batch, policy, out):
                 elements = 1
                 for d in parts[6:6 + rank]:
                     elements *= int(d)
-                slots += elements * {"f32": 4, "bf16": 2, "f16": 2, "i64": 8, "i32": 4}.get(
+                total += elements * {"f32": 4, "bf16": 2, "f16": 2, "i64": 8, "i32": 4}.get(
                     parts[4], 4)
-    return arena, slots, step, redone
+    return total
 
 
 def compile_auto(build, model, batch, budget, out):
