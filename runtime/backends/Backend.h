@@ -58,12 +58,16 @@ public:
   virtual StatusOr<CopyEngine *> copyEngine() = 0;
 };
 
-class DeviceBuffer {
+/// The RAII owner of one block a backend allocates: device memory
+/// (DeviceBuffer: allocate/deallocate) or the host arena's memory
+/// (HostBuffer: allocateHost/deallocateHost).
+template <StatusOr<void *> (Backend::*Allocate)(size_t), void (Backend::*Deallocate)(void *)>
+class BackendBuffer {
 public:
-  DeviceBuffer() = default;
-  ~DeviceBuffer() { reset(); }
-  DeviceBuffer(DeviceBuffer &&other) noexcept { *this = std::move(other); }
-  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept {
+  BackendBuffer() = default;
+  ~BackendBuffer() { reset(); }
+  BackendBuffer(BackendBuffer &&other) noexcept { *this = std::move(other); }
+  BackendBuffer &operator=(BackendBuffer &&other) noexcept {
     if (this != &other) {
       reset();
       backend_ = other.backend_;
@@ -75,12 +79,12 @@ public:
     }
     return *this;
   }
-  DeviceBuffer(const DeviceBuffer &) = delete;
-  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  BackendBuffer(const BackendBuffer &) = delete;
+  BackendBuffer &operator=(const BackendBuffer &) = delete;
 
   Status allocate(Backend &backend, size_t bytes) {
     reset();
-    StatusOr<void *> p = backend.allocate(bytes);
+    StatusOr<void *> p = (backend.*Allocate)(bytes);
     if (!p.ok())
       return p.status();
     backend_ = &backend;
@@ -90,7 +94,7 @@ public:
   }
   void reset() {
     if (backend_ && ptr_)
-      backend_->deallocate(ptr_);
+      (backend_->*Deallocate)(ptr_);
     backend_ = nullptr;
     ptr_ = nullptr;
     size_ = 0;
@@ -104,38 +108,8 @@ private:
   size_t size_ = 0;
 };
 
-/// The RAII owner of one allocateHost block.
-class HostBuffer {
-public:
-  HostBuffer() = default;
-  ~HostBuffer() { reset(); }
-  HostBuffer(const HostBuffer &) = delete;
-  HostBuffer &operator=(const HostBuffer &) = delete;
-  Status allocate(Backend &backend, size_t bytes) {
-    reset();
-    StatusOr<void *> p = backend.allocateHost(bytes);
-    if (!p.ok())
-      return p.status();
-    backend_ = &backend;
-    ptr_ = *p;
-    size_ = bytes;
-    return Status::success();
-  }
-  void reset() {
-    if (backend_ && ptr_)
-      backend_->deallocateHost(ptr_);
-    backend_ = nullptr;
-    ptr_ = nullptr;
-    size_ = 0;
-  }
-  void *get() const { return ptr_; }
-  size_t size() const { return size_; }
-
-private:
-  Backend *backend_ = nullptr;
-  void *ptr_ = nullptr;
-  size_t size_ = 0;
-};
+using DeviceBuffer = BackendBuffer<&Backend::allocate, &Backend::deallocate>;
+using HostBuffer = BackendBuffer<&Backend::allocateHost, &Backend::deallocateHost>;
 
 // "cpu" -> the CPU backend; "cuda" -> the CUDA backend, or an error saying
 // what is missing ("--device cuda: the CUDA driver libcuda.so.1 is not
