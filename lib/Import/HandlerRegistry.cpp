@@ -16,6 +16,7 @@ const HandlerRegistry &HandlerRegistry::get() {
     registerConstantHandlers(r);
     registerReductionHandlers(r);
     registerTrainingHandlers(r);
+    registerIndexingHandlers(r);
     return r;
   }();
   return registry;

@@ -59,6 +59,7 @@ void registerShapeHandlers(HandlerRegistry &registry);
 void registerConstantHandlers(HandlerRegistry &registry);
 void registerReductionHandlers(HandlerRegistry &registry);
 void registerTrainingHandlers(HandlerRegistry &registry);
+void registerIndexingHandlers(HandlerRegistry &registry);
 
 } // namespace trc::import
 
