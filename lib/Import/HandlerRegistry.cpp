@@ -17,6 +17,7 @@ const HandlerRegistry &HandlerRegistry::get() {
     registerReductionHandlers(r);
     registerTrainingHandlers(r);
     registerIndexingHandlers(r);
+    registerActivationHandlers(r);
     return r;
   }();
   return registry;

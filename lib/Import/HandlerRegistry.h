@@ -60,6 +60,7 @@ void registerConstantHandlers(HandlerRegistry &registry);
 void registerReductionHandlers(HandlerRegistry &registry);
 void registerTrainingHandlers(HandlerRegistry &registry);
 void registerIndexingHandlers(HandlerRegistry &registry);
+void registerActivationHandlers(HandlerRegistry &registry);
 
 } // namespace trc::import
 
