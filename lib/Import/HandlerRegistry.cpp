@@ -16,6 +16,8 @@ const HandlerRegistry &HandlerRegistry::get() {
     registerConstantHandlers(r);
     registerReductionHandlers(r);
     registerTrainingHandlers(r);
+    registerIndexingHandlers(r);
+    registerActivationHandlers(r);
     return r;
   }();
   return registry;
