@@ -5,7 +5,7 @@ Hugging Face transformers (4.36.2, the last line that runs on Debian's torch
 (and torchvision's ResNet-18), exported to ONNX for training, with labelled
 rows to train on and PyTorch's reference losses.
 
-    python3 scripts/export_hf.py --out DIR [--families gpt2,llama,...]
+    python3 scripts/export_hf.py --out DIR [--families gpt2,llama,...] [--static]
         [--reference] [--steps 20] [--batch 4] [--lr 1e-3]
 
 For each family F writes DIR/F.onnx and DIR/F.npz and prints DIR/F.onnx; with
@@ -18,7 +18,7 @@ AdamW steps in PyTorch on the rows, as trc-run trains them).
   own loss (and, for classifiers, the logits). Exported as
   scripts/export_models.py exports (torch.onnx, opset 17, training mode,
   do_constant_folding=False, the rows' first dimension a dynamic axis
-  'batch'); buffers (masks, rotary tables, BatchNorm statistics) are marked
+  'batch' unless --static); buffers (masks, rotary tables, BatchNorm statistics) are marked
   frozen (metadata 'trc.frozen').
 * The rows (DIR/F.npz, trc-run --data): arrays named after the graph's
   inputs, ROWS examples; step s trains on rows [sB, sB+B) (mod ROWS), as
@@ -182,10 +182,12 @@ def build(name, seed=0):
     return builder(), rows(kind)
 
 
-def export(model, data, path, batch=4):
+def export(model, data, path, batch=4, dynamic=True):
     """torch.onnx export (training mode, no constant folding) of `model` on
     the first `batch` rows of `data`; the rows' first dimension is the
-    dynamic axis 'batch'."""
+    dynamic axis 'batch' unless not `dynamic` (then every shape is the
+    example's: torch.onnx exports GPT-J's repeat_interleave of its rotary
+    table, whose shape it cannot infer with a dynamic batch, as a Loop)."""
     names = list(data)
     example = tuple(torch.from_numpy(data[k][:batch]) for k in names)
     outputs = ["loss", "logits"] if getattr(model, "logits", False) or \
@@ -198,7 +200,8 @@ def export(model, data, path, batch=4):
         warnings.simplefilter("ignore")
         torch.onnx.export(model, example, path, input_names=names, output_names=outputs,
                           opset_version=OPSET, do_constant_folding=False,
-                          training=torch.onnx.TrainingMode.TRAINING, dynamic_axes=axes)
+                          training=torch.onnx.TrainingMode.TRAINING,
+                          dynamic_axes=axes if dynamic else None)
     mark_buffers_frozen(model, path)
 
 
@@ -228,12 +231,13 @@ def main():
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--static", action="store_true", help="no dynamic batch axis")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     for name in a.families.split(","):
         model, data = build(name)
         path = os.path.join(a.out, name + ".onnx")
-        export(model, data, path, a.batch)
+        export(model, data, path, a.batch, not a.static)
         np.savez(os.path.join(a.out, name + ".npz"), **data)
         if a.reference:
             losses = reference_losses(model, data, a.steps, a.batch, a.lr)

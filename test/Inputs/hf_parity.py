@@ -4,7 +4,7 @@ torchvision's ResNet-18) with trc-run and with PyTorch from the same weights
 on the same labelled rows with AdamW, and evaluates its exported forward in
 trc-run and in onnxruntime.
 
-    hf_parity.py WORKDIR --family F [--steps 20] [--batch 4] [--lr 1e-3]
+    hf_parity.py WORKDIR --family F [--static] [--steps 20] [--batch 4] [--lr 1e-3]
         [--trc-run trc-run]
 
 1. Forward: the exported model (inputs and labels in; loss, and a
@@ -20,6 +20,7 @@ and exit status 1.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -38,17 +39,20 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("workdir")
     p.add_argument("--family", required=True)
+    p.add_argument("--static", action="store_true", help="export without a dynamic batch axis")
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--trc-run", default="trc-run")
     a = p.parse_args()
+    if not shutil.which(a.trc_run):
+        sys.exit(f"error: --trc-run: no program '{a.trc_run}'")
     os.makedirs(a.workdir, exist_ok=True)
 
     model, data = export_hf.build(a.family)
     model_path = os.path.join(a.workdir, a.family + ".onnx")
     rows_path = os.path.join(a.workdir, a.family + ".npz")
-    export_hf.export(model, data, model_path, a.batch)
+    export_hf.export(model, data, model_path, a.batch, not a.static)
     np.savez(rows_path, **data)
 
     if not compare(model_path, {k: v[:a.batch] for k, v in data.items()}, a.trc_run,
