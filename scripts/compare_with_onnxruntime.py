@@ -58,11 +58,12 @@ def main():
                           args.artifact) else 1)
 
 
-def compare(model_path, feeds, trc_run, rtol=1e-4, atol=1e-6, artifact=None):
+def compare(model_path, feeds, trc_run, rtol=1e-4, atol=1e-6, artifact=None, by_max=False):
     """Runs `model_path` on `feeds` ({input name: array}) in onnxruntime and
     in trc-run (`artifact`, or the model compiled in-process); prints one
     line per output; returns whether every output matched (shape, and
-    |got - want| <= rtol * max(|want|, atol / rtol)). A failed trc-run
+    |got - want| <= rtol * max(|want|, atol / rtol), or with `by_max`
+    rtol * max(largest |want| of the output, atol / rtol)). A failed trc-run
     exits with its error."""
     session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
     names = [o.name for o in session.get_outputs()]
@@ -82,7 +83,8 @@ def compare(model_path, feeds, trc_run, rtol=1e-4, atol=1e-6, artifact=None):
         for name in names:
             got = np.load(os.path.join(tmp, "out", name + ".npy"))
             want = expected[name]
-            scale = np.maximum(np.abs(want), atol / rtol)
+            scale = np.maximum(np.abs(want).max(initial=0.0) if by_max else np.abs(want),
+                               atol / rtol)
             err = float(np.max(np.abs(got.astype(np.float64) - want) / scale)) if want.size else 0.0
             good = got.shape == want.shape and err <= rtol
             ok &= good

@@ -18,6 +18,7 @@ const HandlerRegistry &HandlerRegistry::get() {
     registerTrainingHandlers(r);
     registerIndexingHandlers(r);
     registerActivationHandlers(r);
+    registerVisionHandlers(r);
     return r;
   }();
   return registry;

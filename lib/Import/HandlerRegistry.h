@@ -61,6 +61,7 @@ void registerReductionHandlers(HandlerRegistry &registry);
 void registerTrainingHandlers(HandlerRegistry &registry);
 void registerIndexingHandlers(HandlerRegistry &registry);
 void registerActivationHandlers(HandlerRegistry &registry);
+void registerVisionHandlers(HandlerRegistry &registry);
 
 } // namespace trc::import
 

@@ -5,14 +5,17 @@ on the same labelled rows with AdamW, and evaluates its exported forward in
 trc-run and in onnxruntime.
 
     hf_parity.py WORKDIR --family F [--static] [--steps 20] [--batch 4] [--lr 1e-3]
-        [--trc-run trc-run]
+        [--loss-tolerance 1e-5] [--trc-run trc-run]
 
 1. Forward: the exported model (inputs and labels in; loss, and a
    classifier's logits, out) on the first --batch rows, in trc-run and in
    onnxruntime (compare_with_onnxruntime.compare: every output within 1e-4
-   relative).
+   of its largest magnitude; ResNet-18's logits differ by 2e-5 of it
+   between PyTorch and onnxruntime already: batch normalization over 4
+   rows at 1x1 pixels magnifies rounding).
 2. Training: --steps AdamW steps with trc-run (--data F.npz) and in PyTorch
-   (export_hf.reference_losses); every step's loss within 1e-5 relative.
+   (export_hf.reference_losses); every step's loss within --loss-tolerance
+   relative (1e-5).
 Prints one line per output and a summary line "F: N AdamW steps, losses
 A -> B; max relative loss difference D"; a failure is an "error: ..." line
 and exit status 1.
@@ -31,7 +34,6 @@ sys.path.insert(0, SCRIPTS)
 import export_hf  # noqa: E402
 from compare_with_onnxruntime import compare  # noqa: E402
 
-LOSS_TOLERANCE = 1e-5
 FORWARD_TOLERANCE = 1e-4
 
 
@@ -43,6 +45,7 @@ def main():
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--loss-tolerance", type=float, default=1e-5)
     p.add_argument("--trc-run", default="trc-run")
     a = p.parse_args()
     if not shutil.which(a.trc_run):
@@ -56,7 +59,7 @@ def main():
     np.savez(rows_path, **data)
 
     if not compare(model_path, {k: v[:a.batch] for k, v in data.items()}, a.trc_run,
-                   rtol=FORWARD_TOLERANCE):
+                   rtol=FORWARD_TOLERANCE, by_max=True):
         sys.exit(f"error: {a.family}: the forward differs from onnxruntime's")
 
     metrics = os.path.join(a.workdir, a.family + ".jsonl")
@@ -77,9 +80,9 @@ def main():
     worst = max(range(len(diffs)), key=diffs.__getitem__)
     print(f"{a.family}: {a.steps} AdamW steps, losses {torch_losses[0]:.4f} -> "
           f"{torch_losses[-1]:.4f}; max relative loss difference {diffs[worst]:.2e}")
-    if diffs[worst] > LOSS_TOLERANCE:
+    if diffs[worst] > a.loss_tolerance:
         sys.exit(f"error: {a.family}: step {worst + 1}: trc loss {trc_losses[worst]!r}, "
-                 f"PyTorch {torch_losses[worst]!r} (relative {diffs[worst]:.2e} > {LOSS_TOLERANCE:g})")
+                 f"PyTorch {torch_losses[worst]!r} (relative {diffs[worst]:.2e} > {a.loss_tolerance:g})")
 
 
 if __name__ == "__main__":

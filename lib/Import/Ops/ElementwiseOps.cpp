@@ -81,8 +81,11 @@ LogicalResult importRelu(ImportContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
     return failure();
-  auto type = cast<RankedTensorType>(x.getType());
-  return ctx.setOutput(0, ctx.build<MaxOp>(x, ctx.splat(type, 0.0)));
+  // x > 0 ? x : 0 rather than max(x, 0): the select's VJP gives x no
+  // gradient where x == 0, as torch.relu (max's splits a tie in halves, and
+  // ReLU outputs that feed a ReLU again tie often: ResNet's residual sums).
+  Value positive = compareWith(ctx, CompareDirection::GT, x, 0.0);
+  return ctx.setOutput(0, positive ? select(ctx, positive, x, splatLike(ctx, x, 0.0)) : Value());
 }
 
 LogicalResult importClip(ImportContext &ctx) {
