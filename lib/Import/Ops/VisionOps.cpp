@@ -20,6 +20,7 @@
 #include "../HandlerRegistry.h"
 #include "Common.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -143,14 +144,18 @@ SmallVector<Value> windowSlices(ImportContext &ctx, Value x, const Windows &w,
   return slices;
 }
 
-/// Input 0 as a float tensor [N, C, spatial...] of rank >= `minRank`.
-Value imageInput(ImportContext &ctx, int64_t minRank = 3) {
+/// Input 0 as a tensor [N, C, spatial...] of rank >= `minRank`, of floats
+/// (or also integers with `integers`).
+Value imageInput(ImportContext &ctx, int64_t minRank = 3, bool integers = false) {
   Value x = ctx.input(0);
   if (!x)
     return {};
   auto type = typeOf(x);
-  if (type.getRank() < minRank || !isa<FloatType>(type.getElementType())) {
-    (void)ctx.fail("needs a float input [N, C, spatial...], got ", type);
+  Type elem = type.getElementType();
+  bool typeOk = isa<FloatType>(elem) || (integers && elem.isIntOrIndex() && !elem.isInteger(1));
+  if (type.getRank() < minRank || !typeOk) {
+    (void)ctx.fail("needs a ", integers ? "numeric" : "float", " input [N, C, spatial...], got ",
+                   type);
     return {};
   }
   if (ShapedType::isDynamic(type.getDimSize(0)) || ShapedType::isDynamic(type.getDimSize(1))) {
@@ -248,7 +253,7 @@ LogicalResult importConv(ImportContext &ctx) {
 }
 
 LogicalResult importMaxPool(ImportContext &ctx) {
-  Value x = imageInput(ctx);
+  Value x = imageInput(ctx, 3, /*integers=*/true);
   if (!x)
     return failure();
   if (ctx.wantsOutput(1))
@@ -257,8 +262,11 @@ LogicalResult importMaxPool(ImportContext &ctx) {
   auto w = windowsOf(ctx, type.getShape().drop_front(2), {}, ctx.intAttr("ceil_mode", 0));
   if (!w)
     return failure();
-  SmallVector<Value> slices =
-      windowSlices(ctx, x, *w, -std::numeric_limits<double>::infinity());
+  // Pads with the type's lowest value: -inf, or the integer minimum.
+  double lowest = -std::numeric_limits<double>::infinity();
+  if (auto it = dyn_cast<IntegerType>(type.getElementType()))
+    lowest = it.isUnsigned() ? 0.0 : -std::ldexp(1.0, it.getWidth() - 1);
+  SmallVector<Value> slices = windowSlices(ctx, x, *w, lowest);
   if (slices.empty())
     return failure();
   Value y = slices[0];
