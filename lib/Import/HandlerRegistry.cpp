@@ -17,6 +17,8 @@ const HandlerRegistry &HandlerRegistry::get() {
     registerReductionHandlers(r);
     registerTrainingHandlers(r);
     registerIndexingHandlers(r);
+    registerPoolingHandlers(r);
+    registerConvHandlers(r);
     registerActivationHandlers(r);
     return r;
   }();
