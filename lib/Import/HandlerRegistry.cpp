@@ -17,8 +17,9 @@ const HandlerRegistry &HandlerRegistry::get() {
     registerReductionHandlers(r);
     registerTrainingHandlers(r);
     registerIndexingHandlers(r);
+    registerPoolingHandlers(r);
+    registerConvHandlers(r);
     registerActivationHandlers(r);
-    registerVisionHandlers(r);
     return r;
   }();
   return registry;

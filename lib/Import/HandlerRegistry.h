@@ -60,8 +60,9 @@ void registerConstantHandlers(HandlerRegistry &registry);
 void registerReductionHandlers(HandlerRegistry &registry);
 void registerTrainingHandlers(HandlerRegistry &registry);
 void registerIndexingHandlers(HandlerRegistry &registry);
+void registerPoolingHandlers(HandlerRegistry &registry);
+void registerConvHandlers(HandlerRegistry &registry);
 void registerActivationHandlers(HandlerRegistry &registry);
-void registerVisionHandlers(HandlerRegistry &registry);
 
 } // namespace trc::import
 

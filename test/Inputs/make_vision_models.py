@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes small ONNX models of lib/Import/Ops/VisionOps.cpp's ops that the
+"""Writes small ONNX models of the convolutional ops in combinations that the
 ONNX node tests leave out, for test/Import/vision-ops.test:
 
     make_vision_models.py OUT_DIR
@@ -8,8 +8,7 @@ ONNX node tests leave out, for test/Import/vision-ops.test:
   asymmetric pads and a bias, then MaxPool 3x3 stride 2 with ceil_mode,
   then BatchNormalization in training mode (running statistics as
   outputs) and GlobalAveragePool;
-* conv_bad_group.onnx: Conv group 2 on 3 input channels (an error);
-* maxpool_indices.onnx: MaxPool asked for its Indices output (unsupported).
+* conv_bad_group.onnx: Conv group 2 on 3 input channels (an error).
 """
 import os
 import sys
@@ -55,10 +54,6 @@ def main():
     save(model([helper.make_node("Conv", ["x", "w"], ["y"], group=2, name="conv")], [x3], [y],
                [("w", np.ones((2, 1, 3, 3), np.float32))]),
          os.path.join(out, "conv_bad_group.onnx"))
-    idx = helper.make_tensor_value_info("i", TensorProto.INT64, None)
-    save(model([helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2], name="pool")],
-               [x3], [y, idx]),
-         os.path.join(out, "maxpool_indices.onnx"))
 
 
 if __name__ == "__main__":

@@ -196,4 +196,33 @@ std::optional<SmallVector<int64_t>> spatialInts(ImportContext &ctx, StringRef na
   return given;
 }
 
+SmallVector<SmallVector<int64_t>> kernelOffsets(ArrayRef<int64_t> kernel) {
+  SmallVector<SmallVector<int64_t>> all{{}};
+  for (int64_t k : kernel) {
+    SmallVector<SmallVector<int64_t>> next;
+    for (const auto &prefix : all)
+      for (int64_t i = 0; i < k; ++i) {
+        next.push_back(prefix);
+        next.back().push_back(i);
+      }
+    all = std::move(next);
+  }
+  return all;
+}
+
+Value padSpatial(ImportContext &ctx, Value x, ArrayRef<int64_t> low, ArrayRef<int64_t> high,
+                 double value) {
+  if (llvm::all_of(low, [](int64_t v) { return v == 0; }) &&
+      llvm::all_of(high, [](int64_t v) { return v == 0; }))
+    return x;
+  auto type = typeOf(x);
+  SmallVector<int64_t> lo{0, 0}, hi{0, 0}, shape(type.getShape());
+  llvm::append_range(lo, low);
+  llvm::append_range(hi, high);
+  for (size_t i = 0; i < low.size(); ++i)
+    shape[i + 2] += low[i] + high[i];
+  return ctx.build<PadOp>(RankedTensorType::get(shape, type.getElementType()), x,
+                          ctx.scalar(type.getElementType(), value), lo, hi);
+}
+
 } // namespace trc::import

@@ -2,7 +2,8 @@
 //
 // Small compositions of core trc ops that several ONNX op families need:
 // iotas, comparisons, reductions with ONNX's axes/keepdims conventions,
-// index wrapping, and element-wise indexing along one axis (GatherElements,
+// index wrapping, the windows of spatial ops (kernel offsets, spatial
+// padding), and element-wise indexing along one axis (GatherElements,
 // ScatterElements, TopK, ...) expressed as trc.gather / trc.scatter_add on
 // the flattened tensor, so that those ops need no core op of their own and
 // differentiate through the gather/scatter_add VJP rules.
@@ -98,6 +99,15 @@ std::optional<double> constantNumber(ImportContext &ctx, int input, llvm::String
 std::optional<llvm::SmallVector<int64_t>> spatialInts(ImportContext &ctx,
                                                       llvm::StringRef name, size_t count,
                                                       int64_t fill);
+
+/// Every offset of a window of `kernel` sizes, row-major (Conv's im2col,
+/// ConvTranspose's placements, pooling's window slices).
+llvm::SmallVector<llvm::SmallVector<int64_t>> kernelOffsets(llvm::ArrayRef<int64_t> kernel);
+
+/// x [N, C, spatial...] padded with `value` by `low`/`high` on the spatial
+/// dims (non-negative); x itself when every pad is 0.
+mlir::Value padSpatial(ImportContext &ctx, mlir::Value x, llvm::ArrayRef<int64_t> low,
+                       llvm::ArrayRef<int64_t> high, double value = 0);
 
 } // namespace trc::import
 
