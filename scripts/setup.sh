@@ -29,6 +29,8 @@ DEBIAN_PACKAGES=(
   libopenmpi-dev openmpi-bin libopenblas-dev libopenblas0-pthread
   # Python: reference trainer/exporter and test tools
   python3 python3-venv python3-numpy python3-torch
+  # torchvision 0.14 (matches torch 1.13): ResNet-18 of scripts/export_hf.py
+  python3-torchvision
   # zlib1g-dev: also the runtime's inflate of np.savez_compressed .npz data
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
 )
@@ -49,8 +51,12 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # safetensors: the runtime tests check trc's safetensors files against it.
 # tokenizers: scripts/prepare_sst2.py trains its byte-level BPE with it.
-PY_PACKAGES=(lit onnx onnxruntime safetensors tokenizers)
-if ! .venv/bin/python -c "import lit, onnx, onnxruntime, safetensors, tokenizers" 2>/dev/null; then
+# transformers 4.36.2: the last line that works with Debian's torch 1.13;
+# scripts/export_hf.py builds its model families from its own classes. pip
+# resolves tokenizers 0.15 and huggingface_hub 0.36 for it (torch is left
+# alone: transformers does not require it).
+PY_PACKAGES=(lit onnx onnxruntime safetensors tokenizers transformers==4.36.2)
+if ! .venv/bin/python -c "import lit, onnx, onnxruntime, safetensors, tokenizers, transformers" 2>/dev/null; then
   # numpy comes from Debian (python3-numpy) so that python3-torch keeps working.
   .venv/bin/pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}" "numpy<2"
 fi

@@ -16,6 +16,10 @@ const HandlerRegistry &HandlerRegistry::get() {
     registerConstantHandlers(r);
     registerReductionHandlers(r);
     registerTrainingHandlers(r);
+    registerIndexingHandlers(r);
+    registerPoolingHandlers(r);
+    registerConvHandlers(r);
+    registerActivationHandlers(r);
     return r;
   }();
   return registry;

@@ -59,6 +59,10 @@ void registerShapeHandlers(HandlerRegistry &registry);
 void registerConstantHandlers(HandlerRegistry &registry);
 void registerReductionHandlers(HandlerRegistry &registry);
 void registerTrainingHandlers(HandlerRegistry &registry);
+void registerIndexingHandlers(HandlerRegistry &registry);
+void registerPoolingHandlers(HandlerRegistry &registry);
+void registerConvHandlers(HandlerRegistry &registry);
+void registerActivationHandlers(HandlerRegistry &registry);
 
 } // namespace trc::import
 

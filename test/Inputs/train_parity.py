@@ -28,6 +28,7 @@ import torch
 from safetensors.numpy import load_file
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+import export_hf  # noqa: E402
 import export_models as em  # noqa: E402
 
 # Parameter elements whose exact gradient is zero (see above).
@@ -74,22 +75,20 @@ def main():
         sys.exit("error: trc-run failed: " + run.stderr.strip())
     trc_losses = [json.loads(line)["loss"] for line in open(metrics)]
 
-    # PyTorch on the same batches (llm.c semantics).
+    # PyTorch on the same batches (llm.c semantics), as rows: step s trains
+    # on rows [sB, sB+B) (export_hf.reference_losses, AdamW as trc-run).
     tokens = np.frombuffer(text, dtype=np.uint8).astype(np.int64)
-    opt = torch.optim.AdamW(model.parameters(), lr=a.lr)
     pos, bt = 0, a.batch * a.seq
-    torch_losses = []
+    inputs, targets = [], []
     for _ in range(a.steps):
         if pos + bt + 1 > len(tokens):
             pos = 0
-        window = torch.tensor(tokens[pos:pos + bt + 1])
-        x, y = window[:-1].view(a.batch, a.seq), window[1:].view(a.batch, a.seq)
+        window = tokens[pos:pos + bt + 1]
+        inputs.append(window[:-1].reshape(a.batch, a.seq))
+        targets.append(window[1:].reshape(a.batch, a.seq))
         pos += bt
-        opt.zero_grad()
-        loss = model(x, y)
-        loss.backward()
-        opt.step()
-        torch_losses.append(float(loss))
+    rows = {"input_ids": np.concatenate(inputs), "targets": np.concatenate(targets)}
+    torch_losses = export_hf.reference_losses(model, rows, a.steps, a.batch, a.lr)
 
     loss_err = max(abs(t - r) / abs(r) for t, r in zip(trc_losses, torch_losses))
     latest = open(os.path.join(ckpt, "latest")).read().strip()
