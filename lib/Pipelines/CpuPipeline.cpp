@@ -31,6 +31,8 @@ static const char *kCpuLowering =
     // loops -> LLVM (bare pointers for statically shaped memrefs)
     // parallel loop nests run on OpenMP threads (libomp), the rest in order
     "func.func(convert-linalg-to-parallel-loops), "
+    // reductions over rows (bias gradients): one parallel region, not one per row
+    "func.func(trc-hoist-parallel-loops), "
     // each loop nest its own function: OpenMP's translation scans the whole
     // enclosing function per parallel region (quadratic in one big step)
     // and the layers' copies of one nest are one function
