@@ -26,6 +26,8 @@ static const char *kCpuLowering =
     "function-boundary-type-conversion=identity-layout-map}, "
     "func.func(trc-distinct-results), "
     "buffer-results-to-out-params{modify-public-functions hoist-static-allocs}, canonicalize, "
+    // transposes only products read: BLAS transpose flags, not copies
+    "func.func(trc-fold-transposes-into-matmul), "
     // one arena for every temporary; matrix products to BLAS
     "trc-plan-memory, trc-matmul-to-runtime-call, trc-copies-to-linalg, "
     // loops -> LLVM (bare pointers for statically shaped memrefs)
