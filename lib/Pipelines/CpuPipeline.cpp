@@ -27,11 +27,15 @@ static const char *kCpuLowering =
     "function-boundary-type-conversion=identity-layout-map}, "
     "func.func(trc-distinct-results), "
     "buffer-results-to-out-params{modify-public-functions hoist-static-allocs}, canonicalize, "
+    // transposes only products read: BLAS transpose flags, not copies
+    "func.func(trc-fold-transposes-into-matmul), "
     // one arena for every temporary; matrix products to BLAS
     "trc-plan-memory, trc-matmul-to-runtime-call, trc-copies-to-linalg, "
     // loops -> LLVM (bare pointers for statically shaped memrefs)
     // parallel loop nests run on OpenMP threads (libomp), the rest in order
     "func.func(convert-linalg-to-parallel-loops), "
+    // reductions over rows (bias gradients): one parallel region, not one per row
+    "func.func(trc-hoist-parallel-loops), "
     // each loop nest its own function: OpenMP's translation scans the whole
     // enclosing function per parallel region (quadratic in one big step)
     // and the layers' copies of one nest are one function

@@ -51,7 +51,10 @@ std::string kernelsPipeline(bool cublasLt) {
              "function-boundary-type-conversion=identity-layout-map}, "
              "func.func(trc-distinct-results), "
              "buffer-results-to-out-params{modify-public-functions hoist-static-allocs}, "
-             "canonicalize, trc-plan-memory, func.func(trc-forward-fills), "
+             "canonicalize, "
+             // transposes only products read: the library's transpose flags
+             "func.func(trc-fold-transposes-into-matmul), "
+             "trc-plan-memory, func.func(trc-forward-fills), "
              // matrix products to the library, everything else one kernel per op
              "trc-matmul-to-runtime-call, ") +
          (cublasLt ? "trc-matmul-to-cublaslt, " : "") +

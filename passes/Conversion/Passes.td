@@ -91,6 +91,33 @@ def OffloadToRuntimeCall : Pass<"trc-offload-to-runtime-call", "mlir::ModuleOp">
                            "mlir::bufferization::BufferizationDialect"];
 }
 
+def FoldTransposesIntoMatmul : Pass<"trc-fold-transposes-into-matmul", "mlir::func::FuncOp"> {
+  let summary = "reads a transpose that only matrix products read as a strided view of its source";
+  let description = [{
+    On bufferized IR before trc-plan-memory: a `linalg.transpose` into a
+    `memref.alloc` whose views (`memref.reshape`, `expand_shape`,
+    `collapse_shape`) only feed `linalg.batch_matmul` inputs is erased, and
+    each view becomes a `memref.reinterpret_cast` of the transpose's source
+    with the strides of the transposed-then-reshaped shape, so that
+    trc-matmul-to-runtime-call passes it to BLAS with its transpose flag
+    instead of copying (a weight W^T each forward, dY^T in a weight gradient).
+
+    ```mlir
+    linalg.transpose ins(%w : memref<768x256xf32>) outs(%t : memref<256x768xf32>) permutation = [1, 0]
+    %r = memref.reshape %t(%shape) : (memref<256x768xf32>, memref<3xi64>) -> memref<1x256x768xf32>
+    linalg.batch_matmul ins(%x, %r : memref<1x1024x256xf32>, memref<1x256x768xf32>) outs(%y : ...)
+    // becomes
+    %r = memref.reinterpret_cast %w to offset: [0], sizes: [1, 256, 768], strides: [196608, 1, 256]
+    linalg.batch_matmul ins(%x, %r : ..., memref<1x256x768xf32, strided<[196608, 1, 256]>>) outs(%y : ...)
+    ```
+    Left alone: a view the source's strides cannot express (the heads'
+    [B, T, H, D] -> [B*H, T, D] regrouping), one whose inner two dimensions
+    both have strides other than 1, other readers of the temporary, and a
+    source something may write before the last product reads it.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def CopiesToLinalg : Pass<"trc-copies-to-linalg", "mlir::ModuleOp"> {
   let summary = "rewrites memref.copy into linalg.copy";
   let description = [{

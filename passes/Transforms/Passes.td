@@ -49,6 +49,45 @@ def ParametersToArguments : Pass<"trc-parameters-to-arguments", "mlir::ModuleOp"
   }];
 }
 
+def HoistParallelLoops : Pass<"trc-hoist-parallel-loops", "mlir::func::FuncOp"> {
+  let summary = "moves a parallel loop out of the sequential loops around it, tiled";
+  let description = [{
+    convert-linalg-to-parallel-loops turns a reduction over leading
+    dimensions (a bias or layer-norm-scale gradient: sum of [B, T, C] over
+    B and T) into sequential loops around a parallel loop over C: one
+    OpenMP region per row. This pass makes the parallel loop the outermost,
+    tiling its innermost dimension by `tile` (each thread then sums
+    contiguous rows of its column tile):
+
+    ```mlir
+    scf.for %i = %c0 to %c1024 step %c1 {
+      scf.parallel (%j) = (%c0) to (%c256) step (%c1) {
+        %x = memref.load %in[%i, %j] ...  %a = memref.load %acc[%j] ...
+        memref.store %s, %acc[%j] ...
+      }
+    }
+    // becomes
+    scf.parallel (%jo) = (%c0) to (%c256) step (%c64) {
+      %end = arith.minsi (%jo + 64), %c256
+      scf.for %i = %c0 to %c1024 step %c1 {
+        scf.for %j = %jo to %end step %c1 { ...the same body... }
+      }
+    }
+    ```
+    Each element keeps its order of accumulation, so results are bitwise
+    unchanged. Applies when the sequential loops form a perfect nest with
+    bounds defined above it, the parallel loop has no reductions, its body
+    only loads, stores and computes, and each memref it stores to is
+    accessed at one index list holding every parallel induction variable.
+    Other nests are left as they are.
+  }];
+  let options = [
+    Option<"tileSize", "tile", "int64_t", "64",
+           "iterations of the innermost parallel dimension per parallel task">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // CUDA backend (lib/Pipelines/CudaPipeline.cpp)
 //===----------------------------------------------------------------------===//
