@@ -19,6 +19,7 @@ const HandlerRegistry &HandlerRegistry::get() {
     registerIndexingHandlers(r);
     registerPoolingHandlers(r);
     registerConvHandlers(r);
+    registerResizeHandlers(r);
     registerActivationHandlers(r);
     return r;
   }();

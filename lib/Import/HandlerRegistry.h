@@ -62,6 +62,7 @@ void registerTrainingHandlers(HandlerRegistry &registry);
 void registerIndexingHandlers(HandlerRegistry &registry);
 void registerPoolingHandlers(HandlerRegistry &registry);
 void registerConvHandlers(HandlerRegistry &registry);
+void registerResizeHandlers(HandlerRegistry &registry);
 void registerActivationHandlers(HandlerRegistry &registry);
 
 } // namespace trc::import

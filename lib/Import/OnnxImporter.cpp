@@ -614,6 +614,24 @@ bool parseConstantInputSpec(llvm::StringRef spec, ImportOptions &options,
   return true;
 }
 
+std::vector<std::string> inputsNeededAtCompileTime(llvm::StringRef diagnostics) {
+  std::vector<std::string> names;
+  llvm::SmallVector<llvm::StringRef> lines;
+  diagnostics.split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    size_t marker = line.find("') must be a compile-time constant");
+    if (marker == llvm::StringRef::npos)
+      continue;
+    size_t at = line.take_front(marker).rfind("(input '");
+    if (at == llvm::StringRef::npos)
+      continue;
+    std::string name = line.slice(at + 8, marker).str();
+    if (llvm::find(names, name) == names.end())
+      names.push_back(name);
+  }
+  return names;
+}
+
 bool parseInputShapeSpec(llvm::StringRef spec, ImportOptions &options,
                          std::string &error) {
   auto [name, shape] = spec.split('=');

@@ -201,17 +201,6 @@ std::map<std::string, std::string> inputFilesByName(const TestCase &test,
   return byName;
 }
 
-// The input a "must be a compile-time ... constant" error asks for, if any.
-std::string inputNeededAtCompileTime(const std::string &reason) {
-  if (reason.find("compile-time") == std::string::npos)
-    return "";
-  size_t at = reason.find("(input '");
-  if (at == std::string::npos)
-    return "";
-  at += 8;
-  return reason.substr(at, reason.find('\'', at) - at);
-}
-
 // Imports the model, binding inputs to data set `set` as the importer asks.
 // On failure returns null and sets `reason`.
 mlir::OwningOpRef<mlir::ModuleOp> importTest(const TestCase &test, const std::string &set,
@@ -225,7 +214,8 @@ mlir::OwningOpRef<mlir::ModuleOp> importTest(const TestCase &test, const std::st
     if (auto module = trc::importOnnxFile(test.path + "/model.onnx", &context, options, diag))
       return module;
     reason = firstErrorLine(diagnostics);
-    std::string needed = inputNeededAtCompileTime(reason);
+    auto asked = trc::inputsNeededAtCompileTime(reason);
+    std::string needed = asked.empty() ? "" : asked.front();
     if (needed.empty() || options.constantInputs.size() == files.size())
       return nullptr;
     if (files.count(needed) && !options.constantInputs.count(needed)) {

@@ -3,6 +3,7 @@
 #include "RecomputeAuto.h"
 #include "ExportOnnx.h"
 
+#include "runtime/formats/Npy.h"
 #include "trc/Abi/SlotNames.h"
 #include "trc/Dialect/Trc.h"
 #include "trc/Import/OnnxImporter.h"
@@ -17,12 +18,17 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+
+#include "onnx/onnx_pb.h"
 
 namespace trc {
 
@@ -210,12 +216,93 @@ bool checkLoss(mlir::func::FuncOp main, const std::string &model, const rt::Trai
   return false;
 }
 
+/// Writes the .npy `file` as a serialized TensorProto `out` (what
+/// ImportOptions::constantInputs reads); "" or the problem.
+std::string npyAsTensorProto(const std::string &file, const std::string &out) {
+  rt::StatusOr<rt::HostTensor> value = rt::readNpyFile(file);
+  if (!value.ok())
+    return std::string(value.status().message());
+  int type = 0;
+  switch (value->dtype) {
+  case rt::DType::F32: type = onnx::TensorProto::FLOAT; break;
+  case rt::DType::F64: type = onnx::TensorProto::DOUBLE; break;
+  case rt::DType::F16: type = onnx::TensorProto::FLOAT16; break;
+  case rt::DType::BF16: type = onnx::TensorProto::BFLOAT16; break;
+  case rt::DType::I1: type = onnx::TensorProto::BOOL; break;
+  case rt::DType::I8: type = onnx::TensorProto::INT8; break;
+  case rt::DType::I16: type = onnx::TensorProto::INT16; break;
+  case rt::DType::I32: type = onnx::TensorProto::INT32; break;
+  case rt::DType::I64: type = onnx::TensorProto::INT64; break;
+  case rt::DType::U8: type = onnx::TensorProto::UINT8; break;
+  case rt::DType::U16: type = onnx::TensorProto::UINT16; break;
+  case rt::DType::U32: type = onnx::TensorProto::UINT32; break;
+  case rt::DType::U64: type = onnx::TensorProto::UINT64; break;
+  }
+  onnx::TensorProto tensor;
+  tensor.set_data_type(type);
+  for (int64_t d : value->shape)
+    tensor.add_dims(d);
+  tensor.set_raw_data(static_cast<const char *>(value->data()), value->byteSize());
+  std::ofstream stream(out, std::ios::binary);
+  if (!stream || !tensor.SerializeToOstream(&stream))
+    return "cannot write " + out;
+  return "";
+}
+
+/// Imports `model`. Inputs the import asks to be compile-time constants (a
+/// Reshape's shape, Slice's starts, Tile's repeats...) that `valueFiles`
+/// (name -> .npy) holds are bound to those values and the import repeats;
+/// their names go to `specialized`.
+mlir::OwningOpRef<mlir::ModuleOp>
+importSpecialized(const std::string &model, mlir::MLIRContext &context, ImportOptions &options,
+                  const std::map<std::string, std::string> *valueFiles,
+                  std::vector<std::string> *specialized, llvm::raw_ostream &diag) {
+  llvm::SmallString<128> dir;
+  auto cleanup = llvm::make_scope_exit([&] {
+    if (!dir.empty())
+      llvm::sys::fs::remove_directories(dir);
+  });
+  while (true) {
+    std::string diagnostics;
+    llvm::raw_string_ostream attempt(diagnostics);
+    auto module = importOnnxFile(model, &context, options, attempt);
+    bool bound = false;
+    for (const std::string &name :
+         module || !valueFiles ? std::vector<std::string>{}
+                               : inputsNeededAtCompileTime(diagnostics)) {
+      auto file = valueFiles->find(name);
+      if (file == valueFiles->end() || options.constantInputs.count(name))
+        continue;
+      if (dir.empty())
+        if (auto ec = llvm::sys::fs::createUniqueDirectory("trc-run-values", dir)) {
+          diag << "error: cannot create a temporary folder: " << ec.message() << "\n";
+          return nullptr;
+        }
+      std::string pb = (dir + "/" + std::to_string(options.constantInputs.size()) + ".pb").str();
+      if (std::string problem = npyAsTensorProto(file->second, pb); !problem.empty()) {
+        diag << "error: input '" << name << "': " << problem << "\n";
+        return nullptr;
+      }
+      options.constantInputs[name] = pb;
+      options.inputShapes.erase(name);
+      specialized->push_back(name);
+      bound = true;
+    }
+    if (!bound) {
+      diag << diagnostics;
+      return module;
+    }
+  }
+}
+
 /// Compiles `model` once (for training when `training` is set, with
 /// `recompute` when given) into a fresh temporary folder.
 bool compile(const std::string &model,
              const std::map<std::string, std::vector<int64_t>> &inputShapes,
              const rt::TrainingBuild *training, const RecomputeOptions *recompute,
-             const std::string &target, CompileOutcome &outcome, std::string &error) {
+             const std::string &target, CompileOutcome &outcome, std::string &error,
+             const std::map<std::string, std::string> *valueFiles = nullptr,
+             std::vector<std::string> *specialized = nullptr) {
   registerAllPasses();
   mlir::DialectRegistry registry;
   trc::registerAllDialects(registry);
@@ -225,7 +312,7 @@ bool compile(const std::string &model,
   llvm::raw_string_ostream diag(error);
   ImportOptions options;
   options.inputShapes = inputShapes;
-  auto module = importOnnxFile(model, &context, options, diag);
+  auto module = importSpecialized(model, context, options, valueFiles, specialized, diag);
   if (!module)
     return false;
 
@@ -287,9 +374,11 @@ bool compile(const std::string &model,
 bool compileOnnxInProcess(const std::string &model,
                           const std::map<std::string, std::vector<int64_t>> &inputShapes,
                           const std::string &target, std::string &artifactDir,
-                          std::string &error) {
+                          std::string &error, const std::map<std::string, std::string> *valueFiles,
+                          std::vector<std::string> *specialized) {
   CompileOutcome outcome;
-  if (!compile(model, inputShapes, nullptr, nullptr, target, outcome, error))
+  if (!compile(model, inputShapes, nullptr, nullptr, target, outcome, error, valueFiles,
+               specialized))
     return false;
   artifactDir = outcome.artifactDir;
   return true;

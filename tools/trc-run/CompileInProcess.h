@@ -19,11 +19,17 @@
 namespace trc {
 
 /// On success sets `artifactDir` (a fresh temporary folder). On failure
-/// returns false with `error` holding the compiler's diagnostics.
+/// returns false with `error` holding the compiler's diagnostics. With
+/// `valueFiles` (input name -> .npy), integer inputs that determine shapes
+/// (a Reshape's shape, Slice's starts, Tile's repeats...) are specialized on
+/// their values: they become constants, leave the artifact's inputs, and
+/// their names are appended to `specialized`.
 bool compileOnnxInProcess(const std::string &model,
                           const std::map<std::string, std::vector<int64_t>> &inputShapes,
                           const std::string &target, std::string &artifactDir,
-                          std::string &error);
+                          std::string &error,
+                          const std::map<std::string, std::string> *valueFiles = nullptr,
+                          std::vector<std::string> *specialized = nullptr);
 
 /// The same for training: after the import, the loss (optional), mixed
 /// precision (optional), reverse-mode autodiff and the optimizer step are

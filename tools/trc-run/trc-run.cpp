@@ -10,8 +10,9 @@
 // `--device auto` runs an artifact on its target (cpu or cuda) and compiles
 // an .onnx model for the GPU when one is present, else the CPU. MODEL may be an
 // .onnx file when trc-run is built with the compiler: it is compiled
-// in-process (input shapes from the .npy inputs) into a temporary artifact
-// that is removed afterwards. Training flags (--data, --steps, ...) select
+// in-process (input shapes from the .npy inputs; inputs that determine
+// shapes, such as a Reshape's shape or Slice's starts, are specialized on
+// their values) into a temporary artifact that is removed afterwards. Training flags (--data, --steps, ...) select
 // the training mode (runtime/train/Trainer.h, flags in TrainFlags.h);
 // --export-onnx belongs to it alone.
 //
@@ -34,6 +35,7 @@
 #include <map>
 #endif
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -314,6 +316,9 @@ int runEvaluation(const Options &opt) {
   std::unique_ptr<Backend> backend = *std::move(created);
 
   std::string artifactDir = opt.model;
+  // The inputs fed at run time: all of them, less those compiled in.
+  std::vector<std::pair<std::string, std::string>> fed;
+  bool compiled = false;
   struct stat st;
   if (::stat(opt.model.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) &&
       endsWith(opt.model, ".onnx")) {
@@ -327,11 +332,18 @@ int runEvaluation(const Options &opt) {
       shapes[name] = value->shape;
     }
     std::string error;
-    if (!trc::compileOnnxInProcess(opt.model, shapes, backend->target(), artifactDir,
-                                   error)) {
+    std::map<std::string, std::string> valueFiles(opt.inputs.begin(), opt.inputs.end());
+    std::vector<std::string> specialized;
+    if (!trc::compileOnnxInProcess(opt.model, shapes, backend->target(), artifactDir, error,
+                                   &valueFiles, &specialized)) {
       std::fputs(error.c_str(), stderr);
       return 1;
     }
+    // Inputs the model was specialized on are constants now, not fed.
+    compiled = true;
+    for (const auto &input : opt.inputs)
+      if (std::find(specialized.begin(), specialized.end(), input.first) == specialized.end())
+        fed.push_back(input);
 #else
     return fail(opt.model +
                 ": compiling .onnx in trc-run is not available in this build; "
@@ -342,7 +354,7 @@ int runEvaluation(const Options &opt) {
   TemporaryArtifact removeTemporary{artifactDir != opt.model ? artifactDir : ""};
 
   EvaluationOptions evaluation;
-  evaluation.inputs = opt.inputs;
+  evaluation.inputs = compiled ? fed : opt.inputs;
   evaluation.outputDir = opt.outputDir;
   evaluation.repeat = opt.repeat;
   if (Status s = evaluateArtifact(artifactDir, *backend, evaluation); !s)

@@ -70,6 +70,13 @@ bool parseInputShapeSpec(llvm::StringRef spec, ImportOptions &options,
 bool parseConstantInputSpec(llvm::StringRef spec, ImportOptions &options,
                             std::string &error);
 
+/// The graph inputs that import diagnostics ask to be compile-time constants
+/// ("... (input 'NAME') must be a compile-time constant ..." lines: a
+/// Reshape's shape, Slice's starts, Tile's repeats...), in order, each once.
+/// Tools that hold the input values (trc-run, trc-onnx-conformance) bind
+/// those through `constantInputs` and import again.
+std::vector<std::string> inputsNeededAtCompileTime(llvm::StringRef diagnostics);
+
 /// A graph input (not an initializer) as the file declares it.
 struct GraphInputInfo {
   std::string name;
