@@ -56,6 +56,16 @@ def run_measured(cmd, env):
         return out.read(), usage.ru_maxrss
 
 
+def write_bench_text(path):
+    """The benchmarks' token stream: tiny Shakespeare from ../shared/data,
+    else this README repeated; returns `path`."""
+    shakespeare = os.path.join(ROOT, "..", "shared", "data", "tinyshakespeare.txt")
+    with open(path, "wb") as f:
+        f.write(open(shakespeare, "rb").read() if os.path.exists(shakespeare)
+                else open(os.path.join(ROOT, "README.md"), "rb").read() * 50)
+    return path
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--batch", type=int, default=8)
@@ -68,11 +78,7 @@ def main():
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(a.threads), OMP_NUM_THREADS=str(a.threads),
                TRC_NUM_THREADS=str(a.threads))
     tmp = tempfile.mkdtemp(prefix="trc-train-bench-")
-    data = os.path.join(tmp, "data.txt")
-    shakespeare = os.path.join(ROOT, "..", "shared", "data", "tinyshakespeare.txt")
-    with open(data, "wb") as f:
-        f.write(open(shakespeare, "rb").read() if os.path.exists(shakespeare)
-                else open(os.path.join(ROOT, "README.md"), "rb").read() * 50)
+    data = write_bench_text(os.path.join(tmp, "data.txt"))
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import export_models as em
     em.configure(a.size)

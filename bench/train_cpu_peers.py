@@ -27,7 +27,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from train_cpu import TORCH_CHILD, run_measured  # noqa: E402
+from train_cpu import TORCH_CHILD, run_measured, write_bench_text  # noqa: E402
 
 ORT_CHILD = r"""
 import json, os, sys, time
@@ -84,11 +84,7 @@ def main():
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(a.threads), OMP_NUM_THREADS=str(a.threads),
                TRC_NUM_THREADS=str(a.threads))
     tmp = tempfile.mkdtemp(prefix="trc-peers-bench-")
-    data = os.path.join(tmp, "data.txt")
-    shakespeare = os.path.join(ROOT, "..", "shared", "data", "tinyshakespeare.txt")
-    with open(data, "wb") as f:
-        f.write(open(shakespeare, "rb").read() if os.path.exists(shakespeare)
-                else open(os.path.join(ROOT, "README.md"), "rb").read() * 50)
+    data = write_bench_text(os.path.join(tmp, "data.txt"))
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import export_models as em
     em.configure(a.size)

@@ -36,16 +36,6 @@ Value softplus(ImportContext &ctx, Value x) {
   return positive && tail ? ctx.build<AddOp>(positive, tail) : Value();
 }
 
-/// The float input of a one-input activation, or null after an error.
-Value floatInput(ImportContext &ctx) {
-  Value x = ctx.input(0);
-  if (x && !isa<FloatType>(typeOf(x).getElementType())) {
-    (void)ctx.fail("the input must be a float tensor, got ", typeOf(x).getElementType());
-    return {};
-  }
-  return x;
-}
-
 // alpha (exp(x) - 1) for x < 0, x otherwise.
 LogicalResult importElu(ImportContext &ctx) {
   Value x = floatInput(ctx);

@@ -167,6 +167,15 @@ Value argExtremum(ImportContext &ctx, Value x, int64_t axis, bool largest, bool 
                 select(ctx, at, index, none), {axis});
 }
 
+Value floatInput(ImportContext &ctx) {
+  Value x = ctx.input(0);
+  if (x && !isa<FloatType>(typeOf(x).getElementType())) {
+    (void)ctx.fail("the input must be a float tensor, got ", typeOf(x).getElementType());
+    return {};
+  }
+  return x;
+}
+
 std::optional<double> constantNumber(ImportContext &ctx, int input, StringRef what) {
   DenseElementsAttr attr = ctx.constantInput(input, what);
   if (!attr)

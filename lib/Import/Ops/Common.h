@@ -90,6 +90,10 @@ mlir::Value scatterAlong(ImportContext &ctx, mlir::Value data, mlir::Value indic
 mlir::Value argExtremum(ImportContext &ctx, mlir::Value x, int64_t axis, bool largest,
                         bool last);
 
+/// Input 0 when it is a float tensor; null after an error (a missing
+/// input, or "the input must be a float tensor, got T").
+mlir::Value floatInput(ImportContext &ctx);
+
 /// The values of a constant scalar input of any numeric type (OneHot's
 /// depth, Range's limits...).
 std::optional<double> constantNumber(ImportContext &ctx, int input, llvm::StringRef what);

@@ -165,11 +165,9 @@ LogicalResult importXor(ImportContext &ctx) {
 /// Float-only unary functions composed from core ops.
 template <Value (*compose)(ImportContext &, Value)>
 LogicalResult composedUnary(ImportContext &ctx) {
-  Value x = ctx.input(0);
+  Value x = floatInput(ctx);
   if (!x)
     return failure();
-  if (!isa<FloatType>(typeOf(x).getElementType()))
-    return ctx.fail("the input must be a float tensor, got ", typeOf(x).getElementType());
   return ctx.setOutput(0, compose(ctx, x));
 }
 
@@ -242,20 +240,16 @@ LogicalResult importSign(ImportContext &ctx) {
 }
 
 LogicalResult importIsNaN(ImportContext &ctx) {
-  Value x = ctx.input(0);
+  Value x = floatInput(ctx);
   if (!x)
     return failure();
-  if (!isa<FloatType>(typeOf(x).getElementType()))
-    return ctx.fail("the input must be a float tensor, got ", typeOf(x).getElementType());
   return ctx.setOutput(0, compare(ctx, CompareDirection::NE, x, x));
 }
 
 LogicalResult importIsInf(ImportContext &ctx) {
-  Value x = ctx.input(0);
+  Value x = floatInput(ctx);
   if (!x)
     return failure();
-  if (!isa<FloatType>(typeOf(x).getElementType()))
-    return ctx.fail("the input must be a float tensor, got ", typeOf(x).getElementType());
   bool positive = ctx.intAttr("detect_positive", 1) != 0;
   bool negative = ctx.intAttr("detect_negative", 1) != 0;
   Value result;

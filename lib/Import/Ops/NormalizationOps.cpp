@@ -251,12 +251,10 @@ LogicalResult importInstanceNorm(ImportContext &ctx) {
 // (x - mean) / (sqrt(var) + 1e-9) over `axes` (default [0, 2, 3]), as ONNX's
 // function body defines it.
 LogicalResult importMeanVarianceNorm(ImportContext &ctx) {
-  Value x = ctx.input(0);
+  Value x = floatInput(ctx);
   if (!x)
     return failure();
   auto type = typeOf(x);
-  if (!isa<FloatType>(type.getElementType()))
-    return ctx.fail("the input must be a float tensor, got ", type.getElementType());
   SmallVector<int64_t> given = ctx.intsAttr("axes").value_or(SmallVector<int64_t>{0, 2, 3});
   SmallVector<int64_t> dims;
   for (int64_t a : given) {

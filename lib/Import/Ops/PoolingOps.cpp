@@ -258,12 +258,10 @@ Value windowSum(ImportContext &ctx, Value padded, const Windows &w) {
 }
 
 LogicalResult importAveragePool(ImportContext &ctx) {
-  Value x = ctx.input(0);
+  Value x = floatInput(ctx);
   if (!x)
     return failure();
   auto type = typeOf(x);
-  if (!isa<FloatType>(type.getElementType()))
-    return ctx.fail("the input must be a float tensor, got ", type.getElementType());
   auto w = resolveWindows(ctx, type);
   if (!w)
     return failure();
@@ -321,12 +319,10 @@ std::optional<double> lpExponent(ImportContext &ctx) {
 }
 
 LogicalResult importLpPool(ImportContext &ctx) {
-  Value x = ctx.input(0);
+  Value x = floatInput(ctx);
   if (!x)
     return failure();
   auto type = typeOf(x);
-  if (!isa<FloatType>(type.getElementType()))
-    return ctx.fail("the input must be a float tensor, got ", type.getElementType());
   auto w = resolveWindows(ctx, type);
   auto p = lpExponent(ctx);
   if (!w || !p)
