@@ -20,6 +20,7 @@
 #include "trc/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "runtime/artifact/Initializer.h"
@@ -337,6 +338,9 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   PassManager lower(module.getContext());
   TimingScope lowerTiming = root.nest("lower");
   lower.enableTiming(lowerTiming);
+  // trc-opt's --mlir-print-ir-* options reach the lowering; where they are
+  // not registered (trc-run, unit tests) this fails and changes nothing.
+  (void)applyPassManagerCLOptions(lower);
   if (cuda)
     buildCudaLoweringPipeline(lower);
   else if (options.emulateCuda)

@@ -36,6 +36,8 @@ static const char *kCpuLowering =
     "func.func(convert-linalg-to-parallel-loops), "
     // reductions over rows (bias gradients): one parallel region, not one per row
     "func.func(trc-hoist-parallel-loops), "
+    // innermost loops LLVM vectorizes: rows walked in order, accumulators in registers
+    "func.func(trc-vectorizable-loops), "
     // each loop nest its own function: OpenMP's translation scans the whole
     // enclosing function per parallel region (quadratic in one big step)
     // and the layers' copies of one nest are one function

@@ -88,6 +88,37 @@ def HoistParallelLoops : Pass<"trc-hoist-parallel-loops", "mlir::func::FuncOp"> 
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
 }
 
+def VectorizableLoops : Pass<"trc-vectorizable-loops", "mlir::func::FuncOp"> {
+  let summary = "shapes CPU loop nests so that LLVM vectorizes their innermost loop";
+  let description = [{
+    Two rewrites of bufferized loops, before convert-scf-to-openmp:
+
+    1. A multi-dimensional `scf.parallel` with a loop-free body keeps its
+       outer dimensions parallel and walks the last in an inner `scf.for`
+       (OpenMP's collapsed loop recomputes every index by division per
+       element, which the vectorizer does not take):
+
+    ```mlir
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c8, %c128) step (%c1, %c1) { ... }
+    // becomes
+    scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+      scf.for %j = %c0 to %c128 step %c1 { ... }
+    }
+    ```
+
+    2. An accumulator an `scf.for` loads and stores at one element per
+       iteration (a row reduction) is carried in `iter_args`, loaded before
+       the loop and stored after it; a floating add or multiply combining
+       it gets `reassoc` (the vectorizer keeps partial sums per lane:
+       deterministic, summation order changed).
+
+    Loops touching the accumulator's memref elsewhere, or with other side
+    effects, stay as they are.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // CUDA backend (lib/Pipelines/CudaPipeline.cpp)
 //===----------------------------------------------------------------------===//

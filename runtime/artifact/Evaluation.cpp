@@ -7,6 +7,7 @@
 #include "runtime/formats/Manifest.h"
 #include "runtime/formats/Npy.h"
 #include "runtime/support/Names.h"
+#include "runtime/support/Profiler.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -84,15 +85,27 @@ Status evaluateArtifact(const std::string &artifactDir, Backend &backend,
     return s;
   if (options.repeat > 0) {
     double total = 0, best = 1e300;
+    if (options.profileSpans)
+      Profiler::instance().start();
     for (int r = 0; r < options.repeat; ++r) {
       auto start = std::chrono::steady_clock::now();
-      if (Status s = session->run(); !s)
+      ProfileScope run("run", profile::kStep);
+      Status s = session->run();
+      run.end();
+      if (!s) {
+        if (options.profileSpans)
+          Profiler::instance().stop(), Profiler::instance().takeSpans();
         return s;
+      }
       double ms = std::chrono::duration<double, std::milli>(
                       std::chrono::steady_clock::now() - start)
                       .count();
       total += ms;
       best = std::min(best, ms);
+    }
+    if (options.profileSpans) {
+      Profiler::instance().stop();
+      *options.profileSpans = Profiler::instance().takeSpans();
     }
     std::fprintf(stderr, "trc-run: %d runs, mean %.3f ms, best %.3f ms per run\n",
                  options.repeat, total / options.repeat, best);

@@ -15,6 +15,7 @@
 #define TRC_RUNTIME_ARTIFACT_EVALUATION_H
 
 #include "runtime/backends/Backend.h"
+#include "runtime/support/Profiler.h"
 #include "runtime/support/Status.h"
 
 #include <string>
@@ -27,6 +28,9 @@ struct EvaluationOptions {
   std::vector<std::pair<std::string, std::string>> inputs; // input name, .npy file
   std::string outputDir;                                   // created if needed
   int repeat = 0;                                          // timed runs after the first
+  // When set, the timed runs are profiled (each one a profile::kStep span,
+  // with its program's per-op spans) and the spans moved here.
+  std::vector<Span> *profileSpans = nullptr;
 };
 
 Status evaluateArtifact(const std::string &artifactDir, Backend &backend,

@@ -6,7 +6,8 @@ trc-fuse (then trc-unfuse), on the same inputs and compares every output
 
 Inputs are the plain artifact's input slots (manifest.trc): token ids in
 [0, 8), small normal floats, positive second moments (adam.v:*), learning
-rate 1e-3 and step 3.
+rate 1e-3 and step 3. Outputs match within 1e-5 of each one's largest
+magnitude.
 """
 import os
 import subprocess
@@ -54,4 +55,8 @@ for f in names:
         continue
     scale = max(float(np.abs(a).max()), 1e-30)
     worst = max(worst, float(np.abs(a - b).max()) / scale)
-print(f"outputs {len(names)}, same outputs {same_names}, match {same_names and worst <= 1e-6}")
+# 1e-5 of each output's largest magnitude: the CPU program sums rows in
+# vectorized partial sums (trc-vectorizable-loops), the emulated CUDA
+# kernels per thread; a wrong kernel is off by far more.
+print(f"outputs {len(names)}, same outputs {same_names}, match {same_names and worst <= 1e-5} "
+      f"(worst {worst:.1e} of an output's largest magnitude)")

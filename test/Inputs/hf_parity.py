@@ -10,9 +10,7 @@ trc-run and in onnxruntime.
 1. Forward: the exported model (inputs and labels in; loss, and a
    classifier's logits, out) on the first --batch rows, in trc-run and in
    onnxruntime (compare_with_onnxruntime.compare: every output within 1e-4
-   of its largest magnitude; ResNet-18's logits differ by 2e-5 of it
-   between PyTorch and onnxruntime already: batch normalization over 4
-   rows at 1x1 pixels magnifies rounding).
+   of its largest magnitude).
 2. Training: --steps AdamW steps with trc-run (--data F.npz) and in PyTorch
    (export_hf.reference_losses); every step's loss within --loss-tolerance
    relative (1e-5).

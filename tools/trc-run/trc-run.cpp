@@ -23,6 +23,7 @@
 #include "runtime/comm/RankThreads.h"
 #include "runtime/formats/Npy.h"
 #include "runtime/support/Names.h"
+#include "runtime/train/ProfileSummary.h"
 #include "runtime/train/Trainer.h"
 
 #include "Calibrate.h"
@@ -64,6 +65,8 @@ const char *kUsage =
     "  --output-dir DIR    where the outputs are written (created if needed)\n"
     "  --repeat N          after the first run, time N more and print the\n"
     "                      mean and best time per run to stderr\n"
+    "  --profile-summary   with --repeat: where the timed runs' time went, per\n"
+    "                      compiled loop nest and BLAS call (CPU)\n"
     "  -h, --help          print this help\n"
     "\n"
     "Training (MODEL.onnx; see README):\n"
@@ -214,7 +217,8 @@ Status parseArgs(int argc, char **argv, Options &opt) {
     if (isSwitch) {
       if (inlineValue)
         return Status::error("option '" + flag + "' takes no value");
-      opt.training = true;
+      // --profile-summary alone profiles an evaluation's --repeat runs.
+      opt.training |= flag != "--profile-summary";
       (flag == "--shuffle"           ? opt.train.shuffle
        : flag == "--resume"          ? opt.train.resume
        : flag == "--init-weights"    ? opt.train.initWeights
@@ -293,6 +297,9 @@ Status parseArgs(int argc, char **argv, Options &opt) {
     return Status::error("option '--export-onnx' writes the weights a training run ends "
                          "with; evaluation does not change them (train with --data, "
                          "--batch-size, --seq-len, --steps)");
+  if (opt.train.profileSummary && !opt.training && !opt.repeat)
+    return Status::error("option '--profile-summary' profiles training steps or an "
+                         "evaluation's --repeat runs; give --repeat N to time a model");
   if (opt.training) {
     if (!opt.inputs.empty() || !opt.outputDir.empty() || opt.repeat)
       return Status::error("training (--data, --steps, ...) takes no --input, "
@@ -357,8 +364,20 @@ int runEvaluation(const Options &opt) {
   evaluation.inputs = compiled ? fed : opt.inputs;
   evaluation.outputDir = opt.outputDir;
   evaluation.repeat = opt.repeat;
+  std::vector<Span> spans;
+  if (opt.train.profileSummary)
+    evaluation.profileSpans = &spans;
   if (Status s = evaluateArtifact(artifactDir, *backend, evaluation); !s)
     return fail(s.message());
+  if (opt.train.profileSummary) {
+    RankTimeline timeline;
+    timeline.label = "evaluation";
+    timeline.spans = std::move(spans);
+    std::string text = "trc-run: profile of the " + std::to_string(opt.repeat) +
+                       " timed runs (each a step below)\n" +
+                       formatProfileSummary({summarizeTimeline(timeline, 12)});
+    std::fputs(text.c_str(), stderr);
+  }
   return 0;
 }
 

@@ -1,7 +1,8 @@
 //===- Blas.cpp - the matmul entry points programs call ---------------------===//
 //
 // trc_rt_matmul_f32/f64 over cblas_sgemm/cblas_dgemm, one call per batch
-// (bf16/f16 operands are widened to f32 first)
+// (bf16/f16 operands are widened to f32 first; f32 runs trc's own AVX-512
+// kernel instead where the host has it, PackedGemm.h)
 // (OpenBLAS 0.3.21 has no strided-batch gemm), with a reference loop for
 // what cblas cannot take and for builds without OpenBLAS (see Blas.h).
 // Large products are split into (batch, row block) tasks on the runtime's
@@ -10,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/backends/cpu/Blas.h"
+#include "runtime/backends/cpu/PackedGemm.h"
 
 #include "runtime/support/HalfFloat.h"
 #include "runtime/support/ThreadPool.h"
@@ -17,6 +19,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #ifdef TRC_HAVE_CBLAS
@@ -100,6 +103,11 @@ void batchedMatmul(int64_t batch, int64_t m, int64_t n, int64_t k, const T *a,
         std::memset(ci + r * ldc, 0, size_t(n) * sizeof(T));
       return;
     }
+    if constexpr (std::is_same_v<T, float>)
+      if (trc::rt::packedSgemmEnabled()) {
+        trc::rt::packedSgemm(rows, n, k, ai, lda, tA, bi, ldb, tB, ci, ldc);
+        return;
+      }
 #ifdef TRC_HAVE_CBLAS
     if (cblasCanTake(rows, n, k, lda, tA, ldb, tB, ldc)) {
       gemm(int(rows), int(n), int(k), ai, int(lda), tA, bi, int(ldb), tB, ci,

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/backends/cpu/Blas.h"
+#include "runtime/backends/cpu/PackedGemm.h"
 #include "runtime/support/HalfFloat.h"
 
 #include <gtest/gtest.h>
@@ -159,6 +160,9 @@ std::vector<Case> cases() {
       // on the thread pool: one batch (odd rows), and batches with padding.
       all.push_back({1, 97, 70, 45, ta, tb, 0, 0, 0, false});
       all.push_back({3, 41, 66, 40, ta, tb, 2, 1, 3, true});
+      // Past the packed kernel's blocks (K 256, N 1024, rows 168) with
+      // edge tiles in every direction (PackedGemm.h).
+      all.push_back({1, 185, 1060, 520, ta, tb, 1, 2, 3, false});
     }
   return all;
 }
@@ -180,6 +184,33 @@ TEST(Blas, MatmulBf16AndF16AccumulateInF32) {
     check16(cs, true);
     check16(cs, false);
   }
+}
+
+TEST(Blas, PackedKernelMatchesOpenBlasPathWithinRounding) {
+  if (!trc::rt::packedSgemmEnabled())
+    GTEST_SKIP() << "this host has no AVX-512F (or TRC_CPU_GEMM=openblas): the packed "
+                    "kernel does not run here";
+  // Tiles of every size 1..14 rows and 1..32 columns, k across a block edge.
+  for (int64_t m : {1, 13, 14, 15, 29})
+    for (int64_t n : {1, 17, 32, 33})
+      for (int64_t k : {1, 255, 257}) {
+        std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n), 7.0f);
+        std::mt19937 rng(unsigned(m * 1000 + n * 10 + k));
+        std::uniform_real_distribution<float> dist(-1, 1);
+        for (float &v : a)
+          v = dist(rng);
+        for (float &v : b)
+          v = dist(rng);
+        trc::rt::packedSgemm(m, n, k, a.data(), k, false, b.data(), n, false, c.data(), n);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double want = 0;
+            for (int64_t p = 0; p < k; ++p)
+              want += double(a[size_t(i * k + p)]) * b[size_t(p * n + j)];
+            ASSERT_NEAR(c[size_t(i * n + j)], want, 1e-5 * (1 + std::sqrt(double(k))))
+                << m << "x" << n << "x" << k << " at " << i << "," << j;
+          }
+      }
 }
 
 TEST(Blas, EmptySizesTouchNothing) {
