@@ -3,6 +3,7 @@
 
 #include "runtime/support/Parse.h"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
@@ -10,8 +11,36 @@
 #include <thread>
 #include <vector>
 
+#ifdef TRC_PARALLEL_FOR_OPENMP
+#include <omp.h>
+#endif
+
 namespace trc::rt {
 namespace {
+
+/// TRC_NUM_THREADS when it is a whole number in [1, 1024], else `fallback`.
+int configuredThreads(int fallback) {
+  if (const char *env = std::getenv("TRC_NUM_THREADS"))
+    if (std::optional<int64_t> n = parseInt64(env, 1, 1024))
+      return int(*n);
+  return fallback;
+}
+
+#ifdef TRC_PARALLEL_FOR_OPENMP
+// The tasks run on LLVM's OpenMP runtime, whose threads also run the
+// compiled programs' parallel loops: one team for both, handed from a loop
+// nest to a matrix product while its threads still spin, instead of a
+// second set of threads competing with them for the same cores.
+int teamSize() {
+  static const int threads = configuredThreads(omp_get_max_threads());
+  return threads;
+}
+
+std::mutex &callers() {
+  static std::mutex instance;
+  return instance;
+}
+#else
 
 class Pool {
 public:
@@ -97,17 +126,34 @@ private:
 Pool &pool() {
   static Pool instance([] {
     // Anything but a whole number in [1, 1024] is ignored ("4x" too).
-    if (const char *env = std::getenv("TRC_NUM_THREADS"))
-      if (std::optional<int64_t> n = parseInt64(env, 1, 1024))
-        return int(*n);
     unsigned cores = std::thread::hardware_concurrency();
-    return cores ? static_cast<int>(cores) : 1;
+    return configuredThreads(cores ? static_cast<int>(cores) : 1);
   }());
   return instance;
 }
+#endif
 
 } // namespace
 
+#ifdef TRC_PARALLEL_FOR_OPENMP
+int threadCount() { return teamSize(); }
+
+void parallelFor(int64_t n, const std::function<void(int64_t)> &fn) {
+  if (n <= 0)
+    return;
+  // Inside a parallel region (a task that calls parallelFor): run here.
+  if (n == 1 || teamSize() == 1 || omp_in_parallel()) {
+    for (int64_t i = 0; i < n; ++i)
+      fn(i);
+    return;
+  }
+  std::lock_guard<std::mutex> serial(callers());
+  int threads = int(std::min<int64_t>(teamSize(), n));
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (int64_t i = 0; i < n; ++i)
+    fn(i);
+}
+#else
 int threadCount() { return pool().size(); }
 
 void parallelFor(int64_t n, const std::function<void(int64_t)> &fn) {
@@ -120,5 +166,6 @@ void parallelFor(int64_t n, const std::function<void(int64_t)> &fn) {
   }
   pool().run(n, fn);
 }
+#endif
 
 } // namespace trc::rt

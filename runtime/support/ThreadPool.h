@@ -1,12 +1,16 @@
-//===- ThreadPool.h - a small sleeping worker pool -------------------------===//
+//===- ThreadPool.h - the runtime's parallel tasks --------------------------===//
 //
 // parallelFor(n, fn) runs fn(0..n-1), each index exactly once and in no
-// particular order, on the calling thread plus the pool's workers, and
-// returns when all are done (n <= 0: nothing runs). Idle workers sleep on a
-// condition variable (they never spin), so they do not steal cores from the
-// OpenMP loops of compiled programs. Size: TRC_NUM_THREADS (a whole number
-// in 1..1024), else the number of cores. Calls from several threads at once
-// are serialized: one job's tasks never run beside another's.
+// particular order, on the calling thread plus helper threads, and returns
+// when all are done (n <= 0: nothing runs). Where the build found LLVM's
+// libomp, the helpers are its OpenMP team, the threads compiled programs
+// run their parallel loops on (one set of threads for both; size:
+// TRC_NUM_THREADS, else OMP_NUM_THREADS, else the cores); elsewhere a pool
+// of workers that sleep on a condition variable (they never spin), so they
+// do not steal cores from the programs' loops (size: TRC_NUM_THREADS, a
+// whole number in 1..1024, else the number of cores). Calls from several
+// threads at once are serialized: one job's tasks never run beside
+// another's; a call from inside a task runs its tasks on that thread.
 // Precondition: fn does not throw (an exception escaping a task on a worker
 // ends the process); report failures through the captured state instead.
 //
