@@ -107,20 +107,26 @@ def main():
         results["ort-training"] = json.loads(out)
     else:
         print(f"note: {a.ort_python} missing: onnxruntime-training skipped (see --help)")
-    metrics = os.path.join(tmp, "m.jsonl")
-    run_measured([os.path.join(a.build, "tools/trc-run/trc-run"), dyn_path, "--device", "cpu",
-                  "--data", data, "--batch-size", str(a.batch), "--seq-len", str(a.seq),
-                  "--steps", str(a.steps), "--lr", "1e-3", "--metrics", metrics], env)
-    lines = [json.loads(l) for l in open(metrics)]
-    results["trc"] = {"times": [l["step_time_ms"] for l in lines],
-                      "losses": [l["loss"] for l in lines]}
+    # trc with its own AVX-512 GEMM where the host has it (PackedGemm.h), and
+    # with OpenBLAS's cblas_sgemm (TRC_CPU_GEMM=openblas; its kernels follow
+    # OPENBLAS_CORETYPE when the environment sets it).
+    for name, gemm in (("trc", None), ("trc-openblas", "openblas")):
+        metrics = os.path.join(tmp, name + ".jsonl")
+        run_env = dict(env, TRC_CPU_GEMM=gemm) if gemm else env
+        run_measured([os.path.join(a.build, "tools/trc-run/trc-run"), dyn_path, "--device", "cpu",
+                      "--data", data, "--batch-size", str(a.batch), "--seq-len", str(a.seq),
+                      "--steps", str(a.steps), "--lr", "1e-3", "--metrics", metrics], run_env)
+        lines = [json.loads(l) for l in open(metrics)]
+        results[name] = {"times": [l["step_time_ms"] for l in lines],
+                         "losses": [l["loss"] for l in lines]}
 
     t_trc = mean(results["trc"]["times"])
     print(f"model: GPT-2-style ({a.size}), batch {a.batch}, sequence {a.seq}, fp32, AdamW, "
           f"{a.threads} threads, {a.steps} steps (mean of steps 3..{a.steps}); "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+          f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
     print(f"{'engine':<13} {'step ms':>9} {'loss step 1':>12} {'loss last':>10} {'engine/trc':>11}")
-    for name in ("trc", "ort-training", "pytorch"):
+    for name in ("trc", "trc-openblas", "ort-training", "pytorch"):
         if name in results:
             r = results[name]
             print(f"{name:<13} {mean(r['times']):9.1f} {r['losses'][0]:12.4f} {r['losses'][-1]:10.4f} "
