@@ -233,6 +233,29 @@ def reference_losses(model, data, steps=20, batch=4, lr=1e-3):
     return losses
 
 
+def track_onnx_running_stats(model):
+    """Batch normalization running statistics as ONNX's training-mode
+    BatchNormalization (and so trc) updates them, kept beside PyTorch's while
+    `model` trains: the running mean is PyTorch's; the running variance
+    averages each batch's population variance (PyTorch's own averages the
+    unbiased one). Returns {initializer name: tensor}, updated in place."""
+    tracked = {}
+    for name, module in model.named_modules():
+        if not isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
+            continue
+        tracked[name + ".running_mean"] = module.running_mean
+        var = module.running_var.detach().clone()
+        tracked[name + ".running_var"] = var
+
+        def hook(mod, inputs, var=var):
+            if mod.training:
+                x = inputs[0].detach()
+                batch_var = x.var(dim=[d for d in range(x.dim()) if d != 1], unbiased=False)
+                var.mul_(1 - mod.momentum).add_(batch_var * mod.momentum)
+        module.register_forward_pre_hook(hook)
+    return tracked
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", required=True)

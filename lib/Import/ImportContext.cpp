@@ -135,6 +135,20 @@ LogicalResult ImportContext::setOutput(int i, Value value) {
   return success();
 }
 
+bool ImportContext::updateParameter(Value parameter, Value value) {
+  auto read = parameter.getDefiningOp<GetParameterOp>();
+  if (!read || !value)
+    return false;
+  std::string name = read.getName().str();
+  for (const auto &[updated, unused] : state_.parameterUpdates)
+    if (updated == name) {
+      (void)fail("parameter '", name, "' is already updated by another node");
+      return false;
+    }
+  state_.parameterUpdates.emplace_back(name, value);
+  return true;
+}
+
 Value ImportContext::verifyAndFold(Operation *op) {
   // Shapes computed from a file's constants (Expand, Tile, Concat...) may be
   // negative or absurd; such a type must not reach verifiers or folders, which

@@ -31,6 +31,10 @@ struct GraphState {
   llvm::StringMap<mlir::Value> values;
   std::vector<std::string> errors;
   std::string fileName;
+  // Parameters a node gives a new value each training step (BatchNormalization's
+  // running statistics), in the order recorded: @main returns each with
+  // `trc.update = <parameter>` after the graph's outputs.
+  std::vector<std::pair<std::string, mlir::Value>> parameterUpdates;
 };
 
 class ImportContext {
@@ -85,6 +89,11 @@ public:
   bool wantsOutput(int i) const;
   /// Binds output `i`; fails if `value` is null (an error was recorded).
   mlir::LogicalResult setOutput(int i, mlir::Value value);
+  /// When `parameter` is read straight from a parameter (an initializer),
+  /// makes `value` its new value after each training step (the parameter
+  /// becomes frozen: the optimizer does not also update it) and returns
+  /// true; otherwise false. A parameter updated twice is an error.
+  bool updateParameter(mlir::Value parameter, mlir::Value value);
 
   //===--- building ------------------------------------------------------===//
   /// Creates an op, verifies it (an invalid op becomes an error of this node

@@ -414,10 +414,21 @@ bool GraphImporter::returnOutputs(func::FuncOp func) {
     results.push_back(v);
     types.push_back(type);
   }
+  // Parameters updated by the step (BatchNormalization's running
+  // statistics) follow the outputs; they are frozen: the optimizer leaves them.
+  for (const auto &[name, value] : state_.parameterUpdates) {
+    results.push_back(value);
+    types.push_back(value.getType());
+    if (auto param = func->getParentOfType<ModuleOp>().lookupSymbol<ParameterOp>(name))
+      param.setFrozen(true);
+  }
   builder_.create<func::ReturnOp>(func.getLoc(), results);
   func.setType(builder_.getFunctionType(func.getArgumentTypes(), types));
   for (auto [i, out] : llvm::enumerate(graph_.output()))
     func.setResultAttr(i, "trc.output", builder_.getStringAttr(out.name()));
+  for (auto [k, update] : llvm::enumerate(state_.parameterUpdates))
+    func.setResultAttr(graph_.output_size() + k, "trc.update",
+                       builder_.getStringAttr(update.first));
   return true;
 }
 

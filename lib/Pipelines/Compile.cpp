@@ -141,6 +141,23 @@ LogicalResult selectEntry(ModuleOp module, llvm::StringRef entry, TimingScope &t
   return success();
 }
 
+/// An imported model's @main returns the new values of parameters a
+/// training step updates besides the optimizer (BatchNormalization's running
+/// statistics: `trc.update` without `trc.output`) for trc-autodiff; run as
+/// the model itself (evaluation) nothing is updated, so they are dropped.
+void dropParameterUpdates(func::FuncOp main) {
+  llvm::BitVector drop(main.getNumResults());
+  for (unsigned i = 0; i < main.getNumResults(); ++i)
+    if (main.getResultAttr(i, "trc.update") && !main.getResultAttr(i, "trc.output"))
+      drop.set(i);
+  if (drop.none())
+    return;
+  for (Block &block : main.getBody())
+    if (auto ret = dyn_cast<func::ReturnOp>(block.getTerminator()))
+      ret->eraseOperands(drop);
+  (void)main.eraseResults(drop);
+}
+
 /// Slot names of the training step's extra arguments and results: optimizer
 /// state is an input named after its slot ("adam.m:wte.weight"), the rate
 /// and step count "trc.lr" and "trc.step", and each new value of an
@@ -239,6 +256,8 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     return fail("there is no function @" + options.entry + " to compile");
   prepareTiming.stop();
   auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (options.entry == "main")
+    dropParameterUpdates(main);
 
   // The slot table, read before lowering erases the names.
   ArtifactContents contents;

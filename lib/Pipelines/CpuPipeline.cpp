@@ -38,6 +38,8 @@ static const char *kCpuLowering =
     "func.func(trc-hoist-parallel-loops), "
     // innermost loops LLVM vectorizes: rows walked in order, accumulators in registers
     "func.func(trc-vectorizable-loops), "
+    // a row's passes (softmax, layer norm) in one loop over rows: row kernels
+    "func.func(trc-fuse-row-loops), "
     // each loop nest its own function: OpenMP's translation scans the whole
     // enclosing function per parallel region (quadratic in one big step)
     // and the layers' copies of one nest are one function

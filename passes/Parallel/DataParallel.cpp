@@ -22,7 +22,8 @@
 //     gathers again). Layout ops between a parameter and its users (the
 //     importer transposes weight matrices once at entry) are cloned per
 //     use, so a matrix is not gathered once and kept for the whole step.
-//   * The loss is averaged over the world.
+//   * The loss is averaged over the world, and so are frozen parameters' new
+//     values (`trc.update` results: running statistics of each rank's rows).
 // Shards follow include/trc/Training/Sharding.h and are marked with its
 // attributes, which trc-build-train-step and the artifact's manifest read.
 // Preconditions: @main_grad as trc-autodiff writes it (loss first, then
@@ -105,6 +106,13 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
     ret.setOperand(0, b.create<trc::AllReduceOp>(ret.getLoc(), loss,
                                                  trc::CollectiveReduction::Avg,
                                                  trc::CollectiveGroup::World));
+    // Frozen parameters' new values (running statistics of each rank's
+    // batch) are averaged so that the replicas stay equal.
+    for (unsigned r = 1; r < grad.getNumResults(); ++r)
+      if (grad.getResultAttr(r, "trc.update"))
+        ret.setOperand(r, b.create<trc::AllReduceOp>(ret.getLoc(), ret.getOperand(r),
+                                                     trc::CollectiveReduction::Avg,
+                                                     trc::CollectiveGroup::World));
     if (zeroStage == 3)
       shardParameters(grad);
     grad.setType(FunctionType::get(grad.getContext(), body.getArgumentTypes(),

@@ -7,8 +7,10 @@
 // ops that produce them are visited in reverse order, each applying its VJP
 // rule (VjpOpInterface; the rules are lib/Training/Vjp*.cpp) to the gradient
 // accumulated for its result. Gradients of a value used several times are
-// summed. @main_grad returns the loss and one gradient per trainable
-// parameter argument; forward values nothing needs any more are erased.
+// summed. @main_grad returns the loss, one gradient per trainable
+// parameter argument, then @main's `trc.update` results (new values of
+// frozen parameters, such as running statistics); forward values nothing
+// needs any more are erased.
 //
 // Preconditions: @main has one block (no control flow) and takes its
 // parameters as arguments (trc-parameters-to-arguments); its first result is
@@ -139,6 +141,13 @@ LogicalResult differentiate(func::FuncOp fn, ArrayRef<unsigned> params,
       attrs.set(parallel::kStageAttr, stage);
     resultAttrs.push_back(attrs.getDictionary(b.getContext()));
   }
+  // New values of parameters the step updates besides the optimizer
+  // (BatchNormalization's running statistics) follow the gradients.
+  for (unsigned r = 1; r < ret.getNumOperands(); ++r)
+    if (auto update = fn.getResultAttrOfType<StringAttr>(r, "trc.update")) {
+      results.push_back(ret.getOperand(r));
+      resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("trc.update", update)));
+    }
   b.create<func::ReturnOp>(ret.getLoc(), results);
   ret.erase();
   fn.setFunctionType(b.getFunctionType(body.getArgumentTypes(),

@@ -5,6 +5,8 @@
 // update (include/trc/Training/Optimizers.h) to every trainable parameter;
 // optionally accumulates gradients over micro-steps and unscales a loss
 // scale (mixed precision).
+// Frozen parameters' new values (`trc.update` results of @main_grad, such
+// as running statistics) are returned as they are.
 // Preconditions: @main_grad as trc-autodiff writes it (loss first, then
 // gradients with `trc.grad_of`), parameters as arguments with `trc.param`.
 // The call is left for the inliner.
@@ -62,6 +64,10 @@ std::optional<unsigned> findInput(func::FuncOp fn, StringRef name) {
 struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
   using BuildTrainStepBase::BuildTrainStepBase;
 
+  // @main_grad's `trc.update` results (index, parameter): new values of
+  // frozen parameters that the step returns as they are.
+  SmallVector<std::pair<unsigned, StringAttr>> parameterUpdates;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw") {
@@ -98,7 +104,13 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
       if (auto name = grad.getArgAttrOfType<StringAttr>(i, "trc.param"))
         argumentOf[name.getValue()] = i;
     SmallVector<Trainable> trainables;
+    parameterUpdates.clear();
     for (unsigned r = pipeline ? 0 : 1; r < grad.getNumResults(); ++r) {
+      // A frozen parameter's new value (running statistics): passed through.
+      if (auto update = grad.getResultAttrOfType<StringAttr>(r, "trc.update")) {
+        parameterUpdates.push_back({r, update});
+        continue;
+      }
       auto of = grad.getResultAttrOfType<StringAttr>(r, "trc.grad_of");
       if (!of || !argumentOf.count(of.getValue())) {
         grad.emitError("result ") << r << " of @" << grad.getSymName()
@@ -395,6 +407,10 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
         resultAttrs.push_back(b.getDictionaryAttr(
             b.getNamedAttr("trc.update", b.getStringAttr(slot + ":" + t.name))));
       }
+    for (auto [r, update] : parameterUpdates) {
+      results.push_back(call.getResult(r));
+      resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("trc.update", update)));
+    }
     for (auto [k, t] : llvm::enumerate(trainables)) {
       if (!accumulate)
         break;

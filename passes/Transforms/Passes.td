@@ -119,6 +119,32 @@ def VectorizableLoops : Pass<"trc-vectorizable-loops", "mlir::func::FuncOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def FuseRowLoops : Pass<"trc-fuse-row-loops", "mlir::func::FuncOp"> {
+  let summary = "fuses consecutive parallel loops over the same rows into row kernels";
+  let description = [{
+    Consecutive `scf.parallel` loops with equal bounds become one when each
+    row of the second touches only that row's slice of what the first writes
+    (every access to a buffer either writes indexes its leading dimensions
+    with the loop's induction variables): a softmax's maximum, exponentials,
+    sum and division, or a layer norm's passes, then run per row while the
+    row is in cache, in one OpenMP region.
+
+    ```mlir
+    scf.parallel (%i) = (%c0) to (%c8) step (%c1) { scf.for %k ... { max[%i] ... } }
+    scf.parallel (%i) = (%c0) to (%c8) step (%c1) { scf.for %k ... { e[%i, %k] ... } }
+    // becomes
+    scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+      scf.for %k ... { max[%i] ... }
+      scf.for %k ... { e[%i, %k] ... }
+    }
+    ```
+
+    Loops with reductions, other side effects, or distinct memrefs that may
+    share bytes (compared through memref.view's byte shifts) stay apart.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // CUDA backend (lib/Pipelines/CudaPipeline.cpp)
 //===----------------------------------------------------------------------===//

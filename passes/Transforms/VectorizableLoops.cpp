@@ -7,7 +7,9 @@
 //    dimensions parallel and walks the last one in an inner scf.for.
 //    convert-scf-to-openmp collapses every dimension of a parallel loop
 //    into one OpenMP loop whose indices are recomputed by division per
-//    element, which no vectorizer takes; per row it is cheap.
+//    element, which no vectorizer takes; per row it is cheap. A loop over
+//    exactly the rows of a reduction in the same function (an accumulator's
+//    initial value) stays as it is, for trc-fuse-row-loops to join.
 //
 //      scf.parallel (%i, %j) = ... { body(%i, %j) }
 //      // becomes
@@ -32,6 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
+#include "ParallelLoopSpace.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -57,10 +60,17 @@ bool containsLoop(Block *body) {
       .wasInterrupted();
 }
 
-/// Rewrite 1: the last parallel dimension becomes an inner scf.for.
-void sequentializeLastDimension(scf::ParallelOp par) {
+/// Rewrite 1: the last parallel dimension becomes an inner scf.for, unless
+/// `par` runs over the rows of a reduction (`rowLoops`: parallel loops with
+/// an inner loop): then it is per-row work (an accumulator's initial value)
+/// that trc-fuse-row-loops joins to that reduction.
+void sequentializeLastDimension(scf::ParallelOp par, ArrayRef<scf::ParallelOp> rowLoops) {
   unsigned n = par.getNumLoops();
   if (n < 2 || par.getNumReductions() != 0 || containsLoop(par.getBody()))
+    return;
+  if (llvm::any_of(rowLoops, [&](scf::ParallelOp rows) {
+        return trc::sameIterationSpace(par, rows);
+      }))
     return;
   OpBuilder b(par);
   Location loc = par.getLoc();
@@ -181,10 +191,14 @@ bool promoteOneAccumulator(scf::ForOp &loop) {
 
 struct VectorizableLoops : trc::impl::VectorizableLoopsBase<VectorizableLoops> {
   void runOnOperation() override {
-    SmallVector<scf::ParallelOp> parallels;
-    getOperation()->walk([&](scf::ParallelOp par) { parallels.push_back(par); });
+    SmallVector<scf::ParallelOp> parallels, rowLoops;
+    getOperation()->walk([&](scf::ParallelOp par) {
+      parallels.push_back(par);
+      if (containsLoop(par.getBody()))
+        rowLoops.push_back(par);
+    });
     for (scf::ParallelOp par : parallels)
-      sequentializeLastDimension(par);
+      sequentializeLastDimension(par, rowLoops);
     // Innermost loops first (post-order), so a promoted accumulator's load
     // and store land in the enclosing loop, which may promote it further.
     SmallVector<scf::ForOp> loops;

@@ -459,12 +459,20 @@ Status TrainingJob::openEvaluator() {
   return Status::success();
 }
 
+/// Whether training changes param `slot`: the optimizer trains it, or the
+/// step gives it a new value besides (an "update:" output for a frozen
+/// parameter: batch normalization's running statistics).
+bool changesDuringTraining(const Manifest &manifest, const Slot &slot) {
+  return slot.trainable ||
+         manifest.find(SlotKind::Output, std::string(abi::kUpdatePrefix) + slot.name);
+}
+
 /// The trained parameters, gathered whole (collective: every rank takes
 /// part), into rank 0's eval programs, then rank 0 evaluates.
 StatusOr<std::optional<EvalResult>> TrainingJob::evaluate() {
   ProfileScope evalPhase("eval");
   for (const Slot *slot : artifact_->manifest().slotsOfKind(SlotKind::Param)) {
-    if (!slot->trainable)
+    if (!changesDuringTraining(artifact_->manifest(), *slot))
       continue;
     StatusOr<HostTensor> value = dist_.readFull(*session_, *slot);
     if (!value.ok())
@@ -1037,7 +1045,7 @@ Status TrainingJob::exportWeights() {
   }
   for (const Slot *slot : pipeline_ ? std::vector<const Slot *>()
                                     : artifact_->manifest().slotsOfKind(SlotKind::Param))
-    if (slot->trainable) {
+    if (changesDuringTraining(artifact_->manifest(), *slot)) {
       StatusOr<HostTensor> value = dist_.readFull(*session_, *slot);
       if (!value.ok())
         return value.status();

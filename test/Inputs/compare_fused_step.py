@@ -2,12 +2,12 @@
 trc-fuse (then trc-unfuse), on the same inputs and compares every output
 (test/Passes/Fusion/fuse-unfuse-execution.test).
 
-    python3 compare_fused_step.py TRC_RUN PLAIN_ARTIFACT FUSED_ARTIFACT WORKDIR
+    python3 compare_fused_step.py TRC_RUN PLAIN_ARTIFACT FUSED_ARTIFACT WORKDIR [--tolerance T]
 
 Inputs are the plain artifact's input slots (manifest.trc): token ids in
 [0, 8), small normal floats, positive second moments (adam.v:*), learning
-rate 1e-3 and step 3. Outputs match within 1e-5 of each one's largest
-magnitude.
+rate 1e-3 and step 3. Outputs match within 1e-5 (or --tolerance) of each
+one's largest magnitude.
 """
 import os
 import subprocess
@@ -16,6 +16,9 @@ import sys
 import numpy as np
 
 trc_run, plain, fused, work = sys.argv[1:5]
+# A mixed-precision step rounds to 16 bits, where one sum order or another
+# moves an element by a 16-bit ulp: --tolerance 1e-4 there.
+tolerance = float(sys.argv[6]) if len(sys.argv) > 6 and sys.argv[5] == "--tolerance" else 1e-5
 os.makedirs(work, exist_ok=True)
 rng = np.random.default_rng(0)
 args = []
@@ -58,5 +61,5 @@ for f in names:
 # 1e-5 of each output's largest magnitude: the CPU program sums rows in
 # vectorized partial sums (trc-vectorizable-loops), the emulated CUDA
 # kernels per thread; a wrong kernel is off by far more.
-print(f"outputs {len(names)}, same outputs {same_names}, match {same_names and worst <= 1e-5} "
+print(f"outputs {len(names)}, same outputs {same_names}, match {same_names and worst <= tolerance} "
       f"(worst {worst:.1e} of an output's largest magnitude)")

@@ -13,7 +13,8 @@ trc-run and in onnxruntime.
    of its largest magnitude).
 2. Training: --steps AdamW steps with trc-run (--data F.npz) and in PyTorch
    (export_hf.reference_losses); every step's loss within --loss-tolerance
-   relative (1e-5).
+   relative (1e-5). Models with batch normalization: the running statistics
+   trc-run --export-onnx writes against PyTorch's (check_running_stats).
 Prints one line per output and a summary line "F: N AdamW steps, losses
 A -> B; max relative loss difference D"; a failure is an "error: ..." line
 and exit status 1.
@@ -61,16 +62,19 @@ def main():
         sys.exit(f"error: {a.family}: the forward differs from onnxruntime's")
 
     metrics = os.path.join(a.workdir, a.family + ".jsonl")
+    trained_path = os.path.join(a.workdir, a.family + ".trained.onnx")
     run = subprocess.run(
         [a.trc_run, model_path, "--device", "cpu", "--data", rows_path,
          "--batch-size", str(a.batch), "--steps", str(a.steps),
-         "--optimizer", "adamw", "--lr", str(a.lr), "--metrics", metrics],
+         "--optimizer", "adamw", "--lr", str(a.lr), "--metrics", metrics,
+         "--export-onnx", trained_path],
         capture_output=True, text=True)
     if run.returncode != 0:
         sys.exit("error: trc-run failed: " + run.stderr.strip())
     with open(metrics) as f:
         trc_losses = [json.loads(line)["loss"] for line in f if line.strip()]
 
+    running_stats = export_hf.track_onnx_running_stats(model)
     torch_losses = export_hf.reference_losses(model, data, a.steps, a.batch, a.lr)
     if len(trc_losses) != len(torch_losses):
         sys.exit(f"error: {a.family}: trc-run logged {len(trc_losses)} steps, not {a.steps}")
@@ -81,6 +85,38 @@ def main():
     if diffs[worst] > a.loss_tolerance:
         sys.exit(f"error: {a.family}: step {worst + 1}: trc loss {trc_losses[worst]!r}, "
                  f"PyTorch {torch_losses[worst]!r} (relative {diffs[worst]:.2e} > {a.loss_tolerance:g})")
+    if running_stats:
+        check_running_stats(a.family, trained_path, running_stats, model_path)
+
+
+def check_running_stats(family, trained_path, expected, exported_path):
+    """Batch normalization's running statistics after training: trc's (the
+    weights trc-run --export-onnx wrote) against PyTorch's, updated as ONNX
+    defines it (export_hf.track_onnx_running_stats), each within 2e-3 of
+    its largest magnitude, and changed from the exported ones. The
+    statistics are a more sensitive probe than the losses: AdamW's first
+    steps move each weight by about lr whatever its gradient's size, so
+    weights whose gradients are near zero follow rounding; PyTorch's own
+    float32 and float64 runs part by 1.8e-3 after 20 steps (trc's float32
+    from PyTorch's by 8e-4; equal to 7 digits after 2 steps). A wrong
+    momentum or PyTorch's unbiased variance would be off by percents."""
+    import onnx
+    from onnx import numpy_helper
+    trained = {t.name: numpy_helper.to_array(t) for t in onnx.load(trained_path).graph.initializer}
+    initial = {t.name: numpy_helper.to_array(t) for t in onnx.load(exported_path).graph.initializer}
+    worst, moved = 0.0, 0
+    for name, want in expected.items():
+        if name not in trained:
+            sys.exit(f"error: {family}: the trained model has no initializer '{name}'")
+        want = want.detach().numpy()
+        got = trained[name]
+        worst = max(worst, float(np.abs(got - want).max()) / max(float(np.abs(want).max()), 1e-30))
+        moved += int(not np.array_equal(got, initial[name]))
+    print(f"{family}: {len(expected)} running statistics, {moved} changed by training; "
+          f"max difference from PyTorch {worst:.2e} of the largest magnitude")
+    if worst > 2e-3 or moved != len(expected):
+        sys.exit(f"error: {family}: running statistics differ from PyTorch's by {worst:.2e} "
+                 f"(2e-3), or {len(expected) - moved} did not change")
 
 
 if __name__ == "__main__":

@@ -6,8 +6,10 @@
 // 2-D at axis" semantics; Dropout -> identity when inactive (inference, or
 // ratio 0), else trc.dropout. BatchNormalization (inference, and training
 // mode with the batch statistics and the updated running statistics as
-// outputs), InstanceNormalization, MeanVarianceNormalization and LRN are
-// compositions of reductions and elementwise ops.
+// outputs; running statistics read from parameters are also those
+// parameters' new values after each training step), InstanceNormalization,
+// MeanVarianceNormalization and LRN are compositions of reductions and
+// elementwise ops.
 //
 //===----------------------------------------------------------------------===//
 #include "../HandlerRegistry.h"
@@ -217,10 +219,15 @@ LogicalResult importBatchNorm(ImportContext &ctx) {
     return ctx.build<AddOp>(ctx.build<MulOp>(stored, ctx.splat(typeOf(stored), momentum)),
                             ctx.build<MulOp>(batch, ctx.splat(typeOf(batch), 1 - momentum)));
   };
-  if (ctx.wantsOutput(1) && failed(ctx.setOutput(1, running(inputMean, mean))))
+  Value runningMean = running(inputMean, mean), runningVar = running(inputVar, var);
+  if (!runningMean || !runningVar)
     return failure();
-  if (ctx.wantsOutput(2) && failed(ctx.setOutput(2, running(inputVar, var))))
+  if (failed(ctx.setOutput(1, runningMean)) || failed(ctx.setOutput(2, runningVar)))
     return failure();
+  // Running statistics stored as parameters (a framework's buffers) take
+  // their new values after each training step, as in the framework.
+  ctx.updateParameter(inputMean, runningMean);
+  ctx.updateParameter(inputVar, runningVar);
   return success();
 }
 

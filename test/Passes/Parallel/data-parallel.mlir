@@ -94,3 +94,21 @@ module {
     return
   }
 }
+
+// -----
+
+// A frozen parameter's new value (batch normalization's running statistics
+// of this rank's rows) is averaged over the world, as the loss is.
+// DDP-LABEL: func.func @main_grad
+// DDP: %[[N:.*]] = trc.add %arg1, %arg2 : tensor<4xf32>
+// DDP: trc.all_reduce %{{.*}} avg group =  world : tensor<f32>
+// DDP: %[[AVG:.*]] = trc.all_reduce %[[N]]  avg group =  world : tensor<4xf32>
+// DDP: return %{{.*}}, %{{.*}}, %[[AVG]] :
+trc.parameter @w : tensor<4xf32> = dense<1.0> : tensor<4xf32>
+trc.parameter @stat frozen : tensor<4xf32> = dense<0.0> : tensor<4xf32>
+func.func @main_grad(%w: tensor<4xf32> {trc.param = "w"}, %s: tensor<4xf32> {trc.param = "stat"}, %x: tensor<4xf32> {trc.input = "x"}) -> (tensor<f32>, tensor<4xf32> {trc.grad_of = "w"}, tensor<4xf32> {trc.update = "stat"}) {
+  %p = trc.mul %w, %x : tensor<4xf32>
+  %l = trc.reduce sum %p dims = [0] : (tensor<4xf32>) -> tensor<f32>
+  %n = trc.add %s, %x : tensor<4xf32>
+  return %l, %x, %n : tensor<f32>, tensor<4xf32>, tensor<4xf32>
+}

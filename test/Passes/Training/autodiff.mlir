@@ -393,3 +393,22 @@ module {
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// @main's trc.update results (a frozen parameter's new value, such as
+// batch normalization's running statistics) follow the gradients.
+// CHECK-LABEL: func.func @main_grad(
+// CHECK-SAME: -> (tensor<f32> {trc.output = "loss"}, tensor<4xf32> {trc.grad_of = "w"}, tensor<4xf32> {trc.update = "stat"})
+// CHECK: %[[N:.*]] = trc.add %{{.*}}, %{{.*}} : tensor<4xf32>
+// CHECK: return %{{.*}}, %{{.*}}, %[[N]] :
+module {
+  trc.parameter @w : tensor<4xf32>
+  trc.parameter @stat frozen : tensor<4xf32>
+  func.func @main(%x: tensor<4xf32> {trc.input = "x"}, %w: tensor<4xf32> {trc.param = "w"}, %s: tensor<4xf32> {trc.param = "stat"}) -> (tensor<f32> {trc.output = "loss"}, tensor<4xf32> {trc.update = "stat"}) {
+    %p = trc.mul %w, %x : tensor<4xf32>
+    %l = trc.reduce sum %p dims = [0] : (tensor<4xf32>) -> tensor<f32>
+    %n = trc.add %s, %x : tensor<4xf32>
+    return %l, %n : tensor<f32>, tensor<4xf32>
+  }
+}

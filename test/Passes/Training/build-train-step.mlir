@@ -109,3 +109,21 @@ func.func @main_grad(%w: tensor<2x3xf32> {trc.param = "w"}, %g: tensor<2xf32> {t
   %l = trc.reduce sum %w dims = [0, 1] : (tensor<2x3xf32>) -> tensor<f32>
   return %l, %g : tensor<f32>, tensor<2xf32>
 }
+
+// -----
+
+// A frozen parameter's new value from @main_grad (running statistics) is
+// returned as it is, after the optimizer's updates.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: %{{.*}}: tensor<4xf32> {trc.param = "stat"}
+// CHECK-SAME: tensor<4xf32> {trc.update = "adam.v:w"}, tensor<4xf32> {trc.update = "stat"})
+// CHECK: %[[G:.*]]:3 = call @main_grad
+// CHECK: return {{.*}}, %[[G]]#2 :
+trc.parameter @w : tensor<4xf32> = dense<1.0> : tensor<4xf32>
+trc.parameter @stat frozen : tensor<4xf32> = dense<0.0> : tensor<4xf32>
+func.func @main_grad(%w: tensor<4xf32> {trc.param = "w"}, %s: tensor<4xf32> {trc.param = "stat"}, %x: tensor<4xf32> {trc.input = "x"}) -> (tensor<f32>, tensor<4xf32> {trc.grad_of = "w"}, tensor<4xf32> {trc.update = "stat"}) {
+  %p = trc.mul %w, %x : tensor<4xf32>
+  %l = trc.reduce sum %p dims = [0] : (tensor<4xf32>) -> tensor<f32>
+  %n = trc.add %s, %x : tensor<4xf32>
+  return %l, %x, %n : tensor<f32>, tensor<4xf32>, tensor<4xf32>
+}
