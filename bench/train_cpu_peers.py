@@ -107,10 +107,11 @@ def main():
         results["ort-training"] = json.loads(out)
     else:
         print(f"note: {a.ort_python} missing: onnxruntime-training skipped (see --help)")
-    # trc with its own AVX-512 GEMM where the host has it (PackedGemm.h), and
-    # with OpenBLAS's cblas_sgemm (TRC_CPU_GEMM=openblas; its kernels follow
+    # trc as it chooses its f32 GEMM (its own AVX-512 kernel, PackedGemm.h,
+    # unless OpenBLAS runs AVX-512 kernels itself), then each forced:
+    # TRC_CPU_GEMM=packed and =openblas (OpenBLAS's kernels follow
     # OPENBLAS_CORETYPE when the environment sets it).
-    for name, gemm in (("trc", None), ("trc-openblas", "openblas")):
+    for name, gemm in (("trc", None), ("trc-packed", "packed"), ("trc-openblas", "openblas")):
         metrics = os.path.join(tmp, name + ".jsonl")
         run_env = dict(env, TRC_CPU_GEMM=gemm) if gemm else env
         run_measured([os.path.join(a.build, "tools/trc-run/trc-run"), dyn_path, "--device", "cpu",
@@ -126,7 +127,7 @@ def main():
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
           f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
     print(f"{'engine':<13} {'step ms':>9} {'loss step 1':>12} {'loss last':>10} {'engine/trc':>11}")
-    for name in ("trc", "trc-openblas", "ort-training", "pytorch"):
+    for name in ("trc", "trc-packed", "trc-openblas", "ort-training", "pytorch"):
         if name in results:
             r = results[name]
             print(f"{name:<13} {mean(r['times']):9.1f} {r['losses'][0]:12.4f} {r['losses'][-1]:10.4f} "

@@ -2,7 +2,8 @@
 //
 // trc_rt_matmul_f32/f64 over cblas_sgemm/cblas_dgemm, one call per batch
 // (bf16/f16 operands are widened to f32 first; f32 runs trc's own AVX-512
-// kernel instead where the host has it, PackedGemm.h)
+// kernel, PackedGemm.h, where the host has AVX-512 and OpenBLAS's kernels
+// do not use it: see preferPackedGemm)
 // (OpenBLAS 0.3.21 has no strided-batch gemm), with a reference loop for
 // what cblas cannot take and for builds without OpenBLAS (see Blas.h).
 // Large products are split into (batch, row block) tasks on the runtime's
@@ -18,7 +19,10 @@
 
 #include <algorithm>
 #include <climits>
+#include <cctype>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -84,6 +88,31 @@ void gemm(int m, int n, int k, const double *a, int lda, bool transA,
 }
 #endif
 
+/// f32 products on trc's packed AVX-512 kernel (PackedGemm.h) when the host
+/// has AVX-512F and OpenBLAS's kernels do not use it: its core type pinned
+/// to an AVX2 one (OPENBLAS_CORETYPE=Haswell) or older. OpenBLAS's own
+/// AVX-512 kernels (SkylakeX, Cooperlake, SapphireRapids) measured 5%
+/// faster than trc's on the bench model, so they keep the products.
+/// TRC_CPU_GEMM=packed or =openblas decides instead.
+bool preferPackedGemm() {
+  static const bool prefer = [] {
+    if (!trc::rt::packedSgemmEnabled())
+      return false;
+#ifdef TRC_HAVE_CBLAS
+    if (const char *choice = std::getenv("TRC_CPU_GEMM"); choice && std::strcmp(choice, "packed") == 0)
+      return true;
+    std::string core = openblas_get_corename();
+    for (char &c : core)
+      c = char(std::tolower(static_cast<unsigned char>(c)));
+    for (const char *avx512 : {"skylakex", "cooperlake", "sapphirerapids"})
+      if (core == avx512)
+        return false;
+#endif
+    return true;
+  }();
+  return prefer;
+}
+
 template <typename T>
 void batchedMatmul(int64_t batch, int64_t m, int64_t n, int64_t k, const T *a,
                    int64_t lda, int64_t strideA, int32_t transA, const T *b,
@@ -104,7 +133,7 @@ void batchedMatmul(int64_t batch, int64_t m, int64_t n, int64_t k, const T *a,
       return;
     }
     if constexpr (std::is_same_v<T, float>)
-      if (trc::rt::packedSgemmEnabled()) {
+      if (preferPackedGemm()) {
         trc::rt::packedSgemm(rows, n, k, ai, lda, tA, bi, ldb, tB, ci, ldc);
         return;
       }

@@ -10,7 +10,8 @@
 // Each element of C is summed over k in order, one fused multiply-add per
 // term (deterministic; rounding differs from OpenBLAS's in the last bits).
 // TRC_CPU_GEMM=openblas in the environment turns it off (Blas.cpp then
-// calls cblas_sgemm). Preconditions: m, n, k >= 1; the buffers hold what the
+// calls cblas_sgemm; Blas.cpp also prefers OpenBLAS when its own AVX-512
+// kernels are in use, and TRC_CPU_GEMM=packed forces this kernel). Preconditions: m, n, k >= 1; the buffers hold what the
 // sizes and leading dimensions describe; C does not overlap A or B.
 //
 //===----------------------------------------------------------------------===//
