@@ -11,7 +11,10 @@
 //     scf.for %i { scf.for %k { scf.for %j = %jo to min(%jo + T, N) { body } } } }
 //
 // One OpenMP region instead of one per iteration of the sequential loops,
-// and each thread walks contiguous rows of its column tile. Every element
+// and each thread walks contiguous rows of its column tile. A sequential
+// nest's innermost scf.for whose iterations touch disjoint elements (an
+// embedding gradient's scatter-add: `for tokens { for columns { ... } }`)
+// is first made such a parallel loop, then hoisted the same way. Every element
 // is still accumulated in the same order (the sequential loops keep their
 // order per parallel index), so the results are bitwise unchanged.
 //
@@ -57,14 +60,12 @@ SmallVector<scf::ForOp> enclosingPerfectNest(scf::ParallelOp par) {
   return chain;
 }
 
-/// True when the parallel body's iterations at distinct parallel indices
-/// touch disjoint stored elements, whatever the sequential indices around.
-bool independentAcrossNest(scf::ParallelOp par) {
-  if (par.getNumResults() != 0)
-    return false;
+/// True when the loop body's iterations at distinct values of `ivs` touch
+/// disjoint stored elements, whatever the sequential indices around.
+bool independentIterations(Block *body, ValueRange ivs) {
   DenseMap<Value, SmallVector<Value>> storedAt;
   bool ok = true;
-  par.getBody()->walk([&](Operation *op) {
+  body->walk([&](Operation *op) {
     if (auto store = dyn_cast<memref::StoreOp>(op)) {
       SmallVector<Value> indices(store.getIndices());
       auto [it, inserted] = storedAt.try_emplace(store.getMemRef(), indices);
@@ -80,17 +81,48 @@ bool independentAcrossNest(scf::ParallelOp par) {
   if (!ok || storedAt.empty())
     return false;
   for (auto &[memref, indices] : storedAt) {
-    for (Value iv : par.getInductionVars())
+    for (Value iv : ivs)
       if (!llvm::is_contained(indices, iv))
         return false;
   }
   // Every load of a stored memref reads the element its iteration stores.
-  par.getBody()->walk([&](memref::LoadOp load) {
+  body->walk([&](memref::LoadOp load) {
     auto it = storedAt.find(load.getMemRef());
     if (it != storedAt.end() && SmallVector<Value>(load.getIndices()) != it->second)
       ok = false;
   });
   return ok;
+}
+
+bool independentAcrossNest(scf::ParallelOp par) {
+  return par.getNumResults() == 0 && independentIterations(par.getBody(), par.getInductionVars());
+}
+
+/// The innermost loop of a sequential nest whose iterations touch disjoint
+/// elements (an embedding gradient's scatter-add over columns: `for tokens {
+/// for columns { table[id, c] += g[t, c] } }`) becomes an scf.parallel, which
+/// hoist() then moves out of the nest: each thread takes a tile of columns
+/// and adds every token's row into it in token order (deterministic, the
+/// sequential sums bit for bit).
+void parallelizeInnermost(scf::ForOp loop) {
+  // Not inside a parallel loop already (no nested parallel regions).
+  if (loop.getNumResults() != 0 || !isa<scf::ForOp>(loop->getParentOp()) ||
+      loop->getParentOfType<scf::ParallelOp>())
+    return;
+  bool nested = false;
+  loop.getBody()->walk([&](LoopLikeOpInterface) { nested = true; });
+  if (nested || !independentIterations(loop.getBody(), loop.getInductionVar()))
+    return;
+  OpBuilder b(loop);
+  auto par = b.create<scf::ParallelOp>(loop.getLoc(), ValueRange{loop.getLowerBound()},
+                                       ValueRange{loop.getUpperBound()},
+                                       ValueRange{loop.getStep()});
+  IRMapping map;
+  map.map(loop.getInductionVar(), par.getInductionVars()[0]);
+  b.setInsertionPoint(par.getBody()->getTerminator());
+  for (Operation &op : loop.getBody()->without_terminator())
+    b.clone(op, map);
+  loop.erase();
 }
 
 /// True when `value` is defined outside `op` (so it may be used above it).
@@ -102,6 +134,10 @@ struct HoistParallelLoops : trc::impl::HoistParallelLoopsBase<HoistParallelLoops
   using Base::Base;
 
   void runOnOperation() override {
+    SmallVector<scf::ForOp> innermost;
+    getOperation()->walk([&](scf::ForOp loop) { innermost.push_back(loop); });
+    for (scf::ForOp loop : innermost)
+      parallelizeInnermost(loop);
     SmallVector<scf::ParallelOp> candidates;
     getOperation()->walk([&](scf::ParallelOp par) { candidates.push_back(par); });
     for (scf::ParallelOp par : candidates)

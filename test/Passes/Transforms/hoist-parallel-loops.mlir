@@ -137,3 +137,57 @@ func.func @imperfect(%x: memref<4x96xf32>, %acc: memref<96xf32>, %row: memref<4x
   }
   return
 }
+
+// -----
+
+// An embedding gradient's scatter-add: sequential loops over tokens, the
+// innermost over columns touching distinct elements. The columns become
+// the parallel (tiled) loop outside; each element still sums the tokens in
+// order.
+// CHECK-LABEL: func.func @scatter_add
+// CHECK: scf.parallel (%[[CO:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}})
+// CHECK: scf.for %[[T:.*]] =
+// CHECK: scf.for %[[C:.*]] = %[[CO]] to
+// CHECK: %[[ID:.*]] = memref.load %arg0[%[[T]]]
+// CHECK: memref.store %{{.*}}, %arg2[%{{.*}}, %[[C]]]
+// CHECK-NOT: scf.parallel
+// CHECK: return
+func.func @scatter_add(%ids: memref<16xindex>, %g: memref<16x96xf32>, %table: memref<50x96xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c96 = arith.constant 96 : index
+  scf.for %t = %c0 to %c16 step %c1 {
+    scf.for %c = %c0 to %c96 step %c1 {
+      %id = memref.load %ids[%t] : memref<16xindex>
+      %v = memref.load %g[%t, %c] : memref<16x96xf32>
+      %a = memref.load %table[%id, %c] : memref<50x96xf32>
+      %s = arith.addf %a, %v : f32
+      memref.store %s, %table[%id, %c] : memref<50x96xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// The innermost loop's iterations share an element (a running sum over
+// columns): it stays sequential.
+// CHECK-LABEL: func.func @row_sums
+// CHECK-NOT: scf.parallel
+// CHECK: return
+func.func @row_sums(%x: memref<16x96xf32>, %acc: memref<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c96 = arith.constant 96 : index
+  scf.for %t = %c0 to %c16 step %c1 {
+    scf.for %c = %c0 to %c96 step %c1 {
+      %v = memref.load %x[%t, %c] : memref<16x96xf32>
+      %a = memref.load %acc[%t] : memref<16xf32>
+      %s = arith.addf %a, %v : f32
+      memref.store %s, %acc[%t] : memref<16xf32>
+    }
+  }
+  return
+}
