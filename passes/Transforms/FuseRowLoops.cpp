@@ -30,7 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
-#include "ParallelLoopSpace.h"
+#include "LoopRewrites.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -169,9 +169,7 @@ void fuseInto(scf::ParallelOp first, scf::ParallelOp second, ArrayRef<Operation 
   IRMapping map;
   for (auto [from, to] : llvm::zip_equal(second.getInductionVars(), first.getInductionVars()))
     map.map(from, to);
-  OpBuilder b(first.getBody()->getTerminator());
-  for (Operation &op : second.getBody()->without_terminator())
-    b.clone(op, map);
+  trc::cloneBodyBefore(second.getBody(), first.getBody()->getTerminator(), map);
   second.erase();
 }
 

@@ -28,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
+#include "LoopRewrites.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -119,15 +120,8 @@ void parallelizeInnermost(scf::ForOp loop) {
                                        ValueRange{loop.getStep()});
   IRMapping map;
   map.map(loop.getInductionVar(), par.getInductionVars()[0]);
-  b.setInsertionPoint(par.getBody()->getTerminator());
-  for (Operation &op : loop.getBody()->without_terminator())
-    b.clone(op, map);
+  trc::cloneBodyBefore(loop.getBody(), par.getBody()->getTerminator(), map);
   loop.erase();
-}
-
-/// True when `value` is defined outside `op` (so it may be used above it).
-bool definedAbove(Value value, Operation *op) {
-  return !op->isAncestor(value.getParentRegion()->getParentOp());
 }
 
 struct HoistParallelLoops : trc::impl::HoistParallelLoopsBase<HoistParallelLoops> {
@@ -152,11 +146,11 @@ struct HoistParallelLoops : trc::impl::HoistParallelLoopsBase<HoistParallelLoops
     // Bounds must not depend on the loops they move across.
     for (scf::ForOp loop : nest)
       for (Value v : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
-        if (!definedAbove(v, outer))
+        if (!trc::definedOutside(v, outer))
           return;
     for (auto range : {par.getLowerBound(), par.getUpperBound(), par.getStep()})
       for (Value v : range)
-        if (!definedAbove(v, outer))
+        if (!trc::definedOutside(v, outer))
           return;
 
     OpBuilder b(outer);
@@ -184,9 +178,7 @@ struct HoistParallelLoops : trc::impl::HoistParallelLoopsBase<HoistParallelLoops
     }
     auto inner = b.create<scf::ForOp>(loc, tileBegin, tileEnd, par.getStep()[last]);
     map.map(par.getInductionVars()[last], inner.getInductionVar());
-    b.setInsertionPoint(inner.getBody()->getTerminator());
-    for (Operation &op : par.getBody()->without_terminator())
-      b.clone(op, map);
+    trc::cloneBodyBefore(par.getBody(), inner.getBody()->getTerminator(), map);
     outer.erase();
   }
 };

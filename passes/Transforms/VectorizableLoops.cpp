@@ -34,7 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
-#include "ParallelLoopSpace.h"
+#include "LoopRewrites.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -84,14 +84,8 @@ void sequentializeLastDimension(scf::ParallelOp par, ArrayRef<scf::ParallelOp> r
   for (unsigned d = 0; d + 1 < n; ++d)
     map.map(par.getInductionVars()[d], outer.getInductionVars()[d]);
   map.map(par.getInductionVars().back(), inner.getInductionVar());
-  b.setInsertionPoint(inner.getBody()->getTerminator());
-  for (Operation &op : par.getBody()->without_terminator())
-    b.clone(op, map);
+  trc::cloneBodyBefore(par.getBody(), inner.getBody()->getTerminator(), map);
   par.erase();
-}
-
-bool definedOutside(Value v, Operation *loop) {
-  return !loop->isAncestor(v.getParentRegion()->getParentOp());
 }
 
 /// The one store in `loop`'s block whose memref the loop touches only at
@@ -112,7 +106,7 @@ memref::StoreOp findAccumulator(scf::ForOp loop, SmallVectorImpl<memref::LoadOp>
   for (Operation &op : body->without_terminator()) {
     auto store = dyn_cast<memref::StoreOp>(op);
     if (!store || !llvm::all_of(store.getIndices(),
-                                [&](Value v) { return definedOutside(v, loop); }))
+                                [&](Value v) { return trc::definedOutside(v, loop); }))
       continue;
     Value memref = store.getMemRef();
     SmallVector<Value> at(store.getIndices());

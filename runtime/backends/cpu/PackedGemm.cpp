@@ -46,60 +46,44 @@ struct PackBuffer {
   }
 };
 
-/// Rows [row, row + mc) x columns [col, col + kc) of op(A) into panels of MR
-/// rows: panel r holds kc columns of MR values each (zeros past m).
-void packA(const float *a, int64_t lda, bool transA, int64_t row, int64_t mc, int64_t col,
-           int64_t kc, float *out) {
-  for (int64_t r0 = 0; r0 < mc; r0 += MR) {
-    int64_t rows = std::min(MR, mc - r0);
-    float *panel = out + r0 * kc;
-    if (transA) {
-      // A stored k x m: each k's MR values are contiguous.
+/// Elements [x0, x0 + count) x [k0, k0 + kc) of an operand into panels of
+/// `width` x-indices: panel j holds kc groups of `width` values (zeros past
+/// count). Element (x, p) is src[p * ld + x] when `xContiguous`, else
+/// src[x * ld + p]. op(A)'s rows and op(B)'s columns are the x of each.
+void packPanels(const float *src, int64_t ld, bool xContiguous, int64_t x0, int64_t count,
+                int64_t k0, int64_t kc, int64_t width, float *out) {
+  for (int64_t j0 = 0; j0 < count; j0 += width) {
+    int64_t valid = std::min(width, count - j0);
+    float *panel = out + j0 * kc;
+    if (xContiguous) {
       for (int64_t p = 0; p < kc; ++p) {
-        const float *src = a + (col + p) * lda + row + r0;
-        float *dst = panel + p * MR;
-        std::memcpy(dst, src, size_t(rows) * sizeof(float));
-        std::fill(dst + rows, dst + MR, 0.0f);
+        float *dst = panel + p * width;
+        std::memcpy(dst, src + (k0 + p) * ld + x0 + j0, size_t(valid) * sizeof(float));
+        std::fill(dst + valid, dst + width, 0.0f);
       }
       continue;
     }
-    // Walk each stored row (contiguous in k).
-    for (int64_t i = 0; i < rows; ++i) {
-      const float *src = a + (row + r0 + i) * lda + col;
+    // Walk each stored line (contiguous in k).
+    for (int64_t j = 0; j < valid; ++j) {
+      const float *line = src + (x0 + j0 + j) * ld + k0;
       for (int64_t p = 0; p < kc; ++p)
-        panel[p * MR + i] = src[p];
+        panel[p * width + j] = line[p];
     }
-    for (int64_t i = rows; i < MR; ++i)
-      for (int64_t p = 0; p < kc; ++p)
-        panel[p * MR + i] = 0.0f;
+    for (int64_t p = 0; p < kc; ++p)
+      std::fill(panel + p * width + valid, panel + (p + 1) * width, 0.0f);
   }
 }
 
-/// Rows [row, row + kc) x columns [col, col + nc) of op(B) into panels of NR
-/// columns: panel j holds kc rows of NR values each (zeros past n).
+/// Rows [row, row + mc) x columns [col, col + kc) of op(A), panels of MR rows.
+void packA(const float *a, int64_t lda, bool transA, int64_t row, int64_t mc, int64_t col,
+           int64_t kc, float *out) {
+  packPanels(a, lda, /*xContiguous=*/transA, row, mc, col, kc, MR, out);
+}
+
+/// Rows [row, row + kc) x columns [col, col + nc) of op(B), panels of NR columns.
 void packB(const float *b, int64_t ldb, bool transB, int64_t row, int64_t kc, int64_t col,
            int64_t nc, float *out) {
-  for (int64_t c0 = 0; c0 < nc; c0 += NR) {
-    int64_t cols = std::min(NR, nc - c0);
-    float *panel = out + c0 * kc;
-    if (!transB) {
-      for (int64_t p = 0; p < kc; ++p) {
-        const float *src = b + (row + p) * ldb + col + c0;
-        std::memcpy(panel + p * NR, src, size_t(cols) * sizeof(float));
-        std::fill(panel + p * NR + cols, panel + (p + 1) * NR, 0.0f);
-      }
-    } else {
-      // B stored n x k: walk each stored row (contiguous in k).
-      for (int64_t j = 0; j < cols; ++j) {
-        const float *src = b + (col + c0 + j) * ldb + row;
-        for (int64_t p = 0; p < kc; ++p)
-          panel[p * NR + j] = src[p];
-      }
-      for (int64_t j = cols; j < NR; ++j)
-        for (int64_t p = 0; p < kc; ++p)
-          panel[p * NR + j] = 0.0f;
-    }
-  }
+  packPanels(b, ldb, /*xContiguous=*/!transB, col, nc, row, kc, NR, out);
 }
 
 /// One MR x NR tile: acc = Apanel * Bpanel over kc; C = acc (or C += acc
