@@ -120,18 +120,18 @@ RankedTensorType ImportContext::inputType(int i) {
   return v ? cast<RankedTensorType>(v.getType()) : RankedTensorType();
 }
 
-DenseElementsAttr ImportContext::constantInput(int i, StringRef what) {
+DenseElementsAttr ImportContext::constantInput(int i, StringRef what, StringRef hint) {
   Value v = input(i);
   DenseElementsAttr attr;
   if (v && !matchPattern(v, m_Constant(&attr)))
-    (void)fail(what, " (input '", node_.input(i),
-               "') must be a compile-time constant; is a dynamic axis unset?");
+    (void)fail(what, " (input '", node_.input(i), "') must be a compile-time constant; ",
+               hint);
   return attr;
 }
 
-std::optional<llvm::SmallVector<int64_t>> ImportContext::constantInts(int i,
-                                                                      StringRef what) {
-  DenseElementsAttr attr = constantInput(i, what);
+std::optional<llvm::SmallVector<int64_t>>
+ImportContext::constantInts(int i, StringRef what, StringRef hint) {
+  DenseElementsAttr attr = constantInput(i, what, hint);
   if (!attr)
     return std::nullopt;
   auto values = constantIntsOf(input(i));

@@ -110,11 +110,15 @@ public:
   Binding anyInput(int i);
   mlir::RankedTensorType inputType(int i);
   /// The value of input `i` if it is a compile-time constant; otherwise
-  /// records "<what> (input 'NAME') must be a compile-time constant".
-  mlir::DenseElementsAttr constantInput(int i, llvm::StringRef what);
+  /// records "<what> (input 'NAME') must be a compile-time constant; <hint>".
+  mlir::DenseElementsAttr constantInput(int i, llvm::StringRef what,
+                                        llvm::StringRef hint = kDynamicAxisHint);
   /// Values of a constant integer input (axes, shapes, pads...); records an
   /// error naming `what` if it is not a compile-time constant.
-  std::optional<llvm::SmallVector<int64_t>> constantInts(int i, llvm::StringRef what);
+  std::optional<llvm::SmallVector<int64_t>>
+  constantInts(int i, llvm::StringRef what, llvm::StringRef hint = kDynamicAxisHint);
+  /// The usual end of the message of an input that is not constant.
+  static constexpr const char *kDynamicAxisHint = "is a dynamic axis unset?";
   /// A constant scalar float input (e.g. Dropout's ratio).
   std::optional<double> constantFloat(int i, llvm::StringRef what);
 

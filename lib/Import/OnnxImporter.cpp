@@ -375,7 +375,8 @@ bool GraphImporter::returnOutputs(func::FuncOp func) {
     Value v = state_.values.lookup(out.name());
     if (!v)
       return error("graph output '" + out.name() +
-                   "' is a sequence; trc's graph outputs are tensors");
+                   "' is a sequence; sequence graph outputs are not supported (trc's "
+                   "graph outputs are tensors)");
     auto type = cast<RankedTensorType>(v.getType());
     if (out.type().has_tensor_type()) {
       const auto &declared = out.type().tensor_type();

@@ -31,6 +31,12 @@ namespace trc::import {
 namespace {
 
 constexpr int64_t kMaxUnrolledIterations = 4096;
+// Why an operand must be constant (the importer's generic hint is about
+// dynamic axes; here it is what trc cannot do).
+constexpr const char *kLoopHint =
+    "a Loop decided at run time is not supported (trc unrolls Loop at import)";
+constexpr const char *kIfHint =
+    "an If decided at run time is not supported (trc imports the branch taken)";
 
 // Whether a constant tensor of one element is non-zero (true), or nullopt.
 std::optional<bool> constantTruth(Value v) {
@@ -45,8 +51,9 @@ std::optional<bool> constantTruth(Value v) {
 }
 
 // A condition input that folds to a constant; nullopt after an error.
-std::optional<bool> constantCondition(ImportContext &ctx, int input, StringRef what) {
-  if (!ctx.constantInput(input, what))
+std::optional<bool> constantCondition(ImportContext &ctx, int input, StringRef what,
+                                      StringRef hint) {
+  if (!ctx.constantInput(input, what, hint))
     return std::nullopt;
   auto truth = constantTruth(ctx.input(input));
   if (!truth)
@@ -120,7 +127,7 @@ LogicalResult importLoop(ImportContext &ctx) {
   std::optional<int64_t> tripCount;
   bool constantOperands = true;
   if (ctx.hasInput(0)) {
-    auto m = ctx.constantInts(0, "trip count M");
+    auto m = ctx.constantInts(0, "trip count M", kLoopHint);
     if (m && m->size() == 1)
       tripCount = (*m)[0];
     else if (m)
@@ -129,14 +136,15 @@ LogicalResult importLoop(ImportContext &ctx) {
   }
   std::optional<bool> condition = true;
   if (ctx.hasInput(1))
-    condition = constantCondition(ctx, 1, "condition cond");
+    condition = constantCondition(ctx, 1, "condition cond", kLoopHint);
   if (!constantOperands || !condition)
     return failure();
   if (!tripCount && !ctx.hasInput(1))
     return ctx.fail("neither a trip count M nor a condition: the loop never ends");
   if (tripCount && *tripCount > kMaxUnrolledIterations)
-    return ctx.fail("trip count M is ", *tripCount, "; trc unrolls Loop at import, at "
-                    "most ", kMaxUnrolledIterations, " iterations");
+    return ctx.fail("trip count M is ", *tripCount, "; loops of more than ",
+                    kMaxUnrolledIterations,
+                    " iterations are not supported (trc unrolls Loop at import)");
 
   SmallVector<Binding> carried;
   for (int i = 0; i < numCarried; ++i) {
@@ -150,8 +158,8 @@ LogicalResult importLoop(ImportContext &ctx) {
   for (; *condition && (!tripCount || iteration < *tripCount); ++iteration) {
     if (iteration == kMaxUnrolledIterations)
       return ctx.fail("the condition is still true after ", kMaxUnrolledIterations,
-                      " iterations; trc unrolls Loop at import, at most ",
-                      kMaxUnrolledIterations, " iterations");
+                      " iterations; loops of more iterations are not supported (trc "
+                      "unrolls Loop at import)");
     SmallVector<Binding> inputs{
         {ctx.scalar(i64, static_cast<double>(iteration)), std::nullopt},
         {ctx.scalar(i1, 1), std::nullopt}};
@@ -163,7 +171,7 @@ LogicalResult importLoop(ImportContext &ctx) {
     condition = (*outputs)[0].tensor ? constantTruth((*outputs)[0].tensor) : std::nullopt;
     if (!condition)
       return ctx.fail(what, ": the condition output '", body->output(0).name(),
-                      "' is not a compile-time constant boolean scalar");
+                      "' is not a compile-time constant boolean scalar; ", kLoopHint);
     for (int i = 0; i < numCarried; ++i)
       carried[i] = (*outputs)[1 + i];
     for (int k = 0; k < numScans; ++k) {
@@ -191,7 +199,7 @@ LogicalResult importLoop(ImportContext &ctx) {
 }
 
 LogicalResult importIf(ImportContext &ctx) {
-  auto condition = constantCondition(ctx, 0, "condition cond");
+  auto condition = constantCondition(ctx, 0, "condition cond", kIfHint);
   if (!condition)
     return failure();
   StringRef branchName = *condition ? "then_branch" : "else_branch";

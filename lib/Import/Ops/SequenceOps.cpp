@@ -26,7 +26,10 @@ namespace {
 // SequenceInsert's "after the last"), normalized; nullopt after an error.
 std::optional<int64_t> constantPosition(ImportContext &ctx, int input, int64_t size,
                                         bool mayEqualSize) {
-  auto values = ctx.constantInts(input, "position");
+  auto values = ctx.constantInts(
+      input, "position",
+      "a sequence position known only at run time is not supported (trc holds "
+      "sequences as lists of tensors at import)");
   if (!values)
     return std::nullopt;
   if (values->size() != 1) {
@@ -95,7 +98,10 @@ LogicalResult importSplitToSequence(ImportContext &ctx) {
     sizes.assign(dim, 1);
     dropAxis = ctx.intAttr("keepdims", 1) == 0;
   } else {
-    auto split = ctx.constantInts(1, "split");
+    auto split = ctx.constantInts(
+        1, "split",
+        "split sizes known only at run time are not supported (trc holds sequences "
+        "as lists of tensors at import)");
     if (!split)
       return failure();
     if (ctx.inputType(1).getRank() == 0) {
