@@ -93,10 +93,6 @@ Value ImportContext::input(int i) {
   return binding.tensor;
 }
 
-bool ImportContext::isSequenceInput(int i) const {
-  return hasInput(i) && state_.lookup(node_.input(i)).sequence.has_value();
-}
-
 std::optional<Sequence> ImportContext::sequenceInput(int i) {
   Binding binding = anyInput(i);
   if (binding.tensor)

@@ -60,6 +60,9 @@ struct GraphState {
   /// Opset version of each imported domain ("" is ai.onnx).
   std::map<std::string, int64_t> opsets;
   const GraphState *outer = nullptr;
+  /// Loop and Scan iterations unrolled so far in the whole model (counted in
+  /// the outermost scope; nested loops multiply).
+  mutable int64_t unrolledIterations = 0;
 
   /// A scope nested in `outer` (same file and opsets, no names yet).
   static GraphState nestedIn(const GraphState &outer);
@@ -67,6 +70,8 @@ struct GraphState {
   Binding lookup(llvm::StringRef name) const;
   /// Binds `name` in this scope (replacing what it held here).
   void bind(llvm::StringRef name, const Binding &binding);
+  /// The outermost scope (the model's graph).
+  const GraphState &outermost() const { return outer ? outer->outermost() : *this; }
   /// The opset version a node imports for its domain (0: not imported).
   int64_t opsetOf(const onnx::NodeProto &node) const;
 };
@@ -101,8 +106,6 @@ public:
   /// Input `i`; records an error and returns null if it is missing or is a
   /// sequence.
   mlir::Value input(int i);
-  /// Whether input `i` is present and bound to a sequence.
-  bool isSequenceInput(int i) const;
   /// Input `i` as a sequence; records an error and returns nullopt if it is
   /// missing or a tensor.
   std::optional<Sequence> sequenceInput(int i);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes small ONNX models with Loop, If and sequence ops for the importer's
+"""Writes small ONNX models with Loop, Scan, If and sequence ops for the importer's
 tests of compile-time unrolling (test/Import/control-flow.test and
 control-flow-invalid.test).
 
@@ -65,8 +65,8 @@ def loop_early_exit():
     ], [tensor("i", INT64, []), tensor("cond_in", BOOL, [])],
         [tensor("cond_out", BOOL, []), tensor("scan", FLOAT, [3])])
     return model("loop_early_exit", [
-        const("m", np.int64(10)),
-        helper.make_node("Loop", ["m", ""], ["scans"], name="loop", body=b),
+        const("m", np.int64(10)), const("true", np.bool_(True)),
+        helper.make_node("Loop", ["m", "true"], ["scans"], name="loop", body=b),
     ], [tensor("x", FLOAT, [3])], [tensor("scans", FLOAT, [2, 3])])
 
 
@@ -152,6 +152,23 @@ def if_constant():
         helper.make_node("If", ["cond"], ["y"], name="if", then_branch=then_branch,
                          else_branch=else_branch),
     ], [tensor("x", FLOAT, ["n", 2])], [tensor("y", FLOAT, None)])
+
+
+def scan():
+    """Scan (opset 9 on): a running sum over x's rows, and each row times the
+    rows of w read backwards (scan_input_directions), the products stacked
+    along axis 1 (scan_output_axes)."""
+    b = body("scan_body", [
+        helper.make_node("Add", ["sum_in", "row"], ["sum_out"], name="accumulate"),
+        helper.make_node("Mul", ["row", "w_row"], ["product"], name="product"),
+    ], [tensor("sum_in", FLOAT, [2]), tensor("row", FLOAT, [2]), tensor("w_row", FLOAT, [2])],
+        [tensor("sum_out", FLOAT, [2]), tensor("product", FLOAT, [2])])
+    return model("scan", [
+        helper.make_node("Scan", ["initial", "x", "w"], ["total", "products"], name="scan",
+                         body=b, num_scan_inputs=2, scan_input_directions=[0, 1],
+                         scan_output_axes=[1]),
+    ], [tensor("initial", FLOAT, [2]), tensor("x", FLOAT, [3, 2]), tensor("w", FLOAT, [3, 2])],
+        [tensor("total", FLOAT, [2]), tensor("products", FLOAT, [2, 3])])
 
 
 # Negative cases (control-flow-invalid.test).
@@ -266,7 +283,7 @@ def sequence_op_on_tensor():
 
 
 CASES = [loop_scan, loop_early_exit, loop_zero_iterations, loop_sequence, split_to_sequence,
-         if_constant, loop_dynamic_trip_count, loop_dynamic_condition, loop_too_long,
+         if_constant, scan, loop_dynamic_trip_count, loop_dynamic_condition, loop_too_long,
          loop_endless,
          sequence_at_dynamic, loop_body_sequence_at_dynamic, if_dynamic,
          tensor_op_on_sequence, sequence_op_on_tensor]

@@ -1,4 +1,4 @@
-//===- ControlFlowOps.cpp - Loop and If, unrolled at import -----------------===//
+//===- ControlFlowOps.cpp - Loop, Scan and If, unrolled at import -----------===//
 //
 // trc compiles for concrete shapes, so the control flow of exported models
 // (torch.onnx writes repeat_interleave over a dynamic batch as a Loop that
@@ -13,11 +13,17 @@
 // Loop's outputs are the final loop-carried values, then each scan output's
 // values of every iteration stacked along a new axis 0.
 //
+// Scan (opset 9 on): one iteration per slice of the scan inputs along their
+// axes (in their directions); the body gets the states and the slices and
+// returns the next states and the scan outputs' slices, stacked along their
+// axes (in their directions).
+//
 // Preconditions: the trip count M (if any), the condition input (if any) and
 // every iteration's condition output are compile-time constants, at most
-// kMaxUnrolledIterations iterations run, and a scan output of a loop that
-// runs no iteration has a shape the body declares. Otherwise an error names
-// the input or output that is not constant.
+// kMaxUnrolledIterations iterations run (kMaxUnrolledInModel in all loops of
+// the model), and a scan output of a loop that runs no iteration has a
+// shape the body declares. Otherwise an error names the input or output
+// that is not constant, or the limit.
 //
 //===----------------------------------------------------------------------===//
 #include "../HandlerRegistry.h"
@@ -31,6 +37,9 @@ namespace trc::import {
 namespace {
 
 constexpr int64_t kMaxUnrolledIterations = 4096;
+// All iterations of all loops of a model, nested ones multiplied (a bound on
+// the import's time and the program's size).
+constexpr int64_t kMaxUnrolledInModel = 65536;
 // Why an operand must be constant (the importer's generic hint is about
 // dynamic axes; here it is what trc cannot do).
 constexpr const char *kLoopHint =
@@ -70,6 +79,16 @@ const onnx::GraphProto *graphAttr(ImportContext &ctx, StringRef name) {
     return nullptr;
   }
   return &attr->g();
+}
+
+// Counts one more unrolled iteration against the model's budget; an error
+// past it.
+LogicalResult countIteration(ImportContext &ctx) {
+  if (++ctx.state().outermost().unrolledIterations <= kMaxUnrolledInModel)
+    return success();
+  return ctx.fail("more than ", kMaxUnrolledInModel,
+                  " loop iterations in the model (nested loops multiply); models that "
+                  "large are not supported (trc unrolls loops at import)");
 }
 
 // A scan output of a loop that ran no iteration: [0, <the body's declared
@@ -160,6 +179,8 @@ LogicalResult importLoop(ImportContext &ctx) {
       return ctx.fail("the condition is still true after ", kMaxUnrolledIterations,
                       " iterations; loops of more iterations are not supported (trc "
                       "unrolls Loop at import)");
+    if (failed(countIteration(ctx)))
+      return failure();
     SmallVector<Binding> inputs{
         {ctx.scalar(i64, static_cast<double>(iteration)), std::nullopt},
         {ctx.scalar(i1, 1), std::nullopt}};
@@ -218,11 +239,142 @@ LogicalResult importIf(ImportContext &ctx) {
   return success();
 }
 
+// Scan's per-axis attribute `name` for `count` values: the attribute's, or
+// all `fill`; an error when the length differs.
+std::optional<SmallVector<int64_t>> scanInts(ImportContext &ctx, StringRef name,
+                                             int64_t count, int64_t fill) {
+  auto values = ctx.intsAttr(name);
+  if (!values)
+    return SmallVector<int64_t>(count, fill);
+  if (static_cast<int64_t>(values->size()) != count) {
+    (void)ctx.fail(name, " has ", values->size(), " values, expected ", count);
+    return std::nullopt;
+  }
+  return values;
+}
+
+LogicalResult importScan(ImportContext &ctx) {
+  const onnx::GraphProto *body = graphAttr(ctx, "body");
+  if (!body)
+    return failure();
+  int64_t numScanInputs = ctx.intAttr("num_scan_inputs", 0);
+  int64_t numStates = ctx.numInputs() - numScanInputs;
+  int64_t numScanOutputs = body->output_size() - numStates;
+  if (numScanInputs < 1 || numStates < 0 || numScanOutputs < 0 ||
+      body->input_size() != ctx.numInputs())
+    return ctx.fail("the body has ", body->input_size(), " inputs and ",
+                    body->output_size(), " outputs for ", ctx.numInputs(),
+                    " inputs of which ", numScanInputs, " are scanned");
+  auto inAxes = scanInts(ctx, "scan_input_axes", numScanInputs, 0);
+  auto inDirections = scanInts(ctx, "scan_input_directions", numScanInputs, 0);
+  auto outAxes = scanInts(ctx, "scan_output_axes", numScanOutputs, 0);
+  auto outDirections = scanInts(ctx, "scan_output_directions", numScanOutputs, 0);
+  if (!inAxes || !inDirections || !outAxes || !outDirections)
+    return failure();
+
+  SmallVector<Binding> states;
+  for (int64_t i = 0; i < numStates; ++i) {
+    Value v = ctx.input(i);
+    if (!v)
+      return failure();
+    states.push_back({v, std::nullopt});
+  }
+  // Each scan input cut into its slices along its axis (the axis dropped),
+  // in the order the iterations read them.
+  std::vector<SmallVector<Value>> slices;
+  int64_t length = -1;
+  for (int64_t j = 0; j < numScanInputs; ++j) {
+    Value x = ctx.input(numStates + j);
+    if (!x)
+      return failure();
+    auto type = typeOf(x);
+    auto axis = ctx.axis((*inAxes)[j], type.getRank(), "scan_input_axes value");
+    if (!axis)
+      return failure();
+    int64_t n = type.getDimSize(*axis);
+    if (length >= 0 && n != length)
+      return ctx.fail("scan inputs of lengths ", length, " and ", n);
+    length = n;
+    SmallVector<Value> pieces = splitAlong(ctx, x, *axis, SmallVector<int64_t>(n, 1));
+    if (static_cast<int64_t>(pieces.size()) != n)
+      return failure();
+    SmallVector<int64_t> shape(type.getShape());
+    shape.erase(shape.begin() + *axis);
+    for (Value &piece : pieces)
+      if (!(piece = ctx.reshape(piece, shape)))
+        return failure();
+    if ((*inDirections)[j])
+      std::reverse(pieces.begin(), pieces.end());
+    slices.push_back(std::move(pieces));
+  }
+  if (length > kMaxUnrolledIterations)
+    return ctx.fail("scans ", length, " iterations; scans of more than ",
+                    kMaxUnrolledIterations,
+                    " iterations are not supported (trc unrolls Scan at import)");
+
+  std::vector<SmallVector<Value>> scans(numScanOutputs);
+  for (int64_t t = 0; t < length; ++t) {
+    if (failed(countIteration(ctx)))
+      return failure();
+    SmallVector<Binding> inputs(states);
+    for (auto &pieces : slices)
+      inputs.push_back({pieces[t], std::nullopt});
+    std::string what = "iteration " + std::to_string(t) + " of the body";
+    auto outputs = importSubgraph(ctx, *body, inputs, what);
+    if (!outputs)
+      return failure();
+    for (int64_t i = 0; i < numStates + numScanOutputs; ++i)
+      if (!(*outputs)[i].tensor)
+        return ctx.fail(what, ": output '", body->output(i).name(),
+                        "' is a sequence, not a tensor");
+    for (int64_t i = 0; i < numStates; ++i)
+      states[i] = (*outputs)[i];
+    for (int64_t k = 0; k < numScanOutputs; ++k)
+      scans[k].push_back((*outputs)[numStates + k].tensor);
+  }
+
+  for (int64_t i = 0; i < numStates; ++i)
+    if (failed(ctx.setOutput(i, states[i].tensor)))
+      return failure();
+  for (int64_t k = 0; k < numScanOutputs; ++k) {
+    if (!ctx.wantsOutput(numStates + k))
+      continue;
+    const auto &declared = body->output(numStates + k);
+    if ((*outDirections)[k])
+      std::reverse(scans[k].begin(), scans[k].end());
+    Value stacked = scans[k].empty() ? emptyScanOutput(ctx, declared)
+                                     : stackScanOutput(ctx, scans[k], declared.name());
+    if (!stacked)
+      return failure();
+    // Stacked along axis 0; moved to the scan output axis.
+    int64_t rank = typeOf(stacked).getRank();
+    auto axis = ctx.axis((*outAxes)[k], rank, "scan_output_axes value");
+    if (!axis)
+      return failure();
+    if (*axis != 0) {
+      SmallVector<int64_t> permutation, shape;
+      for (int64_t d = 1; d < rank; ++d)
+        permutation.push_back(d);
+      permutation.insert(permutation.begin() + *axis, 0);
+      for (int64_t d : permutation)
+        shape.push_back(typeOf(stacked).getDimSize(d));
+      stacked = ctx.build<TransposeOp>(
+          RankedTensorType::get(shape, typeOf(stacked).getElementType()), stacked,
+          permutation);
+    }
+    if (failed(ctx.setOutput(numStates + k, stacked)))
+      return failure();
+  }
+  return success();
+}
+
 } // namespace
 
 void registerControlFlowHandlers(HandlerRegistry &r) {
   r.add("Loop", 1, importLoop);
   r.add("If", 1, importIf);
+  // Scan-8 (a batch axis and sequence_lens) is not supported.
+  r.add("Scan", 9, importScan);
 }
 
 } // namespace trc::import
