@@ -21,6 +21,8 @@ const HandlerRegistry &HandlerRegistry::get() {
     registerConvHandlers(r);
     registerResizeHandlers(r);
     registerActivationHandlers(r);
+    registerSequenceHandlers(r);
+    registerControlFlowHandlers(r);
     return r;
   }();
   return registry;

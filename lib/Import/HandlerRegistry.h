@@ -64,6 +64,8 @@ void registerPoolingHandlers(HandlerRegistry &registry);
 void registerConvHandlers(HandlerRegistry &registry);
 void registerResizeHandlers(HandlerRegistry &registry);
 void registerActivationHandlers(HandlerRegistry &registry);
+void registerSequenceHandlers(HandlerRegistry &registry);
+void registerControlFlowHandlers(HandlerRegistry &registry);
 
 } // namespace trc::import
 

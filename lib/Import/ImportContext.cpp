@@ -28,6 +28,39 @@ std::optional<llvm::SmallVector<int64_t>> constantIntsOf(Value v) {
   return out;
 }
 
+GraphState GraphState::nestedIn(const GraphState &outer) {
+  GraphState state;
+  state.fileName = outer.fileName;
+  state.opsets = outer.opsets;
+  state.outer = &outer;
+  return state;
+}
+
+Binding GraphState::lookup(StringRef name) const {
+  for (const GraphState *scope = this; scope; scope = scope->outer) {
+    if (auto it = scope->values.find(name); it != scope->values.end())
+      return {it->second, std::nullopt};
+    if (auto it = scope->sequences.find(name); it != scope->sequences.end())
+      return {Value(), it->second};
+  }
+  return {};
+}
+
+void GraphState::bind(StringRef name, const Binding &binding) {
+  values.erase(name);
+  sequences.erase(name);
+  if (binding.sequence)
+    sequences[name] = *binding.sequence;
+  else
+    values[name] = binding.tensor;
+}
+
+int64_t GraphState::opsetOf(const onnx::NodeProto &node) const {
+  bool isDefault = node.domain().empty() || node.domain() == "ai.onnx";
+  auto it = opsets.find(isDefault ? "" : node.domain());
+  return it == opsets.end() ? 0 : it->second;
+}
+
 ImportContext::ImportContext(OpBuilder &builder, GraphState &state,
                              const onnx::NodeProto &node, int64_t opset)
     : builder_(builder), state_(state), node_(node), opset_(opset),
@@ -50,12 +83,32 @@ Value ImportContext::input(int i) {
     (void)fail("missing required input #", i);
     return {};
   }
-  auto it = state_.values.find(node_.input(i));
-  if (it == state_.values.end()) {
-    (void)fail("input '", node_.input(i), "' has no value");
+  Binding binding = state_.lookup(node_.input(i));
+  if (binding.sequence) {
+    (void)fail("input '", node_.input(i), "' is a sequence; this op takes tensors");
     return {};
   }
-  return it->second;
+  if (!binding.tensor)
+    (void)fail("input '", node_.input(i), "' has no value");
+  return binding.tensor;
+}
+
+std::optional<Sequence> ImportContext::sequenceInput(int i) {
+  Binding binding = anyInput(i);
+  if (binding.tensor)
+    (void)fail("input '", node_.input(i), "' is a tensor; a sequence is expected");
+  return binding.sequence;
+}
+
+Binding ImportContext::anyInput(int i) {
+  if (!hasInput(i)) {
+    (void)fail("missing required input #", i);
+    return {};
+  }
+  Binding binding = state_.lookup(node_.input(i));
+  if (!binding)
+    (void)fail("input '", node_.input(i), "' has no value");
+  return binding;
 }
 
 RankedTensorType ImportContext::inputType(int i) {
@@ -63,18 +116,18 @@ RankedTensorType ImportContext::inputType(int i) {
   return v ? cast<RankedTensorType>(v.getType()) : RankedTensorType();
 }
 
-DenseElementsAttr ImportContext::constantInput(int i, StringRef what) {
+DenseElementsAttr ImportContext::constantInput(int i, StringRef what, StringRef hint) {
   Value v = input(i);
   DenseElementsAttr attr;
   if (v && !matchPattern(v, m_Constant(&attr)))
-    (void)fail(what, " (input '", node_.input(i),
-               "') must be a compile-time constant; is a dynamic axis unset?");
+    (void)fail(what, " (input '", node_.input(i), "') must be a compile-time constant; ",
+               hint);
   return attr;
 }
 
-std::optional<llvm::SmallVector<int64_t>> ImportContext::constantInts(int i,
-                                                                      StringRef what) {
-  DenseElementsAttr attr = constantInput(i, what);
+std::optional<llvm::SmallVector<int64_t>>
+ImportContext::constantInts(int i, StringRef what, StringRef hint) {
+  DenseElementsAttr attr = constantInput(i, what, hint);
   if (!attr)
     return std::nullopt;
   auto values = constantIntsOf(input(i));
@@ -131,13 +184,27 @@ LogicalResult ImportContext::setOutput(int i, Value value) {
   if (!value)
     return failure();
   if (wantsOutput(i))
-    state_.values[node_.output(i)] = value;
+    state_.bind(node_.output(i), {value, std::nullopt});
+  return success();
+}
+
+LogicalResult ImportContext::setSequenceOutput(int i, Sequence sequence) {
+  if (wantsOutput(i))
+    state_.bind(node_.output(i), {Value(), std::move(sequence)});
+  return success();
+}
+
+LogicalResult ImportContext::setAnyOutput(int i, const Binding &binding) {
+  if (!binding)
+    return failure();
+  if (wantsOutput(i))
+    state_.bind(node_.output(i), binding);
   return success();
 }
 
 bool ImportContext::updateParameter(Value parameter, Value value) {
   auto read = parameter.getDefiningOp<GetParameterOp>();
-  if (!read || !value)
+  if (!read || !value || state_.outer)
     return false;
   std::string name = read.getName().str();
   for (const auto &[updated, unused] : state_.parameterUpdates)

@@ -5,6 +5,13 @@
 // disappear), its attributes, and sets its outputs. Every op it builds is
 // verified on the spot, so a shape mismatch becomes an error naming the node.
 //
+// Values live in scopes: the graph's, and one nested scope per import of a
+// subgraph (a Loop body's iteration, an If's branch) whose nodes also read
+// the names of the scopes around it. A name holds a tensor (an MLIR value) or
+// a sequence: a compile-time list of tensors that exists only while
+// importing (ONNX sequence ops rearrange the list; no trc op or type
+// represents it).
+//
 // Preconditions: the node's inputs were imported (nodes run in topological
 // order) and its op type has a handler for the model's opset.
 //
@@ -20,21 +27,58 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace trc::import {
 
-/// Values of the graph by ONNX name, and where errors go.
+/// An ONNX sequence known at import: its tensors in order, and the element
+/// type its tensors have (known even when it is empty: SequenceEmpty's dtype).
+struct Sequence {
+  llvm::SmallVector<mlir::Value> tensors;
+  mlir::Type elementType;
+};
+
+/// What a name is bound to in a scope: a tensor or a sequence (one of them).
+struct Binding {
+  mlir::Value tensor;
+  std::optional<Sequence> sequence;
+  explicit operator bool() const { return tensor || sequence; }
+};
+
+/// Values of one scope by ONNX name, and where errors go. A nested scope
+/// (`outer` set) sees every name of the scopes around it unless it binds the
+/// name itself.
 struct GraphState {
   llvm::StringMap<mlir::Value> values;
+  llvm::StringMap<Sequence> sequences;
   std::vector<std::string> errors;
   std::string fileName;
   // Parameters a node gives a new value each training step (BatchNormalization's
   // running statistics), in the order recorded: @main returns each with
-  // `trc.update = <parameter>` after the graph's outputs.
+  // `trc.update = <parameter>` after the graph's outputs. The model's scope
+  // only (subgraphs do not update parameters).
   std::vector<std::pair<std::string, mlir::Value>> parameterUpdates;
+  /// Opset version of each imported domain ("" is ai.onnx).
+  std::map<std::string, int64_t> opsets;
+  const GraphState *outer = nullptr;
+  /// Loop and Scan iterations unrolled so far in the whole model (counted in
+  /// the outermost scope; nested loops multiply).
+  mutable int64_t unrolledIterations = 0;
+
+  /// A scope nested in `outer` (same file and opsets, no names yet).
+  static GraphState nestedIn(const GraphState &outer);
+  /// The innermost binding of `name`, or an empty one.
+  Binding lookup(llvm::StringRef name) const;
+  /// Binds `name` in this scope (replacing what it held here).
+  void bind(llvm::StringRef name, const Binding &binding);
+  /// The outermost scope (the model's graph).
+  const GraphState &outermost() const { return outer ? outer->outermost() : *this; }
+  /// The opset version a node imports for its domain (0: not imported).
+  int64_t opsetOf(const onnx::NodeProto &node) const;
 };
 
 class ImportContext {
@@ -64,15 +108,25 @@ public:
   int numInputs() const { return node_.input_size(); }
   /// True if input `i` is present (optional inputs may be "" or absent).
   bool hasInput(int i) const;
-  /// Input `i`; records an error and returns null if it is missing.
+  /// Input `i`; records an error and returns null if it is missing or is a
+  /// sequence.
   mlir::Value input(int i);
+  /// Input `i` as a sequence; records an error and returns nullopt if it is
+  /// missing or a tensor.
+  std::optional<Sequence> sequenceInput(int i);
+  /// Input `i` whatever it holds; records an error if it has no value.
+  Binding anyInput(int i);
   mlir::RankedTensorType inputType(int i);
   /// The value of input `i` if it is a compile-time constant; otherwise
-  /// records "<what> (input 'NAME') must be a compile-time constant".
-  mlir::DenseElementsAttr constantInput(int i, llvm::StringRef what);
+  /// records "<what> (input 'NAME') must be a compile-time constant; <hint>".
+  mlir::DenseElementsAttr constantInput(int i, llvm::StringRef what,
+                                        llvm::StringRef hint = kDynamicAxisHint);
   /// Values of a constant integer input (axes, shapes, pads...); records an
   /// error naming `what` if it is not a compile-time constant.
-  std::optional<llvm::SmallVector<int64_t>> constantInts(int i, llvm::StringRef what);
+  std::optional<llvm::SmallVector<int64_t>>
+  constantInts(int i, llvm::StringRef what, llvm::StringRef hint = kDynamicAxisHint);
+  /// The usual end of the message of an input that is not constant.
+  static constexpr const char *kDynamicAxisHint = "is a dynamic axis unset?";
   /// A constant scalar float input (e.g. Dropout's ratio).
   std::optional<double> constantFloat(int i, llvm::StringRef what);
 
@@ -89,11 +143,18 @@ public:
   bool wantsOutput(int i) const;
   /// Binds output `i`; fails if `value` is null (an error was recorded).
   mlir::LogicalResult setOutput(int i, mlir::Value value);
-  /// When `parameter` is read straight from a parameter (an initializer),
-  /// makes `value` its new value after each training step (the parameter
-  /// becomes frozen: the optimizer does not also update it) and returns
-  /// true; otherwise false. A parameter updated twice is an error.
+  /// When `parameter` is read straight from a parameter (an initializer)
+  /// in the model's own graph (not a subgraph), makes `value` its new value
+  /// after each training step (the parameter becomes frozen: the optimizer
+  /// does not also update it) and returns true; otherwise false. A
+  /// parameter updated twice is an error.
   bool updateParameter(mlir::Value parameter, mlir::Value value);
+  /// Binds output `i` to a sequence.
+  mlir::LogicalResult setSequenceOutput(int i, Sequence sequence);
+  /// Binds output `i` to a tensor or sequence; fails if `binding` is empty.
+  mlir::LogicalResult setAnyOutput(int i, const Binding &binding);
+  /// The scope the node's outputs go to (subgraph imports nest in it).
+  GraphState &state() { return state_; }
 
   //===--- building ------------------------------------------------------===//
   /// Creates an op, verifies it (an invalid op becomes an error of this node

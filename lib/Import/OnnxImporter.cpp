@@ -13,6 +13,7 @@
 #include "HandlerRegistry.h"
 #include "ImportContext.h"
 #include "OnnxShapeInference.h"
+#include "Subgraph.h"
 #include "TensorData.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -113,6 +114,7 @@ private:
 bool GraphImporter::checkOpsets() {
   for (const auto &op : model_.opset_import()) {
     opsetDomains_.insert(op.domain());
+    state_.opsets[isDefaultDomain(op.domain()) ? "" : op.domain()] = op.version();
     if (isDefaultDomain(op.domain()))
       opset_ = op.version();
   }
@@ -136,7 +138,8 @@ int64_t GraphImporter::nodeOpset(const onnx::NodeProto &node) const {
 bool GraphImporter::checkSupportedOps() {
   const auto &registry = HandlerRegistry::get();
   bool ok = true;
-  for (const auto &node : graph_.node()) {
+  // Nodes of subgraphs (Loop bodies, If branches) are checked with the rest.
+  forEachNode(graph_, [&](const onnx::NodeProto &node) {
     std::string domain = node.domain().empty() ? "ai.onnx" : node.domain();
     int64_t version = nodeOpset(node);
     std::string where = "op '" + node.op_type() + "' (domain '" + domain + "', " +
@@ -151,7 +154,7 @@ bool GraphImporter::checkSupportedOps() {
     } else if (!registry.lookup(key, version)) {
       ok = error("unsupported " + where);
     }
-  }
+  });
   return ok;
 }
 
@@ -352,29 +355,13 @@ bool GraphImporter::checkAgainstOnnx(const onnx::NodeProto &node) {
 }
 
 bool GraphImporter::importNodes(const std::vector<int> &order) {
-  const auto &registry = HandlerRegistry::get();
   // Names something reads: an output nothing reads may stay unbound (e.g.
   // the mask of an active Dropout, which PyTorch's exports name but ignore).
-  std::set<std::string> read;
-  for (const auto &n : graph_.node())
-    read.insert(n.input().begin(), n.input().end());
-  for (const auto &out : graph_.output())
-    read.insert(out.name());
+  std::set<std::string> read = namesReadIn(graph_);
   for (int index : order) {
     const auto &node = graph_.node(index);
-    ImportContext ctx(builder_, state_, node, nodeOpset(node));
-    OpHandler handler =
-        registry.lookup(HandlerRegistry::key(node.domain(), node.op_type()), nodeOpset(node));
-    if (failed(handler(ctx))) {
-      if (state_.errors.empty())
-        ctx.recordError("import failed");
+    if (failed(importNode(builder_, state_, node, read)))
       return flushErrors();
-    }
-    for (int i = 0; i < node.output_size(); ++i)
-      if (!node.output(i).empty() && !state_.values.count(node.output(i)) &&
-          read.count(node.output(i)))
-        return error(describeNode(node) + ": output #" + std::to_string(i) + " ('" +
-                     node.output(i) + "') is not supported by the importer");
     if (!checkAgainstOnnx(node))
       return false;
   }
@@ -386,6 +373,10 @@ bool GraphImporter::returnOutputs(func::FuncOp func) {
   SmallVector<Type> types;
   for (const auto &out : graph_.output()) {
     Value v = state_.values.lookup(out.name());
+    if (!v)
+      return error("graph output '" + out.name() +
+                   "' is a sequence; sequence graph outputs are not supported (trc's "
+                   "graph outputs are tensors)");
     auto type = cast<RankedTensorType>(v.getType());
     if (out.type().has_tensor_type()) {
       const auto &declared = out.type().tensor_type();

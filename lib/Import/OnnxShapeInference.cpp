@@ -6,6 +6,8 @@
 
 #include "onnx/shape_inference/implementation.h"
 
+#include "llvm/ADT/StringRef.h"
+
 #include <set>
 
 namespace trc::import {
@@ -124,9 +126,16 @@ inferOnnxShapes(const onnx::ModelProto &model,
   // Every node output starts out as a tensor of unknown type and shape: where
   // a node's inference fails, libonnx 1.12 leaves its outputs without any
   // type, and Shape's data propagation then dereferences that null type.
+  // Outputs that may be sequences are left undeclared (a tensor type there
+  // contradicts the sequence type ONNX infers).
+  auto mayBeSequence = [](const onnx::NodeProto &node) {
+    llvm::StringRef op = node.op_type();
+    return op == "Loop" || op == "If" || op == "SplitToSequence" ||
+           (op.starts_with("Sequence") && op != "SequenceAt" && op != "SequenceLength");
+  };
   for (const auto &node : graph.node())
     for (const auto &out : node.output())
-      if (!out.empty()) {
+      if (!out.empty() && !mayBeSequence(node)) {
         auto *info = graph.add_value_info();
         info->set_name(out);
         info->mutable_type()->mutable_tensor_type();

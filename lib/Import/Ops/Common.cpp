@@ -234,4 +234,53 @@ Value padSpatial(ImportContext &ctx, Value x, ArrayRef<int64_t> low, ArrayRef<in
                           ctx.scalar(type.getElementType(), value), lo, hi);
 }
 
+Value concatAlong(ImportContext &ctx, ArrayRef<Value> values, int64_t axis) {
+  if (values.empty()) {
+    (void)ctx.fail("nothing to concatenate");
+    return {};
+  }
+  auto first = typeOf(values[0]);
+  SmallVector<int64_t> shape(first.getShape());
+  shape[axis] = 0;
+  for (Value v : values) {
+    auto t = typeOf(v);
+    if (t.getRank() != first.getRank()) {
+      (void)ctx.fail("inputs of rank ", first.getRank(), " and ", t.getRank());
+      return {};
+    }
+    shape[axis] += t.getDimSize(axis);
+  }
+  if (values.size() == 1)
+    return values[0];
+  return ctx.build<ConcatenateOp>(RankedTensorType::get(shape, first.getElementType()),
+                                  values, axis);
+}
+
+SmallVector<Value> splitAlong(ImportContext &ctx, Value x, int64_t axis,
+                              ArrayRef<int64_t> sizes) {
+  auto type = typeOf(x);
+  int64_t dim = type.getDimSize(axis);
+  if (llvm::any_of(sizes, [&](int64_t s) { return s < 0 || s > dim; }) ||
+      std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != dim) {
+    (void)ctx.fail("split sizes ", shapeString(sizes), " do not cover axis of size ", dim);
+    return {};
+  }
+  SmallVector<Value> pieces;
+  int64_t offset = 0;
+  for (int64_t size : sizes) {
+    SmallVector<int64_t> lo(type.getRank(), 0), hi(type.getShape()),
+        strides(type.getRank(), 1), shape(type.getShape());
+    lo[axis] = offset;
+    hi[axis] = offset + size;
+    shape[axis] = size;
+    offset += size;
+    Value piece = ctx.build<SliceOp>(RankedTensorType::get(shape, type.getElementType()),
+                                     x, lo, hi, strides);
+    if (!piece)
+      return {};
+    pieces.push_back(piece);
+  }
+  return pieces;
+}
+
 } // namespace trc::import

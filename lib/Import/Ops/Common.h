@@ -104,6 +104,16 @@ std::optional<llvm::SmallVector<int64_t>> spatialInts(ImportContext &ctx,
                                                       llvm::StringRef name, size_t count,
                                                       int64_t fill);
 
+/// Values of one rank concatenated along `axis` (already normalized); an
+/// error when ranks or element types differ.
+mlir::Value concatAlong(ImportContext &ctx, llvm::ArrayRef<mlir::Value> values,
+                        int64_t axis);
+
+/// `x` cut along `axis` into consecutive pieces of `sizes` (which must add up
+/// to the axis' size): Split, SplitToSequence. Empty after an error.
+llvm::SmallVector<mlir::Value> splitAlong(ImportContext &ctx, mlir::Value x,
+                                          int64_t axis, llvm::ArrayRef<int64_t> sizes);
+
 /// Every offset of a window of `kernel` sizes, row-major (Conv's im2col,
 /// ConvTranspose's placements, pooling's window slices).
 llvm::SmallVector<llvm::SmallVector<int64_t>> kernelOffsets(llvm::ArrayRef<int64_t> kernel);

@@ -2,7 +2,8 @@
 //
 // Ops whose results are known at compile time once shapes are static
 // (Shape, Size, Range over constants, ConstantOfShape) become trc.constant;
-// Cast becomes trc.convert (folded on constants), Identity forwards.
+// Cast becomes trc.convert (folded on constants), Identity forwards (a
+// tensor or a sequence).
 //
 //===----------------------------------------------------------------------===//
 #include "../HandlerRegistry.h"
@@ -174,7 +175,7 @@ LogicalResult importConstantOfShape(ImportContext &ctx) {
 }
 
 LogicalResult importIdentity(ImportContext &ctx) {
-  return ctx.setOutput(0, ctx.input(0));
+  return ctx.setAnyOutput(0, ctx.anyInput(0)); // a tensor or a sequence
 }
 
 LogicalResult importCast(ImportContext &ctx) {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "../HandlerRegistry.h"
 #include "../TensorData.h"
+#include "Common.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -18,11 +19,6 @@ using namespace mlir;
 namespace trc::import {
 namespace {
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
-int64_t product(ArrayRef<int64_t> dims) {
-  return std::accumulate(dims.begin(), dims.end(), int64_t(1), std::multiplies<>());
-}
 
 LogicalResult importReshape(ImportContext &ctx) {
   Value x = ctx.input(0);
@@ -186,21 +182,10 @@ LogicalResult importConcat(ImportContext &ctx) {
   }
   if (inputs.empty())
     return ctx.fail("Concat needs at least one input");
-  auto first = typeOf(inputs[0]);
-  auto axis = ctx.axis(ctx.intAttr("axis", 0), first.getRank());
+  auto axis = ctx.axis(ctx.intAttr("axis", 0), typeOf(inputs[0]).getRank());
   if (!axis)
     return failure();
-  SmallVector<int64_t> shape(first.getShape());
-  shape[*axis] = 0;
-  for (Value v : inputs) {
-    auto t = typeOf(v);
-    if (t.getRank() != first.getRank())
-      return ctx.fail("inputs of rank ", first.getRank(), " and ", t.getRank());
-    shape[*axis] += t.getDimSize(*axis);
-  }
-  return ctx.setOutput(0, ctx.build<ConcatenateOp>(
-                              RankedTensorType::get(shape, first.getElementType()), inputs,
-                              *axis));
+  return ctx.setOutput(0, concatAlong(ctx, inputs, *axis));
 }
 
 LogicalResult importSplit(ImportContext &ctx) {
@@ -233,24 +218,15 @@ LogicalResult importSplit(ImportContext &ctx) {
     for (int64_t i = 0, left = dim; i < parts; ++i, left -= chunk)
       sizes->push_back(std::min(chunk, std::max<int64_t>(left, 0)));
   }
-  if (llvm::any_of(*sizes, [&](int64_t s) { return s < 0 || s > dim; }) ||
-      static_cast<int>(sizes->size()) != n ||
-      std::accumulate(sizes->begin(), sizes->end(), int64_t(0)) != dim)
+  if (static_cast<int>(sizes->size()) != n)
     return ctx.fail("split sizes ", shapeString(*sizes), " do not cover axis of size ",
                     dim, " with ", n, " outputs");
-  int64_t offset = 0;
-  for (int i = 0; i < n; ++i) {
-    SmallVector<int64_t> lo(type.getRank(), 0), hi(type.getShape()),
-        strides(type.getRank(), 1), shape(type.getShape());
-    lo[*axis] = offset;
-    hi[*axis] = offset + (*sizes)[i];
-    shape[*axis] = (*sizes)[i];
-    offset += (*sizes)[i];
-    if (failed(ctx.setOutput(
-            i, ctx.build<SliceOp>(RankedTensorType::get(shape, type.getElementType()), x,
-                                  lo, hi, strides))))
+  SmallVector<Value> pieces = splitAlong(ctx, x, *axis, *sizes);
+  if (pieces.empty())
+    return failure();
+  for (int i = 0; i < n; ++i)
+    if (failed(ctx.setOutput(i, pieces[i])))
       return failure();
-  }
   return success();
 }
 
