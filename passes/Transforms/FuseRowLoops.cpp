@@ -102,7 +102,8 @@ Extent extentOf(Value memref) {
       MemRefType type = view.getType();
       if (!shift || !type.hasStaticShape() || !type.getElementType().isIntOrFloat())
         return {view.getSource()};
-      int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+      // Whole bytes per element (i1 takes one), as the memory plan lays them.
+      int64_t bytes = type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
       return {view.getSource(), *shift, *shift + bytes, true};
     }
     auto like = dyn_cast<ViewLikeOpInterface>(def);

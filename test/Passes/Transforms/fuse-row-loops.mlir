@@ -139,3 +139,29 @@ func.func @apart(%a: memref<8xf32>, %b: memref<8xf32>) {
   }
   return
 }
+
+// -----
+
+// An i1 buffer takes a byte per element: its view's bytes [0, 8) overlap
+// the f32 view read above, so the loops stay apart.
+// CHECK-LABEL: func.func @bool_bytes
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+func.func @bool_bytes(%arena: memref<64xi8>, %out: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %true = arith.constant true
+  %f = memref.view %arena[%c0][] : memref<64xi8> to memref<8xf32>
+  %b = memref.view %arena[%c0][] : memref<64xi8> to memref<8xi1>
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %v = memref.load %f[%i] : memref<8xf32>
+    memref.store %v, %out[%i] : memref<8xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    memref.store %true, %b[%i] : memref<8xi1>
+    scf.reduce
+  }
+  return
+}
