@@ -116,6 +116,14 @@ Extent extentOf(Value memref) {
 
 bool mayOverlap(Value a, Value b) {
   Extent x = extentOf(a), y = extentOf(b);
+  // A root made by an op that is neither an allocation nor a view this
+  // walk knows may be a view of anything.
+  auto opaque = [](Value root) {
+    Operation *def = root.getDefiningOp();
+    return def && !isa<memref::AllocOp, memref::AllocaOp, memref::GetGlobalOp>(def);
+  };
+  if (opaque(x.root) || opaque(y.root))
+    return true;
   return x.root == y.root && (!x.known || !y.known || (x.begin < y.end && y.begin < x.end));
 }
 
