@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
+#include "PlanAttributes.h"
 #include "trc/Training/Offload.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -20,10 +21,7 @@ using namespace mlir;
 
 namespace {
 
-int64_t intOf(DictionaryAttr d, StringRef key) {
-  auto a = d.getAs<IntegerAttr>(key);
-  return a ? a.getInt() : 0;
-}
+using trc::intOf;
 
 struct TestPrintOffload : trc::impl::TestPrintOffloadBase<TestPrintOffload> {
   void runOnOperation() override {

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
+#include "PlanAttributes.h"
 #include "trc/Training/Recompute.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -20,15 +21,8 @@ using namespace mlir;
 
 namespace {
 
-int64_t intOf(DictionaryAttr d, StringRef key) {
-  auto a = d.getAs<IntegerAttr>(key);
-  return a ? a.getInt() : 0;
-}
-
-double floatOf(DictionaryAttr d, StringRef key) {
-  auto a = d.getAs<FloatAttr>(key);
-  return a ? a.getValueAsDouble() : 0.0;
-}
+using trc::floatOf;
+using trc::intOf;
 
 struct TestPrintRecompute : trc::impl::TestPrintRecomputeBase<TestPrintRecompute> {
   void runOnOperation() override {

@@ -96,10 +96,11 @@ void gemm(int m, int n, int k, const double *a, int lda, bool transA,
 /// TRC_CPU_GEMM=packed or =openblas decides instead.
 bool preferPackedGemm() {
   static const bool prefer = [] {
-    if (!trc::rt::packedSgemmEnabled())
+    const char *choice = std::getenv("TRC_CPU_GEMM");
+    if (!trc::rt::packedSgemmSupported() || (choice && std::strcmp(choice, "openblas") == 0))
       return false;
 #ifdef TRC_HAVE_CBLAS
-    if (const char *choice = std::getenv("TRC_CPU_GEMM"); choice && std::strcmp(choice, "packed") == 0)
+    if (choice && std::strcmp(choice, "packed") == 0)
       return true;
     std::string core = openblas_get_corename();
     for (char &c : core)

@@ -175,15 +175,12 @@ AVX512 void packedSgemmAvx512(int64_t m, int64_t n, int64_t k, const float *a, i
 
 } // namespace
 
-bool packedSgemmEnabled() {
-  static const bool enabled = [] {
-    const char *choice = std::getenv("TRC_CPU_GEMM");
-    if (choice && std::strcmp(choice, "openblas") == 0)
-      return false;
+bool packedSgemmSupported() {
+  static const bool supported = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") != 0;
   }();
-  return enabled;
+  return supported;
 }
 
 void packedSgemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, bool transA,
@@ -193,7 +190,7 @@ void packedSgemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, b
 
 #else // not x86-64 with GCC or Clang: never enabled
 
-bool packedSgemmEnabled() { return false; }
+bool packedSgemmSupported() { return false; }
 void packedSgemm(int64_t, int64_t, int64_t, const float *, int64_t, bool, const float *,
                  int64_t, bool, float *, int64_t) {
   std::abort();

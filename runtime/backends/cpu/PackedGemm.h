@@ -9,9 +9,8 @@
 //
 // Each element of C is summed over k in order, one fused multiply-add per
 // term (deterministic; rounding differs from OpenBLAS's in the last bits).
-// TRC_CPU_GEMM=openblas in the environment turns it off (Blas.cpp then
-// calls cblas_sgemm; Blas.cpp also prefers OpenBLAS when its own AVX-512
-// kernels are in use, and TRC_CPU_GEMM=packed forces this kernel). Preconditions: m, n, k >= 1; the buffers hold what the
+// Blas.cpp decides when to use it (preferPackedGemm: TRC_CPU_GEMM, and
+// whether OpenBLAS runs AVX-512 kernels of its own). Preconditions: m, n, k >= 1; the buffers hold what the
 // sizes and leading dimensions describe; C does not overlap A or B.
 //
 //===----------------------------------------------------------------------===//
@@ -22,9 +21,8 @@
 
 namespace trc::rt {
 
-/// True when this host has AVX-512F and TRC_CPU_GEMM is not "openblas"
-/// (decided once per process).
-bool packedSgemmEnabled();
+/// True when this host has AVX-512F (decided once per process).
+bool packedSgemmSupported();
 
 /// C[m x n] = op(A) op(B); op(A) is m x k (A stored k x m when transA),
 /// op(B) is k x n (B stored n x k when transB). Overwrites C.
