@@ -1,9 +1,11 @@
 //===- Passes.td - every trc pass --------------------------*- tablegen -*-===//
 //
-// One def per pass; flag `trc-<area>-<verb>` (or `test-trc-print-*` for the
-// printers of analyses), implemented in passes/<Area>/<Name>.cpp and declared
-// in passes/<Area>/Passes.td. This file gathers the areas into one
-// Passes.h.inc (GEN_PASS_DECL, GEN_PASS_DEF_<NAME>, registerTrcPasses).
+// One def per pass; flag `trc-<area>-<verb>`, implemented in
+// passes/<Area>/<Name>.cpp and declared in passes/<Area>/Passes.td. This file
+// gathers the areas into one Passes.h.inc (GEN_PASS_DECL, GEN_PASS_DEF_<NAME>,
+// registerTrcPasses). The printers of analyses (test-trc-print-*, the fusion
+// summary) are a library of their own that only trc-opt links:
+// passes/Analysis/Passes.td, registerTrcAnalysisPasses.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRC_PASSES_TD
@@ -11,7 +13,6 @@
 
 include "mlir/Pass/PassBase.td"
 
-include "Analysis/Passes.td"
 include "Transforms/Passes.td"
 include "Training/Passes.td"
 include "Parallel/Passes.td"

@@ -105,7 +105,11 @@ grep -E '^-- trc:' "$BUILD/configure.log" >&2 || true
 ninja -C "$BUILD" -j"$JOBS" trc-run trc-runtime-tests >"$BUILD/build.log" 2>&1 ||
   { tail -40 "$BUILD/build.log" >&2; die "the build failed (log: $BUILD/build.log)"; }
 TRC_RUN=$BUILD/tools/trc-run/trc-run
-TESTS=$BUILD/runtime/tests/trc-runtime-tests
+# One test executable per runtime library (runtime/tests/CMakeLists.txt);
+# the GPU tests are in trc-artifact-tests (backend through artifacts) and
+# trc-backends-tests (driver, manifests).
+TESTS=$BUILD/runtime/tests/trc-artifact-tests
+ALL_TESTS=(support formats spec backends comm artifact train)
 
 # cuBLASLt: from the loader's path, else the toolkit's or PyTorch's folder.
 if ! ldconfig -p 2>/dev/null | grep -qE 'libcublasLt\.so\.1[23] ' && [[ -z "${TRC_CUBLASLT_LIBRARY:-}" ]]; then
@@ -128,8 +132,11 @@ note "device: $DEVICE"
 # be what is measured here.
 [[ "$DEVICE" != *fake* ]] || die "the driver found is the tests' fake libcuda.so.1 (LD_LIBRARY_PATH=$LD_LIBRARY_PATH)"
 set +e
-TRC_REQUIRE_GPU=1 "$TESTS" >"$BUILD/gpu-tests.log" 2>&1
-status=$?
+status=0
+: >"$BUILD/gpu-tests.log"
+for t in "${ALL_TESTS[@]}"; do
+  TRC_REQUIRE_GPU=1 "$BUILD/runtime/tests/trc-$t-tests" >>"$BUILD/gpu-tests.log" 2>&1 || status=1
+done
 set -e
 grep -E '^\[  (PASSED|FAILED|SKIPPED) +\]' "$BUILD/gpu-tests.log" >&2 || true
 [[ $status -eq 0 ]] || { grep -B2 -A12 'Failure' "$BUILD/gpu-tests.log" | head -80 >&2; die "runtime tests failed (log: $BUILD/gpu-tests.log)"; }

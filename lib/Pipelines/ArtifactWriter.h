@@ -11,7 +11,7 @@
 #ifndef TRC_LIB_PIPELINES_ARTIFACTWRITER_H
 #define TRC_LIB_PIPELINES_ARTIFACTWRITER_H
 
-#include "runtime/artifact/Initializer.h"
+#include "runtime/formats/Initializer.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/ArrayRef.h"

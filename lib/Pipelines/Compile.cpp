@@ -23,7 +23,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
-#include "runtime/artifact/Initializer.h"
+#include "runtime/formats/Initializer.h"
 #include "runtime/support/Names.h"
 #include "runtime/support/TensorSplit.h"
 

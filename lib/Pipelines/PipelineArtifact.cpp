@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "trc/Pipelines/Pipelines.h"
 
+#include "runtime/spec/PipelineIndex.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -40,17 +42,16 @@ LogicalResult compilePipelineArtifact(ModuleOp module, const CompileOptions &opt
   int64_t ranks = ranksAttr ? ranksAttr.getInt() : 1, chunks = chunksAttr ? chunksAttr.getInt() : 1;
   if (auto ec = llvm::sys::fs::create_directories(outPath))
     return fail("cannot create the folder: " + ec.message());
-  std::string index;
-  llvm::raw_string_ostream os(index);
-  os << "trc-pipeline 1\nranks " << ranks << "\nchunks " << chunks << "\n";
-  for (int64_t s = 0; s < ranks * chunks; ++s)
-    for (const char *kind : {"forward", "backward", "weights", "norm", "apply"}) {
-      std::string entry = "stage" + std::to_string(s) + "_" + kind;
+  rt::PipelineIndex index;
+  index.ranks = int(ranks);
+  index.chunks = int(chunks);
+  for (int s = 0; s < index.stages(); ++s)
+    for (const char *kind : rt::kStagePrograms) {
+      std::string entry = rt::stageEntryName(s, kind);
       if (!module.lookupSymbol<func::FuncOp>(entry))
         return fail("there is no function @" + entry);
-      std::string folder = "stage" + std::to_string(s) + "/" + kind;
       llvm::SmallString<256> out(outPath);
-      llvm::sys::path::append(out, folder);
+      llvm::sys::path::append(out, rt::stageFolderName(s, kind));
       if (auto ec = llvm::sys::fs::create_directories(llvm::sys::path::parent_path(out)))
         return fail("cannot create " + llvm::sys::path::parent_path(out) + ": " + ec.message());
       OwningOpRef<ModuleOp> copy = module.clone();
@@ -59,23 +60,21 @@ LogicalResult compilePipelineArtifact(ModuleOp module, const CompileOptions &opt
       log << "stage " << s << " " << kind << ":\n";
       if (failed(compileToArtifact(*copy, programOptions, out, log)))
         return failure();
-      os << "program " << s << " " << kind << " " << folder << "\n";
     }
   for (Attribute a : transfers) {
     auto t = cast<DictionaryAttr>(a);
-    os << "transfer " << t.getAs<StringAttr>("id").getValue() << " "
-       << t.getAs<StringAttr>("phase").getValue() << " "
-       << t.getAs<IntegerAttr>("from").getInt() << " " << t.getAs<IntegerAttr>("to").getInt()
-       << "\n";
+    index.transfers.push_back({t.getAs<StringAttr>("id").getValue().str(),
+                               t.getAs<StringAttr>("phase").getValue() == "backward",
+                               int(t.getAs<IntegerAttr>("from").getInt()),
+                               int(t.getAs<IntegerAttr>("to").getInt())});
   }
-  os << "end\n";
   llvm::SmallString<256> indexPath(outPath);
-  llvm::sys::path::append(indexPath, "pipeline.trc");
+  llvm::sys::path::append(indexPath, rt::kPipelineIndexFile);
   std::error_code ec;
   llvm::raw_fd_ostream file(indexPath, ec);
   if (ec)
-    return fail("cannot write pipeline.trc: " + ec.message());
-  file << index;
+    return fail(llvm::Twine("cannot write ") + rt::kPipelineIndexFile + ": " + ec.message());
+  file << rt::formatPipelineIndex(index);
   return success();
 }
 

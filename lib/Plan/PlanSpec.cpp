@@ -12,7 +12,7 @@
 
 #include "runtime/formats/FileOps.h"
 #include "runtime/formats/Json.h"
-#include "runtime/train/ParallelPlan.h"
+#include "runtime/spec/ParallelPlan.h"
 
 namespace trc::plan {
 

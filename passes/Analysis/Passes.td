@@ -2,7 +2,9 @@
 //
 // Printers of analyses for lit tests and users (test-trc-print-*) and the
 // fusion summary; the IR is unchanged.
-// Implemented in passes/Analysis/<Name>.cpp; included by passes/Passes.td.
+// Implemented in passes/Analysis/<Name>.cpp; generated into
+// AnalysisPasses.h.inc (registerTrcAnalysisPasses, include/trc/AnalysisPasses.h),
+// a library of its own (TrcAnalysisPasses) that only trc-opt links.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRC_PASSES_ANALYSIS_PASSES_TD

@@ -8,13 +8,13 @@
 //===----------------------------------------------------------------------===//
 #include "trc/Analysis/FusionCostModel.h"
 
-#include "trc/Passes.h"
+#include "trc/AnalysisPasses.h"
 
 #include "llvm/Support/Format.h"
 
 namespace trc {
 #define GEN_PASS_DEF_PRINTFUSIONSUMMARY
-#include "Passes.h.inc"
+#include "AnalysisPasses.h.inc"
 } // namespace trc
 
 using namespace mlir;

@@ -5,11 +5,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Analysis/MemoryPlan.h"
-#include "trc/Passes.h"
+#include "trc/AnalysisPasses.h"
 
 namespace trc {
 #define GEN_PASS_DEF_TESTPRINTMEMORYPLAN
-#include "Passes.h.inc"
+#include "AnalysisPasses.h.inc"
 } // namespace trc
 
 namespace {

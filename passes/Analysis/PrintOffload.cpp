@@ -5,7 +5,7 @@
 // unchanged.
 //
 //===----------------------------------------------------------------------===//
-#include "trc/Passes.h"
+#include "trc/AnalysisPasses.h"
 #include "PlanAttributes.h"
 #include "trc/Training/Offload.h"
 
@@ -14,7 +14,7 @@
 
 namespace trc {
 #define GEN_PASS_DEF_TESTPRINTOFFLOAD
-#include "Passes.h.inc"
+#include "AnalysisPasses.h.inc"
 } // namespace trc
 
 using namespace mlir;

@@ -4,7 +4,7 @@
 // Precondition: none; the IR is left unchanged.
 //
 //===----------------------------------------------------------------------===//
-#include "trc/Passes.h"
+#include "trc/AnalysisPasses.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"
@@ -12,7 +12,7 @@
 
 namespace trc {
 #define GEN_PASS_DEF_TESTPRINTOPSTATS
-#include "Passes.h.inc"
+#include "AnalysisPasses.h.inc"
 } // namespace trc
 
 using namespace mlir;

@@ -6,17 +6,17 @@
 // Precondition: none; the IR is left unchanged. Bad options are errors.
 //
 //===----------------------------------------------------------------------===//
-#include "trc/Passes.h"
+#include "trc/AnalysisPasses.h"
 #include "trc/Parallel/Pipeline.h"
 
-#include "runtime/train/PipelineSchedule.h"
+#include "runtime/spec/PipelineSchedule.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace trc {
 #define GEN_PASS_DEF_TESTPRINTPIPELINESCHEDULE
-#include "Passes.h.inc"
+#include "AnalysisPasses.h.inc"
 } // namespace trc
 
 using namespace mlir;

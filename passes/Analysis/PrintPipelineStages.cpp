@@ -6,7 +6,7 @@
 // Precondition: trc-pipeline-stages has run; the IR is left unchanged.
 //
 //===----------------------------------------------------------------------===//
-#include "trc/Passes.h"
+#include "trc/AnalysisPasses.h"
 #include "trc/Parallel/Pipeline.h"
 
 #include "llvm/Support/Format.h"
@@ -14,7 +14,7 @@
 
 namespace trc {
 #define GEN_PASS_DEF_TESTPRINTPIPELINESTAGES
-#include "Passes.h.inc"
+#include "AnalysisPasses.h.inc"
 } // namespace trc
 
 using namespace mlir;

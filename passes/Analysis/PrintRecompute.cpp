@@ -4,7 +4,7 @@
 // Precondition: trc-recompute has run; the IR is left unchanged.
 //
 //===----------------------------------------------------------------------===//
-#include "trc/Passes.h"
+#include "trc/AnalysisPasses.h"
 #include "PlanAttributes.h"
 #include "trc/Training/Recompute.h"
 
@@ -14,7 +14,7 @@
 
 namespace trc {
 #define GEN_PASS_DEF_TESTPRINTRECOMPUTE
-#include "Passes.h.inc"
+#include "AnalysisPasses.h.inc"
 } // namespace trc
 
 using namespace mlir;

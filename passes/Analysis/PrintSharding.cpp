@@ -6,7 +6,7 @@
 // the body, so lines are stable under unrelated renumbering.
 //
 //===----------------------------------------------------------------------===//
-#include "trc/Passes.h"
+#include "trc/AnalysisPasses.h"
 #include "trc/Analysis/ValueFacts.h"
 #include "trc/Parallel/Sharding.h"
 
@@ -14,7 +14,7 @@
 
 namespace trc {
 #define GEN_PASS_DEF_TESTPRINTSHARDING
-#include "Passes.h.inc"
+#include "AnalysisPasses.h.inc"
 } // namespace trc
 
 using namespace mlir;

@@ -9,7 +9,7 @@
 #include "trc/Abi/SlotNames.h"
 
 #include "runtime/comm/Collectives.h"
-#include "runtime/artifact/Initializer.h"
+#include "runtime/formats/Initializer.h"
 #include "runtime/artifact/ProgramSpans.h"
 #include "runtime/support/Names.h"
 #include "runtime/support/Profiler.h"
@@ -159,6 +159,10 @@ static void *sharedSlot(const Slot &slot, const std::vector<const Session *> &ow
 StatusOr<std::unique_ptr<Session>> Session::create(const Artifact &artifact, Backend &backend,
                                                    int64_t shardIndex, int64_t tensorIndex,
                                                    const std::vector<const Session *> &shareWith) {
+  // Programs call the collectives' trc_rt_* entries: referencing their
+  // table keeps them in executables that link the static runtime libraries
+  // (the backends sit below comm and cannot).
+  (void)collectiveExports();
   std::unique_ptr<Session> s(new Session(artifact, backend));
   const Manifest &m = artifact.manifest();
   if (Status st = s->arena_.allocate(backend, size_t(m.arenaBytes)); !st)

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/comm/Communicator.h"
 #include "runtime/comm/CommunicatorSupport.h"
-#include "runtime/comm/LaunchEnvironment.h"
+#include "runtime/support/LaunchEnvironment.h"
 #include "runtime/comm/mpi/MpiCommunicator.h"
 #include "runtime/comm/nccl/NcclCommunicator.h"
 #include "runtime/comm/SingleProcessCommunicator.h"

@@ -1,7 +1,7 @@
 //===- RankThreads.cpp - a rank's share of the node's cores (RankThreads.h) ===//
 #include "runtime/comm/RankThreads.h"
 
-#include "runtime/comm/LaunchEnvironment.h"
+#include "runtime/support/LaunchEnvironment.h"
 #include "runtime/support/ThreadPool.h"
 
 #include <algorithm>

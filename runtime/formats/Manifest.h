@@ -39,7 +39,7 @@
 #define TRC_RUNTIME_MANIFEST_H
 
 #include "runtime/support/DType.h"
-#include "runtime/artifact/Initializer.h"
+#include "runtime/formats/Initializer.h"
 #include "runtime/formats/Checksum.h"
 #include "runtime/support/Status.h"
 #include "runtime/support/TensorSplit.h"
@@ -50,6 +50,12 @@
 #include <vector>
 
 namespace trc::rt {
+
+// "sm_<major><minor>": the last digit is the minor version, the digits
+// before it the major ("sm_90" -> 9.0, "sm_120" -> 12.0). False for any
+// other spelling (no "sm_90a", no leading zero, major 1..99).
+bool parseCudaChip(std::string_view chip, int &major, int &minor);
+
 
 enum class SlotKind { Input, Output, Param };
 const char *slotKindName(SlotKind kind);

@@ -1,7 +1,7 @@
 //===- FakeCudaDriver.cpp - a CPU stand-in for libcuda.so.1 (tests only) ----===//
 //
 // Built as fake-cuda/libcuda.so.1 and put first on LD_LIBRARY_PATH by the
-// ctest `trc-runtime-tests-fake-cuda`, so that the GPU tests
+// ctests `trc-*-tests-fake-cuda`, so that the GPU tests
 // (CudaBackendTest.cpp) exercise the CUDA backend's host side in CI: the
 // driver calls it makes, in which order, with which arguments, its error
 // paths, graph capture and replay, and (with FakeCublasLt.cpp) the cuBLASLt

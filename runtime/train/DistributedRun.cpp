@@ -3,7 +3,7 @@
 #include "trc/Abi/SlotNames.h"
 
 #include "runtime/comm/Collectives.h"
-#include "runtime/comm/LaunchEnvironment.h"
+#include "runtime/support/LaunchEnvironment.h"
 #include "runtime/comm/SingleProcessCommunicator.h"
 #include "runtime/formats/FileOps.h"
 #include "runtime/support/Names.h"

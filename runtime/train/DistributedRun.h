@@ -32,7 +32,7 @@
 #ifndef TRC_RUNTIME_TRAIN_DISTRIBUTEDRUN_H
 #define TRC_RUNTIME_TRAIN_DISTRIBUTEDRUN_H
 
-#include "runtime/train/ParallelPlan.h"
+#include "runtime/spec/ParallelPlan.h"
 
 #include "runtime/comm/Communicator.h"
 #include "runtime/artifact/Session.h"

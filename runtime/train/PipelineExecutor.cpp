@@ -21,14 +21,12 @@ namespace trc::rt {
 
 namespace {
 
-constexpr char kIndexFile[] = "pipeline.trc";
-
 bool startsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
 std::string stageFolder(const std::string &dir, int stage, const char *program) {
-  return dir + "/stage" + std::to_string(stage) + "/" + program;
+  return dir + "/" + stageFolderName(stage, program);
 }
 
 Status setScalar(HostTensor &t, float value) {
@@ -40,65 +38,6 @@ Status setScalar(HostTensor &t, float value) {
 }
 
 } // namespace
-
-bool isPipelineArtifact(const std::string &dir) {
-  std::error_code ec;
-  return std::filesystem::is_regular_file(dir + "/" + kIndexFile, ec);
-}
-
-StatusOr<PipelineIndex> readPipelineIndex(const std::string &dir) {
-  std::string path = dir + "/" + kIndexFile;
-  std::ifstream in(path);
-  if (!in)
-    return Status::error(path + ": cannot read");
-  PipelineIndex index;
-  std::string line;
-  int number = 0;
-  bool ended = false, headed = false;
-  while (std::getline(in, line)) {
-    ++number;
-    std::istringstream fields(line);
-    std::string key;
-    fields >> key;
-    auto bad = [&] {
-      return Status::error(path + ":" + std::to_string(number) + ": bad record '" + line + "'");
-    };
-    if (key == "trc-pipeline") {
-      int version = 0;
-      if (!(fields >> version) || version != 1)
-        return bad();
-      headed = true;
-    } else if (key == "ranks") {
-      if (!(fields >> index.ranks) || index.ranks < 1)
-        return bad();
-    } else if (key == "chunks") {
-      if (!(fields >> index.chunks) || index.chunks < 1)
-        return bad();
-    } else if (key == "program") {
-      continue; // the folders follow from the stage and the program's name
-    } else if (key == "transfer") {
-      PipelineIndex::Transfer t;
-      std::string phase;
-      if (!(fields >> t.id >> phase >> t.from >> t.to) ||
-          (phase != "forward" && phase != "backward"))
-        return bad();
-      t.backward = phase == "backward";
-      index.transfers.push_back(t);
-    } else if (key == "end") {
-      ended = true;
-      break;
-    } else if (!key.empty()) {
-      return bad();
-    }
-  }
-  if (!headed || !ended)
-    return Status::error(path + ": not a complete pipeline index (trc-pipeline 1 ... end)");
-  for (const auto &t : index.transfers)
-    if (t.from < 0 || t.to < 0 || t.from >= index.stages() || t.to >= index.stages())
-      return Status::error(path + ": transfer " + t.id + " names a stage outside 0.." +
-                           std::to_string(index.stages() - 1));
-  return index;
-}
 
 StatusOr<std::unique_ptr<PipelineExecutor>>
 PipelineExecutor::open(const std::string &dir, Backend &backend, Communicator &pipeline,

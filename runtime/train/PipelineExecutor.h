@@ -29,7 +29,8 @@
 #include "runtime/artifact/Session.h"
 #include "runtime/comm/Communicator.h"
 #include "runtime/formats/Safetensors.h"
-#include "runtime/train/PipelineSchedule.h"
+#include "runtime/spec/PipelineIndex.h"
+#include "runtime/spec/PipelineSchedule.h"
 
 #include <functional>
 #include <map>
@@ -38,23 +39,6 @@
 #include <vector>
 
 namespace trc::rt {
-
-/// pipeline.trc: the stages (ranks x chunks), each stage's program folders,
-/// and the transfers between stages.
-struct PipelineIndex {
-  int ranks = 1, chunks = 1;
-  struct Transfer {
-    std::string id;
-    bool backward = false;
-    int from = 0, to = 0;
-  };
-  std::vector<Transfer> transfers;
-  int stages() const { return ranks * chunks; }
-};
-
-/// Whether `dir` is a pipeline artifact (has pipeline.trc).
-bool isPipelineArtifact(const std::string &dir);
-StatusOr<PipelineIndex> readPipelineIndex(const std::string &dir);
 
 /// What one step of the executor reports (on every rank).
 struct PipelineStepResult {

@@ -7,6 +7,7 @@
 // verify-diagnostics, ...). Output is written only when everything succeeds.
 //
 //===----------------------------------------------------------------------===//
+#include "trc/AnalysisPasses.h"
 #include "trc/Import/OnnxImporter.h"
 #include "trc/InitAllDialects.h"
 #include "trc/InitAllPasses.h"
@@ -162,6 +163,7 @@ int main(int argc, char **argv) {
   // Upstream dialects and passes too: lowered trc IR is linalg, memref, llvm...
   trc::registerAllDialects(registry);
   trc::registerAllPasses();
+  trc::registerTrcAnalysisPasses();
 
   auto [inputFilename, outputFilename] =
       registerAndParseCLIOptions(argc, argv, "trc-opt: the trc compiler driver", registry);

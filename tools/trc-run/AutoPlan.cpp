@@ -2,10 +2,10 @@
 #include "AutoPlan.h"
 
 #include "../trc-plan/OnnxModelSpec.h"
-#include "runtime/comm/LaunchEnvironment.h"
+#include "runtime/support/LaunchEnvironment.h"
 #include "runtime/formats/FileOps.h"
 #include "runtime/formats/Json.h"
-#include "runtime/train/ParallelPlan.h"
+#include "runtime/spec/ParallelPlan.h"
 #include "trc/Plan/Cluster.h"
 #include "trc/Plan/PlanSpec.h"
 

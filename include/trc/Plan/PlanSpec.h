@@ -1,7 +1,7 @@
 //===- PlanSpec.h - a (partial) plan given with trc-plan --plan ---------------===//
 //
 // parsePlanSpec reads inline JSON (first non-space character '{') or a JSON
-// file in ParallelPlan's keys (runtime/train/ParallelPlan.h: SageMaker's
+// file in ParallelPlan's keys (runtime/spec/ParallelPlan.h: SageMaker's
 // names, validated by parseParallelPlan against the cluster's size) plus
 // trc-plan's "recompute": "none" | "selective" | "full". Only the keys
 // present become Constraints; the search completes the rest. Errors start

@@ -7,7 +7,6 @@
 
 #include "runtime/backends/cpu/Blas.h"
 #include "runtime/backends/Offload.h"
-#include "runtime/comm/Collectives.h"
 #include "runtime/support/Parse.h"
 #include "runtime/backends/cuda/CudaBackend.h"
 #include "runtime/support/Tensor.h"
@@ -22,7 +21,6 @@ CpuBackend::CpuBackend() {
   // Referencing the table keeps Blas.o (and with it every trc_rt_* symbol the
   // program may call) in executables that link the static runtime library.
   (void)runtimeExports();
-  (void)collectiveExports();
   (void)offloadExports();
   // Programs run their loop nests on OpenMP threads between matmuls that
   // run on the runtime's own pool. OpenMP workers by default spin 200 ms

@@ -9,7 +9,7 @@
 #include "runtime/backends/cuda/CudaBackend.h"
 
 #include "runtime/backends/Offload.h"
-#include "runtime/comm/LaunchEnvironment.h"
+#include "runtime/support/LaunchEnvironment.h"
 #include "runtime/support/Parse.h"
 
 #include <atomic>

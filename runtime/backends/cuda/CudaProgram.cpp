@@ -11,25 +11,6 @@
 
 namespace trc::rt {
 
-bool parseCudaChip(std::string_view chip, int &major, int &minor) {
-  constexpr std::string_view prefix = "sm_";
-  if (chip.size() < prefix.size() + 2 || chip.size() > prefix.size() + 3 ||
-      chip.substr(0, prefix.size()) != prefix)
-    return false;
-  std::string_view digits = chip.substr(prefix.size());
-  for (char c : digits)
-    if (c < '0' || c > '9')
-      return false;
-  if (digits[0] == '0')
-    return false;
-  int value = 0;
-  for (char c : digits)
-    value = value * 10 + (c - '0');
-  major = value / 10;
-  minor = value % 10;
-  return true;
-}
-
 uint64_t newCudaProgramId() {
   static std::atomic<uint64_t> next{1};
   return next++;

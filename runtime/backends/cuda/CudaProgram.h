@@ -26,6 +26,7 @@
 #define TRC_RUNTIME_CUDAPROGRAM_H
 
 #include "runtime/backends/Backend.h"
+#include "runtime/formats/Manifest.h"
 #include "runtime/support/Status.h"
 
 #include <cstdint>
@@ -36,10 +37,7 @@
 
 namespace trc::rt {
 
-// "sm_<major><minor>": the last digit is the minor version, the digits
-// before it the major ("sm_90" -> 9.0, "sm_120" -> 12.0). False for any
-// other spelling (no "sm_90a", no leading zero, major 1..99).
-bool parseCudaChip(std::string_view chip, int &major, int &minor);
+// The chips' spelling (parseCudaChip) is the manifest's: runtime/formats/Manifest.h.
 
 struct CudaImage {
   bool ptx = false; // PTX text (JIT) rather than a cubin

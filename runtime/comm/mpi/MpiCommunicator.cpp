@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/comm/mpi/MpiCommunicator.h"
 #include "runtime/comm/CommunicatorSupport.h"
-#include "runtime/comm/LaunchEnvironment.h"
+#include "runtime/support/LaunchEnvironment.h"
 #include "runtime/comm/mpi/MpiAbi.h"
 #include "runtime/comm/Watchdog.h"
 

@@ -11,7 +11,7 @@
 
 #include "runtime/support/DynamicLibrary.h"
 #include "runtime/comm/CommunicatorSupport.h"
-#include "runtime/comm/LaunchEnvironment.h"
+#include "runtime/support/LaunchEnvironment.h"
 #include "runtime/comm/mpi/MpiCommunicator.h"
 #include "runtime/comm/nccl/NcclAbi.h"
 #include "runtime/comm/Watchdog.h"

@@ -1,12 +1,11 @@
-//===- HalfFloatTest.cpp - 16-bit float conversions and the loss scaler -----===//
+//===- HalfFloatTest.cpp - 16-bit float conversions --------------------------===//
 //
 // HalfFloat.h against the compiler's own _Float16 conversion (every f16 bit
-// pattern widened; a sweep of f32 patterns narrowed), bf16 rounding cases,
-// and LossScaler's skip / back-off / growth policy.
+// pattern widened; a sweep of f32 patterns narrowed) and bf16 rounding
+// cases.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/support/HalfFloat.h"
-#include "runtime/train/LossScaler.h"
 
 #include <gtest/gtest.h>
 
@@ -61,26 +60,4 @@ TEST(HalfFloat, Bf16RoundsToNearestEven) {
   EXPECT_EQ(floatToBf16(std::numeric_limits<float>::infinity()), 0x7f80);
   EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(std::nanf("")))));
   EXPECT_EQ(bf16ToFloat(0x4049), 3.140625f);
-}
-
-TEST(LossScaler, SkipsOverflowsBacksOffAndGrows) {
-  LossScaler s;
-  s.interval = 3;
-  EXPECT_EQ(s.scale, 65536.0);
-  EXPECT_FALSE(s.update(std::numeric_limits<double>::infinity()));
-  EXPECT_EQ(s.scale, 32768.0);
-  EXPECT_FALSE(s.update(std::nan("")));
-  EXPECT_EQ(s.scale, 16384.0);
-  EXPECT_TRUE(s.update(1.0));
-  EXPECT_TRUE(s.update(2.0));
-  EXPECT_EQ(s.scale, 16384.0);
-  EXPECT_TRUE(s.update(3.0)); // the third good step in a row doubles it
-  EXPECT_EQ(s.scale, 32768.0);
-  EXPECT_EQ(s.goodSteps, 0);
-  EXPECT_TRUE(s.update(1.0));
-  EXPECT_FALSE(s.update(INFINITY)); // an overflow restarts the count
-  EXPECT_EQ(s.goodSteps, 0);
-  s.scale = 1.0;
-  EXPECT_FALSE(s.update(INFINITY));
-  EXPECT_EQ(s.scale, 1.0); // never below 1
 }

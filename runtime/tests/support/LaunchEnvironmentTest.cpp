@@ -5,7 +5,7 @@
 // value, whose error must name the variable.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/comm/LaunchEnvironment.h"
+#include "runtime/support/LaunchEnvironment.h"
 
 #include "ScopedEnvironment.h"
 

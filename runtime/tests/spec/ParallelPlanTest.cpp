@@ -1,12 +1,12 @@
 //===- ParallelPlanTest.cpp - trc-run --config's parser -------------------===//
 //
-// parseParallelPlan (runtime/train/ParallelPlan.h): every key, the stage
+// parseParallelPlan (runtime/spec/ParallelPlan.h): every key, the stage
 // and shard degree derived from them, contradictions, divisibility against
 // the world size, unknown keys, type errors, inline JSON vs files vs "auto",
 // and describe().
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/train/ParallelPlan.h"
+#include "runtime/spec/ParallelPlan.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

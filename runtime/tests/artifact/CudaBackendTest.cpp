@@ -6,7 +6,7 @@
 // TRC_REQUIRE_GPU=1 in the environment (scripts/gpu.sh) a missing GPU fails
 // them instead, so a GPU machine can never pass by skipping. CI also runs
 // them against a CPU stand-in for the driver and cuBLASLt (FakeCuda.h; the
-// ctest trc-runtime-tests-fake-cuda), which checks the backend's host side,
+// ctest trc-artifact-tests-fake-cuda), which checks the backend's host side,
 // not the GPU's results.
 //
 // Covered: device memory (sizes, alignment, zero fill, host <-> device and

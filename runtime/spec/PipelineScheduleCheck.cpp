@@ -14,7 +14,7 @@
 // Preconditions: none; every malformed table is an error, not a crash.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/train/PipelineSchedule.h"
+#include "runtime/spec/PipelineSchedule.h"
 
 #include <algorithm>
 #include <cmath>

@@ -6,7 +6,7 @@
 // out the same steps for other implementations.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/artifact/Initializer.h"
+#include "runtime/formats/Initializer.h"
 
 #include "runtime/formats/Checksum.h"
 #include "runtime/support/HalfFloat.h"

@@ -5,7 +5,7 @@
 // PipelineScheduleCheck.cpp. See PipelineSchedule.h for the model.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/train/PipelineSchedule.h"
+#include "runtime/spec/PipelineSchedule.h"
 
 #include <algorithm>
 #include <cstdio>

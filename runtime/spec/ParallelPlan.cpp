@@ -6,7 +6,7 @@
 // pipeline degrees, and rejects contradictions. See ParallelPlan.h.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/train/ParallelPlan.h"
+#include "runtime/spec/ParallelPlan.h"
 
 #include "runtime/formats/FileOps.h"
 #include "runtime/formats/Json.h"

@@ -3,7 +3,7 @@
 // See LaunchEnvironment.h.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/comm/LaunchEnvironment.h"
+#include "runtime/support/LaunchEnvironment.h"
 
 #include "runtime/support/Parse.h"
 

@@ -6,7 +6,7 @@
 // that deadlock, miss an action or exceed the cap are reported by rank.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/train/PipelineSchedule.h"
+#include "runtime/spec/PipelineSchedule.h"
 
 #include "StatusTesting.h"
 
