@@ -4,12 +4,13 @@
 #   bash bench/curves.sh OUT_DIR [BUILD_DIR]
 #
 # Trains the demo's model (scripts/demo.sh: GPT-2-style, opset 17, dynamic
-# batch and sequence, GPT-2's initialization) on the demo's corpus with the
-# demo's flags, four ways: 1 rank, and on 2 MPI ranks with ZeRO-3, with
+# batch and sequence, GPT-2's initialization) with the demo's flags, four ways: 1 rank, and on 2 MPI ranks with ZeRO-3, with
 # tensor parallelism 2 and with 2 pipeline stages (4 microbatches), and
 # writes each run's per-step loss and gradient norm as exact decimal text
 # (shortest round-trip, one step per line) to OUT_DIR/<run>.losses. Compare two OUT_DIRs with
-# `diff -r`: empty output means bit-identical curves.
+# `diff -r`: empty output means bit-identical curves. The text trained on is
+# made here from a fixed seed (the demo's own corpus is this repository's
+# README, which a change under test changes too).
 # Preconditions: scripts/setup.sh has run, BUILD_DIR (default ./build)
 # holds a built trc-run, mpirun exists.
 set -euo pipefail
@@ -21,7 +22,15 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 .venv/bin/python scripts/export_models.py --out "$work" --models gpt2 --opsets 17 --init gpt2 >/dev/null
 model="$work/gpt2_op17_dyn.onnx"
-cat README.md docs/*.md dialects/Trc/*.td > "$work/corpus.txt"
+.venv/bin/python - "$work/corpus.txt" <<'PY'
+import random, sys
+words = ("the a of to in is that for it as was with be by on not he this are or his from at "
+         "which but have an they you were her she there been one all we their has would when "
+         "tensor rank step loss model train shard pipeline stage gradient layer").split()
+rng = random.Random(1234)
+lines = (" ".join(rng.choice(words) for _ in range(rng.randint(4, 14))) for _ in range(6000))
+open(sys.argv[1], "w").write(".\n".join(lines) + ".\n")
+PY
 flags=(--data "$work/corpus.txt" --batch-size 8 --seq-len 64 --steps 60 --lr 3e-3
        --lr-schedule cosine:warmup=5)
 mpi=(mpirun --oversubscribe --allow-run-as-root -np 2)

@@ -25,6 +25,19 @@ using namespace trc::rt::test;
 
 namespace {
 
+std::vector<float> fillF32(const Initializer &init, uint64_t first, uint64_t count) {
+  std::vector<float> v(count);
+  fillInitializer(init, DType::F32, first, count, v.data());
+  return v;
+}
+
+const Initializer kNormal{InitKind::Normal, 0.25, 0.02, 1234567};
+const Initializer kUniform{InitKind::Uniform, -0.125, 0.25, 99};
+
+} // namespace
+
+namespace {
+
 // The test artifact with W ([3, 2], or a shard record) made by `init`.
 std::unique_ptr<Artifact> initializedArtifact(const TempDir &dir, const std::string &slotW,
                                               const std::string &initW) {

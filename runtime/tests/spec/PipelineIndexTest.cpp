@@ -17,6 +17,7 @@
 
 using ::testing::HasSubstr;
 using namespace trc::rt;
+using trc::rt::test::TempDir;
 
 namespace {
 
