@@ -264,6 +264,8 @@ Status parseArgs(int argc, char **argv, Options &opt) {
       if (sawDevice)
         return Status::error("option '--device' given twice");
       sawDevice = true;
+      if (value != "cpu" && value != "cuda" && value != "auto")
+        return Status::error("option '--device' expects cpu, cuda or auto, got '" + value + "'");
       opt.device = value;
     } else if (flag == "--output-dir") {
       if (sawOutputDir)
