@@ -131,6 +131,8 @@ bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error
       os << " " << (slot.trainable ? "trainable" : "frozen");
     }
     os << "\n";
+    if (slot.indexBound)
+      os << "bound " << i << " " << slot.indexBound << "\n";
     if (slot.splitDegree) {
       os << "split " << i << " " << slot.splitDim << " " << slot.splitBlocks << " "
          << slot.splitDegree << " " << slot.splitShape.size();

@@ -43,6 +43,10 @@ struct ArtifactSlot {
   int64_t splitDegree = 0;
   int64_t splitDim = 0, splitBlocks = 1;
   llvm::SmallVector<int64_t> splitShape;
+  // Integer inputs that index a table (an embedding lookup): its rows (a
+  // manifest `bound` record; the runtime refuses indices outside
+  // [-rows, rows)); 0: no record.
+  int64_t indexBound = 0;
 };
 
 struct ArtifactContents {

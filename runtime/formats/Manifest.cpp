@@ -72,6 +72,9 @@ std::string quote(std::string_view field) {
 }
 
 // A non-negative decimal integer that fits in uint64 (no sign, no spaces).
+// The dtypes of indices (ONNX's Gather takes int32 and int64).
+bool isIndexDType(DType dtype) { return dtype == DType::I32 || dtype == DType::I64; }
+
 bool parseUnsigned(std::string_view text, uint64_t &value) {
   std::optional<uint64_t> v = parseUint64(text);
   if (v)
@@ -144,6 +147,7 @@ private:
   Status parseSlot(const std::vector<std::string_view> &f);
   Status parseShard(const std::vector<std::string_view> &f);
   Status parseSplit(const std::vector<std::string_view> &f);
+  Status parseBound(const std::vector<std::string_view> &f);
   Status parseInit(const std::vector<std::string_view> &f);
   Status parseKernelFile(const std::vector<std::string_view> &f, bool ptx);
   Status parseKernel(const std::vector<std::string_view> &f);
@@ -266,6 +270,8 @@ Status Parser::parseRecord(const std::vector<std::string_view> &f) {
     return parseShard(f);
   if (kw == "split")
     return parseSplit(f);
+  if (kw == "bound")
+    return parseBound(f);
   if (kw == "init")
     return parseInit(f);
   if (kw == "cubin" || kw == "ptx")
@@ -476,6 +482,26 @@ Status Parser::parseShard(const std::vector<std::string_view> &f) {
   slot->shardDegree = int64_t(degree);
   slot->fullShape = std::move(full);
   slot->fullElements = fullElements;
+  return Status::success();
+}
+
+// bound <slot index> <rows>: the integer input (declared above) indexes a
+// table of `rows` rows (an embedding lookup): its elements must lie in
+// [-rows, rows) (a negative index counts from the end, as ONNX's Gather).
+Status Parser::parseBound(const std::vector<std::string_view> &f) {
+  uint64_t index = 0, rows = 0;
+  if (f.size() != 3 || !parseUnsigned(f[1], index) || !parseUnsigned(f[2], rows))
+    return fail("bound: expected slot index and rows");
+  if (rows < 1 || rows > uint64_t(kMaxElements))
+    return fail("bound rows: " + quote(f[2]) + " is not a number of rows");
+  Slot *slot = declaredSlot(index);
+  if (!slot)
+    return fail("bound: no slot " + std::string(f[1]) + " declared before this record");
+  if (slot->kind != SlotKind::Input || !isIndexDType(slot->dtype))
+    return fail("bound: slot " + std::string(f[1]) + " is not an integer input");
+  if (slot->indexBound)
+    return fail("bound: slot " + std::string(f[1]) + " is already bounded");
+  slot->indexBound = int64_t(rows);
   return Status::success();
 }
 
