@@ -47,6 +47,10 @@ struct ArtifactSlot {
   // manifest `bound` record; the runtime refuses indices outside
   // [-rows, rows)); 0: no record.
   int64_t indexBound = 0;
+  // Integer inputs that are a cross-entropy loss's labels: its classes and
+  // ignore index (a manifest `labels` record); 0: no record.
+  int64_t labelClasses = 0;
+  std::optional<int64_t> labelIgnore;
 };
 
 struct ArtifactContents {

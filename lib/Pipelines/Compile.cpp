@@ -81,8 +81,14 @@ namespace {
 /// it directly or through reshapes; the fewest when several), or 0: the
 /// manifest's `bound` record, which the runtime checks the input against.
 /// A table that is one rank's part of a split or sharded parameter (the
-/// ids are global) bounds nothing.
-int64_t indexBoundOf(func::FuncOp main, unsigned arg) {
+/// ids are global) bounds nothing. `labels` receives the classes (and the
+/// ignore index) of a trc.cross_entropy whose labels the argument is (the
+/// manifest's `labels` record).
+struct LabelBound {
+  int64_t classes = 0; // 0: not the labels of a loss
+  std::optional<int64_t> ignore;
+};
+int64_t indexBoundOf(func::FuncOp main, unsigned arg, LabelBound &labels) {
   auto type = dyn_cast<RankedTensorType>(main.getArgument(arg).getType());
   if (!type || !(type.getElementType().isInteger(32) || type.getElementType().isInteger(64)))
     return 0;
@@ -93,6 +99,16 @@ int64_t indexBoundOf(func::FuncOp main, unsigned arg) {
     for (Operation *user : v.getUsers()) {
       if (isa<ReshapeOp>(user)) {
         worklist.push_back(user->getResult(0));
+        continue;
+      }
+      if (auto loss = dyn_cast<CrossEntropyOp>(user); loss && loss.getLabels() == v) {
+        auto logits = cast<RankedTensorType>(loss.getLogits().getType());
+        int64_t classAxis = logits.getRank() >= 2 ? 1 : 0;
+        if (logits.getRank() >= 1 && !logits.isDynamicDim(classAxis) && !labels.classes) {
+          labels.classes = logits.getDimSize(classAxis);
+          if (auto ignore = loss.getIgnoreIndex())
+            labels.ignore = int64_t(*ignore);
+        }
         continue;
       }
       auto gather = dyn_cast<GatherOp>(user);
@@ -334,7 +350,10 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     } else {
       slot.kind = ArtifactSlot::Kind::Input;
       slot.name = inputName(main, i);
-      slot.indexBound = indexBoundOf(main, i);
+      LabelBound labels;
+      slot.indexBound = indexBoundOf(main, i, labels);
+      slot.labelClasses = labels.classes;
+      slot.labelIgnore = labels.ignore;
     }
     // Tensor-parallel parts (trc-partition) carry how the logical tensor is
     // split (dim, blocks, degree) and its shape; a split param's initial

@@ -49,38 +49,6 @@ bool isThreadList(std::string_view text, int64_t &largest) {
 }
 
 #ifdef TRC_PARALLEL_FOR_OPENMP
-#include <omp.h>
-#endif
-
-namespace trc::rt {
-namespace {
-
-constexpr int64_t kMaxThreads = 1024;
-
-/// TRC_NUM_THREADS when it is a whole number in [1, 1024], else `fallback`
-/// (checkThreadVariables refused any other value at the start).
-int configuredThreads(int fallback) {
-  if (const char *env = std::getenv("TRC_NUM_THREADS"))
-    if (std::optional<int64_t> n = parseInt64(env, 1, kMaxThreads))
-      return int(*n);
-  return fallback;
-}
-
-/// libomp's syntax: a positive integer or a comma-separated list of them
-/// (spaces around the numbers allowed), each at most kMaxThreads.
-bool isThreadList(std::string_view text) {
-  for (std::string_view item : splitText(text, ',')) {
-    while (!item.empty() && (item.front() == ' ' || item.front() == '\t'))
-      item.remove_prefix(1);
-    while (!item.empty() && (item.back() == ' ' || item.back() == '\t'))
-      item.remove_suffix(1);
-    if (!parseInt64(item, 1, kMaxThreads))
-      return false;
-  }
-  return true;
-}
-
-#ifdef TRC_PARALLEL_FOR_OPENMP
 // The tasks run on LLVM's OpenMP runtime, whose threads also run the
 // compiled programs' parallel loops: one team for both, handed from a loop
 // nest to a matrix product while its threads still spin, instead of a
