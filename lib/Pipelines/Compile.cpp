@@ -77,17 +77,19 @@ bool parseCompileOptions(llvm::StringRef text, CompileOptions &options,
 
 namespace {
 
-/// The rows of the tables input argument `arg` indexes (trc.gather reading
-/// it directly or through reshapes; the fewest when several), or 0: the
-/// manifest's `bound` record, which the runtime checks the input against.
-/// A table that is one rank's part of a split or sharded parameter (the
-/// ids are global) bounds nothing. `labels` receives the classes (and the
-/// ignore index) of a trc.cross_entropy whose labels the argument is (the
-/// manifest's `labels` record).
+/// What a trc.cross_entropy says of its labels: its classes and ignore
+/// index (the manifest's `labels` record).
 struct LabelBound {
   int64_t classes = 0; // 0: not the labels of a loss
   std::optional<int64_t> ignore;
 };
+
+/// The rows of the tables input argument `arg` indexes (trc.gather reading
+/// it directly or through reshapes; the fewest when several), or 0: the
+/// manifest's `bound` record, which the runtime checks the input against.
+/// A table that is one rank's part of a split or sharded parameter (the
+/// ids are global) bounds nothing. `labels` receives what a
+/// trc.cross_entropy whose labels the argument is (through reshapes) says.
 int64_t indexBoundOf(func::FuncOp main, unsigned arg, LabelBound &labels) {
   auto type = dyn_cast<RankedTensorType>(main.getArgument(arg).getType());
   if (!type || !(type.getElementType().isInteger(32) || type.getElementType().isInteger(64)))
