@@ -270,15 +270,11 @@ Status checkOutputsAreNotInputs(const std::vector<NamedPath> &outputs,
 }
 
 StatusOr<std::string> readSmallFile(const std::string &path, size_t maxBytes) {
-  StatusOr<int> opened = openRegularFile(path, nullptr);
+  struct stat st;
+  StatusOr<int> opened = openRegularFile(path, &st);
   if (!opened.ok())
     return opened.status();
   int fd = *opened;
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    return Status::error(path + ": cannot stat: " + std::strerror(errno));
-  }
   if (uint64_t(st.st_size) > maxBytes) {
     ::close(fd);
     return Status::error(path + ": is " + std::to_string(st.st_size) +

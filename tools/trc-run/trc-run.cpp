@@ -336,7 +336,7 @@ Status checkPaths(const Options &opt) {
   if (Status s = input("model", opt.model, true, "the model"); !s)
     return s;
   for (const auto &[name, file] : opt.inputs)
-    if (Status s = input("--input " + name + "=", file, false,
+    if (Status s = input("--input " + percentEncode(name) + "=", file, false,
                          "the --input file of '" + percentEncode(name) + "'");
         !s)
       return s;
