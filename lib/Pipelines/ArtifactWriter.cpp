@@ -131,6 +131,14 @@ bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error
       os << " " << (slot.trainable ? "trainable" : "frozen");
     }
     os << "\n";
+    if (slot.indexBound)
+      os << "bound " << i << " " << slot.indexBound << "\n";
+    if (slot.labelClasses) {
+      os << "labels " << i << " " << slot.labelClasses;
+      if (slot.labelIgnore)
+        os << " " << *slot.labelIgnore;
+      os << "\n";
+    }
     if (slot.splitDegree) {
       os << "split " << i << " " << slot.splitDim << " " << slot.splitBlocks << " "
          << slot.splitDegree << " " << slot.splitShape.size();

@@ -43,6 +43,14 @@ struct ArtifactSlot {
   int64_t splitDegree = 0;
   int64_t splitDim = 0, splitBlocks = 1;
   llvm::SmallVector<int64_t> splitShape;
+  // Integer inputs that index a table (an embedding lookup): its rows (a
+  // manifest `bound` record; the runtime refuses indices outside
+  // [-rows, rows)); 0: no record.
+  int64_t indexBound = 0;
+  // Integer inputs that are a cross-entropy loss's labels: its classes and
+  // ignore index (a manifest `labels` record); 0: no record.
+  int64_t labelClasses = 0;
+  std::optional<int64_t> labelIgnore;
 };
 
 struct ArtifactContents {

@@ -77,6 +77,63 @@ bool parseCompileOptions(llvm::StringRef text, CompileOptions &options,
 
 namespace {
 
+/// What a trc.cross_entropy says of its labels: its classes and ignore
+/// index (the manifest's `labels` record).
+struct LabelBound {
+  int64_t classes = 0; // 0: not the labels of a loss
+  std::optional<int64_t> ignore;
+};
+
+/// The rows of the tables input argument `arg` indexes (trc.gather reading
+/// it directly or through reshapes; the fewest when several), or 0: the
+/// manifest's `bound` record, which the runtime checks the input against.
+/// A table that is one rank's part of a split or sharded parameter (the
+/// ids are global) bounds nothing. `labels` receives what a
+/// trc.cross_entropy whose labels the argument is (through reshapes) says.
+int64_t indexBoundOf(func::FuncOp main, unsigned arg, LabelBound &labels) {
+  auto type = dyn_cast<RankedTensorType>(main.getArgument(arg).getType());
+  if (!type || !(type.getElementType().isInteger(32) || type.getElementType().isInteger(64)))
+    return 0;
+  int64_t bound = 0;
+  SmallVector<Value> worklist{main.getArgument(arg)};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (isa<ReshapeOp>(user)) {
+        worklist.push_back(user->getResult(0));
+        continue;
+      }
+      if (auto loss = dyn_cast<CrossEntropyOp>(user); loss && loss.getLabels() == v) {
+        auto logits = cast<RankedTensorType>(loss.getLogits().getType());
+        int64_t classAxis = logits.getRank() >= 2 ? 1 : 0;
+        if (logits.getRank() >= 1 && !logits.isDynamicDim(classAxis) && !labels.classes) {
+          labels.classes = logits.getDimSize(classAxis);
+          if (auto ignore = loss.getIgnoreIndex())
+            labels.ignore = int64_t(*ignore);
+        }
+        continue;
+      }
+      auto gather = dyn_cast<GatherOp>(user);
+      if (!gather || gather.getIndices() != v)
+        continue;
+      if (auto table = dyn_cast<BlockArgument>(gather.getOperand()))
+        if (table.getOwner()->getParentOp() == main.getOperation() &&
+            (main.getArgAttr(table.getArgNumber(), "trc.split") ||
+             main.getArgAttr(table.getArgNumber(), "trc.shard_degree")))
+          return 0;
+      auto tableType = cast<RankedTensorType>(gather.getOperand().getType());
+      int64_t axis = gather.getAxis();
+      if (axis < 0)
+        axis += tableType.getRank();
+      if (axis < 0 || axis >= tableType.getRank() || tableType.isDynamicDim(axis))
+        return 0;
+      int64_t rows = tableType.getDimSize(axis);
+      bound = bound ? std::min(bound, rows) : rows;
+    }
+  }
+  return bound;
+}
+
 /// The bytes of a parameter's initial value, splats expanded into `storage`.
 llvm::ArrayRef<char> initialBytes(ElementsAttr value, std::vector<char> &storage) {
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
@@ -295,6 +352,10 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     } else {
       slot.kind = ArtifactSlot::Kind::Input;
       slot.name = inputName(main, i);
+      LabelBound labels;
+      slot.indexBound = indexBoundOf(main, i, labels);
+      slot.labelClasses = labels.classes;
+      slot.labelIgnore = labels.ignore;
     }
     // Tensor-parallel parts (trc-partition) carry how the logical tensor is
     // split (dim, blocks, degree) and its shape; a split param's initial

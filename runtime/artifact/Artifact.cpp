@@ -46,14 +46,11 @@ public:
 // Opens `path` read-only into `file` and checks it is a regular file;
 // returns its size.
 StatusOr<size_t> openRegular(const std::string &path, FileHandle &file) {
-  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file.fd < 0)
-    return Status::error(path + ": cannot open: " + std::strerror(errno));
   struct stat st;
-  if (::fstat(file.fd, &st) != 0)
-    return Status::error(path + ": cannot stat: " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    return Status::error(path + ": not a regular file");
+  StatusOr<int> fd = openRegularFile(path, &st);
+  if (!fd.ok())
+    return fd.status();
+  file.fd = *fd;
   return size_t(st.st_size);
 }
 

@@ -212,6 +212,37 @@ Status Session::setInput(std::string_view name, const HostTensor &value) {
     return Status::error("input '" + percentEncode(name) + "': the buffer holds " +
                          std::to_string(value.byteSize()) + " bytes, expected " +
                          std::to_string(slot->byteSize));
+  // An index input (a `bound` record) outside its table's rows, or labels
+  // (a `labels` record) outside the classes, would make the program read
+  // outside its buffers.
+  if (slot->indexBound || slot->labelClasses)
+    for (int64_t k = 0, n = value.numElements(); k < n; ++k) {
+      int64_t v = slot->dtype == DType::I64 ? value.as<int64_t>()[k]
+                                            : int64_t(value.as<int32_t>()[k]);
+      bool inTable = !slot->indexBound || (v >= -slot->indexBound && v < slot->indexBound);
+      bool aClass = !slot->labelClasses || (v >= 0 && v < slot->labelClasses) ||
+                    (slot->labelIgnore && v == *slot->labelIgnore);
+      if (inTable && aClass)
+        continue;
+      std::string at;
+      for (size_t d = slot->shape.size(), rest = size_t(k); d-- > 0;) {
+        size_t dim = size_t(std::max<int64_t>(slot->shape[d], 1));
+        at = std::to_string(rest % dim) + (at.empty() ? "" : ", ") + at;
+        rest /= dim;
+      }
+      std::string what =
+          !inTable ? "is not an index into the " + std::to_string(slot->indexBound) +
+                         " rows of the table it reads (" + std::to_string(-slot->indexBound) +
+                         " to " + std::to_string(slot->indexBound - 1) + ")"
+                   : "is not a class of the loss (0 to " +
+                         std::to_string(slot->labelClasses - 1) +
+                         (slot->labelIgnore
+                              ? ", or the ignore index " + std::to_string(*slot->labelIgnore)
+                              : std::string()) +
+                         ")";
+      return Status::error("input '" + percentEncode(name) + "' element [" + at + "]: " +
+                           std::to_string(v) + " " + what);
+    }
   size_t i = size_t(slot->index);
   if (slot->byteSize)
     if (Status st = backend_.copyToDevice(slotPointers_[i], value.data(),

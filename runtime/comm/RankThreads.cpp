@@ -1,11 +1,12 @@
 //===- RankThreads.cpp - a rank's share of the node's cores (RankThreads.h) ===//
 #include "runtime/comm/RankThreads.h"
 
+#include "runtime/backends/cpu/Blas.h"
+#include "runtime/comm/Watchdog.h"
 #include "runtime/support/LaunchEnvironment.h"
 #include "runtime/support/ThreadPool.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <sched.h>
 #include <string>
 #include <unistd.h>
@@ -18,12 +19,25 @@ int threadsPerRank(int localSize, int onlineCores, int allowedCores) {
   return std::max(1, onlineCores / std::max(1, localSize));
 }
 
+Status checkEnvironment() {
+  if (Status s = checkThreadVariables(); !s)
+    return s;
+  if (Status s = checkCpuGemmVariable(); !s)
+    return s;
+  if (StatusOr<double> timeout = readCollectiveTimeout(); !timeout.ok())
+    return timeout.status();
+  if (StatusOr<LaunchEnvironment> env = readLaunchEnvironment(); !env.ok())
+    return env.status();
+  return Status::success();
+}
+
 StatusOr<int> applyRankThreads() {
+  if (Status s = checkEnvironment(); !s)
+    return s;
   StatusOr<LaunchEnvironment> env = readLaunchEnvironment();
   if (!env.ok())
     return env.status();
-  bool userSet = std::getenv("TRC_NUM_THREADS") || std::getenv("OMP_NUM_THREADS");
-  if (env->localSize <= 1 || userSet)
+  if (env->localSize <= 1 || threadCountSetByUser())
     return threadCount();
   long online = sysconf(_SC_NPROCESSORS_ONLN);
   cpu_set_t mask;

@@ -27,9 +27,17 @@ namespace trc::rt {
 /// localSize >= 1 (ranks of this node).
 int threadsPerRank(int localSize, int onlineCores, int allowedCores);
 
+/// The runtime's environment variables, all checked in one place at a
+/// tool's start, before libomp, the thread pool or a communicator reads
+/// them: TRC_NUM_THREADS and OMP_NUM_THREADS (ThreadPool.h), TRC_CPU_GEMM
+/// (Blas.h), TRC_COLLECTIVE_TIMEOUT_S (Watchdog.h) and the launcher's rank
+/// variables (LaunchEnvironment.h). The error names the variable and its
+/// value.
+Status checkEnvironment();
+
 /// The threads this process uses: the value applied, or the pool's
-/// (ThreadPool.h) when nothing was changed. Errors name the launcher's bad
-/// variable (LaunchEnvironment.h).
+/// (ThreadPool.h) when nothing was changed. Runs checkEnvironment first;
+/// errors name the bad variable.
 StatusOr<int> applyRankThreads();
 
 } // namespace trc::rt

@@ -10,7 +10,9 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -150,15 +152,129 @@ Status writeFileAtomic(const std::string &path, std::string_view bytes,
                              [&](FileWriter &w) { return w.append(bytes); });
 }
 
-StatusOr<std::string> readSmallFile(const std::string &path, size_t maxBytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+StatusOr<int> openRegularFile(const std::string &path, struct stat *st) {
+  // O_NONBLOCK: opening a FIFO without a writer would block forever (a
+  // device could do anything); it is cleared once the file is known to be
+  // a regular one, where it means nothing.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0)
     return Status::error(path + ": cannot open: " + std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  struct stat local;
+  struct stat &info = st ? *st : local;
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
     ::close(fd);
-    return Status::error(path + ": is not a regular file");
+    return Status::error(path + ": not a regular file");
   }
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0)
+    ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return fd;
+}
+
+Status checkRegularFile(const std::string &flag, const std::string &path, bool folderToo) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return Status::success(); // missing: the reader's error names it
+  if (S_ISREG(st.st_mode) || (folderToo && S_ISDIR(st.st_mode)))
+    return Status::success();
+  std::string space = !flag.empty() && flag.back() == '=' ? "" : " ";
+  return Status::error(flag + space + path + ": not a regular file" +
+                       (folderToo ? " or folder" : ""));
+}
+
+namespace {
+
+// What identifies a path: its device and inode when it exists (symlinks
+// and "./" resolve to the same), else the canonical folder + its name.
+struct PathIdentity {
+  bool exists = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::string name;
+  bool operator==(const PathIdentity &o) const {
+    return exists == o.exists && (exists ? dev == o.dev && ino == o.ino : name == o.name);
+  }
+};
+
+PathIdentity identify(const std::string &path) {
+  PathIdentity id;
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    id.exists = true;
+    id.dev = st.st_dev;
+    id.ino = st.st_ino;
+    return id;
+  }
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.back() == '/')
+    trimmed.pop_back();
+  size_t slash = trimmed.rfind('/');
+  std::string folder = slash == std::string::npos ? "." : trimmed.substr(0, slash + 1);
+  std::string base = slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
+  char *real = ::realpath(folder.c_str(), nullptr);
+  id.name = (real ? std::string(real) : folder) + "/" + base;
+  std::free(real);
+  return id;
+}
+
+} // namespace
+
+Status checkOutputsAreNotInputs(const std::vector<NamedPath> &outputs,
+                                const std::vector<NamedPath> &inputs) {
+  struct Known {
+    const NamedPath *path;
+    PathIdentity id;
+    std::string member; // a file inside an input folder
+  };
+  std::vector<Known> known;
+  for (const NamedPath &in : inputs) {
+    if (in.path.empty())
+      continue;
+    Known k{&in, identify(in.path), ""};
+    if (!k.id.exists)
+      continue;
+    known.push_back(k);
+    // The files of an input folder (an artifact, a folder of .npy) are
+    // inputs too.
+    struct stat st;
+    if (::stat(in.path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+      if (DIR *d = ::opendir(in.path.c_str())) {
+        while (struct dirent *e = ::readdir(d)) {
+          std::string name = e->d_name;
+          if (name == "." || name == "..")
+            continue;
+          std::string member = in.path + "/" + name;
+          struct stat ms;
+          if (::stat(member.c_str(), &ms) == 0 && S_ISREG(ms.st_mode))
+            known.push_back(Known{&in, identify(member), name});
+        }
+        ::closedir(d);
+      }
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const NamedPath &out = outputs[i];
+    if (out.path.empty())
+      continue;
+    PathIdentity id = identify(out.path);
+    for (const Known &k : known)
+      if (k.id == id)
+        return Status::error(out.flag + " " + out.path + " is " +
+                             (k.member.empty() ? "also " + k.path->what
+                                               : "the file '" + k.member + "' of " + k.path->what));
+    for (size_t j = 0; j < i; ++j)
+      if (!outputs[j].path.empty() && identify(outputs[j].path) == id)
+        return Status::error(out.flag + " " + out.path + " is also the " + outputs[j].flag +
+                             " output");
+  }
+  return Status::success();
+}
+
+StatusOr<std::string> readSmallFile(const std::string &path, size_t maxBytes) {
+  struct stat st;
+  StatusOr<int> opened = openRegularFile(path, &st);
+  if (!opened.ok())
+    return opened.status();
+  int fd = *opened;
   if (uint64_t(st.st_size) > maxBytes) {
     ::close(fd);
     return Status::error(path + ": is " + std::to_string(st.st_size) +
@@ -191,14 +307,11 @@ StatusOr<std::string> readSmallFile(const std::string &path, size_t maxBytes) {
 
 Status MappedFile::open(const std::string &path) {
   reset();
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return Status::error(path + ": cannot open: " + std::strerror(errno));
   struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Status::error(path + ": is not a regular file");
-  }
+  StatusOr<int> opened = openRegularFile(path, &st);
+  if (!opened.ok())
+    return opened.status();
+  int fd = *opened;
   if (st.st_size == 0) {
     ::close(fd);
     static unsigned char empty = 0;

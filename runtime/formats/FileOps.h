@@ -27,6 +27,9 @@
 #include <string>
 #include <string_view>
 #include <sys/types.h>
+#include <vector>
+
+struct stat;
 
 namespace trc::rt {
 
@@ -92,8 +95,37 @@ Status writeFileAtomicWith(const std::string &path, FileSystemHooks &fs,
 Status writeFileAtomic(const std::string &path, std::string_view bytes,
                        FileSystemHooks &fs);
 
+/// Opens `path` read-only, refusing anything but a regular file without
+/// blocking on it (a FIFO, a device, a folder): the descriptor (the
+/// caller closes it), or "PATH: cannot open: ..." / "PATH: not a regular
+/// file". Every reader of the runtime opens its files through it. `st`,
+/// when given, receives the file's stat.
+StatusOr<int> openRegularFile(const std::string &path, struct stat *st);
+
+/// For a flag naming a file to read: "FLAG PATH: not a regular file" (or
+/// "... not a regular file or folder" when `folderToo` allows a folder)
+/// when PATH exists and is something else (a FIFO, a device, a socket); a
+/// missing PATH passes (its reader names it).
+Status checkRegularFile(const std::string &flag, const std::string &path,
+                        bool folderToo = false);
+
+/// A path a flag names: `flag` ("--metrics") and, for inputs, what it is in
+/// messages ("the --data file", "the model").
+struct NamedPath {
+  std::string flag;
+  std::string path;
+  std::string what;
+};
+
+/// Refuses, before anything is written, an output that is one of the
+/// inputs (the same file by device and inode, also through symlinks or
+/// "./"), a file inside an input folder, or another output: "--metrics
+/// m.jsonl is also the --data file". Empty paths are skipped.
+Status checkOutputsAreNotInputs(const std::vector<NamedPath> &outputs,
+                                const std::vector<NamedPath> &inputs);
+
 /// Reads a whole regular file of at most `maxBytes` bytes: its bytes, or an
-/// error naming it ("PATH: cannot open: ...", "PATH: is not a regular
+/// error naming it ("PATH: cannot open: ...", "PATH: not a regular
 /// file", "PATH: is N bytes, more than the limit of M").
 StatusOr<std::string> readSmallFile(const std::string &path, size_t maxBytes);
 
@@ -105,7 +137,7 @@ public:
   MappedFile &operator=(const MappedFile &) = delete;
 
   // Maps a regular file read-only ("PATH: cannot open: ...",
-  // "PATH: is not a regular file").
+  // "PATH: not a regular file").
   Status open(const std::string &path);
   void reset();
 

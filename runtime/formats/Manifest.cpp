@@ -91,6 +91,9 @@ std::string quote(std::string_view field) {
 }
 
 // A non-negative decimal integer that fits in uint64 (no sign, no spaces).
+// The dtypes of indices (ONNX's Gather takes int32 and int64).
+bool isIndexDType(DType dtype) { return dtype == DType::I32 || dtype == DType::I64; }
+
 bool parseUnsigned(std::string_view text, uint64_t &value) {
   std::optional<uint64_t> v = parseUint64(text);
   if (v)
@@ -163,6 +166,8 @@ private:
   Status parseSlot(const std::vector<std::string_view> &f);
   Status parseShard(const std::vector<std::string_view> &f);
   Status parseSplit(const std::vector<std::string_view> &f);
+  Status parseBound(const std::vector<std::string_view> &f);
+  Status parseLabels(const std::vector<std::string_view> &f);
   Status parseInit(const std::vector<std::string_view> &f);
   Status parseKernelFile(const std::vector<std::string_view> &f, bool ptx);
   Status parseKernel(const std::vector<std::string_view> &f);
@@ -285,6 +290,10 @@ Status Parser::parseRecord(const std::vector<std::string_view> &f) {
     return parseShard(f);
   if (kw == "split")
     return parseSplit(f);
+  if (kw == "bound")
+    return parseBound(f);
+  if (kw == "labels")
+    return parseLabels(f);
   if (kw == "init")
     return parseInit(f);
   if (kw == "cubin" || kw == "ptx")
@@ -495,6 +504,54 @@ Status Parser::parseShard(const std::vector<std::string_view> &f) {
   slot->shardDegree = int64_t(degree);
   slot->fullShape = std::move(full);
   slot->fullElements = fullElements;
+  return Status::success();
+}
+
+// bound <slot index> <rows>: the integer input (declared above) indexes a
+// table of `rows` rows (an embedding lookup): its elements must lie in
+// [-rows, rows) (a negative index counts from the end, as ONNX's Gather).
+Status Parser::parseBound(const std::vector<std::string_view> &f) {
+  uint64_t index = 0, rows = 0;
+  if (f.size() != 3 || !parseUnsigned(f[1], index) || !parseUnsigned(f[2], rows))
+    return fail("bound: expected slot index and rows");
+  if (rows < 1 || rows > uint64_t(kMaxElements))
+    return fail("bound rows: " + quote(f[2]) + " is not a number of rows");
+  Slot *slot = declaredSlot(index);
+  if (!slot)
+    return fail("bound: no slot " + std::string(f[1]) + " declared before this record");
+  if (slot->kind != SlotKind::Input || !isIndexDType(slot->dtype))
+    return fail("bound: slot " + std::string(f[1]) + " is not an integer input");
+  if (slot->indexBound)
+    return fail("bound: slot " + std::string(f[1]) + " is already bounded");
+  slot->indexBound = int64_t(rows);
+  return Status::success();
+}
+
+// labels <slot index> <classes> [<ignore index>]: the integer input
+// (declared above) is a cross-entropy loss's labels: its elements lie in
+// [0, classes) or equal the ignore index.
+Status Parser::parseLabels(const std::vector<std::string_view> &f) {
+  uint64_t index = 0, classes = 0;
+  if ((f.size() != 3 && f.size() != 4) || !parseUnsigned(f[1], index) ||
+      !parseUnsigned(f[2], classes))
+    return fail("labels: expected slot index, classes and an optional ignore index");
+  if (classes < 1 || classes > uint64_t(kMaxElements))
+    return fail("labels classes: " + quote(f[2]) + " is not a number of classes");
+  std::optional<int64_t> ignore;
+  if (f.size() == 4) {
+    ignore = parseInt64(f[3]);
+    if (!ignore)
+      return fail("labels ignore index: " + quote(f[3]) + " is not an integer");
+  }
+  Slot *slot = declaredSlot(index);
+  if (!slot)
+    return fail("labels: no slot " + std::string(f[1]) + " declared before this record");
+  if (slot->kind != SlotKind::Input || !isIndexDType(slot->dtype))
+    return fail("labels: slot " + std::string(f[1]) + " is not an integer input");
+  if (slot->labelClasses)
+    return fail("labels: slot " + std::string(f[1]) + " already has its classes");
+  slot->labelClasses = int64_t(classes);
+  slot->labelIgnore = ignore;
   return Status::success();
 }
 

@@ -15,6 +15,8 @@
 //     are checksums as Checksum.h spells them (xxh3:<hex>, or bare hex for
 //     the FNV-1a 64 of manifests written before XXH3);
 //   * a `shard` record follows its slot, whose shape is [ceil(full/degree)].
+//   * `bound` and `labels` records follow their slot, an integer input,
+//     each at most once.
 //   * a `split` record follows its slot, before the slot's shard and init
 //     records (params and inputs only, once per slot); the
 //     split applies to its logical shape (TensorSplit.h's checkSplit), and
@@ -45,6 +47,7 @@
 #include "runtime/support/TensorSplit.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,6 +93,14 @@ struct Slot {
   std::vector<int64_t> splitShape;
   int64_t splitElements = 0;
   int splitLine = 0; // the `split` record's line
+  // A `bound` record (integer inputs only): the input indexes a table of
+  // this many rows, so its elements lie in [-indexBound, indexBound)
+  // (negative: from the end, as ONNX's Gather). 0: unbounded.
+  int64_t indexBound = 0;
+  // A `labels` record (integer inputs only): a cross-entropy loss's labels,
+  // in [0, labelClasses) or equal to labelIgnore. 0: unchecked.
+  int64_t labelClasses = 0;
+  std::optional<int64_t> labelIgnore;
   bool isSplit() const { return split.degree > 0; }
   // The tensor-rank-local tensor: what a shard is gathered to, or the slot.
   const std::vector<int64_t> &localShape() const { return shardDegree ? fullShape : shape; }

@@ -328,18 +328,15 @@ StatusOr<HostTensor> parseNpy(std::string_view bytes, const std::string &name) {
 }
 
 StatusOr<HostTensor> readNpyFile(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return Status::error(path + ": cannot open: " + std::strerror(errno));
+  struct stat st;
+  StatusOr<int> opened = openRegularFile(path, &st);
+  if (!opened.ok())
+    return opened.status();
+  int fd = *opened;
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
-  struct stat st;
-  if (::fstat(fd, &st) != 0)
-    return Status::error(path + ": cannot stat: " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    return Status::error(path + ": not a regular file");
   size_t fileSize = size_t(st.st_size);
 
   // Read the preamble and header (bounded), then the data straight into the

@@ -5,8 +5,9 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/spec/PipelineIndex.h"
 
+#include "runtime/formats/FileOps.h"
+
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 namespace trc::rt {
@@ -39,9 +40,10 @@ bool isPipelineArtifact(const std::string &dir) {
 
 StatusOr<PipelineIndex> readPipelineIndex(const std::string &dir) {
   std::string path = dir + "/" + kPipelineIndexFile;
-  std::ifstream in(path);
-  if (!in)
-    return Status::error(path + ": cannot read");
+  StatusOr<std::string> text = readSmallFile(path, 1 << 20);
+  if (!text.ok())
+    return text.status();
+  std::istringstream in(*text);
   PipelineIndex index;
   std::string line;
   int number = 0;

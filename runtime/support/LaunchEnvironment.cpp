@@ -240,6 +240,18 @@ StatusOr<LaunchEnvironment> readLaunchEnvironment() {
   } else if (slurm) {
     if (Status s = readSlurm(env); !s)
       return s;
+  } else if (get("SLURM_PROCID")) {
+    // Outside a job step (a batch script, rank 0 of its tasks) Slurm's
+    // variables do not count, but a rank they cannot hold is still wrong.
+    int rank = 0, size = 0;
+    if (Status s = readInt("SLURM_PROCID", 0, rank); !s)
+      return s;
+    if (get("SLURM_NTASKS")) {
+      if (Status s = readInt("SLURM_NTASKS", 1, size); !s)
+        return s;
+      if (Status s = rankBelowSize("SLURM_PROCID", rank, "SLURM_NTASKS", size); !s)
+        return s;
+    }
   }
   if (get("PMIX_RANK")) {
     int pmixRank = 0;

@@ -15,7 +15,8 @@
 // both are present (mpirun inside an allocation inherits the allocation's
 // Slurm variables). Slurm's count only inside a job step, i.e. when
 // SLURM_STEP_ID (or SLURM_STEPID) holds a step number: a batch script also
-// sees SLURM_PROCID=0 and SLURM_NTASKS=N but is a single process.
+// sees SLURM_PROCID=0 and SLURM_NTASKS=N but is a single process (there
+// SLURM_PROCID must still be a number below SLURM_NTASKS).
 // PMIX_RANK must agree with OMPI_COMM_WORLD_RANK, or with SLURM_PROCID in a
 // Slurm step, when those are set.
 //

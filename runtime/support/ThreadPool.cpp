@@ -8,6 +8,8 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -18,12 +20,32 @@
 namespace trc::rt {
 namespace {
 
-/// TRC_NUM_THREADS when it is a whole number in [1, 1024], else `fallback`.
+constexpr int64_t kMaxThreads = 1024;
+
+/// TRC_NUM_THREADS when it is a whole number in [1, 1024], else `fallback`
+/// (checkThreadVariables refused any other value at the start).
 int configuredThreads(int fallback) {
   if (const char *env = std::getenv("TRC_NUM_THREADS"))
-    if (std::optional<int64_t> n = parseInt64(env, 1, 1024))
+    if (std::optional<int64_t> n = parseInt64(env, 1, kMaxThreads))
       return int(*n);
   return fallback;
+}
+
+/// libomp's syntax: a positive integer or a comma-separated list of them
+/// (spaces around the numbers allowed); `largest` is the largest of them.
+bool isThreadList(std::string_view text, int64_t &largest) {
+  largest = 0;
+  for (std::string_view item : splitText(text, ',')) {
+    while (!item.empty() && (item.front() == ' ' || item.front() == '\t'))
+      item.remove_prefix(1);
+    while (!item.empty() && (item.back() == ' ' || item.back() == '\t'))
+      item.remove_suffix(1);
+    std::optional<int64_t> n = parseInt64(item, 1);
+    if (!n)
+      return false;
+    largest = std::max(largest, *n);
+  }
+  return true;
 }
 
 #ifdef TRC_PARALLEL_FOR_OPENMP
@@ -167,5 +189,27 @@ void parallelFor(int64_t n, const std::function<void(int64_t)> &fn) {
   pool().run(n, fn);
 }
 #endif
+
+Status checkThreadVariables() {
+  if (const char *v = std::getenv("TRC_NUM_THREADS"); v && !parseInt64(v, 1, kMaxThreads))
+    return Status::error(std::string("TRC_NUM_THREADS='") + v +
+                         "' is not a whole number from 1 to " + std::to_string(kMaxThreads));
+  // libomp aborts on "abc" and takes "-1" or "2x" for a huge team: checked
+  // here, before it reads the variable (at its first parallel region).
+  if (const char *v = std::getenv("OMP_NUM_THREADS")) {
+    int64_t largest = 0;
+    if (!isThreadList(v, largest))
+      return Status::error(std::string("OMP_NUM_THREADS='") + v +
+                           "' is not a positive integer (or a list of them)");
+    if (largest > kMaxThreads)
+      return Status::error(std::string("OMP_NUM_THREADS='") + v + "' asks for more than " +
+                           std::to_string(kMaxThreads) + " threads");
+  }
+  return Status::success();
+}
+
+bool threadCountSetByUser() {
+  return std::getenv("TRC_NUM_THREADS") || std::getenv("OMP_NUM_THREADS");
+}
 
 } // namespace trc::rt

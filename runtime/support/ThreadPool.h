@@ -18,6 +18,8 @@
 #ifndef TRC_RUNTIME_THREADPOOL_H
 #define TRC_RUNTIME_THREADPOOL_H
 
+#include "runtime/support/Status.h"
+
 #include <cstdint>
 #include <functional>
 
@@ -27,6 +29,16 @@ namespace trc::rt {
 int threadCount();
 
 void parallelFor(int64_t n, const std::function<void(int64_t)> &fn);
+
+/// The one reader of TRC_NUM_THREADS and OMP_NUM_THREADS' syntax, run at a
+/// tool's start before libomp reads them: TRC_NUM_THREADS a whole number in
+/// 1..1024, OMP_NUM_THREADS libomp's syntax (a positive integer or a
+/// comma-separated list of them, each at most 1024). The error names the
+/// variable and its value.
+Status checkThreadVariables();
+
+/// Whether the user set TRC_NUM_THREADS or OMP_NUM_THREADS.
+bool threadCountSetByUser();
 
 } // namespace trc::rt
 

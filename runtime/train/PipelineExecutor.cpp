@@ -6,6 +6,7 @@
 #include "runtime/train/PipelineExecutor.h"
 #include "trc/Abi/SlotNames.h"
 
+#include "runtime/formats/FileOps.h"
 #include "runtime/formats/Manifest.h"
 #include "runtime/support/Names.h"
 #include "runtime/support/Parse.h"
@@ -316,9 +317,10 @@ Status PipelineExecutor::findTiedGradients() {
   std::map<std::string, std::vector<int>> holders;
   for (int s = 0; s < index_.stages(); ++s) {
     std::string path = stageFolder(dir_, s, "apply") + "/manifest.trc";
-    std::ifstream in(path);
-    std::string text((std::istreambuf_iterator<char>(in)), {});
-    StatusOr<Manifest> m = parseManifest(text);
+    StatusOr<std::string> text = readSmallFile(path, 64 << 20);
+    if (!text.ok())
+      return text.status();
+    StatusOr<Manifest> m = parseManifest(*text);
     if (!m.ok())
       return Status(m.status()).withPrefix(path + ": ");
     for (const Slot &slot : m->slots)

@@ -690,7 +690,7 @@ Status TrainingJob::runPipelineStep(int64_t step, double &loss, double &gradNorm
         continue;
       takeRows(f, microbatch);
       if (Status s = session.setInput(f.input, f.micro); !s)
-        return s;
+        return s.withPrefix("--data " + o_.data + ": step " + std::to_string(step + 1) + ": ");
     }
     return Status::success();
   };
@@ -864,9 +864,13 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
           static_cast<int64_t>(dropoutKey(o_.seed, uint64_t(step * accum + micro)));
       feeds.push_back({abi::kRngKey, &rngKey_});
     }
-    for (auto &[name, value] : feeds)
-      if (Status s = session_->setInput(name, *value); !s)
-        return s;
+    for (size_t i = 0; i < feeds.size(); ++i)
+      if (Status s = session_->setInput(feeds[i].first, *feeds[i].second); !s)
+        // The data's feeds (an index out of its table's rows, a label out
+        // of the classes: the manifest's bound and labels records).
+        return i < feeds_.size() ? s.withPrefix("--data " + o_.data + ": step " +
+                                                std::to_string(step + 1) + ": ")
+                                 : s;
     feedPhase.end();
     ProfileScope computePhase("compute"); // Session::run adds the program's span
     if (Status s = session_->run(); !s)

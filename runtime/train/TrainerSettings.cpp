@@ -133,6 +133,14 @@ Status validateTrainerOptions(const TrainerOptions &o) {
         std::pair{&o.optimizer.clipGradNorm, "--clip-grad-norm"}})
     if (*value && !(std::isfinite(**value) && **value >= 0))
       return Status::error(std::string("option '") + flag + "' expects a non-negative number");
+  if (o.optimizer.clipGradNorm && *o.optimizer.clipGradNorm == 0)
+    return Status::error("option '--clip-grad-norm' expects a positive norm (leave it out not "
+                         "to clip)");
+  if (o.optimizer.name != "sgd" && (o.optimizer.momentum || o.optimizer.nesterov))
+    return Status::error(std::string(o.optimizer.momentum ? "--momentum" : "--nesterov") +
+                         " is SGD's; --optimizer " + o.optimizer.name + " does not use it");
+  if (o.resume && saving)
+    return Status::error("--resume continues a training run; --save-artifact trains nothing");
   if (o.gradAccum < 1)
     return Status::error("option '--grad-accum' expects a positive integer");
   if (o.batchSize % o.gradAccum != 0)

@@ -13,6 +13,10 @@ Artifacts (folders under OUT_DIR):
   bad-weights/         one byte of weights.bin flipped (checksum mismatch)
   truncated-manifest/  manifest.trc cut before its `end` record
   no-program/          program.so missing
+  gather/              an embedding lookup: input idx i64 [4] with a `bound`
+                       record (a table of 5 rows), param table f32 [5, 2],
+                       output y f32 [4, 2] = table[idx], input lab i64 [4]
+                       with a `labels` record (3 classes, ignore index -100)
 Inputs and expected outputs (NumPy files in OUT_DIR):
   x.npy, two.npy       f32 [4, 3] inputs x and in/two
   x_shape.npy          f32 [3, 4] (wrong shape)
@@ -20,6 +24,10 @@ Inputs and expected outputs (NumPy files in OUT_DIR):
   corrupt.npy          not a .npy file
   truncated.npy        x.npy cut in its data
   expected_y.npy, expected_sum.npy  what good/ computes from x.npy, two.npy
+  idx.npy, lab.npy     good inputs of gather/ (idx [0, 4, -1, 2], lab [0, 2, -100, 1])
+  idx_big.npy          idx with 1000000; idx_min.npy: with int64 min;
+  idx_rows.npy         idx with 5 (= the rows); idx_neg.npy: with -6
+  lab_big.npy          lab with 3 (= the classes); lab_neg.npy: with -1
 Deterministic.
 """
 import os
@@ -98,6 +106,49 @@ def write_artifact(folder, program, target="cpu"):
         f.write(manifest(program, weights, offsets, target))
 
 
+GATHER_C = r"""
+#include <stdint.h>
+void trc_entry(void **slots, void *arena) {
+  (void)arena;
+  const int64_t *idx = (const int64_t *)slots[0];
+  const float *table = (const float *)slots[1];
+  float *y = (float *)slots[2];
+  for (int i = 0; i < 4; ++i) {
+    int64_t r = idx[i] < 0 ? idx[i] + 5 : idx[i];
+    y[i * 2] = table[r * 2];
+    y[i * 2 + 1] = table[r * 2 + 1];
+  }
+}
+"""
+TABLE = np.arange(10, dtype=np.float32).reshape(5, 2)
+
+
+def write_gather_artifact(folder, program):
+    os.makedirs(folder)
+    weights, offsets = weights_blob([TABLE])
+    lines = [
+        "trc-artifact 1",
+        "target cpu",
+        "program program.so %d %s" % (len(program), fnv1a64(program)),
+        "entry trc_entry",
+        "arena 64",
+        "weights weights.bin %d %s" % (len(weights), fnv1a64(weights)),
+        "slot 0 input idx i64 %s" % shape_fields((4,)),
+        "bound 0 5",
+        "slot 1 param table f32 %s %d frozen" % (shape_fields(TABLE.shape), offsets[0]),
+        "slot 2 output y f32 %s" % shape_fields((4, 2)),
+        "slot 3 input lab i64 %s" % shape_fields((4,)),
+        "labels 3 3 -100",
+        "end",
+    ]
+    with open(os.path.join(folder, "program.so"), "wb") as f:
+        f.write(program)
+    with open(os.path.join(folder, "weights.bin"), "wb") as f:
+        f.write(weights)
+    with open(os.path.join(folder, "manifest.trc"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -128,6 +179,28 @@ def main():
 
     write_artifact(os.path.join(out, "no-program"), program)
     os.remove(os.path.join(out, "no-program", "program.so"))
+
+    source = os.path.join(out, "gather.c")
+    with open(source, "w") as f:
+        f.write(GATHER_C)
+    subprocess.check_call([cc, "-shared", "-fPIC", "-O1", "-o", so, source])
+    os.remove(source)
+    with open(so, "rb") as f:
+        gather_program = f.read()
+    os.remove(so)
+    shutil.rmtree(os.path.join(out, "gather"), ignore_errors=True)
+    write_gather_artifact(os.path.join(out, "gather"), gather_program)
+    idx = np.array([0, 4, -1, 2], dtype=np.int64)
+    lab = np.array([0, 2, -100, 1], dtype=np.int64)
+    np.save(os.path.join(out, "idx.npy"), idx)
+    np.save(os.path.join(out, "lab.npy"), lab)
+    for name, position, value in (("idx_big", 1, 1000000), ("idx_min", 3, -2**63),
+                                  ("idx_rows", 2, 5), ("idx_neg", 0, -6),
+                                  ("lab_big", 3, 3), ("lab_neg", 1, -1)):
+        bad = (idx if name.startswith("idx") else lab).copy()
+        bad[position] = value
+        np.save(os.path.join(out, name + ".npy"), bad)
+    np.save(os.path.join(out, "expected_gather.npy"), TABLE[idx])
 
     x = np.arange(12, dtype=np.float32).reshape(4, 3) / 4 - 1
     two = np.arange(12, dtype=np.float32).reshape(4, 3) * 10

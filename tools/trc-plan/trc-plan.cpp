@@ -22,6 +22,7 @@
 // Bad input prints "error: ..." naming the flag or key and exits 1.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/formats/FileOps.h"
 #include "runtime/formats/Json.h"
 #include "runtime/support/Parse.h"
 #include "trc/Plan/PlanSpec.h"
@@ -32,6 +33,7 @@
 #include <cmath>
 
 #include <cstdio>
+#include <cstring>
 #include <set>
 #include <string>
 #include <tuple>
@@ -138,6 +140,20 @@ int main(int argc, char **argv) {
     return fail("--cluster: required (KIND:N or FILE.json)");
   if (batchSpec.empty())
     return fail("--global-batch: required");
+  // Files to read must be regular files: a FIFO blocked the reader forever.
+  auto endsWith = [](const std::string &s, const char *tail) {
+    size_t n = std::strlen(tail);
+    return s.size() >= n && s.compare(s.size() - n, n, tail) == 0;
+  };
+  size_t planStart = planSpec.find_first_not_of(" \t\r\n");
+  for (auto [flag, path, isFile] :
+       {std::tuple{"--model", modelSpec, endsWith(modelSpec, ".onnx")},
+        std::tuple{"--cluster", clusterSpec, endsWith(clusterSpec, ".json")},
+        std::tuple{"--device-profile", profileSpec, !profileSpec.empty()},
+        std::tuple{"--plan", planSpec, planStart != std::string::npos && planSpec[planStart] != '{'}})
+    if (isFile)
+      if (rt::Status s = rt::checkRegularFile(flag, path); !s)
+        return fail(s.message());
   GptModel model;
   std::string derivedSpec;
   double countedParams = 0;

@@ -57,6 +57,8 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
   if (has("--profile-steps") && !parseInt(text("--profile-steps"), 1, o.profileSteps))
     return Status::error("option '--profile-steps' expects a positive integer, got '" +
                          text("--profile-steps") + "'");
+  if (has("--config") && text("--config").find_first_not_of(" \t\r\n") == std::string::npos)
+    return Status::error("option '--config' needs a value (inline JSON, auto or a JSON file)");
   if (has("--profile") && text("--profile").empty())
     return Status::error("option '--profile' needs a file name");
   if (has("--memory-budget") && !parseInt(text("--memory-budget"), 1, o.memoryBudget))

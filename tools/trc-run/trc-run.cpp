@@ -21,6 +21,7 @@
 #include "runtime/artifact/Evaluation.h"
 #include "runtime/backends/Backend.h"
 #include "runtime/comm/RankThreads.h"
+#include "runtime/formats/FileOps.h"
 #include "runtime/formats/Npy.h"
 #include "runtime/support/Names.h"
 #include "runtime/train/ProfileSummary.h"
@@ -263,6 +264,8 @@ Status parseArgs(int argc, char **argv, Options &opt) {
       if (sawDevice)
         return Status::error("option '--device' given twice");
       sawDevice = true;
+      if (value != "cpu" && value != "cuda" && value != "auto")
+        return Status::error("option '--device' expects cpu, cuda or auto, got '" + value + "'");
       opt.device = value;
     } else if (flag == "--output-dir") {
       if (sawOutputDir)
@@ -310,6 +313,53 @@ Status parseArgs(int argc, char **argv, Options &opt) {
     return Status::error("missing --output-dir DIR (where the outputs are "
                          "written)");
   return Status::success();
+}
+
+/// The paths the flags name, checked before anything is read or written:
+/// a file to read must be a regular file (a folder where one is allowed),
+/// never a FIFO or a device that would block or misbehave; an output must
+/// not be an input (the memory-mapped data truncated under the run, the
+/// model overwritten).
+Status checkPaths(const Options &opt) {
+  auto value = [&](const char *flag) {
+    auto it = opt.train.values.find(flag);
+    return it == opt.train.values.end() ? std::string() : it->second;
+  };
+  std::vector<NamedPath> inputs, outputs;
+  auto input = [&](const std::string &flag, const std::string &path, bool folderToo,
+                   const std::string &what) -> Status {
+    if (path.empty())
+      return Status::success();
+    inputs.push_back({flag, path, what});
+    return checkRegularFile(flag, path, folderToo);
+  };
+  if (Status s = input("model", opt.model, true, "the model"); !s)
+    return s;
+  for (const auto &[name, file] : opt.inputs)
+    if (Status s = input("--input " + percentEncode(name) + "=", file, false,
+                         "the --input file of '" + percentEncode(name) + "'");
+        !s)
+      return s;
+  for (const char *flag : {"--data", "--eval-data"})
+    if (Status s = input(flag, value(flag), true, std::string("the ") + flag + " file"); !s)
+      return s;
+  // --config is inline JSON, auto, or the path of a JSON file.
+  std::string config = value("--config");
+  size_t first = config.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && config[first] != '{' && config != "auto")
+    if (Status s = input("--config", config, false, "the --config file"); !s)
+      return s;
+  if (Status s = input("--device-profile", value("--device-profile"), false,
+                       "the --device-profile file");
+      !s)
+    return s;
+  for (const char *flag :
+       {"--metrics", "--profile", "--export-onnx", "--save-artifact", "--checkpoint-dir"})
+    outputs.push_back({flag, value(flag), ""});
+  if (!value("--export-onnx").empty()) // its initializers' side file
+    outputs.push_back({"--export-onnx", value("--export-onnx") + ".data", ""});
+  outputs.push_back({"--output-dir", opt.outputDir, ""});
+  return checkOutputsAreNotInputs(outputs, inputs);
 }
 
 int runEvaluation(const Options &opt) {
@@ -392,10 +442,14 @@ int main(int argc, char **argv) {
       std::fputs(kUsage, stdout);
       return 0;
     }
-    // Ranks sharing a node split its cores (RankThreads.h), before the
-    // thread pool or any program's OpenMP runtime starts.
+    // The environment is checked (RankThreads.h: checkEnvironment) and
+    // ranks sharing a node split its cores, before the thread pool or any
+    // program's OpenMP runtime starts.
     if (StatusOr<int> threads = applyRankThreads(); !threads.ok())
       return fail(std::string(threads.status().message()));
+    if (!opt.calibrate)
+      if (Status s = checkPaths(opt); !s)
+        return fail(s.message());
     if (opt.calibrate) {
       trc::CalibrateOptions calibration;
       calibration.outPath = opt.calibrateOut;

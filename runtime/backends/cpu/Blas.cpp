@@ -94,9 +94,13 @@ void gemm(int m, int n, int k, const double *a, int lda, bool transA,
 /// AVX-512 kernels (SkylakeX, Cooperlake, SapphireRapids) measured 5%
 /// faster than trc's on the bench model, so they keep the products.
 /// TRC_CPU_GEMM=packed or =openblas decides instead.
+/// The one reader of TRC_CPU_GEMM (checked by checkCpuGemmVariable at the
+/// start): "packed", "openblas", or null when unset.
+const char *cpuGemmChoice() { return std::getenv("TRC_CPU_GEMM"); }
+
 bool preferPackedGemm() {
   static const bool prefer = [] {
-    const char *choice = std::getenv("TRC_CPU_GEMM");
+    const char *choice = cpuGemmChoice();
     if (!trc::rt::packedSgemmSupported() || (choice && std::strcmp(choice, "openblas") == 0))
       return false;
 #ifdef TRC_HAVE_CBLAS
@@ -255,6 +259,14 @@ const void *const *runtimeExports() {
       nullptr,
   };
   return table;
+}
+
+Status checkCpuGemmVariable() {
+  const char *choice = cpuGemmChoice();
+  if (choice && std::strcmp(choice, "packed") != 0 && std::strcmp(choice, "openblas") != 0)
+    return Status::error(std::string("TRC_CPU_GEMM='") + choice +
+                         "' is neither packed nor openblas");
+  return Status::success();
 }
 
 } // namespace trc::rt

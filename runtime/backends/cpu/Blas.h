@@ -13,6 +13,8 @@
 #ifndef TRC_RUNTIME_BLAS_H
 #define TRC_RUNTIME_BLAS_H
 
+#include "runtime/support/Status.h"
+
 #include <cstdint>
 
 extern "C" {
@@ -43,6 +45,10 @@ namespace trc::rt {
 // A null-terminated table of the addresses of every trc_rt_* function; using
 // it forces the linker to keep them in an executable (see CpuBackend).
 const void *const *runtimeExports();
+
+// TRC_CPU_GEMM unset, "packed" or "openblas"; anything else is an error
+// naming the variable and its value (checked at a tool's start).
+Status checkCpuGemmVariable();
 } // namespace trc::rt
 
 #endif // TRC_RUNTIME_BLAS_H

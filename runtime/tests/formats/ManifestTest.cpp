@@ -75,6 +75,40 @@ TEST(Manifest, HostArenaIsOptionalAndOnce) {
               HasSubstr("is absurd (more than 2^48 bytes)"));
 }
 
+// `bound` (an index input's table rows) and `labels` (a loss's classes and
+// ignore index) follow an integer input, once each.
+TEST(Manifest, BoundAndLabelsRecordsBoundIntegerInputs) {
+  const std::string ids = "slot 4 input ids i64 1 8\n";
+  TRC_ASSERT_OK_AND_ASSIGN(
+      Manifest m, parseManifest(with("end\n", ids + "bound 4 50257\nlabels 4 10 -100\nend\n")));
+  const Slot *slot = m.find(SlotKind::Input, "ids");
+  ASSERT_NE(slot, nullptr);
+  EXPECT_EQ(slot->indexBound, 50257);
+  EXPECT_EQ(slot->labelClasses, 10);
+  EXPECT_EQ(slot->labelIgnore, std::optional<int64_t>(-100));
+  TRC_ASSERT_OK_AND_ASSIGN(Manifest plain, parseManifest(with("end\n", ids + "labels 4 3\nend\n")));
+  EXPECT_EQ(plain.find(SlotKind::Input, "ids")->indexBound, 0);
+  EXPECT_EQ(plain.find(SlotKind::Input, "ids")->labelIgnore, std::nullopt);
+  EXPECT_THAT(errorOf(with("end\n", "bound 0 5\nend\n")),
+              HasSubstr("bound: slot 0 is not an integer input"));
+  EXPECT_THAT(errorOf(with("end\n", "bound 2 5\nend\n")),
+              HasSubstr("bound: slot 2 is not an integer input"));
+  EXPECT_THAT(errorOf(with("end\n", "bound 9 5\nend\n")),
+              HasSubstr("bound: no slot 9 declared before this record"));
+  EXPECT_THAT(errorOf(with("end\n", ids + "bound 4 0\nend\n")),
+              HasSubstr("bound rows: '0' is not a number of rows"));
+  EXPECT_THAT(errorOf(with("end\n", ids + "bound 4 -3\nend\n")),
+              HasSubstr("bound: expected slot index and rows"));
+  EXPECT_THAT(errorOf(with("end\n", ids + "bound 4 5\nbound 4 5\nend\n")),
+              HasSubstr("bound: slot 4 is already bounded"));
+  EXPECT_THAT(errorOf(with("end\n", ids + "labels 4 3 x\nend\n")),
+              HasSubstr("labels ignore index: 'x' is not an integer"));
+  EXPECT_THAT(errorOf(with("end\n", ids + "labels 4 3 1 2\nend\n")),
+              HasSubstr("labels: expected slot index, classes and an optional ignore index"));
+  EXPECT_THAT(errorOf(with("end\n", ids + "labels 4 3\nlabels 4 3\nend\n")),
+              HasSubstr("labels: slot 4 already has its classes"));
+}
+
 TEST(Manifest, ParsesAValidManifest) {
   TRC_ASSERT_OK_AND_ASSIGN(Manifest m, parseManifest(valid()));
   EXPECT_EQ(m.version, 1);

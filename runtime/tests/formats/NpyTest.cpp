@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/formats/Npy.h"
+#include "runtime/formats/FileOps.h"
 
 #include "FailingFileSystem.h"
 #include "StatusTesting.h"
@@ -20,6 +21,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <random>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
@@ -334,6 +337,65 @@ std::vector<std::string> names(const std::string &dir) {
 // Every write, fsync and rename of writeNpyFile goes through the hooks: a
 // disk that fills up after any number of bytes, or a failing fsync or
 // rename, leaves the old file as it was and no temporary file.
+// A FIFO without a writer blocked every reader forever; a device or a
+// folder is no file either. Each reader refuses them at once (the test
+// would hang otherwise), and the flags' check names the flag.
+TEST(Npy, NonRegularFilesAreRefusedWithoutBlocking) {
+  TempDir dir;
+  std::string fifo = dir.file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(readNpyFile(fifo).status().message(), fifo + ": not a regular file");
+  EXPECT_EQ(readSmallFile(fifo, 1024).status().message(), fifo + ": not a regular file");
+  MappedFile mapped;
+  EXPECT_EQ(mapped.open(fifo).message(), fifo + ": not a regular file");
+  EXPECT_EQ(readSmallFile("/dev/zero", 1024).status().message(), "/dev/zero: not a regular file");
+  EXPECT_EQ(checkRegularFile("--data", fifo, true).message(),
+            "--data " + fifo + ": not a regular file or folder");
+  EXPECT_EQ(checkRegularFile("--config", dir.path()).message(),
+            "--config " + dir.path() + ": not a regular file");
+  EXPECT_EQ(checkRegularFile("--input x=", "/dev/null").message(),
+            "--input x=/dev/null: not a regular file");
+  EXPECT_TRUE(checkRegularFile("--data", dir.path(), true));
+  EXPECT_TRUE(checkRegularFile("--data", dir.file("missing")));
+  trc::rt::test::writeFile(dir.file("x.npy"), npyImage(1, kF4, floats({1, 2, 3, 4, 5, 6})));
+  EXPECT_TRUE(checkRegularFile("--input x=", dir.file("x.npy")));
+}
+
+// An output that is an input: the same file by device and inode (through a
+// symlink, or "./"), a file of an input folder, or another output.
+TEST(Npy, OutputsThatAreInputsAreRefused) {
+  TempDir dir;
+  trc::rt::test::writeFile(dir.file("data.bin"), "tokens");
+  ASSERT_EQ(::mkdir(dir.file("model").c_str(), 0755), 0);
+  trc::rt::test::writeFile(dir.file("model/manifest.trc"), "trc-artifact 1\n");
+  ASSERT_EQ(::symlink("data.bin", dir.file("link").c_str()), 0);
+  std::vector<NamedPath> inputs = {{"model", dir.file("model"), "the model"},
+                                   {"--data", dir.file("data.bin"), "the --data file"},
+                                   {"--eval-data", "", "the --eval-data file"}};
+  auto error = [&](std::vector<NamedPath> outputs) {
+    Status s = checkOutputsAreNotInputs(outputs, inputs);
+    return s ? std::string() : std::string(s.message());
+  };
+  EXPECT_EQ(error({{"--metrics", dir.file("data.bin"), ""}}),
+            "--metrics " + dir.file("data.bin") + " is also the --data file");
+  EXPECT_EQ(error({{"--metrics", dir.file("link"), ""}}),
+            "--metrics " + dir.file("link") + " is also the --data file");
+  EXPECT_EQ(error({{"--profile", dir.path() + "/./data.bin", ""}}),
+            "--profile " + dir.path() + "/./data.bin is also the --data file");
+  EXPECT_EQ(error({{"--save-artifact", dir.file("model") + "/", ""}}),
+            "--save-artifact " + dir.file("model") + "/ is also the model");
+  EXPECT_EQ(error({{"--export-onnx", dir.file("model/manifest.trc"), ""}}),
+            "--export-onnx " + dir.file("model/manifest.trc") +
+                " is the file 'manifest.trc' of the model");
+  EXPECT_EQ(error({{"--metrics", dir.file("m.jsonl"), ""}, {"--profile", "", ""},
+                   {"--checkpoint-dir", dir.path() + "/./m.jsonl", ""}}),
+            "--checkpoint-dir " + dir.path() + "/./m.jsonl is also the --metrics output");
+  EXPECT_EQ(error({{"--metrics", dir.file("m.jsonl"), ""}, {"--profile", dir.file("p.json"), ""}}),
+            "");
+  // Nothing was written or changed.
+  EXPECT_FALSE(std::filesystem::exists(dir.file("m.jsonl")));
+}
+
 TEST(Npy, FailedWritesLeaveNothingPartial) {
   TempDir dir;
   std::string path = dir.file("out.npy");

@@ -364,7 +364,7 @@ TEST_F(ParallelPlanTest, FileAndInline) {
   std::string missing = dir + "/missing.json";
   std::string m = error(missing, 2);
   EXPECT_THAT(m, HasSubstr("--config: " + missing + ": cannot open"));
-  EXPECT_THAT(error(dir, 2), HasSubstr("--config: " + dir + ": is not a regular file"));
+  EXPECT_THAT(error(dir, 2), HasSubstr("--config: " + dir + ": not a regular file"));
   path = writeFile("divides.json", R"({"sharded_data_parallel_degree": 3})");
   EXPECT_THAT(error(path, 8), HasSubstr("--config: " + path + ": key 'sharded_data_parallel_degree'"));
 }

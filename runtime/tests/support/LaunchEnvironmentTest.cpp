@@ -223,6 +223,21 @@ TEST(LaunchEnvironment, SlurmBatchScriptIsASingleProcess) {
   EXPECT_EQ(readOk().launcher, Launcher::None);
 }
 
+TEST(LaunchEnvironment, SlurmRankOutsideAStepStillBelowTheTasks) {
+  // A batch script is rank 0 of its tasks; a rank the allocation cannot
+  // hold, or one that is not a number, is a mistake even there.
+  ScopedEnvironment e;
+  e.set("SLURM_PROCID", "5");
+  e.set("SLURM_NTASKS", "2");
+  EXPECT_EQ(readError(), "environment variable SLURM_PROCID=5 is not below SLURM_NTASKS=2");
+  e.set("SLURM_PROCID", "one");
+  EXPECT_EQ(readError(),
+            "environment variable SLURM_PROCID='one' is not a non-negative decimal integer");
+  e.set("SLURM_PROCID", "1");
+  e.unset("SLURM_NTASKS");
+  EXPECT_EQ(readOk().launcher, Launcher::None);
+}
+
 TEST(LaunchEnvironment, SlurmErrorsNameTheVariable) {
   ScopedEnvironment e;
   setSlurmStep(e, "4", "4", "0", "2(x2)", "0");

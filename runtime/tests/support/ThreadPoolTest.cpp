@@ -13,6 +13,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <optional>
+#include <string>
 #include <ctime>
 #include <mutex>
 #include <set>
@@ -158,4 +161,55 @@ TEST(ThreadPool, BackToBackJobsRunEachTaskOnce) {
     for (int64_t i = 0; i < n; ++i)
       ASSERT_EQ(hits[static_cast<size_t>(i)].exchange(0), 1) << "rep " << rep << " index " << i;
   }
+}
+
+namespace {
+
+// Sets one variable for the life of the object and restores it after.
+class ScopedVariable {
+public:
+  ScopedVariable(const char *name, const char *value) : name_(name) {
+    if (const char *old = std::getenv(name))
+      old_ = old;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedVariable() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+
+private:
+  const char *name_;
+  std::optional<std::string> old_;
+};
+
+std::string threadVariablesError(const char *name, const char *value) {
+  ScopedVariable v(name, value);
+  Status s = checkThreadVariables();
+  return s ? "" : std::string(s.message());
+}
+
+} // namespace
+
+TEST(ThreadPool, ThreadVariablesAreCheckedWithTheirValue) {
+  // libomp's syntax: a positive integer or a list of them.
+  for (const char *good : {"1", "4", "4,2", " 3 , 1", "1024"})
+    EXPECT_EQ(threadVariablesError("OMP_NUM_THREADS", good), "") << good;
+  for (const char *bad : {"abc", "-1", "2x", "0", "", "4,", ",4", "4,,2", "1.5", "0x4"})
+    EXPECT_EQ(threadVariablesError("OMP_NUM_THREADS", bad),
+              std::string("OMP_NUM_THREADS='") + bad +
+                  "' is not a positive integer (or a list of them)")
+        << bad;
+  EXPECT_EQ(threadVariablesError("OMP_NUM_THREADS", "4,100000"),
+            "OMP_NUM_THREADS='4,100000' asks for more than 1024 threads");
+  EXPECT_EQ(threadVariablesError("OMP_NUM_THREADS", "99999999999999999999"),
+            "OMP_NUM_THREADS='99999999999999999999' is not a positive integer (or a list of "
+            "them)");
+  EXPECT_EQ(threadVariablesError("TRC_NUM_THREADS", "8"), "");
+  for (const char *bad : {"0", "abc", "1025", "-2", " 4"})
+    EXPECT_EQ(threadVariablesError("TRC_NUM_THREADS", bad),
+              std::string("TRC_NUM_THREADS='") + bad + "' is not a whole number from 1 to 1024")
+        << bad;
 }

@@ -342,7 +342,7 @@ TEST(DataLoader, RejectsBadFiles) {
   EXPECT_THAT(openError(dir.file("missing.txt"), bt(1, 1)),
               HasSubstr("missing.txt: cannot open: No such file or directory"));
   EXPECT_THAT(openError(dir.path(), bt(1, 1)),
-              HasSubstr(": is not a regular file"));
+              HasSubstr(": not a regular file"));
   writeFile(path = dir.file("empty.txt"), "");
   EXPECT_THAT(openError(path, bt(1, 1)),
               HasSubstr("empty.txt: the data file is empty"));

@@ -115,6 +115,22 @@ TEST(TrainerOptionsTest, EachProblemNamesItsFlag) {
   EXPECT_EQ(problem([](TrainerOptions &o) { o.checkpointEvery = 5; }),
             "--checkpoint-every needs --checkpoint-dir");
   EXPECT_EQ(problem([](TrainerOptions &o) { o.resume = true; }), "--resume needs --checkpoint-dir");
+  // Accepted silently before (issue 33).
+  EXPECT_EQ(problem([](TrainerOptions &o) { o.optimizer.clipGradNorm = 0; }),
+            "option '--clip-grad-norm' expects a positive norm (leave it out not to clip)");
+  EXPECT_EQ(problem([](TrainerOptions &o) { o.optimizer.momentum = 0.9; }),
+            "--momentum is SGD's; --optimizer adamw does not use it");
+  EXPECT_EQ(problem([](TrainerOptions &o) {
+              o.optimizer.name = "adam";
+              o.optimizer.nesterov = true;
+            }),
+            "--nesterov is SGD's; --optimizer adam does not use it");
+  EXPECT_EQ(problem([](TrainerOptions &o) {
+              o.saveArtifact = "step";
+              o.checkpointDir = "ck";
+              o.resume = true;
+            }),
+            "--resume continues a training run; --save-artifact trains nothing");
   EXPECT_EQ(problem([](TrainerOptions &o) { o.logEvery = 0; }),
             "option '--log-every' expects a positive integer");
   EXPECT_EQ(problem([](TrainerOptions &o) { o.evalEvery = 5; }),
