@@ -396,6 +396,7 @@ private:
   Status runPipelineStep(int64_t step, StepResult &result);
   StatusOr<bool> isNonFinite(double loss, double gradNorm);
   Status nonFiniteError(const StepResult &result, int64_t inARow);
+  Status stopEveryRank(const Status &rootError);
   Status checkpoint(int64_t step);
 
   RunSettings &run_;
@@ -983,12 +984,27 @@ StatusOr<bool> TrainingJob::isNonFinite(double loss, double gradNorm) {
   return bad != 0;
 }
 
-/// The error that stops a run at a non-finite step: rank 0's names the
-/// step, what was not finite and the last good checkpoint; the other
-/// ranks' is reported() (one line for the job).
+/// Ends the run on every rank (all call it) with rank 0's `rootError` as
+/// the job's one error line. Alone: that error. With several ranks rank 0
+/// prints it before any rank leaves (mpirun ends the job when the first
+/// rank exits non-zero) and every rank returns reported().
+Status TrainingJob::stopEveryRank(const Status &rootError) {
+  if (dist_.size() == 1)
+    return rootError;
+  if (dist_.isRoot()) {
+    std::fprintf(stderr, "error: %s\n", rootError.message().c_str());
+    std::fflush(stderr);
+  }
+  (void)dist_.barrier();
+  return Status::reported();
+}
+
+/// The error that stops a run at a non-finite step (every rank calls it):
+/// rank 0's names the step, what was not finite and the last good
+/// checkpoint.
 Status TrainingJob::nonFiniteError(const StepResult &result, int64_t inARow) {
   if (!dist_.isRoot())
-    return Status::reported();
+    return stopEveryRank(Status::reported());
   std::string message = "step " + std::to_string(result.step) + ": " + describeNonFinite(result);
   if (o_.onNonFinite == "skip")
     message += ", the " + std::to_string(inARow) + "th non-finite step in a row; stopping "
@@ -1001,7 +1017,7 @@ Status TrainingJob::nonFiniteError(const StepResult &result, int64_t inARow) {
     message += latest.ok() ? "; the last good checkpoint is " + *latest
                            : "; no checkpoint was written";
   }
-  return Status::error(message);
+  return stopEveryRank(Status::error(message));
 }
 
 /// Full tensors of every state slot (collective), written by rank 0.
@@ -1041,7 +1057,7 @@ Status TrainingJob::checkpoint(int64_t step) {
       }
     }
   if (Status s = dist_.shareVerdict(finite, "found non-finite values to checkpoint"); !s)
-    return dist_.isRoot() ? s : Status::reported();
+    return stopEveryRank(s);
   double scale = scaler_.scale;
   int64_t good = scaler_.goodSteps;
   if (lossScaling_) {
