@@ -360,6 +360,13 @@ StatusOr<HostTensor> Session::getParam(std::string_view name) const {
   return readSlot(*slot, "parameter");
 }
 
+StatusOr<HostTensor> Session::getInput(std::string_view name) const {
+  const Slot *slot = manifest().find(SlotKind::Input, name);
+  if (!slot)
+    return Status::error("unknown input '" + percentEncode(name) + "'");
+  return readSlot(*slot, "input");
+}
+
 Status Session::applyUpdates(const std::function<bool(std::string_view)> &which) {
   if (!ran_)
     return Status::error("no updates to apply: the program has not run");

@@ -61,6 +61,9 @@ public:
   Status setParam(std::string_view name, const HostTensor &value);
   /// A copy of parameter `name` on the host.
   StatusOr<HostTensor> getParam(std::string_view name) const;
+  /// A copy of input `name` on the host: what the next run reads (an
+  /// updated input's new value once applyUpdates copied it).
+  StatusOr<HostTensor> getInput(std::string_view name) const;
   /// Points slot `name` of `kind` at caller-owned device memory of its
   /// size (the pipeline executor's per-microbatch stash, send and receive
   /// buffers), or back at its own buffer (null). A bound input counts as

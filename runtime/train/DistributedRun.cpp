@@ -24,11 +24,12 @@ namespace trc::rt {
 namespace {
 
 /// A slot as the session holds it: a param, or an optimizer-state input
-/// whose latest value is the step's "update:" output.
+/// (its value as of the last applyUpdates: a skipped step's "update:"
+/// output is not the state).
 StatusOr<HostTensor> readSlot(Session &session, const Slot &slot) {
   if (slot.kind == SlotKind::Param)
     return session.getParam(slot.name);
-  return session.getOutput(abi::kUpdatePrefix + slot.name);
+  return session.getInput(slot.name);
 }
 
 Status writeSlot(Session &session, const Slot &slot, const HostTensor &value) {

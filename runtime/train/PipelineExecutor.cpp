@@ -442,7 +442,7 @@ Status PipelineExecutor::averageOverData() {
 }
 
 StatusOr<PipelineStepResult> PipelineExecutor::runStep(const FeedMicrobatch &feed, float lr,
-                                                       float step) {
+                                                       float step, const ApplyDecision &decide) {
   for (StageSessions &st : stages_)
     st.accumulating = false;
   double lossSum = 0;
@@ -501,9 +501,6 @@ StatusOr<PipelineStepResult> PipelineExecutor::runStep(const FeedMicrobatch &fee
     if (!norm.ok())
       return norm.status();
     result.gradNorm = *static_cast<const float *>(norm->data());
-    // Only parameters and optimizer state: the accumulators restart.
-    if (Status s = apply.applyUpdates(); !s)
-      return s;
   }
   // The loss lives on the last stage's rank; every rank reports it.
   double loss[1] = {lossSum / double(schedule_.shape.microbatches)};
@@ -512,6 +509,13 @@ StatusOr<PipelineStepResult> PipelineExecutor::runStep(const FeedMicrobatch &fee
   if (Status s = data_.allReduce(loss, loss, 1, DType::F64, ReduceOp::Avg); !s)
     return s;
   result.loss = loss[0];
+  // The apply programs computed the new values; they replace the old ones
+  // only now, when the step's loss and norm are known on every rank.
+  result.applied = !decide || decide(result.loss, result.gradNorm);
+  if (result.applied)
+    for (StageSessions &st : stages_) // only parameters and optimizer state:
+      if (Status s = st.apply->applyUpdates(); !s) // the accumulators restart
+        return s;
   result.peakStashBytes = peakStashBytes_;
   return result;
 }

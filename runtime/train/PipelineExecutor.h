@@ -44,6 +44,7 @@ namespace trc::rt {
 struct PipelineStepResult {
   double loss = 0;     // mean over the microbatches (as one device would)
   double gradNorm = 0; // over every stage's gradients
+  bool applied = true; // false: the decision discarded the update
   // This rank's most bytes of forward values kept for backwards (stash),
   // over the steps so far: the schedule's activation memory.
   uint64_t peakStashBytes = 0;
@@ -63,10 +64,15 @@ public:
   /// The programs' graph inputs of microbatch `mb` ("input_ids",
   /// "targets", ...): the caller sets those a session has.
   using FeedMicrobatch = std::function<Status(Session &session, int microbatch)>;
+  /// Whether a step's update is applied, given its loss and gradient norm
+  /// (the same on every rank); it must decide the same on every rank.
+  using ApplyDecision = std::function<bool(double loss, double gradNorm)>;
   /// One optimizer step: the schedule's actions on this rank, the tied
   /// gradients summed, every owned stage's update with learning rate `lr`
-  /// and 1-based step `step`.
-  StatusOr<PipelineStepResult> runStep(const FeedMicrobatch &feed, float lr, float step);
+  /// and 1-based step `step`, applied unless `decide` (null: always)
+  /// says no (then parameters and optimizer state stay as they were).
+  StatusOr<PipelineStepResult> runStep(const FeedMicrobatch &feed, float lr, float step,
+                                       const ApplyDecision &decide = nullptr);
 
   /// The parameters and optimizer state of the stages this rank holds, by
   /// name (a tied parameter once): logical tensors, as any plan names them.

@@ -17,6 +17,7 @@
 #include "runtime/comm/Collectives.h"
 #include "runtime/formats/Manifest.h"
 #include "runtime/support/Names.h"
+#include "runtime/support/HalfFloat.h"
 #include "runtime/support/Profiler.h"
 #include "runtime/support/SplitMix64.h"
 #include "runtime/support/ThreadPool.h"
@@ -33,6 +34,7 @@
 #include "runtime/train/TrainingArtifact.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -312,6 +314,49 @@ std::string describeEval(const EvalResult &e) {
   return out + text;
 }
 
+/// A value as a non-finite message shows it: nan, inf, -inf or %g.
+std::string describeValue(double v) {
+  if (std::isnan(v))
+    return "nan";
+  if (std::isinf(v))
+    return v > 0 ? "inf" : "-inf";
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+/// What made a step non-finite: "the loss is nan (gradient norm inf)".
+std::string describeNonFinite(const StepResult &r) {
+  if (!std::isfinite(r.loss))
+    return "the loss is " + describeValue(r.loss) + " (gradient norm " +
+           describeValue(r.gradNorm) + ")";
+  return "the gradient norm is " + describeValue(r.gradNorm) + " (loss " +
+         describeValue(r.loss) + ")";
+}
+
+/// Whether `n` values of `dtype` at `data` are all finite (integers are).
+bool allFinite(DType dtype, const void *data, int64_t n) {
+  auto every = [&](auto read) {
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isfinite(read(i)))
+        return false;
+    return true;
+  };
+  const auto *u16 = static_cast<const uint16_t *>(data);
+  switch (dtype) {
+  case DType::F32:
+    return every([&](int64_t i) { return static_cast<const float *>(data)[i]; });
+  case DType::F64:
+    return every([&](int64_t i) { return static_cast<const double *>(data)[i]; });
+  case DType::F16:
+    return every([&](int64_t i) { return f16ToFloat(u16[i]); });
+  case DType::BF16:
+    return every([&](int64_t i) { return bf16ToFloat(u16[i]); });
+  default:
+    return true;
+  }
+}
+
 /// One training run on this rank: the compiled step's session and the
 /// state around it.
 class TrainingJob {
@@ -348,7 +393,10 @@ private:
   Status resume();
   StatusOr<StepResult> runStep(int64_t step);
   Status openPipeline();
-  Status runPipelineStep(int64_t step, double &loss, double &gradNorm);
+  Status runPipelineStep(int64_t step, StepResult &result);
+  StatusOr<bool> isNonFinite(double loss, double gradNorm);
+  Status nonFiniteError(const StepResult &result, int64_t inARow);
+  Status stopEveryRank(const Status &rootError);
   Status checkpoint(int64_t step);
 
   RunSettings &run_;
@@ -682,8 +730,8 @@ Status TrainingJob::openPipeline() {
 /// One optimizer step through the pipeline: data rank d's microbatch m
 /// takes rows [d*B/D + m*B/(D*M), ...) of the global batch (the loss and
 /// gradients are the mean over microbatches and data ranks, as one device
-/// computes over the batch).
-Status TrainingJob::runPipelineStep(int64_t step, double &loss, double &gradNorm) {
+/// computes over the batch). A non-finite step's update is discarded.
+Status TrainingJob::runPipelineStep(int64_t step, StepResult &out) {
   auto feed = [&](Session &session, int microbatch) -> Status {
     for (FeedBuffer &f : feeds_) {
       if (!session.manifest().find(SlotKind::Input, f.input))
@@ -694,12 +742,23 @@ Status TrainingJob::runPipelineStep(int64_t step, double &loss, double &gradNorm
     }
     return Status::success();
   };
+  Status agreed = Status::success();
+  auto decide = [&](double loss, double gradNorm) {
+    StatusOr<bool> bad = isNonFinite(loss, gradNorm);
+    if (!bad.ok())
+      agreed = bad.status();
+    out.nonFinite = bad.ok() && *bad;
+    return bad.ok() && !*bad;
+  };
   StatusOr<PipelineStepResult> result =
-      pipeline_->runStep(feed, float(run_.schedule.at(step)), float(step + 1));
+      pipeline_->runStep(feed, float(run_.schedule.at(step)), float(step + 1), decide);
   if (!result.ok())
     return result.status();
-  loss = result->loss;
-  gradNorm = result->gradNorm;
+  if (!agreed)
+    return agreed;
+  out.loss = result->loss;
+  out.gradNorm = result->gradNorm;
+  out.applied = result->applied;
   // The schedule's activation memory, per pipeline rank, once.
   if (step + 1 == o_.steps && dist_.dataIndex() == 0)
     std::fprintf(stderr, "trc-run: pipeline rank %d: peak stashed activations %llu bytes\n",
@@ -829,7 +888,7 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
     StepResult result;
     result.step = step + 1;
     result.learningRate = rate;
-    if (Status s = runPipelineStep(step, result.loss, result.gradNorm); !s)
+    if (Status s = runPipelineStep(step, result); !s)
       return s;
     rates(result, std::chrono::duration<double, std::milli>(
                        std::chrono::steady_clock::now() - start)
@@ -841,7 +900,7 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
   setScalar(lossScale_, scaler_.scale);
   setScalar(gradScale_, 1.0 / (double(accum) * (lossScaling_ ? scaler_.scale : 1.0)));
   double lossSum = 0, gradNorm = 0;
-  bool applied = true;
+  bool applied = true, nonFinite = false;
   for (int64_t micro = 0; micro < accum; ++micro) {
     bool last = micro + 1 == accum;
     ProfileScope feedPhase("feed");
@@ -893,8 +952,13 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
       continue;
     }
     gradNorm = *static_cast<const float *>(norm->data());
-    // An overflowed f16 step is skipped (its sums still reset).
-    applied = !lossScaling_ || scaler_.update(gradNorm);
+    // A non-finite step's update is discarded (train() stops or goes on);
+    // an overflowed f16 step is skipped (its sums still reset).
+    StatusOr<bool> bad = isNonFinite(lossSum / double(accum), gradNorm);
+    if (!bad.ok())
+      return bad.status();
+    nonFinite = *bad;
+    applied = !nonFinite && (!lossScaling_ || scaler_.update(gradNorm));
     if (Status s = applied ? session_->applyUpdates() : session_->applyUpdates(isAccumulator); !s)
       return s;
   }
@@ -907,7 +971,57 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
   result.applied = applied;
+  result.nonFinite = nonFinite;
   return result;
+}
+
+/// Whether a step with this (global) loss and gradient norm is non-finite:
+/// either is inf or NaN, except that under fp16 loss scaling a non-finite
+/// norm with a finite loss is an overflow, the loss scaler's to skip. Every
+/// rank gets the same answer (the values are global already; with several
+/// ranks they also agree over the world, so that none goes on alone).
+StatusOr<bool> TrainingJob::isNonFinite(double loss, double gradNorm) {
+  int64_t bad = !std::isfinite(loss) || (!lossScaling_ && !std::isfinite(gradNorm)) ? 1 : 0;
+  if (dist_.size() > 1)
+    if (Status s = dist_.world().allReduce(&bad, &bad, 1, DType::I64, ReduceOp::Max); !s)
+      return s;
+  return bad != 0;
+}
+
+/// Ends the run on every rank (all call it) with rank 0's `rootError` as
+/// the job's one error line. Alone: that error. With several ranks rank 0
+/// prints it before any rank leaves (mpirun ends the job when the first
+/// rank exits non-zero) and every rank returns reported().
+Status TrainingJob::stopEveryRank(const Status &rootError) {
+  if (dist_.size() == 1)
+    return rootError;
+  if (dist_.isRoot()) {
+    std::fprintf(stderr, "error: %s\n", rootError.message().c_str());
+    std::fflush(stderr);
+  }
+  (void)dist_.barrier();
+  return Status::reported();
+}
+
+/// The error that stops a run at a non-finite step (every rank calls it):
+/// rank 0's names the step, what was not finite and the last good
+/// checkpoint.
+Status TrainingJob::nonFiniteError(const StepResult &result, int64_t inARow) {
+  if (!dist_.isRoot())
+    return stopEveryRank(Status::reported());
+  std::string message = "step " + std::to_string(result.step) + ": " + describeNonFinite(result);
+  if (o_.onNonFinite == "skip")
+    message += ", the " + std::to_string(inARow) + "th non-finite step in a row; stopping "
+               "(--on-nonfinite skip skips at most " + std::to_string(kMaxNonFiniteSkips) +
+               " in a row)";
+  else
+    message += "; stopping (--on-nonfinite skip skips such steps)";
+  if (!o_.checkpointDir.empty()) {
+    StatusOr<std::string> latest = latestCheckpoint(o_.checkpointDir);
+    message += latest.ok() ? "; the last good checkpoint is " + *latest
+                           : "; no checkpoint was written";
+  }
+  return stopEveryRank(Status::error(message));
 }
 
 /// Full tensors of every state slot (collective), written by rank 0.
@@ -932,6 +1046,22 @@ Status TrainingJob::checkpoint(int64_t step) {
     values[i] = *std::move(value);
     views.push_back({stateSlots_[i]->name, values[i].dtype, values[i].shape, values[i].data()});
   }
+  // A state that is not finite (an update that overflowed) is not
+  // checkpointed: `latest` stays on the last good one.
+  Status finite = Status::success();
+  if (dist_.isRoot())
+    for (const SafetensorsView &v : views) {
+      int64_t n = 1;
+      for (int64_t d : v.shape)
+        n *= d;
+      if (!allFinite(v.dtype, v.data, n)) {
+        finite = Status::error("step " + std::to_string(step + 1) + ": '" + percentEncode(v.name) +
+                               "' holds inf or NaN after the update; not checkpointed, stopping");
+        break;
+      }
+    }
+  if (Status s = dist_.shareVerdict(finite, "found non-finite values to checkpoint"); !s)
+    return stopEveryRank(s);
   double scale = scaler_.scale;
   int64_t good = scaler_.goodSteps;
   if (lossScaling_) {
@@ -959,6 +1089,7 @@ Status TrainingJob::train() {
   // The run's summary (Hugging Face Trainer's names): the mean loss and
   // the time of the steps, evaluation excluded.
   double lossSum = 0, runSeconds = 0;
+  int64_t finiteSteps = 0, nonFiniteInARow = 0;
   std::optional<EvalResult> lastEval;
   for (int64_t step = firstStep_; step < o_.steps; ++step) {
     profile_.beforeStep(step);
@@ -968,11 +1099,20 @@ Status TrainingJob::train() {
     if (!ran.ok())
       return ran.status();
     StepResult &result = *ran;
-    lossSum += result.loss;
+    // A non-finite step (its update discarded) stops the run, or with
+    // --on-nonfinite skip is skipped, up to kMaxNonFiniteSkips in a row.
+    nonFiniteInARow = result.nonFinite ? nonFiniteInARow + 1 : 0;
+    const bool stop = result.nonFinite &&
+                      (o_.onNonFinite != "skip" || nonFiniteInARow >= kMaxNonFiniteSkips);
+    if (!result.nonFinite) {
+      lossSum += result.loss;
+      ++finiteSteps;
+    }
     runSeconds += result.stepTimeMs / 1000.0;
     bool last = step + 1 == o_.steps;
     // --eval-data: every --eval-every steps and after the last one.
-    if (!o_.evalData.empty() && (last || (o_.evalEvery && (step + 1) % o_.evalEvery == 0))) {
+    if (!stop && !o_.evalData.empty() &&
+        (last || (o_.evalEvery && (step + 1) % o_.evalEvery == 0))) {
       StatusOr<std::optional<EvalResult>> evaluated = evaluate();
       if (!evaluated.ok())
         return evaluated.status();
@@ -992,10 +1132,10 @@ Status TrainingJob::train() {
       m.stepTimeMs = MetricValue(result.stepTimeMs);
       if (rows_)
         m.extra.push_back({"samples_per_second", MetricValue(result.samplesPerSecond)});
-      if (lossScaling_) {
+      if (lossScaling_)
         m.extra.push_back({"loss_scale", MetricValue(scaler_.scale)});
+      if (lossScaling_ || o_.onNonFinite == "skip")
         m.extra.push_back({"skipped", MetricValue(result.applied ? 0.0 : 1.0)});
-      }
       if (result.evalLoss)
         m.extra.push_back({"eval_loss", MetricValue(*result.evalLoss)});
       if (result.evalAccuracy)
@@ -1008,6 +1148,16 @@ Status TrainingJob::train() {
     if (root)
       progress.update(step + 1, result.loss, result.tokensPerSecond,
                       result.evalLoss ? describeEval(*lastEval) : "");
+    if (stop) {
+      if (root)
+        progress.clear();
+      return nonFiniteError(result, nonFiniteInARow);
+    }
+    if (result.nonFinite && root) {
+      progress.clear();
+      std::fprintf(stderr, "trc-run: step %lld: %s; update skipped (--on-nonfinite skip)\n",
+                   static_cast<long long>(result.step), describeNonFinite(result).c_str());
+    }
     if (o_.checkpointEvery && ((step + 1) % o_.checkpointEvery == 0 || last)) {
       if (root)
         progress.clear();
@@ -1021,9 +1171,10 @@ Status TrainingJob::train() {
   int64_t ran = o_.steps - firstStep_;
   if (root && ran > 0)
     std::fprintf(stderr,
-                 "trc-run: train_loss %.4f (mean of %lld steps), train_runtime %.1f s, "
+                 "trc-run: train_loss %.4f (mean of %lld%s steps), train_runtime %.1f s, "
                  "train_samples_per_second %.1f%s%s\n",
-                 lossSum / double(ran), static_cast<long long>(ran), runSeconds,
+                 lossSum / double(finiteSteps), static_cast<long long>(finiteSteps),
+                 finiteSteps < ran ? " finite" : "", runSeconds,
                  double(ran * o_.batchSize) / runSeconds, lastEval ? ", " : "",
                  lastEval ? describeEval(*lastEval).c_str() : "");
   return profile_.finish(dist_);

@@ -11,7 +11,11 @@
 // latest checkpoint exactly (same batches, same state). With gradAccum K
 // each step runs K micro-steps of B/K rows and applies one update; with
 // fp16 a step whose gradients overflow is skipped and the loss scale backs
-// off (LossScaler.h). Token ids are checked against the rows of the
+// off (LossScaler.h). A step whose loss or gradient norm is inf/NaN
+// otherwise stops the run with an error naming the step, its update
+// discarded and nothing checkpointed (onNonFinite "skip": the update is
+// discarded and training goes on, up to kMaxNonFiniteSkips in a row); a
+// checkpoint never holds non-finite values. Token ids are checked against the rows of the
 // embedding they index. initWeights compiles with weights=init: each
 // trainable parameter starts from fresh values of its exported values'
 // recipe (docs/ARTIFACT.md). saveArtifact compiles the step and keeps it
@@ -76,10 +80,15 @@ struct TrainerOptions {
   std::string profilePath;               // Chrome-trace JSON, rank 0 (--profile)
   bool profileSummary = false;           // per-rank table to stderr (--profile-summary)
   int64_t profileSteps = 0;              // record the last N steps; 0: all (--profile-steps)
+  std::string onNonFinite = "stop";      // stop | skip: a step whose loss or
+                                         // gradient norm is inf/NaN (--on-nonfinite)
   // The compile-time flags given explicitly (e.g. "--optimizer"): a saved
   // step's own settings fill in the rest, and a given one must agree.
   std::set<std::string> givenFlags;
 };
+
+/// --on-nonfinite skip: this many non-finite steps in a row stop the run.
+constexpr int64_t kMaxNonFiniteSkips = 10;
 
 /// The options' values and their combinations (not the files they name):
 /// the first problem, naming the flag.
@@ -90,7 +99,8 @@ struct StepResult {
   int64_t step = 0;          // 1-based
   double loss = 0, learningRate = 0, gradNorm = 0, stepTimeMs = 0, tokensPerSecond = 0;
   double samplesPerSecond = 0; // rows of the global batch per second
-  bool applied = true;       // false: an fp16 overflow skipped the update
+  bool applied = true;       // false: an fp16 overflow or a non-finite step skipped the update
+  bool nonFinite = false;    // the loss or the gradient norm is inf/NaN (not an fp16 overflow)
   // --eval-data, on the steps that evaluate (rank 0).
   std::optional<double> evalLoss, evalAccuracy;
 };

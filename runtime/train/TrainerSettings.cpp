@@ -169,6 +169,9 @@ Status validateTrainerOptions(const TrainerOptions &o) {
     return Status::error("--profile-steps needs --profile FILE or --profile-summary");
   if (saving && (!o.profilePath.empty() || o.profileSummary))
     return Status::error("--profile records a training run; --save-artifact trains nothing");
+  if (!oneOf(o.onNonFinite, {"stop", "skip"}))
+    return Status::error("option '--on-nonfinite' expects stop or skip, got '" + o.onNonFinite +
+                         "'");
   if (o.initialLossScale) {
     if (o.precision != "fp16")
       return Status::error("--loss-scale is the initial loss scale of --precision fp16");

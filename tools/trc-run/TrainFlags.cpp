@@ -90,7 +90,7 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
         std::pair{"--precision", &o.precision}, std::pair{"--attention", &o.attention},
         std::pair{"--config", &o.parallelConfig}, std::pair{"--export-onnx", &o.exportOnnx},
         std::pair{"--save-artifact", &o.saveArtifact}, std::pair{"--profile", &o.profilePath},
-        std::pair{"--recompute", &o.recompute}})
+        std::pair{"--recompute", &o.recompute}, std::pair{"--on-nonfinite", &o.onNonFinite}})
     if (has(flag))
       *field = text(flag);
   return o;

@@ -93,6 +93,10 @@ const char *kUsage =
     "                      layer from its input; auto, the least recomputation\n"
     "                      whose arena fits --memory-budget, or the device)\n"
     "      [--checkpoint-dir D --checkpoint-every K] [--resume]\n"
+    "      [--on-nonfinite stop|skip]  (a step whose loss or gradient norm is\n"
+    "                      inf/NaN: stop with an error, the default, or discard\n"
+    "                      its update and go on, at most 10 in a row; fp16\n"
+    "                      overflows are the loss scaler's skips either way)\n"
     "      [--init-weights]  (start from fresh values drawn like the model's own:\n"
     "                         each trainable weight's constant, normal or uniform\n"
     "                         recipe, seeded by --seed; see docs/ARTIFACT.md)\n"
@@ -137,7 +141,7 @@ const char *kTrainingFlags[] = {
     "--checkpoint-dir", "--checkpoint-every", "--feed", "--loss", "--ignore-index",
     "--precision", "--grad-accum", "--loss-scale", "--config", "--attention",
     "--save-artifact", "--profile", "--profile-steps", "--recompute", "--memory-budget",
-    "--eval-data", "--eval-every", "--log-every", "--device-profile",
+    "--eval-data", "--eval-every", "--log-every", "--device-profile", "--on-nonfinite",
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights",
                                    "--profile-summary"};

@@ -133,6 +133,8 @@ TEST(TrainerOptionsTest, EachProblemNamesItsFlag) {
             "--resume continues a training run; --save-artifact trains nothing");
   EXPECT_EQ(problem([](TrainerOptions &o) { o.logEvery = 0; }),
             "option '--log-every' expects a positive integer");
+  EXPECT_EQ(problem([](TrainerOptions &o) { o.onNonFinite = "maybe"; }),
+            "option '--on-nonfinite' expects stop or skip, got 'maybe'");
   EXPECT_EQ(problem([](TrainerOptions &o) { o.evalEvery = 5; }),
             "--eval-every needs --eval-data");
   EXPECT_THAT(problem([](TrainerOptions &o) { o.evalData = "dev.txt"; }),
