@@ -59,10 +59,12 @@ const llvm::StringMap<KnownAttr> &knownAttrs() {
     add(abi::kArenaAttr, OnArg, is<UnitAttr>, unit);
     add(abi::kLearningRate, OnArg, is<UnitAttr>, unit);
     add(abi::kStepCount, OnArg, is<UnitAttr>, unit);
-    add(abi::kOutputAttr, OnResult, is<StringAttr>, string);
-    add(abi::kUpdateAttr, OnResult, is<StringAttr>, string);
-    add(abi::kGradOfAttr, OnResult, is<StringAttr>, string);
-    add(abi::kNormExcludedAttr, OnResult, is<UnitAttr>, unit);
+    // Results' names move to arguments when the lowering turns results into
+    // out-parameters (buffer-results-to-out-params).
+    add(abi::kOutputAttr, OnResult | OnArg, is<StringAttr>, string);
+    add(abi::kUpdateAttr, OnResult | OnArg, is<StringAttr>, string);
+    add(abi::kGradOfAttr, OnResult | OnArg, is<StringAttr>, string);
+    add(abi::kNormExcludedAttr, OnResult | OnArg, is<UnitAttr>, unit);
     // Data and tensor parallelism.
     add(abi::kShardDegreeAttr, OnArg | OnResult, is<IntegerAttr>, integer);
     add(abi::kShardOfAttr, OnArg | OnResult, isI64Array, i64s);

@@ -29,6 +29,8 @@ inline constexpr const char kParamAttr[] = "trc.param";
 inline constexpr const char kStateAttr[] = "trc.state";
 // Argument (unit): the memory-planned step's arena (trc-plan-memory).
 inline constexpr const char kArenaAttr[] = "trc.arena";
+// The next four are result attributes, found on arguments once the CPU or
+// CUDA lowering has made the results out-parameters.
 // Result (string): the output slot the result is returned in.
 inline constexpr const char kOutputAttr[] = "trc.output";
 // Result (string): the new value of the argument of that slot name.

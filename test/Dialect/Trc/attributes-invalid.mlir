@@ -35,9 +35,17 @@ func.func @input_kind(%x: tensor<4xf32> {trc.input = 3 : i64}) -> tensor<4xf32> 
 
 // -----
 
-// An output names a result, not an argument.
-// expected-error @+1 {{argument 0: 'trc.output' may not be on an argument, only on a result}}
-func.func @output_on_arg(%x: tensor<4xf32> {trc.output = "y"}) -> tensor<4xf32> {
+// An input names an argument, not a result.
+// expected-error @+1 {{result 0: 'trc.input' may not be on a result, only on an argument}}
+func.func @input_on_result(%x: tensor<4xf32>) -> (tensor<4xf32> {trc.input = "y"}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// A module attribute is not an argument's.
+// expected-error @+1 {{argument 0: 'trc.grid' may not be on an argument, only on an operation}}
+func.func @grid_on_arg(%x: tensor<4xf32> {trc.grid = {tensor = 2 : i64}}) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
 
