@@ -34,6 +34,12 @@ def Trc_Dialect : Dialect {
   }];
   let hasConstantMaterializer = 1;
   let useDefaultAttributePrinterParser = 1;
+  // The discardable trc.* attributes (include/trc/Abi/AttrNames.h) on ops,
+  // function arguments and results: each has its kind and place, and no
+  // other trc.* name is accepted (TrcAttrVerify.cpp).
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
 }
 
 // Element types trc computes in, and statically shaped tensors of them.

@@ -4,6 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Analysis/Layers.h"
+
+#include "trc/Abi/AttrNames.h"
 #include "trc/Analysis/ValueFacts.h"
 #include "trc/Dialect/Trc.h"
 
@@ -62,7 +64,7 @@ FailureOr<LayerChain> findLayerChain(func::FuncOp fn, std::string &error,
   // active: depends on a trainable parameter; data: on a graph input.
   llvm::DenseSet<Value> active, data;
   for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-    auto name = fn.getArgAttrOfType<StringAttr>(i, "trc.param");
+    auto name = fn.getArgAttrOfType<StringAttr>(i, trc::abi::kParamAttr);
     if (!name) {
       data.insert(fn.getArgument(i));
       continue;

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "trc/Import/OnnxImporter.h"
 
+#include "trc/Abi/AttrNames.h"
+
 #include "DerivedInitializers.h"
 #include "GraphOrder.h"
 #include "HandlerRegistry.h"
@@ -264,9 +266,10 @@ bool GraphImporter::bindConstantInput(const onnx::ValueInfoProto &input) {
 
 bool GraphImporter::isFrozen(llvm::StringRef name) const {
   // A producer may list non-trainable initializers (buffers such as rotary
-  // tables, which PyTorch exports as initializers) in metadata "trc.frozen".
+  // tables, which PyTorch exports as initializers) in metadata trc.frozen
+  // (abi::kFrozenMetadataKey).
   for (const auto &prop : model_.metadata_props()) {
-    if (prop.key() != "trc.frozen")
+    if (prop.key() != trc::abi::kFrozenMetadataKey)
       continue;
     llvm::SmallVector<llvm::StringRef> names;
     llvm::StringRef(prop.value()).split(names, ',', -1, false);
@@ -416,9 +419,9 @@ bool GraphImporter::returnOutputs(func::FuncOp func) {
   builder_.create<func::ReturnOp>(func.getLoc(), results);
   func.setType(builder_.getFunctionType(func.getArgumentTypes(), types));
   for (auto [i, out] : llvm::enumerate(graph_.output()))
-    func.setResultAttr(i, "trc.output", builder_.getStringAttr(out.name()));
+    func.setResultAttr(i, trc::abi::kOutputAttr, builder_.getStringAttr(out.name()));
   for (auto [k, update] : llvm::enumerate(state_.parameterUpdates))
-    func.setResultAttr(graph_.output_size() + k, "trc.update",
+    func.setResultAttr(graph_.output_size() + k, trc::abi::kUpdateAttr,
                        builder_.getStringAttr(update.first));
   return true;
 }
@@ -460,10 +463,10 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
 
   Location fileLoc = FileLineColLoc::get(context_, state_.fileName, 0, 0);
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
-  module->getOperation()->setAttr("trc.opset", builder_.getI64IntegerAttr(opset_));
+  module->getOperation()->setAttr(trc::abi::kOpsetAttr, builder_.getI64IntegerAttr(opset_));
   if (!model_.producer_name().empty())
     module->getOperation()->setAttr(
-        "trc.producer",
+        trc::abi::kProducerAttr,
         builder_.getStringAttr(llvm::StringRef(model_.producer_name() + " " +
                                                model_.producer_version())
                                    .rtrim()));
@@ -478,7 +481,7 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
                                             builder_.getFunctionType(argTypes, {}));
   Block *entry = func.addEntryBlock();
   for (auto [i, input] : llvm::enumerate(inputs_)) {
-    func.setArgAttr(i, "trc.input", builder_.getStringAttr(input->name()));
+    func.setArgAttr(i, trc::abi::kInputAttr, builder_.getStringAttr(input->name()));
     state_.values[input->name()] = entry->getArgument(i);
   }
   builder_.setInsertionPointToEnd(entry);

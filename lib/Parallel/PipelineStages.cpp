@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Parallel/Pipeline.h"
+
+#include "trc/Abi/AttrNames.h"
 #include "trc/Analysis/Layers.h"
 #include "trc/Analysis/ValueFacts.h"
 #include "trc/Dialect/Trc.h"
@@ -114,7 +116,8 @@ std::vector<StageSummary> summarizeStages(func::FuncOp fn) {
     summary.layers += isLayerCore(&op);
     for (Value v : inputsOf(op))
       if (auto arg = dyn_cast<BlockArgument>(v);
-          arg && arg.getOwner() == &body && fn.getArgAttr(arg.getArgNumber(), "trc.param") &&
+          arg && arg.getOwner() == &body &&
+          fn.getArgAttr(arg.getArgNumber(), trc::abi::kParamAttr) &&
           paramSeen.insert({arg.getArgNumber(), s}).second)
         summary.paramBytes += tensorBytes(arg.getType());
     for (Value r : op.getResults())

@@ -13,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 #include "trc/Parallel/Sharding.h"
 
+#include "trc/Abi/AttrNames.h"
+
 using namespace mlir;
 
 namespace trc::parallel {
@@ -22,7 +24,7 @@ LogicalResult propagateShardings(func::FuncOp func, const Grid &grid, bool finis
   for (BlockArgument arg : func.getArguments()) {
     if (auto s = readSharding(arg))
       known[arg] = *s;
-    else if (func.getArgAttr(arg.getArgNumber(), "trc.input"))
+    else if (func.getArgAttr(arg.getArgNumber(), trc::abi::kInputAttr))
       // The trainer feeds every rank the whole batch rows of its data
       // rank: graph inputs stay whole (their users slice what they need).
       known[arg] = Sharding::whole(cast<RankedTensorType>(arg.getType()).getRank());

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ArtifactWriter.h"
+#include "trc/Abi/AttrNames.h"
 #include "trc/Abi/ArtifactNames.h"
 #include "trc/Abi/ProfileSpans.h"
 #include "trc/Abi/SlotNames.h"
@@ -118,8 +119,8 @@ int64_t indexBoundOf(func::FuncOp main, unsigned arg, LabelBound &labels) {
         continue;
       if (auto table = dyn_cast<BlockArgument>(gather.getOperand()))
         if (table.getOwner()->getParentOp() == main.getOperation() &&
-            (main.getArgAttr(table.getArgNumber(), "trc.split") ||
-             main.getArgAttr(table.getArgNumber(), "trc.shard_degree")))
+            (main.getArgAttr(table.getArgNumber(), trc::abi::kSplitAttr) ||
+             main.getArgAttr(table.getArgNumber(), trc::abi::kShardDegreeAttr)))
           return 0;
       auto tableType = cast<RankedTensorType>(gather.getOperand().getType());
       int64_t axis = gather.getAxis();
@@ -205,7 +206,8 @@ LogicalResult selectEntry(ModuleOp module, llvm::StringRef entry, TimingScope &t
 void dropParameterUpdates(func::FuncOp main) {
   llvm::BitVector drop(main.getNumResults());
   for (unsigned i = 0; i < main.getNumResults(); ++i)
-    if (main.getResultAttr(i, "trc.update") && !main.getResultAttr(i, "trc.output"))
+    if (main.getResultAttr(i, trc::abi::kUpdateAttr) &&
+        !main.getResultAttr(i, trc::abi::kOutputAttr))
       drop.set(i);
   if (drop.none())
     return;
@@ -217,13 +219,13 @@ void dropParameterUpdates(func::FuncOp main) {
 
 /// Slot names of the training step's extra arguments and results: optimizer
 /// state is an input named after its slot ("adam.m:wte.weight"), the rate
-/// and step count "trc.lr" and "trc.step", and each new value of an
-/// argument an output "update:<that argument's name>"; trc-autodiff's
+/// and step count trc.lr and trc.step (unit attributes), and each new value
+/// of an argument an output "update:<that argument's name>"; trc-autodiff's
 /// gradients (trc.grad_of) are outputs "grad:<parameter>".
 std::string inputName(func::FuncOp main, unsigned i) {
-  if (auto name = main.getArgAttrOfType<StringAttr>(i, "trc.input"))
+  if (auto name = main.getArgAttrOfType<StringAttr>(i, trc::abi::kInputAttr))
     return name.str();
-  if (auto state = main.getArgAttrOfType<StringAttr>(i, "trc.state"))
+  if (auto state = main.getArgAttrOfType<StringAttr>(i, trc::abi::kStateAttr))
     return state.str();
   if (main.getArgAttr(i, trc::abi::kLearningRate))
     return trc::abi::kLearningRate;
@@ -233,11 +235,11 @@ std::string inputName(func::FuncOp main, unsigned i) {
 }
 
 std::string outputName(func::FuncOp main, unsigned i) {
-  if (auto name = main.getResultAttrOfType<StringAttr>(i, "trc.output"))
+  if (auto name = main.getResultAttrOfType<StringAttr>(i, trc::abi::kOutputAttr))
     return name.str();
-  if (auto update = main.getResultAttrOfType<StringAttr>(i, "trc.update"))
+  if (auto update = main.getResultAttrOfType<StringAttr>(i, trc::abi::kUpdateAttr))
     return trc::abi::kUpdatePrefix + update.str();
-  if (auto grad = main.getResultAttrOfType<StringAttr>(i, "trc.grad_of"))
+  if (auto grad = main.getResultAttrOfType<StringAttr>(i, trc::abi::kGradOfAttr))
     return trc::abi::kGradPrefix + grad.str();
   return "output" + std::to_string(i);
 }
@@ -323,7 +325,7 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   for (unsigned i = 0; i < main.getNumArguments(); ++i) {
     ArtifactSlot slot;
     slot.type = cast<RankedTensorType>(main.getArgument(i).getType());
-    if (auto name = main.getArgAttrOfType<StringAttr>(i, "trc.param")) {
+    if (auto name = main.getArgAttrOfType<StringAttr>(i, trc::abi::kParamAttr)) {
       auto param = module.lookupSymbol<ParameterOp>(name);
       if (!param.getInitialValueAttr())
         return fail("parameter '" + name.getValue() + "' has no initial value");
@@ -360,8 +362,8 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     // Tensor-parallel parts (trc-partition) carry how the logical tensor is
     // split (dim, blocks, degree) and its shape; a split param's initial
     // value is the logical tensor (weights.bin holds it whole).
-    if (auto split = main.getArgAttrOfType<DenseI64ArrayAttr>(i, "trc.split")) {
-      auto full = main.getArgAttrOfType<DenseI64ArrayAttr>(i, "trc.split_of");
+    if (auto split = main.getArgAttrOfType<DenseI64ArrayAttr>(i, trc::abi::kSplitAttr)) {
+      auto full = main.getArgAttrOfType<DenseI64ArrayAttr>(i, trc::abi::kSplitOfAttr);
       if (!full || split.asArrayRef().size() != 3)
         return fail("argument " + llvm::Twine(i) +
                     ": trc.split needs [dim, blocks, degree] and trc.split_of");
@@ -374,7 +376,7 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
               logical, rt::TensorSplit{slot.splitDim, slot.splitBlocks, slot.splitDegree});
           !s)
         return fail("argument " + llvm::Twine(i) + ": trc.split: " + s.message());
-      if (auto name = main.getArgAttrOfType<StringAttr>(i, "trc.param")) {
+      if (auto name = main.getArgAttrOfType<StringAttr>(i, trc::abi::kParamAttr)) {
         auto initial = module.lookupSymbol<ParameterOp>(name).getInitialValueAttr();
         if (initial.getShapedType().getShape() != llvm::ArrayRef<int64_t>(logical))
           return fail("parameter '" + name.getValue() +
@@ -384,8 +386,8 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     }
     // Shards (trc-data-parallel) carry the full tensor's shape (a split
     // slot's: its tensor rank's part).
-    if (auto degree = main.getArgAttrOfType<IntegerAttr>(i, "trc.shard_degree")) {
-      auto full = main.getArgAttrOfType<DenseI64ArrayAttr>(i, "trc.shard_of");
+    if (auto degree = main.getArgAttrOfType<IntegerAttr>(i, trc::abi::kShardDegreeAttr)) {
+      auto full = main.getArgAttrOfType<DenseI64ArrayAttr>(i, trc::abi::kShardOfAttr);
       if (!full)
         return fail("argument " + llvm::Twine(i) + " is a shard without trc.shard_of");
       slot.shardDegree = degree.getInt();
@@ -437,9 +439,9 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     if (failed(emitCudaKernels(module, stage, contents.records, error)))
       return fail(error);
   }
-  auto arena = module->getAttrOfType<IntegerAttr>("trc.arena_bytes");
-  auto bound = module->getAttrOfType<IntegerAttr>("trc.arena_lower_bound_bytes");
-  auto noReuse = module->getAttrOfType<IntegerAttr>("trc.arena_no_reuse_bytes");
+  auto arena = module->getAttrOfType<IntegerAttr>(trc::abi::kArenaBytesAttr);
+  auto bound = module->getAttrOfType<IntegerAttr>(trc::abi::kArenaLowerBoundBytesAttr);
+  auto noReuse = module->getAttrOfType<IntegerAttr>(trc::abi::kArenaNoReuseBytesAttr);
   auto hostArena = module->getAttrOfType<IntegerAttr>(kHostArenaBytesAttr);
   contents.arenaBytes = arena ? arena.getInt() : 0;
   contents.hostArenaBytes = hostArena ? hostArena.getInt() : 0;

@@ -1,6 +1,8 @@
 //===- CudaArtifact.cpp - PTX -> cubins, kernel table ------------------------===//
 #include "CudaArtifact.h"
 
+#include "trc/Abi/AttrNames.h"
+
 #include "runtime/formats/Checksum.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -116,7 +118,7 @@ private:
 
 LogicalResult emitCudaKernels(ModuleOp module, llvm::StringRef dir,
                               std::vector<std::string> &records, std::string &error) {
-  auto table = module->getAttrOfType<ArrayAttr>("trc.cuda_kernels");
+  auto table = module->getAttrOfType<ArrayAttr>(trc::abi::kCudaKernelsAttr);
   if (!table) {
     error = "the lowered module has no kernel table (trc.cuda_kernels)";
     return failure();
@@ -180,7 +182,7 @@ LogicalResult emitCudaKernels(ModuleOp module, llvm::StringRef dir,
   for (auto [i, name] : llvm::enumerate(table.getAsValueRange<StringAttr>()))
     records.push_back("kernel " + std::to_string(i) + " " + name.str());
   module->removeAttr("gpu.container_module");
-  module->removeAttr("trc.cuda_kernels");
+  module->removeAttr(trc::abi::kCudaKernelsAttr);
   return success();
 }
 

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Pipelines/Pipelines.h"
+#include "trc/Abi/AttrNames.h"
 
 #include "runtime/spec/PipelineIndex.h"
 
@@ -24,7 +25,7 @@ using namespace mlir;
 namespace trc {
 
 bool isPipelineModule(ModuleOp module) {
-  return module->hasAttr("trc.pipeline_transfers");
+  return module->hasAttr(abi::kPipelineTransfersAttr);
 }
 
 LogicalResult compilePipelineArtifact(ModuleOp module, const CompileOptions &options,
@@ -33,8 +34,8 @@ LogicalResult compilePipelineArtifact(ModuleOp module, const CompileOptions &opt
     log << "error: " << outPath << ": " << message << "\n";
     return failure();
   };
-  auto pipeline = module->getAttrOfType<DictionaryAttr>("trc.pipeline");
-  auto transfers = module->getAttrOfType<ArrayAttr>("trc.pipeline_transfers");
+  auto pipeline = module->getAttrOfType<DictionaryAttr>(abi::kPipelineAttr);
+  auto transfers = module->getAttrOfType<ArrayAttr>(abi::kPipelineTransfersAttr);
   if (!pipeline || !transfers)
     return fail("the module is not split into pipeline stages (run trc-pipeline-split)");
   auto ranksAttr = pipeline.getAs<IntegerAttr>("stages");

@@ -44,7 +44,7 @@ struct GroupCloner {
   /// split reads this), whatever stage its original ran in: a barrier of
   /// the previous stage's output, say, runs where the layer is redone.
   void mark(Operation *op) {
-    op->setAttr(kGroupAttr, groupAttr);
+    op->setAttr(abi::kRecomputeAttr, groupAttr);
     if (stage) {
       op->setAttr(parallel::kStageAttr, stage);
       op->setAttr(parallel::kBackwardAttr, b.getUnitAttr());
@@ -92,7 +92,7 @@ RewriteSummary rewrite(const StepActivations &a, const llvm::DenseSet<Value> &ke
   auto isBackwardUse = [&](OpOperand &use) {
     Operation *top = analysis::topLevelIn(use.getOwner(), body);
     return top && !a.forward.contains(top) && !top->hasTrait<OpTrait::IsTerminator>() &&
-           !top->hasAttr(kGroupAttr);
+           !top->hasAttr(abi::kRecomputeAttr);
   };
   for (auto &[key, values] : groups) {
     Operation *first = nullptr;

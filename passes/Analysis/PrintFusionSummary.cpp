@@ -6,6 +6,7 @@
 // before and after are the function as it is. The IR is unchanged.
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
 #include "trc/Analysis/FusionCostModel.h"
 
 #include "trc/AnalysisPasses.h"
@@ -48,7 +49,7 @@ struct PrintFusionSummary : trc::impl::PrintFusionSummaryBase<PrintFusionSummary
       Line l;
       l.after = measure(fn.getBody().front());
       l.before = l.after;
-      if (auto recorded = fn->getAttrOfType<DenseI64ArrayAttr>("trc.unfused_cost");
+      if (auto recorded = fn->getAttrOfType<DenseI64ArrayAttr>(trc::abi::kUnfusedCostAttr);
           recorded && recorded.size() == 2)
         l.before = {recorded[0], recorded[1]};
       for (auto fusion : fn.getBody().front().getOps<FusionOp>())

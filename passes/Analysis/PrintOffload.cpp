@@ -25,7 +25,7 @@ using trc::intOf;
 
 struct TestPrintOffload : trc::impl::TestPrintOffloadBase<TestPrintOffload> {
   void runOnOperation() override {
-    auto plan = getOperation()->getAttrOfType<DictionaryAttr>(trc::offload::kPlanAttr);
+    auto plan = getOperation()->getAttrOfType<DictionaryAttr>(trc::abi::kOffloadPlanAttr);
     if (!plan) {
       getOperation().emitError("no trc.offload_plan: run trc-offload-activations first");
       return signalPassFailure();

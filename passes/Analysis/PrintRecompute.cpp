@@ -26,7 +26,7 @@ using trc::intOf;
 
 struct TestPrintRecompute : trc::impl::TestPrintRecomputeBase<TestPrintRecompute> {
   void runOnOperation() override {
-    auto plan = getOperation()->getAttrOfType<DictionaryAttr>(trc::recompute::kPlanAttr);
+    auto plan = getOperation()->getAttrOfType<DictionaryAttr>(trc::abi::kRecomputePlanAttr);
     if (!plan) {
       getOperation().emitError("no trc.recompute_plan: run trc-recompute first");
       return signalPassFailure();

@@ -6,6 +6,7 @@
 // the body, so lines are stable under unrelated renumbering.
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
 #include "trc/AnalysisPasses.h"
 #include "trc/Analysis/ValueFacts.h"
 #include "trc/Parallel/Sharding.h"
@@ -36,7 +37,7 @@ struct TestPrintSharding : trc::impl::TestPrintShardingBase<TestPrintSharding> {
       if (!s)
         continue;
       os << "  %arg" << arg.getArgNumber();
-      if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "trc.param"))
+      if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), trc::abi::kParamAttr))
         os << " \"" << name.getValue() << "\"";
       os << ": " << s->str() << "\n";
     }

@@ -7,6 +7,7 @@
 // without clusters, inside llvm.func.
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
 #include "trc/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -36,7 +37,7 @@ struct GpuLaunchToRuntimeCall
     SmallVector<Attribute> names;
     llvm::StringMap<int32_t> indexOf;
     if (launches.empty()) {
-      module->setAttr("trc.cuda_kernels", ArrayAttr::get(ctx, names));
+      module->setAttr(trc::abi::kCudaKernelsAttr, ArrayAttr::get(ctx, names));
       return;
     }
 
@@ -111,7 +112,7 @@ struct GpuLaunchToRuntimeCall
       LLVM::CallOp::create(b, loc, callee, args);
       launch.erase();
     }
-    module->setAttr("trc.cuda_kernels", ArrayAttr::get(ctx, names));
+    module->setAttr(trc::abi::kCudaKernelsAttr, ArrayAttr::get(ctx, names));
   }
 };
 } // namespace

@@ -7,6 +7,7 @@
 // become empty tensors.
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
 #include "trc/Conversion/ScalarOps.h"
 #include "trc/Passes.h"
 
@@ -181,9 +182,9 @@ struct LowerRandomUniform : OpRewritePattern<RandomUniformOp> {
 /// it with the forward's identical op (which would keep the forward's
 /// result alive until the backward).
 void keepRecomputedMark(Operation *from, Value to) {
-  if (from->hasAttr("trc.recomputed"))
+  if (from->hasAttr(trc::abi::kRecomputedAttr))
     if (Operation *def = to.getDefiningOp())
-      def->setAttr("trc.recomputed", UnitAttr::get(from->getContext()));
+      def->setAttr(trc::abi::kRecomputedAttr, UnitAttr::get(from->getContext()));
 }
 
 struct LowerBroadcast : OpRewritePattern<BroadcastInDimOp> {

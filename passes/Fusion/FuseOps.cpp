@@ -10,6 +10,7 @@
 // trc-print-fusion-summary.
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
 #include "trc/Analysis/FusionPlanner.h"
 
 #include "trc/Passes.h"
@@ -83,9 +84,9 @@ struct FuseOps : trc::impl::FuseOpsBase<FuseOps> {
     if (!fn.getBody().hasOneBlock())
       return; // declarations; multi-block bodies are left alone
     Block &block = fn.getBody().front();
-    if (!fn->hasAttr(kUnfusedCost)) {
+    if (!fn->hasAttr(trc::abi::kUnfusedCostAttr)) {
       KernelTotals before = measure(block);
-      fn->setAttr(kUnfusedCost,
+      fn->setAttr(trc::abi::kUnfusedCostAttr,
                   DenseI64ArrayAttr::get(fn.getContext(), {before.kernels, before.bytes}));
     }
 
@@ -134,8 +135,6 @@ struct FuseOps : trc::impl::FuseOpsBase<FuseOps> {
       return signalPassFailure();
     }
   }
-
-  static constexpr llvm::StringLiteral kUnfusedCost = "trc.unfused_cost";
 };
 
 } // namespace

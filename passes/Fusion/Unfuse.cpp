@@ -7,6 +7,7 @@
 // that do not take fused regions (trc-lower-to-linalg) run after this.
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
 #include "trc/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -37,7 +38,7 @@ struct Unfuse : trc::impl::UnfuseBase<Unfuse> {
         result.replaceAllUsesWith(map.lookupOrDefault(value));
       fusion.erase();
     }
-    fn->removeAttr("trc.unfused_cost");
+    fn->removeAttr(trc::abi::kUnfusedCostAttr);
   }
 };
 

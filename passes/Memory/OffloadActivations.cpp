@@ -43,7 +43,7 @@ struct OffloadActivations : trc::impl::OffloadActivationsBase<OffloadActivations
     }
     trc::offload::rewrite(grad, *plan);
     Builder b(module.getContext());
-    module->setAttr(trc::offload::kPlanAttr, trc::offload::describe(b, *plan));
+    module->setAttr(trc::abi::kOffloadPlanAttr, trc::offload::describe(b, *plan));
   }
 };
 

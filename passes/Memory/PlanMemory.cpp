@@ -8,6 +8,7 @@
 // (the copy engine's calls), which is checked.
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
 #include "trc/Analysis/MemoryPlan.h"
 #include "trc/Passes.h"
 
@@ -65,7 +66,7 @@ struct PlanMemory : trc::impl::PlanMemoryBase<PlanMemory> {
     unsigned index = main.getNumArguments();
     if (failed(main.insertArgument(index, arenaType,
                                    b.getDictionaryAttr(b.getNamedAttr(
-                                       "trc.arena", b.getUnitAttr())),
+                                       trc::abi::kArenaAttr, b.getUnitAttr())),
                                    main.getLoc())))
       return signalPassFailure();
     Value arena = main.getArgument(index);
@@ -78,10 +79,10 @@ struct PlanMemory : trc::impl::PlanMemoryBase<PlanMemory> {
       alloc.replaceAllUsesWith(view);
       alloc.erase();
     }
-    module->setAttr("trc.arena_bytes", b.getI64IntegerAttr(plan.arenaBytes));
-    module->setAttr("trc.arena_lower_bound_bytes",
+    module->setAttr(trc::abi::kArenaBytesAttr, b.getI64IntegerAttr(plan.arenaBytes));
+    module->setAttr(trc::abi::kArenaLowerBoundBytesAttr,
                     b.getI64IntegerAttr(plan.lowerBoundBytes));
-    module->setAttr("trc.arena_no_reuse_bytes", b.getI64IntegerAttr(plan.noReuseBytes));
+    module->setAttr(trc::abi::kArenaNoReuseBytesAttr, b.getI64IntegerAttr(plan.noReuseBytes));
     if (!plan.hostAllocations.empty())
       module->setAttr(trc::kHostArenaBytesAttr, b.getI64IntegerAttr(plan.hostArenaBytes));
   }

@@ -93,7 +93,8 @@ struct Recompute : trc::impl::RecomputeBase<Recompute> {
     if (chosen != Policy::None)
       summary = rewrite(*analysis, keptSet(*analysis, decision->choices, decision->cheap));
     OpBuilder b(module.getContext());
-    module->setAttr(kPlanAttr, describe(b, *analysis, *decision, budget, summary));
+    module->setAttr(trc::abi::kRecomputePlanAttr,
+                    describe(b, *analysis, *decision, budget, summary));
   }
 };
 

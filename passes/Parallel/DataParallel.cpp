@@ -30,6 +30,7 @@
 // gradients with `trc.grad_of`), before trc-build-train-step.
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
 #include "trc/Passes.h"
 #include "trc/Training/Sharding.h"
 
@@ -88,7 +89,7 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
 
     SmallVector<Gradient> gradients;
     for (unsigned r = 1; r < grad.getNumResults(); ++r) {
-      if (!grad.getResultAttr(r, "trc.grad_of"))
+      if (!grad.getResultAttr(r, trc::abi::kGradOfAttr))
         continue;
       Value g = ret.getOperand(r);
       Operation *producer = g.getDefiningOp();
@@ -109,7 +110,7 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
     // Frozen parameters' new values (running statistics of each rank's
     // batch) are averaged so that the replicas stay equal.
     for (unsigned r = 1; r < grad.getNumResults(); ++r)
-      if (grad.getResultAttr(r, "trc.update"))
+      if (grad.getResultAttr(r, trc::abi::kUpdateAttr))
         ret.setOperand(r, b.create<trc::AllReduceOp>(ret.getLoc(), ret.getOperand(r),
                                                      trc::CollectiveReduction::Avg,
                                                      trc::CollectiveGroup::World));
@@ -259,12 +260,12 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
   void shardParameters(func::FuncOp grad) {
     llvm::StringSet<> trainable;
     for (unsigned r = 1; r < grad.getNumResults(); ++r)
-      if (auto of = grad.getResultAttrOfType<StringAttr>(r, "trc.grad_of"))
+      if (auto of = grad.getResultAttrOfType<StringAttr>(r, trc::abi::kGradOfAttr))
         trainable.insert(of.getValue());
     int64_t g = shards();
     Builder attrs(grad.getContext());
     for (unsigned i = 0; i < grad.getNumArguments(); ++i) {
-      auto name = grad.getArgAttrOfType<StringAttr>(i, "trc.param");
+      auto name = grad.getArgAttrOfType<StringAttr>(i, trc::abi::kParamAttr);
       if (!name || !trainable.contains(name.getValue()))
         continue;
       BlockArgument arg = grad.getArgument(i);

@@ -14,6 +14,7 @@
 // grid's axes have communicator groups.
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
 #include "trc/Passes.h"
 #include "trc/Parallel/Reshard.h"
 
@@ -249,7 +250,7 @@ struct FunctionPartitioner {
       arg.setType(localType(full, s, grid));
       argTypes.push_back(arg.getType());
       int64_t d = s.dimSplitOver(kTensorAxis);
-      if (d >= 0 && !s.partial() && func.getArgAttr(arg.getArgNumber(), "trc.param")) {
+      if (d >= 0 && !s.partial() && func.getArgAttr(arg.getArgNumber(), trc::abi::kParamAttr)) {
         Builder b(func.getContext());
         func.setArgAttr(arg.getArgNumber(), kSplitAttr,
                         b.getDenseI64ArrayAttr({d, s.dims[d].blocks, grid.size(kTensorAxis)}));
@@ -307,13 +308,13 @@ struct FunctionPartitioner {
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     DenseMap<StringRef, unsigned> paramArg;
     for (BlockArgument arg : func.getArguments())
-      if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "trc.param"))
+      if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), trc::abi::kParamAttr))
         paramArg[name.getValue()] = arg.getArgNumber();
     OpBuilder b(ret);
     for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
       Value v = ret.getOperand(i);
       Sharding target = Sharding::whole(tensorType(v).getRank());
-      if (auto of = func.getResultAttrOfType<StringAttr>(i, "trc.grad_of"))
+      if (auto of = func.getResultAttrOfType<StringAttr>(i, trc::abi::kGradOfAttr))
         if (auto it = paramArg.find(of.getValue()); it != paramArg.end())
           target = current[func.getArgument(it->second)];
       FailureOr<Value> moved = to(b, ret.getLoc(), v, target);

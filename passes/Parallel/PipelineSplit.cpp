@@ -23,6 +23,8 @@
 // since (trc-partition's) run with the latest staged op they read.
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
+#include "trc/Abi/PipelineNames.h"
 #include "trc/Passes.h"
 #include "trc/Analysis/ValueFacts.h"
 #include "trc/Abi/SlotNames.h"
@@ -53,9 +55,9 @@ constexpr int64_t kPhases = 3;
 
 const char *phaseName(Phase phase) {
   switch (phase) {
-  case Phase::Forward: return "forward";
-  case Phase::Backward: return "backward";
-  case Phase::Weights: return "weights";
+  case Phase::Forward: return trc::abi::kForwardPhase;
+  case Phase::Backward: return trc::abi::kBackwardPhase;
+  case Phase::Weights: return trc::abi::kWeightsPhase;
   }
   return "";
 }
@@ -166,23 +168,24 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
   Value stash(Value inFrom, Program &from, Program &to) {
     std::string &name = stashNames[{&from, inFrom}];
     if (name.empty()) {
-      name = "stash:" + std::to_string(nextStash++);
-      addResult(from, inFrom, named("trc.output", name));
+      name = trc::abi::kStashPrefix + std::to_string(nextStash++);
+      addResult(from, inFrom, named(trc::abi::kOutputAttr, name));
     }
-    return addArgument(to, inFrom.getType(), named("trc.input", name));
+    return addArgument(to, inFrom.getType(), named(trc::abi::kInputAttr, name));
   }
 
   Value transfer(Value inFrom, Program &from, Program &to, Phase phase) {
     OpBuilder b(module.getContext());
     int64_t id = int64_t(transfers.size());
     std::string name = "t" + std::to_string(id);
-    addResult(from, inFrom, named("trc.output", "send:" + name));
+    addResult(from, inFrom, named(trc::abi::kOutputAttr, trc::abi::kSendPrefix + name));
     transfers.push_back(b.getDictionaryAttr(
         {b.getNamedAttr("id", b.getStringAttr(name)),
          b.getNamedAttr("phase", b.getStringAttr(phaseName(phase))),
          b.getNamedAttr("from", b.getI64IntegerAttr(from.stage)),
          b.getNamedAttr("to", b.getI64IntegerAttr(to.stage))}));
-    return addArgument(to, inFrom.getType(), named("trc.input", "recv:" + name));
+    return addArgument(to, inFrom.getType(),
+                       named(trc::abi::kInputAttr, trc::abi::kRecvPrefix + name));
   }
 
   void cloneInto(Operation &op, Program &p) {
@@ -224,7 +227,7 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
       if (home.phase == Phase::Forward &&
           llvm::all_of(inputsOf(op), [&](Value v) {
             if (auto arg = dyn_cast<BlockArgument>(v))
-              return bool(grad.getArgAttr(arg.getArgNumber(), "trc.param"));
+              return bool(grad.getArgAttr(arg.getArgNumber(), trc::abi::kParamAttr));
             Operation *def = v.getDefiningOp();
             return parameterOnly.contains(def) || (def && def->getNumOperands() == 0);
           }))
@@ -261,10 +264,10 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
     OpBuilder b = OpBuilder::atBlockEnd(&p.body());
     Location loc = p.fn.getLoc();
     std::string slot = trc::abi::kGradAccumPrefix + name.str();
-    Value acc = addArgument(p, g.getType(), named("trc.input", slot));
+    Value acc = addArgument(p, g.getType(), named(trc::abi::kInputAttr, slot));
     if (!p.keepAccum)
       p.keepAccum = addArgument(p, RankedTensorType::get({}, b.getF32Type()),
-                                named("trc.input", trc::abi::kKeepAccum));
+                                named(trc::abi::kInputAttr, trc::abi::kKeepAccum));
     auto type = cast<RankedTensorType>(g.getType());
     trc::training::UpdateBuilder u(b, loc, type);
     Value keep = u.greaterThanZero(p.keepAccum);
@@ -272,7 +275,7 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
       keep = b.create<trc::BroadcastInDimOp>(
           loc, RankedTensorType::get(type.getShape(), b.getI1Type()), keep,
           ArrayRef<int64_t>{});
-    addResult(p, u.select(keep, u.add(acc, g), g), named("trc.update", slot));
+    addResult(p, u.select(keep, u.add(acc, g), g), named(trc::abi::kUpdateAttr, slot));
   }
 
   void runOnOperation() override {
@@ -294,7 +297,7 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
         Program p;
         p.stage = s;
         p.phase = phase;
-        std::string name = "stage" + std::to_string(s) + "_" + phaseName(phase);
+        std::string name = trc::abi::stageFunctionName(s, phaseName(phase));
         p.fn = b.create<func::FuncOp>(grad.getLoc(), name, b.getFunctionType({}, {}));
         p.fn.addEntryBlock();
         programs.push_back(std::move(p));
@@ -315,7 +318,7 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
     Program &lossProgram =
         program(lossHome.stage >= 0 ? lossHome.stage : stages - 1, Phase::Forward);
     addResult(lossProgram, localize(loss, lossProgram),
-              named("trc.output", trc::abi::kLossOutput));
+              named(trc::abi::kOutputAttr, trc::abi::kLossOutput));
     llvm::StringMap<int64_t> lowestStage;
     struct Gradient {
       StringAttr name;
@@ -324,7 +327,7 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
     };
     SmallVector<Gradient> gradients;
     for (unsigned r = 1; r < grad.getNumResults(); ++r) {
-      auto name = grad.getResultAttrOfType<StringAttr>(r, "trc.grad_of");
+      auto name = grad.getResultAttrOfType<StringAttr>(r, trc::abi::kGradOfAttr);
       auto stage = grad.getResultAttrOfType<IntegerAttr>(r, kStageAttr);
       if (!name) {
         grad.emitError("result ") << r << " of @main_grad is not a gradient (trc.grad_of)";
@@ -350,7 +353,7 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
       p.fn.setAllResultAttrs(p.resultAttrs);
     }
     buildGradientFunctions(gradients, lowestStage);
-    module->setAttr("trc.pipeline_transfers", b.getArrayAttr(transfers));
+    module->setAttr(trc::abi::kPipelineTransfersAttr, b.getArrayAttr(transfers));
     grad.erase();
   }
 
@@ -373,7 +376,7 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
         // The parameter argument of this stage's copy.
         std::optional<unsigned> param;
         for (unsigned i = 0; i < grad.getNumArguments() && !param; ++i) {
-          auto name = grad.getArgAttrOfType<StringAttr>(i, "trc.param");
+          auto name = grad.getArgAttrOfType<StringAttr>(i, trc::abi::kParamAttr);
           auto stage = grad.getArgAttrOfType<IntegerAttr>(i, kStageAttr);
           if (name == g.name && (stage ? stage.getInt() : 0) == s)
             param = i;
@@ -385,25 +388,25 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
         types.push_back(grad.getArgument(*param).getType());
         argAttrs.push_back(grad.getArgAttrDict(*param));
         NamedAttrList result;
-        result.set("trc.grad_of", g.name);
+        result.set(trc::abi::kGradOfAttr, g.name);
         if (lowestStage.lookup(g.name.getValue()) != s)
-          result.set("trc.norm_excluded", b.getUnitAttr());
+          result.set(trc::abi::kNormExcludedAttr, b.getUnitAttr());
         resultAttrs.push_back(result.getDictionary(b.getContext()));
       }
       size_t params = types.size();
       for (size_t k = 0; k < params; ++k) {
-        auto name = cast<DictionaryAttr>(resultAttrs[k]).getAs<StringAttr>("trc.grad_of");
+        auto name = cast<DictionaryAttr>(resultAttrs[k]).getAs<StringAttr>(trc::abi::kGradOfAttr);
         types.push_back(types[k]);
-        argAttrs.push_back(named("trc.input", trc::abi::kGradAccumPrefix + name.str()));
+        argAttrs.push_back(named(trc::abi::kInputAttr, trc::abi::kGradAccumPrefix + name.str()));
       }
       b.setInsertionPointAfter(weights.fn);
       auto fn = b.create<func::FuncOp>(
-          grad.getLoc(), "stage" + std::to_string(s) + "_grads",
+          grad.getLoc(), trc::abi::stageFunctionName(s, trc::abi::kGradsPhase),
           b.getFunctionType(types, ArrayRef<Type>(types).drop_front(params)));
       Block *entry = fn.addEntryBlock();
       fn.setAllArgAttrs(argAttrs);
       fn.setAllResultAttrs(resultAttrs);
-      fn->setAttr("trc.pipeline_grads", b.getI64IntegerAttr(s));
+      fn->setAttr(trc::abi::kPipelineGradsAttr, b.getI64IntegerAttr(s));
       OpBuilder::atBlockEnd(entry).create<func::ReturnOp>(
           grad.getLoc(), entry->getArguments().drop_front(params));
     }

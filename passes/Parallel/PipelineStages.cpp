@@ -7,6 +7,7 @@
 // @main has one block; trc-autodiff has not run yet.
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
 #include "trc/Passes.h"
 #include "trc/Parallel/Pipeline.h"
 
@@ -106,7 +107,7 @@ struct PipelineStages : trc::impl::PipelineStagesBase<PipelineStages> {
     Block &body = main.getBody().front();
     unsigned original = main.getNumArguments();
     for (unsigned i = 0; i < original; ++i) {
-      if (!main.getArgAttr(i, "trc.param"))
+      if (!main.getArgAttr(i, trc::abi::kParamAttr))
         continue;
       BlockArgument arg = main.getArgument(i);
       llvm::SmallSet<int64_t, 4> readers;

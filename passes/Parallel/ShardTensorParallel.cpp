@@ -11,6 +11,7 @@
 // dim of batched q . k^T scores). Preconditions: static shapes.
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
 #include "trc/Passes.h"
 #include "trc/Parallel/Sharding.h"
 
@@ -46,12 +47,12 @@ bool fromArgument(Value v, StringRef attr) {
 /// A parameter (the importer transposes weight matrices once at entry;
 /// mixed precision converts).
 bool fromParameter(Value v) {
-  return fromArgument<TransposeOp, ConvertOp, ReshapeOp>(v, "trc.param");
+  return fromArgument<TransposeOp, ConvertOp, ReshapeOp>(v, trc::abi::kParamAttr);
 }
 
 /// A graph input (`trc.input`): the token ids, possibly reshaped or cut.
 bool fromGraphInput(Value v) {
-  return fromArgument<TransposeOp, ConvertOp, ReshapeOp, SliceOp>(v, "trc.input");
+  return fromArgument<TransposeOp, ConvertOp, ReshapeOp, SliceOp>(v, trc::abi::kInputAttr);
 }
 
 /// The ops the values depend on (the forward part of @main_grad).

@@ -7,6 +7,7 @@
 // the logits.
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
 #include "trc/Passes.h"
 #include "trc/Abi/SlotNames.h"
 
@@ -31,7 +32,7 @@ struct AppendLoss : trc::impl::AppendLossBase<AppendLoss> {
       return signalPassFailure();
     }
     auto logitsType = dyn_cast<RankedTensorType>(main.getResultTypes()[0]);
-    auto outputName = main.getResultAttrOfType<StringAttr>(0, "trc.output");
+    auto outputName = main.getResultAttrOfType<StringAttr>(0, trc::abi::kOutputAttr);
     std::string what = outputName ? "output '" + outputName.str() + "'" : "the first result";
     if (logitsType && logitsType.getRank() == 0) {
       main.emitError() << what << " is already a scalar (the model computes its loss); "
@@ -45,7 +46,7 @@ struct AppendLoss : trc::impl::AppendLossBase<AppendLoss> {
       return signalPassFailure();
     }
     for (unsigned i = 0; i < main.getNumArguments(); ++i)
-      if (auto name = main.getArgAttrOfType<StringAttr>(i, "trc.input");
+      if (auto name = main.getArgAttrOfType<StringAttr>(i, trc::abi::kInputAttr);
           name && name.getValue() == targetsName) {
         main.emitError() << "an input is already named '" << targetsName
                          << "'; choose another name for the targets";
@@ -61,7 +62,7 @@ struct AppendLoss : trc::impl::AppendLossBase<AppendLoss> {
     unsigned index = main.getNumArguments();
     if (failed(main.insertArgument(
             index, targetsType,
-            b.getDictionaryAttr(b.getNamedAttr("trc.input", b.getStringAttr(targetsName))),
+            b.getDictionaryAttr(b.getNamedAttr(trc::abi::kInputAttr, b.getStringAttr(targetsName))),
             main.getLoc())))
       return signalPassFailure();
 
@@ -80,7 +81,7 @@ struct AppendLoss : trc::impl::AppendLossBase<AppendLoss> {
     b.create<func::ReturnOp>(loc, loss);
     ret.erase();
     main.setType(b.getFunctionType(main.getArgumentTypes(), loss.getType()));
-    main.setResultAttr(0, "trc.output", b.getStringAttr(trc::abi::kLossOutput));
+    main.setResultAttr(0, trc::abi::kOutputAttr, b.getStringAttr(trc::abi::kLossOutput));
   }
 };
 } // namespace

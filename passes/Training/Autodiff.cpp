@@ -18,6 +18,7 @@
 // frozen parameters.
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
 #include "trc/Passes.h"
 #include "trc/Analysis/ValueFacts.h"
 #include "trc/Parallel/Pipeline.h"
@@ -135,7 +136,7 @@ LogicalResult differentiate(func::FuncOp fn, ArrayRef<unsigned> params,
       g = VjpBuilder(b, fn.getLoc(), &constants).like(arg, 0.0);
     results.push_back(g);
     NamedAttrList attrs;
-    attrs.set("trc.grad_of", name);
+    attrs.set(trc::abi::kGradOfAttr, name);
     // The stage whose copy of a parameter this is (trc-pipeline-stages).
     if (auto stage = fn.getArgAttr(i, parallel::kStageAttr))
       attrs.set(parallel::kStageAttr, stage);
@@ -144,9 +145,9 @@ LogicalResult differentiate(func::FuncOp fn, ArrayRef<unsigned> params,
   // New values of parameters the step updates besides the optimizer
   // (BatchNormalization's running statistics) follow the gradients.
   for (unsigned r = 1; r < ret.getNumOperands(); ++r)
-    if (auto update = fn.getResultAttrOfType<StringAttr>(r, "trc.update")) {
+    if (auto update = fn.getResultAttrOfType<StringAttr>(r, trc::abi::kUpdateAttr)) {
       results.push_back(ret.getOperand(r));
-      resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("trc.update", update)));
+      resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(trc::abi::kUpdateAttr, update)));
     }
   b.create<func::ReturnOp>(ret.getLoc(), results);
   ret.erase();
@@ -203,7 +204,7 @@ struct Autodiff : trc::impl::AutodiffBase<Autodiff> {
     SmallVector<StringAttr> names;
     bool bad = false;
     for (unsigned i = 0; i < main.getNumArguments(); ++i) {
-      auto name = main.getArgAttrOfType<StringAttr>(i, "trc.param");
+      auto name = main.getArgAttrOfType<StringAttr>(i, trc::abi::kParamAttr);
       if (!name)
         continue;
       auto param = module.lookupSymbol<ParameterOp>(name.getValue());

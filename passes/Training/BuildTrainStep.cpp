@@ -12,6 +12,8 @@
 // The call is left for the inliner.
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
+#include "trc/Abi/PipelineNames.h"
 #include "trc/Passes.h"
 #include "trc/Abi/SlotNames.h"
 #include "trc/Training/Optimizers.h"
@@ -51,12 +53,13 @@ struct Trainable {
 };
 
 DictionaryAttr namedInput(OpBuilder &b, StringRef name) {
-  return b.getDictionaryAttr(b.getNamedAttr("trc.input", b.getStringAttr(name)));
+  return b.getDictionaryAttr(b.getNamedAttr(trc::abi::kInputAttr, b.getStringAttr(name)));
 }
 
 std::optional<unsigned> findInput(func::FuncOp fn, StringRef name) {
   for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-    if (auto n = fn.getArgAttrOfType<StringAttr>(i, "trc.input"); n && n.getValue() == name)
+    if (auto n = fn.getArgAttrOfType<StringAttr>(i, trc::abi::kInputAttr);
+        n && n.getValue() == name)
       return i;
   return std::nullopt;
 }
@@ -75,51 +78,52 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
       return signalPassFailure();
     }
     if (auto grad = module.lookupSymbol<func::FuncOp>("main_grad")) {
-      buildFor(module, grad, "train_step", /*pipeline=*/false);
+      buildFor(module, grad, "train_step", /*stage=*/-1);
       return;
     }
     // Pipeline stages (trc-pipeline-split): one update per stage, from its
     // accumulated gradients.
     SmallVector<func::FuncOp> stageGrads;
     for (auto fn : module.getOps<func::FuncOp>())
-      if (fn->hasAttr("trc.pipeline_grads"))
+      if (fn->hasAttr(trc::abi::kPipelineGradsAttr))
         stageGrads.push_back(fn);
     if (stageGrads.empty()) {
       module.emitError("trc-build-train-step needs @main_grad (run trc-autodiff first)");
       return signalPassFailure();
     }
     for (func::FuncOp fn : stageGrads) {
-      int64_t stage = fn->getAttrOfType<IntegerAttr>("trc.pipeline_grads").getInt();
-      buildFor(module, fn, "stage" + std::to_string(stage) + "_apply", /*pipeline=*/true);
+      int64_t stage = fn->getAttrOfType<IntegerAttr>(trc::abi::kPipelineGradsAttr).getInt();
+      buildFor(module, fn, trc::abi::stageFunctionName(stage, trc::abi::kApplyPhase), stage);
     }
   }
 
   /// @`name` around `grad`: @main_grad (loss first, then gradients), or a
-  /// pipeline stage's gradients alone (`pipeline`: no loss, no
-  /// accumulation here, the norm summed over the pipeline group).
-  void buildFor(ModuleOp module, func::FuncOp grad, StringRef name, bool pipeline) {
+  /// pipeline stage's gradients alone (`stage` >= 0, a pipeline: no loss,
+  /// no accumulation here, the norm summed over the pipeline group).
+  void buildFor(ModuleOp module, func::FuncOp grad, StringRef name, int64_t stage) {
+    bool pipeline = stage >= 0;
     // Which argument each gradient belongs to.
     llvm::StringMap<unsigned> argumentOf;
     for (unsigned i = 0; i < grad.getNumArguments(); ++i)
-      if (auto name = grad.getArgAttrOfType<StringAttr>(i, "trc.param"))
+      if (auto name = grad.getArgAttrOfType<StringAttr>(i, trc::abi::kParamAttr))
         argumentOf[name.getValue()] = i;
     SmallVector<Trainable> trainables;
     parameterUpdates.clear();
     for (unsigned r = pipeline ? 0 : 1; r < grad.getNumResults(); ++r) {
       // A frozen parameter's new value (running statistics): passed through.
-      if (auto update = grad.getResultAttrOfType<StringAttr>(r, "trc.update")) {
+      if (auto update = grad.getResultAttrOfType<StringAttr>(r, trc::abi::kUpdateAttr)) {
         parameterUpdates.push_back({r, update});
         continue;
       }
-      auto of = grad.getResultAttrOfType<StringAttr>(r, "trc.grad_of");
+      auto of = grad.getResultAttrOfType<StringAttr>(r, trc::abi::kGradOfAttr);
       if (!of || !argumentOf.count(of.getValue())) {
         grad.emitError("result ") << r << " of @" << grad.getSymName()
                                   << " is not the gradient of a parameter";
         return signalPassFailure();
       }
       Trainable t{of.str(), argumentOf[of.getValue()], r};
-      t.normExcluded = bool(grad.getResultAttr(r, "trc.norm_excluded"));
-      t.split = bool(grad.getArgAttr(t.argument, "trc.split"));
+      t.normExcluded = bool(grad.getResultAttr(r, trc::abi::kNormExcludedAttr));
+      t.split = bool(grad.getArgAttr(t.argument, trc::abi::kSplitAttr));
       if (auto degree = grad.getResultAttrOfType<IntegerAttr>(r, trc::training::kShardDegreeAttr)) {
         auto shape = grad.getResultAttrOfType<DenseI64ArrayAttr>(r, trc::training::kShardOfAttr);
         if (!shape) {
@@ -141,7 +145,7 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
     }
     build(module, grad, trainables, name, pipeline);
     if (pipeline)
-      buildNorm(module, grad, trainables, (name.rsplit('_').first + "_norm").str());
+      buildNorm(module, grad, trainables, trc::abi::stageFunctionName(stage, trc::abi::kNormPhase));
   }
 
   /// Names of the optimizer's state slots per parameter.
@@ -223,8 +227,9 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
       grads.push_back(u.mul(g, u.expand(gradScale)));
     }
     b.create<func::ReturnOp>(loc, sumOfSquares(b, loc, grads, trainables));
-    fn.setResultAttrs(0, b.getDictionaryAttr(b.getNamedAttr(
-                             "trc.output", b.getStringAttr(trc::abi::kGradSquaresOutput))));
+    fn.setResultAttrs(
+        0, b.getDictionaryAttr(b.getNamedAttr(trc::abi::kOutputAttr,
+                                              b.getStringAttr(trc::abi::kGradSquaresOutput))));
   }
 
   void build(ModuleOp module, func::FuncOp grad, ArrayRef<Trainable> trainables, StringRef name,
@@ -245,12 +250,12 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
     // State and accumulators have the gradient's type (a shard under ZeRO).
     auto stateAttrs = [&](const Trainable &t, const std::string &name) {
       NamedAttrList attrs;
-      attrs.set("trc.state", b.getStringAttr(name));
+      attrs.set(trc::abi::kStateAttr, b.getStringAttr(name));
       if (t.shards)
         for (const NamedAttribute &a : trc::training::shardAttributes(b, t.full, t.shards))
           attrs.set(a.getName(), a.getValue());
       if (t.split)
-        for (StringRef key : {"trc.split", "trc.split_of"})
+        for (StringRef key : {trc::abi::kSplitAttr, trc::abi::kSplitOfAttr})
           attrs.set(key, grad.getArgAttr(t.argument, key));
       return attrs.getDictionary(ctx);
     };
@@ -339,11 +344,11 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
         loss = b.create<trc::DivOp>(loc, loss, body->getArgument(*lossScaleArg));
       results.push_back(loss);
       resultAttrs.push_back(b.getDictionaryAttr(
-          b.getNamedAttr("trc.output", b.getStringAttr(trc::abi::kLossOutput))));
+          b.getNamedAttr(trc::abi::kOutputAttr, b.getStringAttr(trc::abi::kLossOutput))));
     }
     results.push_back(norm);
     resultAttrs.push_back(b.getDictionaryAttr(
-        b.getNamedAttr("trc.output", b.getStringAttr(trc::abi::kGradNormOutput))));
+        b.getNamedAttr(trc::abi::kOutputAttr, b.getStringAttr(trc::abi::kGradNormOutput))));
     SmallVector<Value> newParams, newStates(slots.size() * trainables.size());
     double decay = weightDecay >= 0 ? weightDecay : (optimizer == "adamw" ? 0.01 : 0.0);
     for (auto [k, t] : llvm::enumerate(trainables)) {
@@ -399,24 +404,24 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
     for (auto [k, t] : llvm::enumerate(trainables)) {
       results.push_back(newParams[k]);
       resultAttrs.push_back(
-          b.getDictionaryAttr(b.getNamedAttr("trc.update", b.getStringAttr(t.name))));
+          b.getDictionaryAttr(b.getNamedAttr(trc::abi::kUpdateAttr, b.getStringAttr(t.name))));
     }
     for (auto [s, slot] : llvm::enumerate(slots))
       for (auto [k, t] : llvm::enumerate(trainables)) {
         results.push_back(newStates[s * trainables.size() + k]);
         resultAttrs.push_back(b.getDictionaryAttr(
-            b.getNamedAttr("trc.update", b.getStringAttr(slot + ":" + t.name))));
+            b.getNamedAttr(trc::abi::kUpdateAttr, b.getStringAttr(slot + ":" + t.name))));
       }
     for (auto [r, update] : parameterUpdates) {
       results.push_back(call.getResult(r));
-      resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("trc.update", update)));
+      resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(trc::abi::kUpdateAttr, update)));
     }
     for (auto [k, t] : llvm::enumerate(trainables)) {
       if (!accumulate)
         break;
       results.push_back(newAccums[k]);
-      resultAttrs.push_back(b.getDictionaryAttr(
-          b.getNamedAttr("trc.update", b.getStringAttr(trc::abi::kGradAccumPrefix + t.name))));
+      resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
+          trc::abi::kUpdateAttr, b.getStringAttr(trc::abi::kGradAccumPrefix + t.name))));
     }
     b.create<func::ReturnOp>(loc, results);
     step.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));

@@ -1,11 +1,12 @@
 //===- LowerDropout.cpp - trc-lower-dropout ---------------------------------===//
 //
 // Replaces each trc.dropout of @main by select(u >= p, x / (1 - p), 0) with
-// u = trc.random_uniform of a new key input "trc.rng_key" (see Passes.td).
+// u = trc.random_uniform of a new key input trc.rng_key (abi::kRngKey; see Passes.td).
 // Preconditions: a function @main with one block; run before trc-autodiff.
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
+#include "trc/Abi/AttrNames.h"
 #include "trc/Abi/SlotNames.h"
 #include "trc/Training/Optimizers.h"
 
@@ -36,10 +37,10 @@ struct LowerDropout : trc::impl::LowerDropoutBase<LowerDropout> {
     OpBuilder b(module.getContext());
     auto keyType = RankedTensorType::get({}, b.getI64Type());
     unsigned keyIndex = main.getNumArguments();
-    if (failed(main.insertArgument(
-            keyIndex, keyType,
-            b.getDictionaryAttr(b.getNamedAttr("trc.input", b.getStringAttr(trc::abi::kRngKey))),
-            main.getLoc())))
+    if (failed(main.insertArgument(keyIndex, keyType,
+                                   b.getDictionaryAttr(b.getNamedAttr(
+                                       trc::abi::kInputAttr, b.getStringAttr(trc::abi::kRngKey))),
+                                   main.getLoc())))
       return signalPassFailure();
     Value key = main.getArgument(keyIndex);
 

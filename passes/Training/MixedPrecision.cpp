@@ -11,6 +11,7 @@
 // Preconditions: @main has one block; parameters are arguments.
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
 #include "trc/Passes.h"
 #include "trc/Abi/SlotNames.h"
 
@@ -118,9 +119,10 @@ struct MixedPrecision : trc::impl::MixedPrecisionBase<MixedPrecision> {
     OpBuilder b(ret);
     auto scalar = RankedTensorType::get({}, b.getF32Type());
     unsigned index = main.getNumArguments();
-    (void)main.insertArgument(
-        index, scalar, b.getDictionaryAttr(b.getNamedAttr("trc.input", b.getStringAttr(trc::abi::kLossScale))),
-        main.getLoc());
+    (void)main.insertArgument(index, scalar,
+                              b.getDictionaryAttr(b.getNamedAttr(
+                                  trc::abi::kInputAttr, b.getStringAttr(trc::abi::kLossScale))),
+                              main.getLoc());
     Value loss = ret.getOperand(0);
     if (loss.getType() != scalar) {
       main.emitError("loss scaling needs @main's first result to be a tensor<f32> loss");

@@ -191,7 +191,7 @@ def LowerDropout : Pass<"trc-lower-dropout", "mlir::ModuleOp"> {
     ```
 
     where k numbers the dropouts in order (so no two share a mask) and %key
-    is a new input `trc.input = "trc.rng_key"` (tensor<i64>) that the runtime
+    is a new input named trc.rng_key (by `trc.input`; tensor<i64>) that the runtime
     sets from the run's seed and the step, making each step's masks
     different and a resumed run's masks the same. Without dropouts @main is
     unchanged.

@@ -8,6 +8,7 @@
 // keeps an unfused softmax).
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
 #include "trc/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -244,7 +245,7 @@ template <typename OpT> Value maskOf(Core &c, OpT op, bool recomputed) {
   auto stretched = c.rw.create<BroadcastInDimOp>(
       c.loc, c.type(mask).clone(scores), mask, llvm::to_vector(llvm::seq<int64_t>(0, q.getRank())));
   if (recomputed)
-    stretched->setAttr("trc.recomputed", c.rw.getUnitAttr());
+    stretched->setAttr(trc::abi::kRecomputedAttr, c.rw.getUnitAttr());
   return stretched;
 }
 
@@ -260,7 +261,7 @@ template <typename OpT> Value attentionProbabilities(Core &c, OpT op, bool recom
   // forward's: that would keep the probabilities from the forward to the
   // backward, which is what the fused op exists to avoid.
   if (recomputed)
-    s.getDefiningOp()->setAttr("trc.recomputed", c.rw.getUnitAttr());
+    s.getDefiningOp()->setAttr(trc::abi::kRecomputedAttr, c.rw.getUnitAttr());
   if (op.getScale().convertToDouble() != 1.0)
     s = c.mul(s, c.like(s, op.getScale().convertToDouble()));
   if (Value mask = maskOf(c, op, recomputed)) {

@@ -5,6 +5,7 @@
 // Precondition: a function @main with a body.
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
 #include "trc/Passes.h"
 
 namespace trc {
@@ -35,7 +36,7 @@ struct ParametersToArguments
       unsigned index = main.getNumArguments();
       if (failed(main.insertArgument(
               index, ops.front().getType(),
-              b.getDictionaryAttr(b.getNamedAttr("trc.param", b.getStringAttr(name))),
+              b.getDictionaryAttr(b.getNamedAttr(trc::abi::kParamAttr, b.getStringAttr(name))),
               ops.front().getLoc())))
         return signalPassFailure();
       for (auto op : ops) {

@@ -6,6 +6,7 @@
 #include "runtime/artifact/Session.h"
 
 #include "runtime/backends/Offload.h"
+#include "trc/Abi/PipelineNames.h"
 #include "trc/Abi/SlotNames.h"
 
 #include "runtime/comm/Collectives.h"
@@ -144,8 +145,7 @@ Status loadParam(Backend &backend, const Artifact &artifact, const Slot &slot, v
 /// "<kind>:<name>" (state, accumulators), of the same name, dtype and shape.
 static void *sharedSlot(const Slot &slot, const std::vector<const Session *> &owners) {
   bool shareable = slot.kind == SlotKind::Param ||
-                   (slot.kind == SlotKind::Input && slot.name.find(':') != std::string::npos &&
-                    slot.name.rfind("recv:", 0) != 0 && slot.name.rfind("stash:", 0) != 0);
+                   (slot.kind == SlotKind::Input && abi::isStateSlot(slot.name));
   if (!shareable)
     return nullptr;
   for (const Session *owner : owners)
@@ -265,7 +265,7 @@ static std::string programSpanName(std::string dir) {
     size_t before = dir.find_last_of('/', last - 1);
     std::string parent = dir.substr(before == std::string::npos ? 0 : before + 1,
                                     last - (before == std::string::npos ? 0 : before + 1));
-    if (parent.rfind("stage", 0) == 0)
+    if (parent.rfind(abi::kStagePrefix, 0) == 0)
       name = parent + "/" + name;
   }
   return "program " + name;

@@ -13,11 +13,11 @@
 namespace trc::rt {
 
 std::string stageEntryName(int stage, std::string_view program) {
-  return "stage" + std::to_string(stage) + "_" + std::string(program);
+  return abi::stageFunctionName(stage, program);
 }
 
 std::string stageFolderName(int stage, std::string_view program) {
-  return "stage" + std::to_string(stage) + "/" + std::string(program);
+  return abi::stageName(stage) + "/" + std::string(program);
 }
 
 std::string formatPipelineIndex(const PipelineIndex &index) {

@@ -20,6 +20,7 @@
 #define TRC_RUNTIME_SPEC_PIPELINEINDEX_H
 
 #include "runtime/support/Status.h"
+#include "trc/Abi/PipelineNames.h"
 
 #include <string>
 #include <string_view>
@@ -30,9 +31,11 @@ namespace trc::rt {
 /// The index file inside a pipeline artifact folder.
 inline constexpr const char kPipelineIndexFile[] = "pipeline.trc";
 
-/// The programs of every stage, in the order the index lists them.
-inline constexpr const char *kStagePrograms[] = {"forward", "backward", "weights", "norm",
-                                                 "apply"};
+/// The programs of every stage, in the order the index lists them (their
+/// names are the phases of trc/Abi/PipelineNames.h).
+inline constexpr const char *kStagePrograms[] = {abi::kForwardPhase, abi::kBackwardPhase,
+                                                 abi::kWeightsPhase, abi::kNormPhase,
+                                                 abi::kApplyPhase};
 
 struct PipelineIndex {
   int ranks = 1, chunks = 1;
@@ -46,7 +49,7 @@ struct PipelineIndex {
 };
 
 /// "stage<s>_<program>": the function of the split module a stage program
-/// is compiled from (its entry).
+/// is compiled from (its entry; abi::stageFunctionName).
 std::string stageEntryName(int stage, std::string_view program);
 /// "stage<s>/<program>": the stage program's artifact folder, relative to
 /// the pipeline artifact's folder.

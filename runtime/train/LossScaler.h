@@ -22,7 +22,7 @@ namespace trc::rt {
 struct LossScaler {
   // Checkpointed under the input's name.
   static constexpr const char *kScaleTensor = abi::kLossScale;
-  static constexpr const char *kGoodStepsTensor = "trc.loss_scale_good_steps";
+  static constexpr const char *kGoodStepsTensor = abi::kLossScaleGoodSteps;
 
   double scale = 65536.0;
   int64_t goodSteps = 0;

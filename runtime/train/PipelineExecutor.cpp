@@ -4,6 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/train/PipelineExecutor.h"
+#include "trc/Abi/ArtifactNames.h"
+#include "trc/Abi/PipelineNames.h"
 #include "trc/Abi/SlotNames.h"
 
 #include "runtime/formats/FileOps.h"
@@ -85,16 +87,19 @@ PipelineExecutor::open(const std::string &dir, Backend &backend, Communicator &p
     };
     // The forward program owns the parameters, the weights program the
     // gradient accumulators, the apply program the optimizer state.
-    if (Status e = load("forward", st.forwardArtifact, st.forward, {}); !e)
+    if (Status e = load(abi::kForwardPhase, st.forwardArtifact, st.forward, {}); !e)
       return e;
-    if (Status e = load("backward", st.backwardArtifact, st.backward, {st.forward.get()}); !e)
-      return e;
-    if (Status e = load("weights", st.weightsArtifact, st.weights, {st.forward.get()}); !e)
-      return e;
-    if (Status e = load("norm", st.normArtifact, st.norm, {st.forward.get(), st.weights.get()});
+    if (Status e =
+            load(abi::kBackwardPhase, st.backwardArtifact, st.backward, {st.forward.get()});
         !e)
       return e;
-    if (Status e = load("apply", st.applyArtifact, st.apply,
+    if (Status e = load(abi::kWeightsPhase, st.weightsArtifact, st.weights, {st.forward.get()}); !e)
+      return e;
+    if (Status e =
+            load(abi::kNormPhase, st.normArtifact, st.norm, {st.forward.get(), st.weights.get()});
+        !e)
+      return e;
+    if (Status e = load(abi::kApplyPhase, st.applyArtifact, st.apply,
                         {st.forward.get(), st.weights.get()});
         !e)
       return e;
@@ -136,7 +141,7 @@ StatusOr<void *> PipelineExecutor::buffer(const std::string &slot, int microbatc
       return s.withPrefix("pipeline buffer '" + slot + "': ");
   }
   pool.lent[microbatch] = index;
-  if (startsWith(slot, "stash:")) {
+  if (abi::hasSlotPrefix(slot, abi::kStashPrefix)) {
     stashBytes_ += bytes;
     peakStashBytes_ = std::max(peakStashBytes_, stashBytes_);
   }
@@ -150,7 +155,7 @@ void PipelineExecutor::release(const std::string &slot, int microbatch) {
     return;
   pool.free.push_back(it->second);
   pool.lent.erase(it);
-  if (startsWith(slot, "stash:"))
+  if (abi::hasSlotPrefix(slot, abi::kStashPrefix))
     stashBytes_ -= pool.bytes;
 }
 
@@ -176,9 +181,9 @@ void PipelineExecutor::releaseFinishedSends(bool all) {
 Status PipelineExecutor::bindMicrobatch(Session &session, int microbatch,
                                         std::vector<P2PRequest> &receives) {
   for (const Slot &slot : session.manifest().slots) {
-    bool stash = startsWith(slot.name, "stash:");
-    bool send = slot.kind == SlotKind::Output && startsWith(slot.name, "send:");
-    bool recv = slot.kind == SlotKind::Input && startsWith(slot.name, "recv:");
+    bool stash = abi::hasSlotPrefix(slot.name, abi::kStashPrefix);
+    bool send = slot.kind == SlotKind::Output && abi::hasSlotPrefix(slot.name, abi::kSendPrefix);
+    bool recv = slot.kind == SlotKind::Input && abi::hasSlotPrefix(slot.name, abi::kRecvPrefix);
     if (!stash && !send && !recv)
       continue;
     StatusOr<void *> buf = buffer(slot.name, microbatch, slot.byteSize);
@@ -188,7 +193,7 @@ Status PipelineExecutor::bindMicrobatch(Session &session, int microbatch,
       return s;
     if (!recv)
       continue;
-    std::string id = slot.name.substr(5);
+    std::string id = slot.name.substr(std::strlen(abi::kRecvPrefix));
     auto ordinal = transferOrdinal_.find(id);
     if (ordinal == transferOrdinal_.end())
       return Status::error("input '" + percentEncode(slot.name) +
@@ -206,9 +211,9 @@ Status PipelineExecutor::bindMicrobatch(Session &session, int microbatch,
 
 Status PipelineExecutor::sendOutputs(Session &session, int microbatch) {
   for (const Slot &slot : session.manifest().slots) {
-    if (slot.kind != SlotKind::Output || !startsWith(slot.name, "send:"))
+    if (slot.kind != SlotKind::Output || !abi::hasSlotPrefix(slot.name, abi::kSendPrefix))
       continue;
-    std::string id = slot.name.substr(5);
+    std::string id = slot.name.substr(std::strlen(abi::kSendPrefix));
     auto ordinal = transferOrdinal_.find(id);
     if (ordinal == transferOrdinal_.end())
       return Status::error("output '" + percentEncode(slot.name) +
@@ -291,7 +296,8 @@ Status PipelineExecutor::runProgram(StageSessions &st, Program program, int micr
     bool lastReader = program == Program::Weights ||
                       (program == Program::Backward &&
                        !st.weights->manifest().find(SlotKind::Input, slot.name));
-    if (startsWith(slot.name, "recv:") || (startsWith(slot.name, "stash:") && lastReader))
+    if (abi::hasSlotPrefix(slot.name, abi::kRecvPrefix) ||
+        (abi::hasSlotPrefix(slot.name, abi::kStashPrefix) && lastReader))
       release(slot.name, microbatch);
   }
   releaseFinishedSends(false);
@@ -316,7 +322,7 @@ Status PipelineExecutor::runProgram(StageSessions &st, Program program, int micr
 Status PipelineExecutor::findTiedGradients() {
   std::map<std::string, std::vector<int>> holders;
   for (int s = 0; s < index_.stages(); ++s) {
-    std::string path = stageFolder(dir_, s, "apply") + "/manifest.trc";
+    std::string path = stageFolder(dir_, s, abi::kApplyPhase) + "/" + abi::kManifestFile;
     StatusOr<std::string> text = readSmallFile(path, 64 << 20);
     if (!text.ok())
       return text.status();
@@ -339,8 +345,7 @@ Status PipelineExecutor::zeroInputs() {
   for (StageSessions &st : stages_)
     for (Session *session : {st.weights.get(), st.apply.get()})
       for (const Slot &slot : session->manifest().slots) {
-        if (slot.kind != SlotKind::Input || slot.name.find(':') == std::string::npos ||
-            startsWith(slot.name, "recv:") || startsWith(slot.name, "stash:"))
+        if (slot.kind != SlotKind::Input || !abi::isStateSlot(slot.name))
           continue;
         HostTensor zeros;
         if (Status s = zeros.allocate(slot.dtype, slot.shape); !s)
@@ -531,8 +536,7 @@ template <typename Visit> Status forEachStateSlot(const PipelineExecutor::StageS
       if (Status s = visit(*st.forward, slot); !s)
         return s;
   for (const Slot &slot : st.apply->manifest().slots)
-    if (slot.kind == SlotKind::Input && slot.name.find(':') != std::string::npos &&
-        !startsWith(slot.name, abi::kGradAccumPrefix))
+    if (slot.kind == SlotKind::Input && abi::isOptimizerStateSlot(slot.name))
       if (Status s = visit(*st.apply, slot); !s)
         return s;
   return Status::success();

@@ -48,7 +48,7 @@ namespace {
 std::vector<const Slot *> stateSlots(const Manifest &m) {
   std::vector<const Slot *> out;
   for (const Slot &s : m.slots) {
-    bool isState = s.kind == SlotKind::Input && s.name.find(':') != std::string::npos;
+    bool isState = s.kind == SlotKind::Input && abi::isStateSlot(s.name);
     if (s.kind == SlotKind::Param || isState)
       out.push_back(&s);
   }
@@ -1193,7 +1193,7 @@ Status TrainingJob::exportWeights() {
     if (!gathered.ok())
       return gathered.status();
     for (NamedTensor &t : *gathered)
-      if (t.name.find(':') == std::string::npos) { // not optimizer state
+      if (!abi::isOptimizerStateSlot(t.name)) {
         weights.names.push_back(t.name);
         trained[t.name] = std::move(t.tensor);
       }

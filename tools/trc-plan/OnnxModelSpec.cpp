@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "OnnxModelSpec.h"
 
+#include "trc/Abi/AttrNames.h"
 #include "trc/Dialect/Trc.h"
 #include "trc/Import/OnnxImporter.h"
 #include "trc/InitAllDialects.h"
@@ -51,7 +52,7 @@ int64_t vocabulary(mlir::func::FuncOp main) {
             continue;
           auto tableArg = llvm::dyn_cast<mlir::BlockArgument>(gather.getOperand());
           bool isParameter =
-              (tableArg && main.getArgAttr(tableArg.getArgNumber(), "trc.param")) ||
+              (tableArg && main.getArgAttr(tableArg.getArgNumber(), trc::abi::kParamAttr)) ||
               llvm::isa_and_nonnull<GetParameterOp>(gather.getOperand().getDefiningOp());
           (isParameter ? fromParameter : other) =
               std::max(isParameter ? fromParameter : other, rows);

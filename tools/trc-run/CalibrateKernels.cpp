@@ -20,6 +20,7 @@
 #include "runtime/artifact/Artifact.h"
 #include "runtime/artifact/Session.h"
 #include "runtime/backends/cpu/CpuBackend.h"
+#include "trc/Abi/AttrNames.h"
 #include "trc/InitAllDialects.h"
 #include "trc/InitAllPasses.h"
 #include "trc/Pipelines/Pipelines.h"
@@ -119,7 +120,7 @@ bool isOp(mlir::Operation *op, llvm::StringRef name) {
 
 bool isSplat(mlir::Value v) {
   mlir::Operation *def = v.getDefiningOp();
-  if (!isOp(def, "trc.constant"))
+  if (!isOp(def, trc::abi::kConstantOpName))
     return false;
   auto dense = def->getAttrOfType<mlir::DenseElementsAttr>("value");
   return dense && dense.isSplat();
@@ -129,7 +130,7 @@ bool isSplat(mlir::Value v) {
 plan::KernelSample unfusedTraffic(mlir::func::FuncOp main) {
   plan::KernelSample k;
   main.walk([&](mlir::Operation *op) {
-    if (isOp(op, "trc.constant") || isOp(op, "trc.reshape") ||
+    if (isOp(op, trc::abi::kConstantOpName) || isOp(op, trc::abi::kReshapeOpName) ||
         llvm::isa<mlir::func::ReturnOp, mlir::func::FuncOp>(op))
       return;
     k.ops += 1;

@@ -4,6 +4,7 @@
 #include "ExportOnnx.h"
 
 #include "runtime/formats/Npy.h"
+#include "trc/Abi/AttrNames.h"
 #include "trc/Abi/SlotNames.h"
 #include "trc/Dialect/Trc.h"
 #include "trc/Import/OnnxImporter.h"
@@ -82,7 +83,7 @@ bool trainingPipeline(const rt::TrainingBuild &build, TrainingPipelineOptions &o
 /// lookup reading the argument directly or through reshapes), or 0.
 int64_t vocabularyOf(mlir::func::FuncOp main, const std::string &name) {
   for (unsigned i = 0; i < main.getNumArguments(); ++i) {
-    auto input = main.getArgAttrOfType<mlir::StringAttr>(i, "trc.input");
+    auto input = main.getArgAttrOfType<mlir::StringAttr>(i, trc::abi::kInputAttr);
     if (!input || input.getValue() != name)
       continue;
     llvm::SmallVector<mlir::Value> worklist{main.getArgument(i)};
@@ -120,7 +121,7 @@ int64_t boundaryBytes(mlir::func::FuncOp fn) {
 
 /// trc-recompute's estimate and choices (module attribute trc.recompute_plan).
 void readRecomputePlan(mlir::ModuleOp module, CompileOutcome &outcome) {
-  auto plan = module->getAttrOfType<mlir::DictionaryAttr>(recompute::kPlanAttr);
+  auto plan = module->getAttrOfType<mlir::DictionaryAttr>(abi::kRecomputePlanAttr);
   if (!plan)
     return;
   if (auto peak = plan.getAs<mlir::IntegerAttr>("peak_after"))
@@ -149,11 +150,11 @@ void readMemoryLines(const std::string &log, CompileOutcome &outcome) {
 
 /// The name of @main's argument `i` (its graph input) or result `i`.
 std::string inputName(mlir::func::FuncOp main, unsigned i) {
-  auto name = main.getArgAttrOfType<mlir::StringAttr>(i, "trc.input");
+  auto name = main.getArgAttrOfType<mlir::StringAttr>(i, trc::abi::kInputAttr);
   return name ? name.str() : "";
 }
 std::string outputName(mlir::func::FuncOp main, unsigned i) {
-  auto name = main.getResultAttrOfType<mlir::StringAttr>(i, "trc.output");
+  auto name = main.getResultAttrOfType<mlir::StringAttr>(i, trc::abi::kOutputAttr);
   return name ? name.str() : "";
 }
 
@@ -208,7 +209,7 @@ bool checkLoss(mlir::func::FuncOp main, const std::string &model, const rt::Trai
   auto type = llvm::dyn_cast<mlir::RankedTensorType>(main.getResultTypes()[0]);
   if (type && type.getRank() == 0)
     return true;
-  auto name = main.getResultAttrOfType<mlir::StringAttr>(0, "trc.output");
+  auto name = main.getResultAttrOfType<mlir::StringAttr>(0, trc::abi::kOutputAttr);
   diag << "error: " << model << ": output '" << (name ? name.getValue() : "0") << "' ("
        << main.getResultTypes()[0]
        << ") is not a scalar loss; for a model that outputs logits pass "

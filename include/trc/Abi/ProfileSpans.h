@@ -4,19 +4,22 @@
 // `trc-run --profile`'s per-op spans: the hooks a CPU program calls around
 // each loop nest and matrix product, and the module attribute the artifact
 // writer turns into the manifest's `span` records (docs/ARTIFACT.md:
-// `span <id> <name> <node> <function>`, percent-encoded). No dependencies.
+// `span <id> <name> <node> <function>`, percent-encoded). No dependencies
+// beyond AttrNames.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRC_ABI_PROFILESPANS_H
 #define TRC_ABI_PROFILESPANS_H
+
+#include "trc/Abi/AttrNames.h"
 
 namespace trc::abi {
 
 // extern "C" void trc_rt_profile_begin(int64_t id) / trc_rt_profile_end(id).
 inline constexpr const char kProfileBegin[] = "trc_rt_profile_begin";
 inline constexpr const char kProfileEnd[] = "trc_rt_profile_end";
-// Module attribute: [[name, node, function], ...], index = id.
-inline constexpr const char kProfileSpansAttr[] = "trc.profile_spans";
+// The module attribute, [[name, node, function], ...] with index = id, is
+// kProfileSpansAttr (AttrNames.h).
 
 } // namespace trc::abi
 

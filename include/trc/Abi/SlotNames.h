@@ -5,11 +5,13 @@
 // creates them (trc-build-train-step, trc-mixed-precision, trc-lower-dropout,
 // trc-append-loss, the artifact writer) and the runtime that feeds and reads
 // them (Session, Trainer, DistributedRun), so both spell each name once.
-// No dependencies: plain constants.
+// No dependencies: plain constants and string tests.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRC_ABI_SLOTNAMES_H
 #define TRC_ABI_SLOTNAMES_H
+
+#include <string_view>
 
 namespace trc::abi {
 
@@ -40,6 +42,47 @@ inline constexpr const char kGradPrefix[] = "grad:";
 // State slot "grad_accum:<param>": the running gradient sum of <param>
 // (gradient accumulation), updated on every micro-step.
 inline constexpr const char kGradAccumPrefix[] = "grad_accum:";
+
+// Checkpoint tensor (i64): fp16 loss scaling's count of good steps since the
+// scale last changed (the scale itself is checkpointed as kLossScale).
+inline constexpr const char kLossScaleGoodSteps[] = "trc.loss_scale_good_steps";
+
+// Pipeline stages' buffers (trc-pipeline-split): input "stash:<n>" is a value
+// a stage's forward keeps for its backward (output of one program, input of
+// a later one); output "send:<id>" and input "recv:<id>" are the two ends of
+// transfer <id> (pipeline.trc) between stages. The executor lends them a
+// buffer per microbatch.
+inline constexpr const char kStashPrefix[] = "stash:";
+inline constexpr const char kSendPrefix[] = "send:";
+inline constexpr const char kRecvPrefix[] = "recv:";
+
+// A slot name of the form "<kind>:<name>": a parameter's or an input's own
+// name has no colon; state, accumulators, gradients, updates and pipeline
+// buffers are named after what they belong to.
+inline constexpr char kSlotKindSeparator = ':';
+
+inline bool hasSlotPrefix(std::string_view name, std::string_view prefix) {
+  return name.substr(0, prefix.size()) == prefix;
+}
+/// "<kind>:<name>".
+inline bool isDerivedSlot(std::string_view name) {
+  return name.find(kSlotKindSeparator) != std::string_view::npos;
+}
+/// A pipeline stage's stash, send or receive buffer.
+inline bool isPipelineBufferSlot(std::string_view name) {
+  return hasSlotPrefix(name, kStashPrefix) || hasSlotPrefix(name, kSendPrefix) ||
+         hasSlotPrefix(name, kRecvPrefix);
+}
+/// An input that persists from step to step besides the parameters (and is
+/// checkpointed): optimizer state ("adam.m:<param>") or a gradient
+/// accumulator ("grad_accum:<param>").
+inline bool isStateSlot(std::string_view name) {
+  return isDerivedSlot(name) && !isPipelineBufferSlot(name);
+}
+/// Optimizer state: a state slot other than a gradient accumulator.
+inline bool isOptimizerStateSlot(std::string_view name) {
+  return isStateSlot(name) && !hasSlotPrefix(name, kGradAccumPrefix);
+}
 
 } // namespace trc::abi
 

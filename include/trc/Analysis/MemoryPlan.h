@@ -19,6 +19,8 @@
 #ifndef TRC_ANALYSIS_MEMORYPLAN_H
 #define TRC_ANALYSIS_MEMORYPLAN_H
 
+#include "trc/Abi/AttrNames.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -28,11 +30,11 @@
 
 namespace trc {
 
-/// The attribute marking a memref.alloc that belongs to the host arena.
-constexpr llvm::StringLiteral kHostPoolAttr = "trc.host_pool";
-/// The module attribute trc-plan-memory sets to the host arena's bytes
-/// (only when there is one).
-constexpr llvm::StringLiteral kHostArenaBytesAttr = "trc.host_arena_bytes";
+/// The attribute marking a memref.alloc that belongs to the host arena, and
+/// the module attribute trc-plan-memory sets to the host arena's bytes (only
+/// when there is one) (trc/Abi/AttrNames.h).
+using abi::kHostArenaBytesAttr;
+using abi::kHostPoolAttr;
 
 struct Allocation {
   mlir::Operation *op = nullptr; // the memref.alloc

@@ -16,6 +16,7 @@
 #ifndef TRC_PARALLEL_PIPELINE_H
 #define TRC_PARALLEL_PIPELINE_H
 
+#include "trc/Abi/AttrNames.h"
 #include "trc/Analysis/Layers.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,12 +27,13 @@
 
 namespace trc::parallel {
 
-// On ops of @main and @main_grad: the stage (i64) the op runs in.
-constexpr llvm::StringLiteral kStageAttr = "trc.stage";
-// On ops trc-autodiff creates for a staged op: the op is backward work.
-constexpr llvm::StringLiteral kBackwardAttr = "trc.backward";
-// Module attribute: {stages = S, virtual = V} as trc-pipeline-stages chose.
-constexpr llvm::StringLiteral kPipelineAttr = "trc.pipeline";
+// On ops of @main and @main_grad: the stage (i64) the op runs in; on ops
+// trc-autodiff creates for a staged op: the op is backward work; module
+// attribute: {stages = S, virtual = V} as trc-pipeline-stages chose
+// (trc/Abi/AttrNames.h).
+using abi::kBackwardAttr;
+using abi::kPipelineAttr;
+using abi::kStageAttr;
 
 enum class StageBalance { Cost, Layers };
 

@@ -13,6 +13,7 @@
 #ifndef TRC_PARALLEL_SHARDING_H
 #define TRC_PARALLEL_SHARDING_H
 
+#include "trc/Abi/AttrNames.h"
 #include "trc/Dialect/Trc.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,12 +25,13 @@
 
 namespace trc::parallel {
 
-constexpr llvm::StringLiteral kGridAttr = "trc.grid";
-constexpr llvm::StringLiteral kShardingAttr = "trc.sharding";
-// On a partitioned function's parameter arguments, for the artifact's
-// `split` records: [dim, blocks, degree] and the full (logical) shape.
-constexpr llvm::StringLiteral kSplitAttr = "trc.split";
-constexpr llvm::StringLiteral kSplitOfAttr = "trc.split_of";
+// trc.grid, trc.sharding; on a partitioned function's parameter arguments,
+// for the artifact's `split` records: [dim, blocks, degree] and the full
+// (logical) shape (trc/Abi/AttrNames.h).
+using abi::kGridAttr;
+using abi::kShardingAttr;
+using abi::kSplitAttr;
+using abi::kSplitOfAttr;
 constexpr llvm::StringLiteral kTensorAxis = "tensor";
 
 /// A trc value's type (trc ops take and give ranked tensors).

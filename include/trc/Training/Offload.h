@@ -38,6 +38,8 @@
 #ifndef TRC_TRAINING_OFFLOAD_H
 #define TRC_TRAINING_OFFLOAD_H
 
+#include "trc/Abi/AttrNames.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
@@ -46,8 +48,8 @@
 
 namespace trc::offload {
 
-// The module attribute holding the decisions (a dictionary).
-constexpr llvm::StringLiteral kPlanAttr = "trc.offload_plan";
+// The module attribute holding the decisions (a dictionary) is
+// abi::kOffloadPlanAttr (trc/Abi/AttrNames.h).
 
 struct Options {
   int64_t horizon = 1;  // layers ahead of its backward a value is prefetched

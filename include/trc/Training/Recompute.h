@@ -46,6 +46,8 @@
 #ifndef TRC_TRAINING_RECOMPUTE_H
 #define TRC_TRAINING_RECOMPUTE_H
 
+#include "trc/Abi/AttrNames.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
@@ -65,10 +67,9 @@ bool parsePolicy(llvm::StringRef text, Policy &out);
 const char *policyName(Policy p);
 const char *choiceName(LayerChoice c);
 
-// Attributes: on each op trc-recompute makes, its group (i64); on the
-// module, the decisions (a dictionary; test-trc-print-recompute prints it).
-constexpr llvm::StringLiteral kGroupAttr = "trc.recompute";
-constexpr llvm::StringLiteral kPlanAttr = "trc.recompute_plan";
+// Attributes (trc/Abi/AttrNames.h): on each op trc-recompute makes, its
+// group (i64, abi::kRecomputeAttr); on the module, the decisions (a
+// dictionary, abi::kRecomputePlanAttr; test-trc-print-recompute prints it).
 
 /// One layer of the forward and what each choice would keep and redo.
 struct Layer {

@@ -13,14 +13,16 @@
 #ifndef TRC_TRAINING_SHARDING_H
 #define TRC_TRAINING_SHARDING_H
 
+#include "trc/Abi/AttrNames.h"
 #include "trc/Dialect/Trc.h"
 
 #include "mlir/IR/Builders.h"
 
 namespace trc::training {
 
-constexpr const char *kShardDegreeAttr = "trc.shard_degree";
-constexpr const char *kShardOfAttr = "trc.shard_of";
+// On a shard's argument or gradient result (trc/Abi/AttrNames.h).
+using abi::kShardDegreeAttr;
+using abi::kShardOfAttr;
 
 /// Elements of one rank's shard of an n-element tensor.
 int64_t shardElements(int64_t n, int64_t shards);

@@ -295,7 +295,7 @@ TEST(Safetensors, AgreesWithThePythonPackage) {
         << o.name;
   }
   // trc writes (bf16 too); Python reads and checks every tensor.
-  std::string trcPath = dir.file("trc.safetensors");
+  std::string trcPath = dir.file("written_by_trc.safetensors");
   std::vector<Owned> withBf16 = referenceTensors(true);
   ASSERT_TRUE(
       writeSafetensorsFile(trcPath, viewsOf(withBf16), kInteropMetadata));
