@@ -20,6 +20,7 @@
 #include "runtime/artifact/Artifact.h"
 #include "runtime/artifact/Session.h"
 #include "runtime/backends/cpu/CpuBackend.h"
+#include "trc/Analysis/ElementBytes.h"
 #include "trc/InitAllDialects.h"
 #include "trc/InitAllPasses.h"
 #include "trc/Pipelines/Pipelines.h"
@@ -109,7 +110,7 @@ int64_t bytesOf(mlir::Type type) {
   auto ranked = llvm::dyn_cast<mlir::RankedTensorType>(type);
   if (!ranked || !ranked.hasStaticShape())
     return 0;
-  return ranked.getNumElements() * ((ranked.getElementTypeBitWidth() + 7) / 8);
+  return storageBytes(ranked);
 }
 
 // By name: the probe needs no op classes (and their headers) of its own.
