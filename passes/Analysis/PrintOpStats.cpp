@@ -24,7 +24,7 @@ struct ParameterTotals {
   void add(RankedTensorType type) {
     ++count;
     elements += type.getNumElements();
-    bytes += storageBytes(type);
+    bytes += trc::storageBytes(type);
   }
 };
 

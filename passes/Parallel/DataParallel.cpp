@@ -131,7 +131,7 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
     for (const Gradient &g : gradients) {
       Type element = g.type.getElementType();
       double bytes = double(shards() * shardElements(g.type.getNumElements(), shards())) *
-                     double(elementBytes(element));
+                     double(trc::elementBytes(element));
       auto &[members, size] = open[element];
       if (!members.empty() && size + bytes > capBytes) {
         out.push_back(std::move(members));

@@ -104,7 +104,7 @@ Extent extentOf(Value memref) {
       if (!shift || !type.hasStaticShape() || !type.getElementType().isIntOrFloat())
         return {view.getSource()};
       // Whole bytes per element (i1 takes one), as the memory plan lays them.
-      int64_t bytes = storageBytes(type);
+      int64_t bytes = trc::storageBytes(type);
       return {view.getSource(), *shift, *shift + bytes, true};
     }
     auto like = dyn_cast<ViewLikeOpInterface>(def);
