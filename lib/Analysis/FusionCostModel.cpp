@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Analysis/FusionCostModel.h"
+#include "trc/Analysis/ElementBytes.h"
 
 #include "trc/Dialect/Trc.h"
 
@@ -45,9 +46,7 @@ int64_t tensorBytes(Type type) {
   auto t = dyn_cast<RankedTensorType>(type);
   if (!t || !t.hasStaticShape())
     return 0;
-  Type element = t.getElementType();
-  int64_t width = element.isIntOrIndexOrFloat() ? element.getIntOrFloatBitWidth() : 64;
-  return t.getNumElements() * ((width + 7) / 8);
+  return storageBytes(t);
 }
 
 bool isImmediate(Value value) {

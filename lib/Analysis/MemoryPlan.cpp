@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Analysis/MemoryPlan.h"
+#include "trc/Analysis/ElementBytes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -28,11 +29,6 @@ namespace trc {
 namespace {
 int64_t alignUp(int64_t v) {
   return (v + MemoryPlan::kAlignment - 1) / MemoryPlan::kAlignment * MemoryPlan::kAlignment;
-}
-
-int64_t byteSize(MemRefType type) {
-  unsigned bits = type.getElementTypeBitWidth();
-  return type.getNumElements() * (bits == 1 ? 1 : (bits + 7) / 8);
 }
 
 // The last top-level position at which `root` or a view of it is used.
@@ -171,7 +167,7 @@ MemoryPlan MemoryPlan::compute(func::FuncOp func) {
       continue;
     Allocation a;
     a.op = &op;
-    a.bytes = alignUp(std::max<int64_t>(byteSize(alloc.getType()), 1));
+    a.bytes = alignUp(std::max<int64_t>(storageBytes(alloc.getType()), 1));
     a.first = position[&op];
     a.last = std::max(a.first, lastUse(alloc.getResult(), body, position));
     (op.hasAttr(kHostPoolAttr) ? plan.hostAllocations : plan.allocations).push_back(a);

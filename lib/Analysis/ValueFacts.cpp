@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Analysis/ValueFacts.h"
+#include "trc/Analysis/ElementBytes.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -17,8 +18,7 @@ int64_t tensorBytes(Type type) {
   auto t = dyn_cast<RankedTensorType>(type);
   if (!t || !t.hasStaticShape())
     return 0;
-  int64_t bits = t.getElementTypeBitWidth();
-  return t.getNumElements() * (bits == 1 ? 1 : (bits + 7) / 8);
+  return storageBytes(t);
 }
 
 SmallVector<Value> inputsOf(Operation &op) {

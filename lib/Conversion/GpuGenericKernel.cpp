@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuKernelCommon.h"
+#include "trc/Analysis/ElementBytes.h"
 
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
@@ -155,7 +156,7 @@ void KernelEmitter::emitVectorPoint(ArrayRef<Value> ivs) {
   unsigned inner = parallel.back();
   auto alignment = [](OpOperand &operand) {
     Type element = cast<MemRefType>(operand.get().getType()).getElementType();
-    return llvm::MaybeAlign(kLanes * element.getIntOrFloatBitWidth() / 8);
+    return llvm::MaybeAlign(kLanes * elementBytes(element));
   };
   SmallVector<SmallVector<Value>> laneArgs(kLanes);
   for (OpOperand &operand : op->getOpOperands()) {

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuKernelCommon.h"
+#include "trc/Analysis/ElementBytes.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -128,8 +129,7 @@ Extent extentOf(Value memref) {
     if (type.hasStaticShape() && type.getElementType().isIntOrFloat() &&
         matchPattern(view.getByteShift(), m_ConstantInt(&offset))) {
       source.begin += offset.getSExtValue();
-      source.end = source.begin + type.getNumElements() *
-                                      llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+      source.end = source.begin + storageBytes(type);
     }
     return source;
   }

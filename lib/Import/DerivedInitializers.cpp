@@ -14,15 +14,11 @@ namespace trc::import {
 namespace {
 bool isExporterName(llvm::StringRef name) { return name.starts_with("onnx::"); }
 
+// Bytes per element of a float type the importer makes parameters of; 0
+// for other types.
 int64_t elementBytes(int type) {
-  using T = onnx::TensorProto;
-  switch (type) {
-  case T::FLOAT: return 4;
-  case T::DOUBLE: return 8;
-  case T::FLOAT16:
-  case T::BFLOAT16: return 2;
-  default: return 0;
-  }
+  const OnnxDType *row = findOnnxDType(type);
+  return row && row->kind == OnnxKind::Float && row->buildElementType ? row->bytes() : 0;
 }
 
 std::string transposedBytes(const onnx::TensorProto &t, int64_t width) {

@@ -562,21 +562,13 @@ bool listGraphInputs(llvm::StringRef path, std::vector<GraphInputInfo> &inputs,
   for (const auto &input : model.graph().input()) {
     if (initializers.count(input.name()) || !input.type().has_tensor_type())
       continue;
-    using T = onnx::TensorProto;
-    int type = input.type().tensor_type().elem_type();
+    const import::OnnxDType *type = import::findOnnxDType(input.type().tensor_type().elem_type());
     GraphInputInfo info;
     info.name = input.name();
-    info.isInteger = type == T::INT64 || type == T::INT32 || type == T::INT16 ||
-                     type == T::INT8 || type == T::UINT8 || type == T::UINT16 ||
-                     type == T::UINT32 || type == T::UINT64;
+    info.isInteger = type && type->isInteger();
     info.rank = input.type().tensor_type().shape().dim_size();
-    static const std::map<int, const char *> kDTypes = {
-        {T::FLOAT, "f32"},  {T::DOUBLE, "f64"}, {T::FLOAT16, "f16"}, {T::BFLOAT16, "bf16"},
-        {T::BOOL, "i1"},    {T::INT8, "i8"},    {T::INT16, "i16"},   {T::INT32, "i32"},
-        {T::INT64, "i64"},  {T::UINT8, "u8"},   {T::UINT16, "u16"},  {T::UINT32, "u32"},
-        {T::UINT64, "u64"}};
-    if (auto it = kDTypes.find(type); it != kDTypes.end())
-      info.dtype = it->second;
+    if (type && type->dtype)
+      info.dtype = rt::dtypeName(*type->dtype);
     for (const auto &dim : input.type().tensor_type().shape().dim())
       info.dims.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
     inputs.push_back(info);

@@ -24,38 +24,22 @@ bool dataMatchesDims(const onnx::TensorProto &t) {
   int64_t count = 1;
   for (int64_t d : dims)
     count *= d; // bounded by checkDims
-  using TP = onnx::TensorProto;
-  int64_t bytes = 0, fieldSize = -1;
-  switch (t.data_type()) {
-  case TP::BOOL: case TP::INT8: case TP::UINT8:
-    bytes = 1, fieldSize = t.int32_data_size();
-    break;
-  case TP::INT16: case TP::UINT16: case TP::FLOAT16: case TP::BFLOAT16:
-    bytes = 2, fieldSize = t.int32_data_size();
-    break;
-  case TP::INT32:
-    bytes = 4, fieldSize = t.int32_data_size();
-    break;
-  case TP::FLOAT:
-    bytes = 4, fieldSize = t.float_data_size();
-    break;
-  case TP::UINT32:
-    bytes = 4, fieldSize = t.uint64_data_size();
-    break;
-  case TP::INT64:
-    bytes = 8, fieldSize = t.int64_data_size();
-    break;
-  case TP::UINT64:
-    bytes = 8, fieldSize = t.uint64_data_size();
-    break;
-  case TP::DOUBLE:
-    bytes = 8, fieldSize = t.double_data_size();
-    break;
-  default:
-    return false; // strings, complex and unknown types: not worth the risk
-  }
+  // Only the types trc imports: strings, complex and unknown types are not
+  // worth the risk.
+  const OnnxDType *row = findOnnxDType(t.data_type());
+  if (!row || !row->buildElementType)
+    return false;
   if (t.has_raw_data())
-    return static_cast<int64_t>(t.raw_data().size()) == count * bytes;
+    return static_cast<int64_t>(t.raw_data().size()) == count * row->bytes();
+  int64_t fieldSize = -1;
+  switch (row->field) {
+  case OnnxField::Int32Data: fieldSize = t.int32_data_size(); break;
+  case OnnxField::FloatData: fieldSize = t.float_data_size(); break;
+  case OnnxField::DoubleData: fieldSize = t.double_data_size(); break;
+  case OnnxField::Int64Data: fieldSize = t.int64_data_size(); break;
+  case OnnxField::Uint64Data: fieldSize = t.uint64_data_size(); break;
+  case OnnxField::StringData: return false;
+  }
   return fieldSize == count;
 }
 } // namespace
@@ -92,8 +76,7 @@ inferOnnxShapes(const onnx::ModelProto &model,
     inputNames.insert(input.name());
   google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
   for (auto &init : *graph.mutable_initializer()) {
-    if ((init.data_type() == onnx::TensorProto::INT64 ||
-         init.data_type() == onnx::TensorProto::INT32) &&
+    if ((init.data_type() == kOnnxInt64 || init.data_type() == kOnnxInt32) &&
         dataMatchesDims(init)) {
       kept.Add()->Swap(&init);
       continue;

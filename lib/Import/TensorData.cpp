@@ -1,5 +1,6 @@
 //===- TensorData.cpp - ONNX tensors and types as MLIR ---------------------===//
 #include "TensorData.h"
+#include "trc/Analysis/ElementBytes.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
@@ -11,34 +12,6 @@
 using namespace mlir;
 
 namespace trc::import {
-
-Type elementTypeOf(int onnxType, MLIRContext *context) {
-  Builder b(context);
-  using T = onnx::TensorProto;
-  switch (onnxType) {
-  case T::FLOAT: return b.getF32Type();
-  case T::DOUBLE: return b.getF64Type();
-  case T::FLOAT16: return b.getF16Type();
-  case T::BFLOAT16: return b.getBF16Type();
-  case T::BOOL: return b.getI1Type();
-  case T::INT8: return b.getI8Type();
-  case T::INT16: return b.getI16Type();
-  case T::INT32: return b.getI32Type();
-  case T::INT64: return b.getI64Type();
-  case T::UINT8: return b.getIntegerType(8, /*isSigned=*/false);
-  case T::UINT16: return b.getIntegerType(16, false);
-  case T::UINT32: return b.getIntegerType(32, false);
-  case T::UINT64: return b.getIntegerType(64, false);
-  default: return {};
-  }
-}
-
-std::string onnxTypeName(int onnxType) {
-  if (onnx::TensorProto_DataType_IsValid(onnxType))
-    return onnx::TensorProto_DataType_Name(
-        static_cast<onnx::TensorProto_DataType>(onnxType));
-  return "type #" + std::to_string(onnxType);
-}
 
 std::string checkDims(llvm::ArrayRef<int64_t> dims) {
   int64_t elements = 1;
@@ -69,15 +42,11 @@ RankedTensorType tensorTypeOf(const onnx::TensorProto &tensor, MLIRContext *cont
 }
 
 namespace {
-int64_t storageBytes(Type elem) {
-  return elem.isInteger(1) ? 1 : (elem.getIntOrFloatBitWidth() + 7) / 8;
-}
-
 // Copies the typed-field contents of `tensor` into little-endian bytes of
 // the element width; false if the field holding them has the wrong count.
 bool typedFieldBytes(const onnx::TensorProto &t, Type elem, int64_t count,
                      std::vector<char> &out, std::string &error) {
-  int64_t width = storageBytes(elem);
+  int64_t width = elementBytes(elem);
   out.resize(static_cast<size_t>(count * width));
   auto fill = [&](const auto &field, const char *fieldName) {
     if (static_cast<int64_t>(field.size()) != count) {
@@ -104,13 +73,12 @@ bool typedFieldBytes(const onnx::TensorProto &t, Type elem, int64_t count,
     }
     return true;
   };
-  using T = onnx::TensorProto;
-  switch (t.data_type()) {
-  case T::FLOAT: return fill(t.float_data(), "float_data");
-  case T::DOUBLE: return fill(t.double_data(), "double_data");
-  case T::INT64: return fill(t.int64_data(), "int64_data");
-  case T::UINT32:
-  case T::UINT64: return fill(t.uint64_data(), "uint64_data");
+  const OnnxDType *row = findOnnxDType(t.data_type());
+  switch (row ? row->field : OnnxField::Int32Data) {
+  case OnnxField::FloatData: return fill(t.float_data(), "float_data");
+  case OnnxField::DoubleData: return fill(t.double_data(), "double_data");
+  case OnnxField::Int64Data: return fill(t.int64_data(), "int64_data");
+  case OnnxField::Uint64Data: return fill(t.uint64_data(), "uint64_data");
   default: return fill(t.int32_data(), "int32_data");
   }
 }
@@ -121,7 +89,7 @@ ElementsAttr readTensor(const onnx::TensorProto &tensor, RankedTensorType type,
                         ExternalDataReader &external, std::string &error) {
   Type elem = type.getElementType();
   int64_t count = type.getNumElements();
-  int64_t width = storageBytes(elem);
+  int64_t width = elementBytes(elem);
   int64_t byteSize = count * width;
 
   llvm::ArrayRef<char> bytes;
@@ -158,7 +126,8 @@ ElementsAttr readTensor(const onnx::TensorProto &tensor, RankedTensorType type,
     }
     bytes = {tensor.raw_data().data(), tensor.raw_data().size()};
   } else {
-    if (tensor.data_type() == onnx::TensorProto::STRING) {
+    if (const OnnxDType *row = findOnnxDType(tensor.data_type());
+        row && row->kind == OnnxKind::String) {
       error = "string tensors are not supported";
       return {};
     }

@@ -1,9 +1,9 @@
 //===- TensorData.h - ONNX tensors and types as MLIR ------------*- C++ -*-===//
 //
-// Maps ONNX element types to MLIR types and turns TensorProto contents
-// (raw_data, typed fields, or external data in a side file) into MLIR
-// ElementsAttrs. Large float tensors become dense_resource blobs that borrow
-// memory-mapped external data instead of copying it.
+// Turns TensorProto contents (raw_data, typed fields, or external data in a
+// side file) into MLIR ElementsAttrs, element types by the one ONNX type
+// table (trc/Import/OnnxDTypes.h). Large float tensors become dense_resource
+// blobs that borrow memory-mapped external data instead of copying it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRC_LIB_IMPORT_TENSORDATA_H
@@ -11,6 +11,7 @@
 
 #include "ExternalData.h"
 #include "OnnxProto.h"
+#include "trc/Import/OnnxDTypes.h" // elementTypeOf, onnxTypeName
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -18,12 +19,6 @@
 #include <string>
 
 namespace trc::import {
-
-/// The MLIR element type of an ONNX TensorProto::DataType, or null.
-mlir::Type elementTypeOf(int onnxType, mlir::MLIRContext *context);
-
-/// "FLOAT", "INT64", ... for messages.
-std::string onnxTypeName(int onnxType);
 
 /// Largest dimension and element count trc accepts (anything above is
 /// "absurd": a corrupt or hostile file, not a model).

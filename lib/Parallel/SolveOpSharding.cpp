@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Parallel/Sharding.h"
+#include "trc/Analysis/ElementBytes.h"
 
 using namespace mlir;
 
@@ -172,7 +173,7 @@ OpSharding solveOpSharding(Operation *op, const ShardingRule &rule,
     for (int64_t d : s)
       n *= d;
     auto element = cast<RankedTensorType>(v.getType()).getElementType();
-    return double(n) * std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
+    return double(n) * elementBytes(element);
   };
   for (auto [i, s] : llvm::enumerate(results))
     if (s && i < rule.results.size())

@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 #include "trc/Training/Recompute.h"
 #include "trc/Analysis/ValueFacts.h"
+#include "trc/Analysis/ElementBytes.h"
 #include "trc/Dialect/Trc.h"
 
 #include "mlir/IR/SymbolTable.h"
@@ -42,7 +43,7 @@ int64_t transientBytes(Operation *op) {
   auto q = cast<RankedTensorType>(op->getOperand(0).getType());
   auto k = cast<RankedTensorType>(op->getOperand(1).getType());
   int64_t scores = q.getNumElements() / q.getDimSize(q.getRank() - 1) *
-                   k.getDimSize(k.getRank() - 2) * (q.getElementTypeBitWidth() / 8);
+                   k.getDimSize(k.getRank() - 2) * elementBytes(q.getElementType());
   return (isa<AttentionOp>(op) ? 2 : 3) * scores;
 }
 

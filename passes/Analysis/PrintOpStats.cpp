@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/AnalysisPasses.h"
+#include "trc/Analysis/ElementBytes.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"
@@ -23,8 +24,7 @@ struct ParameterTotals {
   void add(RankedTensorType type) {
     ++count;
     elements += type.getNumElements();
-    bytes += type.getNumElements() *
-             ((type.getElementTypeBitWidth() + 7) / 8);
+    bytes += trc::storageBytes(type);
   }
 };
 

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
+#include "trc/Analysis/ElementBytes.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -98,8 +99,7 @@ struct MatmulToRuntimeCall
       return builder.create<arith::ConstantIntOp>(loc, builder.getI32Type(), v);
     };
     auto pointer = [&](Value memref, int64_t offset) -> Value {
-      int64_t elemBytes =
-          cast<MemRefType>(memref.getType()).getElementType().getIntOrFloatBitWidth() / 8;
+      int64_t elemBytes = trc::elementBytes(cast<MemRefType>(memref.getType()).getElementType());
       Value base = builder.create<memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
       Value asInt = builder.create<arith::IndexCastOp>(loc, builder.getI64Type(), base);
       return offset ? builder.create<arith::AddIOp>(loc, asInt, i64(offset * elemBytes))

@@ -32,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 #include "trc/Abi/AttrNames.h"
 #include "trc/Passes.h"
+#include "trc/Analysis/ElementBytes.h"
 #include "trc/Training/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -131,7 +132,7 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
     for (const Gradient &g : gradients) {
       Type element = g.type.getElementType();
       double bytes = double(shards() * shardElements(g.type.getNumElements(), shards())) *
-                     element.getIntOrFloatBitWidth() / 8.0;
+                     double(trc::elementBytes(element));
       auto &[members, size] = open[element];
       if (!members.empty() && size + bytes > capBytes) {
         out.push_back(std::move(members));

@@ -30,6 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
+#include "trc/Analysis/ElementBytes.h"
 #include "LoopRewrites.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -103,7 +104,7 @@ Extent extentOf(Value memref) {
       if (!shift || !type.hasStaticShape() || !type.getElementType().isIntOrFloat())
         return {view.getSource()};
       // Whole bytes per element (i1 takes one), as the memory plan lays them.
-      int64_t bytes = type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+      int64_t bytes = trc::storageBytes(type);
       return {view.getSource(), *shift, *shift + bytes, true};
     }
     auto like = dyn_cast<ViewLikeOpInterface>(def);

@@ -5,27 +5,29 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/support/DType.h"
 
+#include "trc/Abi/ElementBytes.h"
+
 namespace trc::rt {
 
 namespace {
 struct DTypeInfo {
   DType dtype;
   const char *name;
-  size_t size;
+  int bits; // the element's bit width; its bytes follow trc's one storage rule
 };
 constexpr DTypeInfo kDTypes[] = {
-    {DType::F32, "f32", 4}, {DType::F64, "f64", 8}, {DType::F16, "f16", 2},
-    {DType::BF16, "bf16", 2}, {DType::I1, "i1", 1}, {DType::I8, "i8", 1},
-    {DType::I16, "i16", 2}, {DType::I32, "i32", 4}, {DType::I64, "i64", 8},
-    {DType::U8, "u8", 1},   {DType::U16, "u16", 2}, {DType::U32, "u32", 4},
-    {DType::U64, "u64", 8},
+    {DType::F32, "f32", 32}, {DType::F64, "f64", 64}, {DType::F16, "f16", 16},
+    {DType::BF16, "bf16", 16}, {DType::I1, "i1", 1},  {DType::I8, "i8", 8},
+    {DType::I16, "i16", 16}, {DType::I32, "i32", 32}, {DType::I64, "i64", 64},
+    {DType::U8, "u8", 8},     {DType::U16, "u16", 16}, {DType::U32, "u32", 32},
+    {DType::U64, "u64", 64},
 };
 } // namespace
 
 size_t dtypeSize(DType dtype) {
   for (const DTypeInfo &info : kDTypes)
     if (info.dtype == dtype)
-      return info.size;
+      return size_t(abi::storageBytesPerElement(info.bits));
   return 0;
 }
 

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "TestTensors.h"
 
+#include "trc/Import/OnnxDTypes.h"
+
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -24,33 +26,6 @@ namespace {
 // TensorProto -> HostTensor
 //===----------------------------------------------------------------------===//
 
-bool dtypeOf(int onnxType, DType &out) {
-  using T = onnx::TensorProto;
-  switch (onnxType) {
-  case T::FLOAT: out = DType::F32; return true;
-  case T::DOUBLE: out = DType::F64; return true;
-  case T::FLOAT16: out = DType::F16; return true;
-  case T::BFLOAT16: out = DType::BF16; return true;
-  case T::BOOL: out = DType::I1; return true;
-  case T::INT8: out = DType::I8; return true;
-  case T::INT16: out = DType::I16; return true;
-  case T::INT32: out = DType::I32; return true;
-  case T::INT64: out = DType::I64; return true;
-  case T::UINT8: out = DType::U8; return true;
-  case T::UINT16: out = DType::U16; return true;
-  case T::UINT32: out = DType::U32; return true;
-  case T::UINT64: out = DType::U64; return true;
-  default: return false;
-  }
-}
-
-std::string onnxTypeName(int onnxType) {
-  if (onnx::TensorProto_DataType_IsValid(onnxType))
-    return onnx::TensorProto_DataType_Name(
-        static_cast<onnx::TensorProto_DataType>(onnxType));
-  return "type #" + std::to_string(onnxType);
-}
-
 // Stores the low `size` bytes of `v` (little-endian host) at element `i`.
 void storeElement(HostTensor &out, int64_t i, uint64_t v) {
   size_t size = rt::dtypeSize(out.dtype);
@@ -59,31 +34,30 @@ void storeElement(HostTensor &out, int64_t i, uint64_t v) {
 
 // Copies the typed field that holds `tensor`'s elements (ONNX puts 8-, 16-
 // and 32-bit integers, booleans and 16-bit floats' bits in int32_data).
-std::string copyTypedField(const onnx::TensorProto &t, HostTensor &out) {
-  using T = onnx::TensorProto;
+std::string copyTypedField(const onnx::TensorProto &t, const import::OnnxDType &type,
+                           HostTensor &out) {
   int64_t n = out.numElements();
   auto countError = [&](int64_t have) {
     return "holds " + std::to_string(have) + " values for " + std::to_string(n) +
            " elements";
   };
-  switch (t.data_type()) {
-  case T::FLOAT:
+  switch (type.field) {
+  case import::OnnxField::FloatData:
     if (t.float_data_size() != n)
       return countError(t.float_data_size());
     std::memcpy(out.data(), t.float_data().data(), n * sizeof(float));
     return "";
-  case T::DOUBLE:
+  case import::OnnxField::DoubleData:
     if (t.double_data_size() != n)
       return countError(t.double_data_size());
     std::memcpy(out.data(), t.double_data().data(), n * sizeof(double));
     return "";
-  case T::INT64:
+  case import::OnnxField::Int64Data:
     if (t.int64_data_size() != n)
       return countError(t.int64_data_size());
     std::memcpy(out.data(), t.int64_data().data(), n * sizeof(int64_t));
     return "";
-  case T::UINT32:
-  case T::UINT64:
+  case import::OnnxField::Uint64Data:
     if (t.uint64_data_size() != n)
       return countError(t.uint64_data_size());
     for (int64_t i = 0; i < n; ++i)
@@ -190,16 +164,17 @@ std::string parseTensorFile(const std::string &path, onnx::TensorProto &out) {
 }
 
 std::string toHostTensor(const onnx::TensorProto &tensor, HostTensor &out) {
-  DType dtype;
-  if (!dtypeOf(tensor.data_type(), dtype))
-    return "element type " + onnxTypeName(tensor.data_type()) + " is not supported";
+  const import::OnnxDType *type = import::findOnnxDType(tensor.data_type());
+  if (!type || !type->dtype)
+    return "element type " + import::onnxTypeName(tensor.data_type()) + " is not supported";
+  DType dtype = *type->dtype;
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
     return "external data is not supported in test data";
   std::vector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
   if (rt::Status s = out.allocate(dtype, shape); !s)
     return s.message();
   if (!tensor.has_raw_data())
-    return copyTypedField(tensor, out);
+    return copyTypedField(tensor, *type, out);
   if (tensor.raw_data().size() != out.byteSize())
     return "raw_data has " + std::to_string(tensor.raw_data().size()) + " bytes for " +
            rt::formatType(dtype, shape) + " (" + std::to_string(out.byteSize()) + ")";

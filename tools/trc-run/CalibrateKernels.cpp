@@ -21,6 +21,7 @@
 #include "runtime/artifact/Session.h"
 #include "runtime/backends/cpu/CpuBackend.h"
 #include "trc/Abi/AttrNames.h"
+#include "trc/Analysis/ElementBytes.h"
 #include "trc/InitAllDialects.h"
 #include "trc/InitAllPasses.h"
 #include "trc/Pipelines/Pipelines.h"
@@ -110,7 +111,7 @@ int64_t bytesOf(mlir::Type type) {
   auto ranked = llvm::dyn_cast<mlir::RankedTensorType>(type);
   if (!ranked || !ranked.hasStaticShape())
     return 0;
-  return ranked.getNumElements() * ((ranked.getElementTypeBitWidth() + 7) / 8);
+  return storageBytes(ranked);
 }
 
 // By name: the probe needs no op classes (and their headers) of its own.

@@ -7,6 +7,8 @@
 #include "trc/Abi/AttrNames.h"
 #include "trc/Abi/SlotNames.h"
 #include "trc/Dialect/Trc.h"
+#include "trc/Analysis/ElementBytes.h"
+#include "trc/Import/OnnxDTypes.h"
 #include "trc/Import/OnnxImporter.h"
 #include "trc/InitAllDialects.h"
 #include "trc/InitAllPasses.h"
@@ -110,7 +112,7 @@ int64_t boundaryBytes(mlir::func::FuncOp fn) {
   auto add = [&](mlir::Type type) {
     auto t = llvm::dyn_cast<mlir::RankedTensorType>(type);
     if (t && t.hasStaticShape())
-      bytes += t.getNumElements() * std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+      bytes += storageBytes(t);
   };
   for (mlir::Type t : fn.getArgumentTypes())
     add(t);
@@ -223,24 +225,9 @@ std::string npyAsTensorProto(const std::string &file, const std::string &out) {
   rt::StatusOr<rt::HostTensor> value = rt::readNpyFile(file);
   if (!value.ok())
     return std::string(value.status().message());
-  int type = 0;
-  switch (value->dtype) {
-  case rt::DType::F32: type = onnx::TensorProto::FLOAT; break;
-  case rt::DType::F64: type = onnx::TensorProto::DOUBLE; break;
-  case rt::DType::F16: type = onnx::TensorProto::FLOAT16; break;
-  case rt::DType::BF16: type = onnx::TensorProto::BFLOAT16; break;
-  case rt::DType::I1: type = onnx::TensorProto::BOOL; break;
-  case rt::DType::I8: type = onnx::TensorProto::INT8; break;
-  case rt::DType::I16: type = onnx::TensorProto::INT16; break;
-  case rt::DType::I32: type = onnx::TensorProto::INT32; break;
-  case rt::DType::I64: type = onnx::TensorProto::INT64; break;
-  case rt::DType::U8: type = onnx::TensorProto::UINT8; break;
-  case rt::DType::U16: type = onnx::TensorProto::UINT16; break;
-  case rt::DType::U32: type = onnx::TensorProto::UINT32; break;
-  case rt::DType::U64: type = onnx::TensorProto::UINT64; break;
-  }
+  const import::OnnxDType *type = import::findOnnxDType(value->dtype);
   onnx::TensorProto tensor;
-  tensor.set_data_type(type);
+  tensor.set_data_type(type ? type->onnxType : 0);
   for (int64_t d : value->shape)
     tensor.add_dims(d);
   tensor.set_raw_data(static_cast<const char *>(value->data()), value->byteSize());

@@ -4,6 +4,7 @@
 
 #include "runtime/support/Parse.h"
 
+#include "trc/Import/OnnxDTypes.h"
 #include "trc/Import/OnnxImporter.h"
 
 #include "runtime/formats/Bundle.h"
@@ -29,53 +30,23 @@ namespace {
 using rt::Status;
 using Tensor = onnx::TensorProto;
 
-// Bytes per element of fixed-width ONNX types; 0 for strings and packed types.
+// Bytes per element of fixed-width ONNX types in raw and external data; 0
+// for strings and types not in the table (packed 4-bit types, unknown ones).
 int64_t elementBytes(int type) {
-  switch (type) {
-  case Tensor::FLOAT:
-  case Tensor::INT32:
-  case Tensor::UINT32:
-    return 4;
-  case Tensor::DOUBLE:
-  case Tensor::INT64:
-  case Tensor::UINT64:
-  case Tensor::COMPLEX64:
-    return 8;
-  case Tensor::COMPLEX128:
-    return 16;
-  case Tensor::FLOAT16:
-  case Tensor::BFLOAT16:
-  case Tensor::INT16:
-  case Tensor::UINT16:
-    return 2;
-  case Tensor::INT8:
-  case Tensor::UINT8:
-  case Tensor::BOOL:
-  case 17: // the float8 types of ONNX >= 1.14, unknown to Debian's libonnx 1.12
-  case 18:
-  case 19:
-  case 20:
-    return 1;
-  default:
-    return 0;
-  }
+  const import::OnnxDType *row = import::findOnnxDType(type);
+  return row ? row->bytes() : 0;
 }
 
 // The dtype trc gives a parameter imported from a float initializer.
 bool parameterDType(int type, rt::DType &out) {
-  switch (type) {
-  case Tensor::FLOAT: out = rt::DType::F32; return true;
-  case Tensor::DOUBLE: out = rt::DType::F64; return true;
-  case Tensor::FLOAT16: out = rt::DType::F16; return true;
-  case Tensor::BFLOAT16: out = rt::DType::BF16; return true;
-  default: return false;
-  }
+  const import::OnnxDType *row = import::findOnnxDType(type);
+  if (!row || row->kind != import::OnnxKind::Float || !row->dtype)
+    return false;
+  out = *row->dtype;
+  return true;
 }
 
-std::string typeName(int type) {
-  std::string name = onnx::TensorProto_DataType_Name(type);
-  return name.empty() ? "type " + std::to_string(type) : name;
-}
+std::string typeName(int type) { return import::onnxTypeName(type); }
 
 std::vector<int64_t> dimsOf(const Tensor &t) { return {t.dims().begin(), t.dims().end()}; }
 

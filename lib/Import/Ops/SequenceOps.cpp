@@ -48,7 +48,7 @@ std::optional<int64_t> constantPosition(ImportContext &ctx, int input, int64_t s
 
 // The element type of sequences a node makes with `dtype` (default float).
 Type dtypeAttr(ImportContext &ctx) {
-  int64_t dtype = ctx.intAttr("dtype", onnx::TensorProto::FLOAT);
+  int64_t dtype = ctx.intAttr("dtype", kOnnxFloat);
   Type elem = elementTypeOf(static_cast<int>(dtype), ctx.context());
   if (!elem)
     (void)ctx.fail("dtype ", onnxTypeName(static_cast<int>(dtype)), " is not supported");

@@ -1,12 +1,14 @@
 //===- DTypeTest.cpp - dtypes, shapes and aligned buffers ----------------------===//
 //
-// dtype names and sizes, the 2^40 element cap, shape formatting, 64-byte
-// alignment of host buffers (zero-byte ones included). The backends' buffers
-// and device names: backends/BackendTest.cpp.
+// dtype names and sizes (and the one storage rule, trc/Abi/ElementBytes.h,
+// they follow), the 2^40 element cap, shape formatting, 64-byte alignment of
+// host buffers (zero-byte ones included). The backends' buffers and device
+// names: backends/BackendTest.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/support/DType.h"
 #include "runtime/support/Tensor.h"
+#include "trc/Abi/ElementBytes.h"
 
 #include "StatusTesting.h"
 
@@ -35,6 +37,26 @@ TEST(DType, NamesAndSizes) {
   EXPECT_FALSE(parseDType("f128", dt));
   EXPECT_FALSE(parseDType("", dt));
   EXPECT_FALSE(parseDType("float32", dt));
+}
+
+// The compiler's memory plan and the runtime size elements by one rule:
+// whole bytes, i1 and sub-byte integers one byte each, complex two parts.
+TEST(DType, OneStorageRule) {
+  using trc::abi::storageBytesPerElement;
+  static_assert(storageBytesPerElement(1) == 1, "i1 takes a whole byte");
+  EXPECT_EQ(storageBytesPerElement(1), 1);   // i1
+  EXPECT_EQ(storageBytesPerElement(4), 1);   // i4: not packed
+  EXPECT_EQ(storageBytesPerElement(8), 1);   // i8, u8
+  EXPECT_EQ(storageBytesPerElement(16), 2);  // bf16, f16
+  EXPECT_EQ(storageBytesPerElement(32), 4);  // f32
+  EXPECT_EQ(storageBytesPerElement(64), 8);  // f64
+  EXPECT_EQ(storageBytesPerElement(32, /*isComplex=*/true), 8);  // complex<f32>
+  EXPECT_EQ(storageBytesPerElement(64, /*isComplex=*/true), 16); // complex<f64>
+  EXPECT_EQ(storageBytesPerElement(16, /*isComplex=*/true), 4);  // complex<f16>
+  EXPECT_EQ(storageBytesPerElement(0), 0);
+  EXPECT_EQ(dtypeSize(DType::I1), size_t(storageBytesPerElement(1)));
+  EXPECT_EQ(dtypeSize(DType::BF16), size_t(storageBytesPerElement(16)));
+  EXPECT_EQ(dtypeSize(DType::F64), size_t(storageBytesPerElement(64)));
 }
 
 TEST(DType, ElementCountCap) {
