@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "trc/Pipelines/Pipelines.h"
 #include "trc/Abi/AttrNames.h"
+#include "trc/Abi/PipelineNames.h"
 
 #include "runtime/spec/PipelineIndex.h"
 
@@ -64,10 +65,11 @@ LogicalResult compilePipelineArtifact(ModuleOp module, const CompileOptions &opt
     }
   for (Attribute a : transfers) {
     auto t = cast<DictionaryAttr>(a);
-    index.transfers.push_back({t.getAs<StringAttr>("id").getValue().str(),
-                               t.getAs<StringAttr>("phase").getValue() == "backward",
-                               int(t.getAs<IntegerAttr>("from").getInt()),
-                               int(t.getAs<IntegerAttr>("to").getInt())});
+    index.transfers.push_back(
+        {t.getAs<StringAttr>(abi::kTransferIdKey).getValue().str(),
+         t.getAs<StringAttr>(abi::kTransferPhaseKey).getValue() == abi::kBackwardPhase,
+         int(t.getAs<IntegerAttr>(abi::kTransferFromKey).getInt()),
+         int(t.getAs<IntegerAttr>(abi::kTransferToKey).getInt())});
   }
   llvm::SmallString<256> indexPath(outPath);
   llvm::sys::path::append(indexPath, rt::kPipelineIndexFile);

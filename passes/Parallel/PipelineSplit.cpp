@@ -180,10 +180,10 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
     std::string name = "t" + std::to_string(id);
     addResult(from, inFrom, named(trc::abi::kOutputAttr, trc::abi::kSendPrefix + name));
     transfers.push_back(b.getDictionaryAttr(
-        {b.getNamedAttr("id", b.getStringAttr(name)),
-         b.getNamedAttr("phase", b.getStringAttr(phaseName(phase))),
-         b.getNamedAttr("from", b.getI64IntegerAttr(from.stage)),
-         b.getNamedAttr("to", b.getI64IntegerAttr(to.stage))}));
+        {b.getNamedAttr(trc::abi::kTransferIdKey, b.getStringAttr(name)),
+         b.getNamedAttr(trc::abi::kTransferPhaseKey, b.getStringAttr(phaseName(phase))),
+         b.getNamedAttr(trc::abi::kTransferFromKey, b.getI64IntegerAttr(from.stage)),
+         b.getNamedAttr(trc::abi::kTransferToKey, b.getI64IntegerAttr(to.stage))}));
     return addArgument(to, inFrom.getType(),
                        named(trc::abi::kInputAttr, trc::abi::kRecvPrefix + name));
   }

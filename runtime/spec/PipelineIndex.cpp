@@ -27,8 +27,8 @@ std::string formatPipelineIndex(const PipelineIndex &index) {
     for (const char *program : kStagePrograms)
       os << "program " << s << " " << program << " " << stageFolderName(s, program) << "\n";
   for (const PipelineIndex::Transfer &t : index.transfers)
-    os << "transfer " << t.id << " " << (t.backward ? "backward" : "forward") << " " << t.from
-       << " " << t.to << "\n";
+    os << "transfer " << t.id << " " << (t.backward ? abi::kBackwardPhase : abi::kForwardPhase)
+       << " " << t.from << " " << t.to << "\n";
   os << "end\n";
   return os.str();
 }
@@ -73,9 +73,9 @@ StatusOr<PipelineIndex> readPipelineIndex(const std::string &dir) {
       PipelineIndex::Transfer t;
       std::string phase;
       if (!(fields >> t.id >> phase >> t.from >> t.to) ||
-          (phase != "forward" && phase != "backward"))
+          (phase != abi::kForwardPhase && phase != abi::kBackwardPhase))
         return bad();
-      t.backward = phase == "backward";
+      t.backward = phase == abi::kBackwardPhase;
       index.transfers.push_back(t);
     } else if (key == "end") {
       ended = true;

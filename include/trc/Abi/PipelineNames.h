@@ -28,6 +28,15 @@ inline constexpr const char kGradsPhase[] = "grads";
 inline constexpr const char kNormPhase[] = "norm";
 inline constexpr const char kApplyPhase[] = "apply";
 
+// The keys of each entry of the module's trc.pipeline_transfers list (one
+// activation or gradient sent between stages): its slot name, the phase that
+// sends it (kForwardPhase or kBackwardPhase), and the sending and receiving
+// stage.
+inline constexpr const char kTransferIdKey[] = "id";
+inline constexpr const char kTransferPhaseKey[] = "phase";
+inline constexpr const char kTransferFromKey[] = "from";
+inline constexpr const char kTransferToKey[] = "to";
+
 // "stage<N>": a stage's folder in a pipeline artifact.
 inline constexpr const char kStagePrefix[] = "stage";
 
