@@ -10,6 +10,7 @@
 #include "runtime/formats/Initializer.h"
 #include "runtime/support/HalfFloat.h"
 
+#include "InitializerTesting.h"
 #include "StatusTesting.h"
 #include "TestCudaArtifact.h"
 
@@ -22,19 +23,6 @@
 using ::testing::HasSubstr;
 using namespace trc::rt;
 using namespace trc::rt::test;
-
-namespace {
-
-std::vector<float> fillF32(const Initializer &init, uint64_t first, uint64_t count) {
-  std::vector<float> v(count);
-  fillInitializer(init, DType::F32, first, count, v.data());
-  return v;
-}
-
-const Initializer kNormal{InitKind::Normal, 0.25, 0.02, 1234567};
-const Initializer kUniform{InitKind::Uniform, -0.125, 0.25, 99};
-
-} // namespace
 
 namespace {
 

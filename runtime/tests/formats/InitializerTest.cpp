@@ -14,6 +14,7 @@
 
 #include "runtime/support/HalfFloat.h"
 
+#include "InitializerTesting.h"
 #include "StatusTesting.h"
 #include "TestArtifact.h"
 
@@ -30,12 +31,6 @@ using namespace trc::rt;
 using namespace trc::rt::test;
 
 namespace {
-
-std::vector<float> fillF32(const Initializer &init, uint64_t first, uint64_t count) {
-  std::vector<float> v(count);
-  fillInitializer(init, DType::F32, first, count, v.data());
-  return v;
-}
 
 uint64_t bitsOf(double v) {
   uint64_t b;
@@ -67,9 +62,6 @@ Moments momentsOf(const std::vector<float> &v) {
   m.kurtosis = (m4 / n) / ((m2 / n) * (m2 / n));
   return m;
 }
-
-const Initializer kNormal{InitKind::Normal, 0.25, 0.02, 1234567};
-const Initializer kUniform{InitKind::Uniform, -0.125, 0.25, 99};
 
 } // namespace
 
