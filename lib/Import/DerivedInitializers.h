@@ -1,16 +1,21 @@
 //===- DerivedInitializers.h - initializers folded from parameters -*- C++ -*-===//
 //
 // With constant folding on, exporters replace `Transpose(weight)` by a new
-// initializer holding the transposed data (PyTorch names it "onnx::MatMul_N").
-// Training that copy would untie it from the weight. This finds such
-// initializers: an exporter-named one equal to exactly one other initializer,
-// or to the transpose of exactly one 2-D initializer.
+// initializer holding the transposed data (torch.onnx's TorchScript exporter
+// names it "onnx::MatMul_N"; its dynamo exporter "val_N", untagged among
+// tagged parameters: ExporterTags.h). Training that copy would untie it from
+// the weight. This finds such initializers: an exporter-made one equal to
+// exactly one other initializer, or to the transpose of exactly one 2-D
+// initializer.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRC_LIB_IMPORT_DERIVEDINITIALIZERS_H
 #define TRC_LIB_IMPORT_DERIVEDINITIALIZERS_H
 
 #include "OnnxProto.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <string>
 #include <vector>
@@ -23,6 +28,14 @@ struct DerivedInitializer {
   bool transposed;    // copy == transpose(source), else copy == source
 };
 
+/// A tensor's `byteSize` bytes (raw or external data), or false when it has
+/// none to compare (typed fields, unreadable external data).
+using TensorBytes = llvm::function_ref<bool(const onnx::TensorProto &tensor, int64_t byteSize,
+                                            llvm::ArrayRef<char> &bytes)>;
+
+/// Float initializers are compared by the bytes `bytesOf` gives.
+std::vector<DerivedInitializer> findDerivedInitializers(const onnx::GraphProto &graph,
+                                                        TensorBytes bytesOf);
 /// Only initializers with in-file raw_data are compared.
 std::vector<DerivedInitializer> findDerivedInitializers(const onnx::GraphProto &graph);
 

@@ -13,6 +13,7 @@ const HandlerRegistry &HandlerRegistry::get() {
     registerNormalizationHandlers(r);
     registerLossHandlers(r);
     registerShapeHandlers(r);
+    registerPadHandlers(r);
     registerConstantHandlers(r);
     registerReductionHandlers(r);
     registerTrainingHandlers(r);

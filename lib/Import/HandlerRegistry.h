@@ -20,7 +20,7 @@ namespace trc::import {
 
 /// Opsets of the default domain the importer accepts.
 constexpr int64_t kMinOpset = 1;
-constexpr int64_t kMaxOpset = 21;
+constexpr int64_t kMaxOpset = 23;
 
 using OpHandler = mlir::LogicalResult (*)(ImportContext &);
 
@@ -56,6 +56,7 @@ void registerMatrixHandlers(HandlerRegistry &registry);
 void registerNormalizationHandlers(HandlerRegistry &registry);
 void registerLossHandlers(HandlerRegistry &registry);
 void registerShapeHandlers(HandlerRegistry &registry);
+void registerPadHandlers(HandlerRegistry &registry);
 void registerConstantHandlers(HandlerRegistry &registry);
 void registerReductionHandlers(HandlerRegistry &registry);
 void registerTrainingHandlers(HandlerRegistry &registry);

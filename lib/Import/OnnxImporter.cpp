@@ -10,6 +10,7 @@
 
 #include "trc/Abi/AttrNames.h"
 
+#include "ChooseTrainable.h"
 #include "DerivedInitializers.h"
 #include "GraphOrder.h"
 #include "HandlerRegistry.h"
@@ -22,6 +23,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
@@ -60,9 +62,9 @@ class GraphImporter {
 public:
   GraphImporter(const onnx::ModelProto &model, llvm::StringRef path,
                 MLIRContext *context, const ImportOptions &options,
-                llvm::raw_ostream &diag)
+                llvm::raw_ostream &diag, std::vector<InitializerChoice> *choices)
       : model_(model), graph_(model.graph()), context_(context), options_(options),
-        diag_(diag), builder_(context),
+        diag_(diag), choices_(choices), builder_(context),
         external_(externalDataDir(path, options)) {
     state_.fileName = path.str();
   }
@@ -80,7 +82,6 @@ private:
   bool checkAgainstOnnx(const onnx::NodeProto &node);
   bool returnOutputs(func::FuncOp func);
   void eraseDeadOps(func::FuncOp func);
-  bool isFrozen(llvm::StringRef name) const;
 
   bool error(const std::string &message) {
     diag_ << "error: " << state_.fileName << ": " << message << "\n";
@@ -102,6 +103,7 @@ private:
   MLIRContext *context_;
   const ImportOptions &options_;
   llvm::raw_ostream &diag_;
+  std::vector<InitializerChoice> *choices_; // may be null
   OpBuilder builder_;
   ExternalDataReader external_;
   GraphState state_;
@@ -264,26 +266,25 @@ bool GraphImporter::bindConstantInput(const onnx::ValueInfoProto &input) {
   return true;
 }
 
-bool GraphImporter::isFrozen(llvm::StringRef name) const {
-  // A producer may list non-trainable initializers (buffers such as rotary
-  // tables, which PyTorch exports as initializers) in metadata trc.frozen
-  // (abi::kFrozenMetadataKey).
-  for (const auto &prop : model_.metadata_props()) {
-    if (prop.key() != trc::abi::kFrozenMetadataKey)
-      continue;
-    llvm::SmallVector<llvm::StringRef> names;
-    llvm::StringRef(prop.value()).split(names, ',', -1, false);
-    if (llvm::is_contained(names, name))
-      return true;
-  }
-  return llvm::any_of(options_.frozenPatterns, [&](const std::string &p) {
-    return llvm::Regex("^(" + p + ")$").match(name);
-  });
-}
-
 bool GraphImporter::declareParameters(ModuleOp module) {
+  for (auto [patterns, flag] : {std::pair{&options_.frozenPatterns, "--freeze"},
+                                std::pair{&options_.trainablePatterns, "--trainable"}})
+    if (std::string problem = checkNamePatterns(*patterns, flag); !problem.empty())
+      return error(problem);
+  TrainableChooser chooser(model_, options_.frozenPatterns, options_.trainablePatterns);
+  std::vector<std::string> folded; // parameters the exporter folded: refused
+
   std::map<std::string, DerivedInitializer> derived;
-  for (auto &d : findDerivedInitializers(graph_)) {
+  auto bytesOf = [&](const onnx::TensorProto &t, int64_t byteSize,
+                     llvm::ArrayRef<char> &bytes) {
+    ExternalBytes held;
+    std::string ignored; // the declaration below reports unreadable data
+    if (!tensorBytes(t, byteSize, external_, held, ignored))
+      return false;
+    bytes = held.bytes; // the reader keeps the file mapped
+    return true;
+  };
+  for (auto &d : findDerivedInitializers(graph_, bytesOf)) {
     warning("initializer '" + d.name + "' equals " +
             (d.transposed ? "the transpose of " : "") + "parameter '" + d.source +
             "' (an exporter folded it from the parameter); it is imported as " +
@@ -320,12 +321,28 @@ bool GraphImporter::declareParameters(ModuleOp module) {
       state_.values[name] = builder_.create<ConstantOp>(loc, value);
       continue;
     }
+    std::string why;
+    std::optional<InitializerChoice> choice = chooser.choose(name, value, why);
+    if (!choice) {
+      folded.push_back("'" + name + "' (" + why + ")");
+      choice = InitializerChoice{name, false, InitializerReason::Folded};
+    }
+    if (choices_)
+      choices_->push_back(*choice);
     auto param = moduleBuilder.create<ParameterOp>(
         loc, builder_.getStringAttr(name), TypeAttr::get(type),
-        isFrozen(name) ? builder_.getUnitAttr() : UnitAttr(), value);
+        choice->trains ? UnitAttr() : builder_.getUnitAttr(), value);
     state_.values[name] = builder_.create<GetParameterOp>(
         loc, type, FlatSymbolRefAttr::get(param.getSymNameAttr()));
   }
+  if (!folded.empty() && options_.refuseFoldedParameters)
+    return error(
+        "the exporter folded parameters into new initializers: " + llvm::join(folded, ", ") +
+        ". trc cannot tell whether they train (training a folded mask, or freezing a folded "
+        "weight, is silently wrong). Export again keeping the parameters: "
+        "torch.onnx.export(model, args, path, dynamo=True, optimize=False) (or "
+        "scripts/export_torch.py); or say what they are: --trainable REGEX trains them as they "
+        "are, --freeze REGEX keeps them fixed");
   for (const auto &[name, d] : derived) {
     Value source = state_.values.lookup(d.source);
     if (!source)
@@ -510,7 +527,8 @@ void loadImportDialects(MLIRContext &context) {
 
 OwningOpRef<ModuleOp> importOnnxBytes(llvm::StringRef bytes, llvm::StringRef path,
                                       MLIRContext *context, const ImportOptions &options,
-                                      llvm::raw_ostream &diag) {
+                                      llvm::raw_ostream &diag,
+                                      std::vector<InitializerChoice> *choices) {
   loadImportDialects(*context);
   auto fail = [&](const std::string &message) {
     diag << "error: " << path << ": " << message << "\n";
@@ -530,20 +548,20 @@ OwningOpRef<ModuleOp> importOnnxBytes(llvm::StringRef bytes, llvm::StringRef pat
                 "corrupt or not an ONNX file)");
   if (!model.has_graph() || model.ir_version() <= 0)
     return fail("not a valid ONNX model: no graph or no IR version");
-  GraphImporter importer(model, path, context, options, diag);
+  GraphImporter importer(model, path, context, options, diag, choices);
   return importer.run();
 }
 
 OwningOpRef<ModuleOp> importOnnxFile(llvm::StringRef path, MLIRContext *context,
-                                     const ImportOptions &options,
-                                     llvm::raw_ostream &diag) {
+                                     const ImportOptions &options, llvm::raw_ostream &diag,
+                                     std::vector<InitializerChoice> *choices) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer) {
     diag << "error: " << path << ": cannot read: " << buffer.getError().message() << "\n";
     return nullptr;
   }
-  return importOnnxBytes((*buffer)->getBuffer(), path, context, options, diag);
+  return importOnnxBytes((*buffer)->getBuffer(), path, context, options, diag, choices);
 }
 
 bool listGraphInputs(llvm::StringRef path, std::vector<GraphInputInfo> &inputs,

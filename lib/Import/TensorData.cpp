@@ -84,17 +84,9 @@ bool typedFieldBytes(const onnx::TensorProto &t, Type elem, int64_t count,
 }
 } // namespace
 
-ElementsAttr readTensor(const onnx::TensorProto &tensor, RankedTensorType type,
-                        bool asResource, llvm::StringRef blobName,
-                        ExternalDataReader &external, std::string &error) {
-  Type elem = type.getElementType();
-  int64_t count = type.getNumElements();
-  int64_t width = elementBytes(elem);
-  int64_t byteSize = count * width;
-
-  llvm::ArrayRef<char> bytes;
-  std::vector<char> converted;
-  std::shared_ptr<MappedFile> owner;
+bool tensorBytes(const onnx::TensorProto &tensor, int64_t byteSize, ExternalDataReader &external,
+                 ExternalBytes &out, std::string &error) {
+  error.clear();
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
     std::string location;
     int64_t offset = 0, length = -1;
@@ -110,21 +102,39 @@ ElementsAttr readTensor(const onnx::TensorProto &tensor, RankedTensorType type,
       if (llvm::StringRef(entry.value()).getAsInteger(10, field) || field < 0) {
         error = "external data key '" + entry.key() + "' has the value '" +
                 entry.value() + "', not a non-negative integer";
-        return {};
+        return false;
       }
     }
-    ExternalBytes ext;
-    if (!external.read(location, offset, length, byteSize, ext, error))
+    return external.read(location, offset, length, byteSize, out, error);
+  }
+  if (!tensor.has_raw_data())
+    return false;
+  if (static_cast<int64_t>(tensor.raw_data().size()) != byteSize) {
+    error = "raw_data holds " + std::to_string(tensor.raw_data().size()) +
+            " bytes, the shape and type need " + std::to_string(byteSize);
+    return false;
+  }
+  out = {{tensor.raw_data().data(), tensor.raw_data().size()}, nullptr};
+  return true;
+}
+
+ElementsAttr readTensor(const onnx::TensorProto &tensor, RankedTensorType type,
+                        bool asResource, llvm::StringRef blobName,
+                        ExternalDataReader &external, std::string &error) {
+  Type elem = type.getElementType();
+  int64_t count = type.getNumElements();
+  int64_t width = elementBytes(elem);
+  int64_t byteSize = count * width;
+
+  llvm::ArrayRef<char> bytes;
+  std::vector<char> converted;
+  std::shared_ptr<MappedFile> owner;
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL || tensor.has_raw_data()) {
+    ExternalBytes held;
+    if (!tensorBytes(tensor, byteSize, external, held, error))
       return {};
-    bytes = ext.bytes;
-    owner = ext.owner;
-  } else if (tensor.has_raw_data()) {
-    if (static_cast<int64_t>(tensor.raw_data().size()) != byteSize) {
-      error = "raw_data holds " + std::to_string(tensor.raw_data().size()) +
-              " bytes, the shape and type need " + std::to_string(byteSize);
-      return {};
-    }
-    bytes = {tensor.raw_data().data(), tensor.raw_data().size()};
+    bytes = held.bytes;
+    owner = held.owner;
   } else {
     if (const OnnxDType *row = findOnnxDType(tensor.data_type());
         row && row->kind == OnnxKind::String) {

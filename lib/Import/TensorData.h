@@ -29,6 +29,13 @@ constexpr int64_t kMaxElements = int64_t(1) << 40;
 /// otherwise returns a message.
 std::string checkDims(llvm::ArrayRef<int64_t> dims);
 
+/// The `byteSize` bytes of a tensor's raw_data or external data (mapped, and
+/// kept mapped by `out.owner`). False with `error` set when they are not
+/// readable or not `byteSize` long; false with `error` empty when the tensor
+/// keeps its values in typed fields instead.
+bool tensorBytes(const onnx::TensorProto &tensor, int64_t byteSize, ExternalDataReader &external,
+                 ExternalBytes &out, std::string &error);
+
 /// Reads a tensor's contents. With `asResource`, floats become a
 /// dense_resource blob named `blobName`; otherwise a DenseElementsAttr.
 /// On error returns null and sets `error`.

@@ -87,6 +87,9 @@ struct TrainingBuild {
   std::optional<TensorParallelBuild> tensorParallel; // none: tensor degree 1
   std::optional<PipelineBuild> pipeline; // none: one stage
   bool initWeights = false;      // weights=init: trainable params from their recipes
+  // Which float initializers train (trc/Import/InitializerRoles.h's rule):
+  // --trainable and --freeze regexes over the exporter's own tags.
+  std::vector<std::string> freeze, trainable;
   uint64_t initSeed = 0;         // weights=init's seed=
 };
 
@@ -97,6 +100,9 @@ std::string describeTrainStep(const TrainingBuild &build);
 /// trc-data-parallel's options, e.g. "zero-stage=3 shard-degree=2
 /// bucket-mb=25.000000 hybrid=true", as saved steps record the plan.
 std::string describeDataParallel(const DataParallelBuild &dp);
+/// The --freeze/--trainable regexes, e.g. "freeze=[wte.*] trainable=[]";
+/// "model" when the model's own tags decide: what saved steps record.
+std::string describeParameterChoice(const TrainingBuild &build);
 /// The tensor-parallel options, e.g. "degree=2 sequence-parallel=false".
 std::string describeTensorParallel(const TensorParallelBuild &tp);
 
@@ -113,6 +119,9 @@ struct TrainingModelInfo {
   // appended loss: the loss's targets); "" when the model has none.
   std::string logitsOutput, labelsInput;
   int64_t classes = 0;
+  // The model's float initializers that train and those frozen, counted by
+  // the reason (a phrase: "tagged PARAMETER by the exporter", "--freeze").
+  std::map<std::string, int64_t> trainingTensors, frozenTensors;
 };
 
 /// One graph input of an .onnx model.

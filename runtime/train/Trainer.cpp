@@ -357,6 +357,27 @@ bool allFinite(DType dtype, const void *data, int64_t n) {
   }
 }
 
+/// "trc-run: 28 tensors train (28 tagged PARAMETER by the exporter); 2
+/// frozen (2 tagged BUFFER by the exporter)": which of the model's float
+/// initializers the step trains, and why (README "Bring your own model").
+void reportParameters(const TrainingModelInfo &info) {
+  auto describe = [](const std::map<std::string, int64_t> &counts) {
+    int64_t total = 0;
+    std::string reasons;
+    for (const auto &[reason, count] : counts) {
+      total += count;
+      reasons += (reasons.empty() ? "" : ", ") + std::to_string(count) + " " + reason;
+    }
+    return std::to_string(total) + (reasons.empty() ? "" : " (" + reasons + ")");
+  };
+  std::fprintf(stderr, "trc-run: %s tensor%s train; %s frozen\n",
+               describe(info.trainingTensors).c_str(),
+               info.trainingTensors.size() == 1 && info.trainingTensors.begin()->second == 1
+                   ? ""
+                   : "s",
+               describe(info.frozenTensors).c_str());
+}
+
 /// One training run on this rank: the compiled step's session and the
 /// state around it.
 class TrainingJob {
@@ -553,6 +574,7 @@ Status TrainingJob::getStep(int64_t &vocab) {
     if (step.ok()) {
       artifactDir_ = step->artifactDir;
       info = step->info;
+      reportParameters(info);
     } else {
       compiled = step.status();
     }

@@ -54,6 +54,8 @@ struct TrainerOptions {
   uint64_t seed = 0;                     // data order, dropout, init (--seed)
   bool shuffle = false;                  //                          (--shuffle)
   std::vector<std::string> feeds;        // NAME=inputs|targets      (--feed)
+  std::vector<std::string> freeze;       // regexes of frozen initializers (--freeze)
+  std::vector<std::string> trainable;    // regexes of trained ones, first (--trainable)
   OptimizerSettings optimizer;
   double lr = 1e-3;                      //                          (--lr)
   std::string lrSchedule = "constant";   // LrSchedule.h's spec      (--lr-schedule)

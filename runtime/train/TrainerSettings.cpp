@@ -54,6 +54,18 @@ std::string describeTrainStep(const TrainingBuild &b) {
   return options;
 }
 
+std::string describeParameterChoice(const TrainingBuild &b) {
+  auto list = [](const std::vector<std::string> &patterns) {
+    std::string text;
+    for (const std::string &p : patterns)
+      text += (text.empty() ? "" : " ") + p;
+    return text;
+  };
+  if (b.freeze.empty() && b.trainable.empty())
+    return "model";
+  return "freeze=[" + list(b.freeze) + "] trainable=[" + list(b.trainable) + "]";
+}
+
 std::string describeDataParallel(const DataParallelBuild &dp) {
   std::string o = "zero-stage=" + std::to_string(dp.zeroStage) +
                   " shard-degree=" + std::to_string(dp.shardDegree) +
@@ -210,6 +222,8 @@ StatusOr<RunSettings> resolveRunSettings(const TrainerOptions &options) {
   run.build.accumulate = options.gradAccum > 1;
   run.trainStepRecord = describeTrainStep(run.build);
   run.build.initWeights = options.initWeights;
+  run.build.freeze = options.freeze;
+  run.build.trainable = options.trainable;
   run.build.initSeed = options.seed;
   run.build.loss = options.loss;
   run.build.ignoreIndex = options.ignoreIndex.value_or(-100);
@@ -220,6 +234,7 @@ StatusOr<RunSettings> resolveRunSettings(const TrainerOptions &options) {
 std::map<std::string, std::string> compileSettings(const RunSettings &run) {
   const std::string &attention = run.options.attention;
   return {{"train_step", run.trainStepRecord},
+          {"parameters", describeParameterChoice(run.build)},
           {"precision", run.build.precision},
           {"loss", lossSetting(run)},
           {"attention", attention == "auto" ? (run.build.fuseAttention ? "fused" : "unfused")
@@ -252,7 +267,8 @@ const std::map<std::string, std::vector<const char *>> kSettingFlags = {
     {"loss", {"--loss", "--ignore-index"}},
     {"attention", {"--attention"}},
     {"init_weights", {"--init-weights"}},
-    {"recompute", {"--recompute", "--memory-budget"}}};
+    {"recompute", {"--recompute", "--memory-budget"}},
+    {"parameters", {"--freeze", "--trainable"}}};
 } // namespace
 
 Status adoptTrainingArtifact(const std::string &dir, int64_t ranks, const std::string &parallel,
@@ -286,6 +302,7 @@ Status adoptTrainingArtifact(const std::string &dir, int64_t ranks, const std::s
   // Steps saved before recomputation existed were compiled without it.
   std::map<std::string, std::string> settings = info.settings;
   settings.try_emplace("recompute", "none");
+  settings.try_emplace("parameters", describeParameterChoice(TrainingBuild{}));
   for (const auto &[key, flags] : kSettingFlags) {
     auto saved = settings.find(key);
     if (saved == settings.end())

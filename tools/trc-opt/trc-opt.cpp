@@ -41,7 +41,11 @@ static cl::list<std::string> constantInputSpecs(
     cl::desc("bind a graph input to a compile-time value (a serialized TensorProto)"),
     cl::value_desc("NAME=FILE.pb"), cl::cat(importCategory));
 static cl::list<std::string> freezePatterns(
-    "freeze", cl::desc("mark parameters whose names match this regex as frozen"),
+    "freeze", cl::desc("freeze the initializers whose whole names match this regex"),
+    cl::value_desc("REGEX"), cl::cat(importCategory));
+static cl::list<std::string> trainablePatterns(
+    "trainable",
+    cl::desc("train the float initializers whose whole names match this regex (before --freeze)"),
     cl::value_desc("REGEX"), cl::cat(importCategory));
 static cl::opt<bool> noOnnxShapeInference(
     "no-onnx-shape-inference",
@@ -89,6 +93,7 @@ static int importAndRun(const std::string &inputFilename,
       return 1;
     }
   options.frozenPatterns.assign(freezePatterns.begin(), freezePatterns.end());
+  options.trainablePatterns.assign(trainablePatterns.begin(), trainablePatterns.end());
   options.onnxShapeInference = !noOnnxShapeInference;
 
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();

@@ -106,6 +106,9 @@ rt::Status describeOnnxModel(const std::string &path, const std::string &dims,
                              OnnxModelDescription &out) {
   auto err = [&](const std::string &m) { return rt::Status::error("--model " + path + ": " + m); };
   ImportOptions options;
+  // The plan needs the sizes; a folded parameter counts as frozen here and
+  // trc-run, which trains, says what to do about it.
+  options.refuseFoldedParameters = false;
   std::string error;
   if (!dims.empty() && !parseDimSpec(dims, options, error))
     return rt::Status::error("--dim: " + error);

@@ -243,6 +243,7 @@ std::string npyAsTensorProto(const std::string &file, const std::string &out) {
 /// their names go to `specialized`.
 mlir::OwningOpRef<mlir::ModuleOp>
 importSpecialized(const std::string &model, mlir::MLIRContext &context, ImportOptions &options,
+                  std::vector<InitializerChoice> &choices,
                   const std::map<std::string, std::string> *valueFiles,
                   std::vector<std::string> *specialized, llvm::raw_ostream &diag) {
   llvm::SmallString<128> dir;
@@ -253,7 +254,8 @@ importSpecialized(const std::string &model, mlir::MLIRContext &context, ImportOp
   while (true) {
     std::string diagnostics;
     llvm::raw_string_ostream attempt(diagnostics);
-    auto module = importOnnxFile(model, &context, options, attempt);
+    choices.clear();
+    auto module = importOnnxFile(model, &context, options, attempt, &choices);
     bool bound = false;
     for (const std::string &name :
          module || !valueFiles ? std::vector<std::string>{}
@@ -300,9 +302,21 @@ bool compile(const std::string &model,
   llvm::raw_string_ostream diag(error);
   ImportOptions options;
   options.inputShapes = inputShapes;
-  auto module = importSpecialized(model, context, options, valueFiles, specialized, diag);
+  options.refuseFoldedParameters = training != nullptr; // nothing trains otherwise
+  if (training) {
+    options.frozenPatterns = training->freeze;
+    options.trainablePatterns = training->trainable;
+  }
+  std::vector<InitializerChoice> choices;
+  auto module =
+      importSpecialized(model, context, options, choices, valueFiles, specialized, diag);
   if (!module)
     return false;
+  outcome.info.trainingTensors.clear();
+  outcome.info.frozenTensors.clear();
+  for (const InitializerChoice &c : choices)
+    ++(c.trains ? outcome.info.trainingTensors
+                : outcome.info.frozenTensors)[describeInitializerReason(c.reason)];
 
   llvm::SmallString<128> dir;
   if (auto ec = llvm::sys::fs::createUniqueDirectory("trc-run", dir)) {

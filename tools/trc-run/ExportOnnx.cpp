@@ -341,6 +341,18 @@ Status exportTrainedOnnx(const std::string &sourceModel, const std::string &outP
   onnx::ModelProto model;
   if (Status s = loadModel(sourceModel, model); !s)
     return s;
+  // The source's external data comes along inline (read first: ties are
+  // found by comparing initializers' bytes).
+  ExternalData external(sourceModel);
+  if (Status s = forEachTensor(*model.mutable_graph(),
+                               [&](Tensor &t, const std::string &what) {
+                                 return t.data_location() == Tensor::EXTERNAL
+                                            ? external.inlineInto(t, what)
+                                            : Status::success();
+                               });
+      !s)
+    return s;
+
   // Ties are found on the graph as the importer saw it, before any change.
   std::vector<TiedInitializer> tied = findTiedInitializers(model.graph());
   std::set<std::string> tiedSources;
@@ -391,17 +403,6 @@ Status exportTrainedOnnx(const std::string &sourceModel, const std::string &outP
     setRawData(copy, transposedBytes(value));
   }
   trained.clear();
-
-  // The source's external data comes along inline.
-  ExternalData external(sourceModel);
-  if (Status s = forEachTensor(*model.mutable_graph(),
-                               [&](Tensor &t, const std::string &what) {
-                                 return t.data_location() == Tensor::EXTERNAL
-                                            ? external.inlineInto(t, what)
-                                            : Status::success();
-                               });
-      !s)
-    return s;
 
   if (model.ByteSizeLong() > options.maxInlineBytes)
     return writeWithExternalData(model, outPath, options);

@@ -13,6 +13,12 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
   o.model = a.model;
   o.device = a.device;
   o.feeds = a.feeds;
+  o.freeze = a.freeze;
+  o.trainable = a.trainable;
+  for (auto [flag, given] : {std::pair{"--freeze", !a.freeze.empty()},
+                             std::pair{"--trainable", !a.trainable.empty()}})
+    if (given)
+      o.givenFlags.insert(flag);
   o.shuffle = a.shuffle;
   o.resume = a.resume;
   o.optimizer.nesterov = a.nesterov;

@@ -100,6 +100,11 @@ const char *kUsage =
     "      [--init-weights]  (start from fresh values drawn like the model's own:\n"
     "                         each trainable weight's constant, normal or uniform\n"
     "                         recipe, seeded by --seed; see docs/ARTIFACT.md)\n"
+    "      [--freeze REGEX] [--trainable REGEX]  (repeatable; which float\n"
+    "                      initializers train: --trainable matches train,\n"
+    "                      then --freeze matches are frozen, then the\n"
+    "                      exporter's tags decide (torch 2.x: PARAMETER\n"
+    "                      trains); see README \"Bring your own model\")\n"
     "      [--config JSON|FILE.json|auto]  (the parallel plan: ddp, zero_stage,\n"
     "                      shard_optimizer_state, sharded_data_parallel_degree,\n"
     "                      hybrid_shard_degree, bucket_cap_mb, communicator,\n"
@@ -142,6 +147,7 @@ const char *kTrainingFlags[] = {
     "--precision", "--grad-accum", "--loss-scale", "--config", "--attention",
     "--save-artifact", "--profile", "--profile-steps", "--recompute", "--memory-budget",
     "--eval-data", "--eval-every", "--log-every", "--device-profile", "--on-nonfinite",
+    "--freeze", "--trainable",
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights",
                                    "--profile-summary"};
@@ -244,6 +250,10 @@ Status parseArgs(int argc, char **argv, Options &opt) {
       opt.training |= isTraining;
       if (flag == "--feed")
         opt.train.feeds.push_back(value);
+      else if (flag == "--freeze")
+        opt.train.freeze.push_back(value);
+      else if (flag == "--trainable")
+        opt.train.trainable.push_back(value);
       else if (!opt.train.values.emplace(flag, value).second)
         return Status::error("option '" + flag + "' given twice");
       continue;

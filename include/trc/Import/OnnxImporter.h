@@ -12,6 +12,8 @@
 #ifndef TRC_IMPORT_ONNXIMPORTER_H
 #define TRC_IMPORT_ONNXIMPORTER_H
 
+#include "trc/Import/InitializerRoles.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/raw_ostream.h"
@@ -36,8 +38,14 @@ struct ImportOptions {
   /// serialized TensorProto (as in ONNX test data). Such inputs leave @main's
   /// arguments and fold like constants (e.g. a Reshape's shape input).
   std::map<std::string, std::string> constantInputs;
-  /// Parameters whose names match one of these regexes are frozen.
-  std::vector<std::string> frozenPatterns;
+  /// Which float initializers train (trc/Import/InitializerRoles.h):
+  /// names matching a `trainablePatterns` regex train, else names matching a
+  /// `frozenPatterns` regex are frozen, else the exporter's tags decide.
+  std::vector<std::string> frozenPatterns;    // --freeze
+  std::vector<std::string> trainablePatterns; // --trainable
+  /// Whether an export's folded parameters (InitializerRoles.h rule 4) are an
+  /// error. Forward-only users, where nothing trains, turn it off.
+  bool refuseFoldedParameters = true;
   /// Cross-check our shapes against ONNX shape inference (opsets <= 17).
   bool onnxShapeInference = true;
   /// Whether tensors may load external data from files beside `path`. Off:
@@ -47,19 +55,19 @@ struct ImportOptions {
 };
 
 /// Reads `path` (an .onnx file, external data beside it) into a trc module.
-/// Diagnostics go to `diag`; returns null on error.
-mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(llvm::StringRef path,
-                                                 mlir::MLIRContext *context,
-                                                 const ImportOptions &options,
-                                                 llvm::raw_ostream &diag);
+/// Diagnostics go to `diag`; returns null on error. When `choices` is given,
+/// it receives the decision for every float initializer declared as a
+/// parameter (which train, which are frozen, and why).
+mlir::OwningOpRef<mlir::ModuleOp>
+importOnnxFile(llvm::StringRef path, mlir::MLIRContext *context, const ImportOptions &options,
+               llvm::raw_ostream &diag, std::vector<InitializerChoice> *choices = nullptr);
 
 /// Same, from bytes already in memory (the fuzzer's entry point). `path` names
 /// the model in diagnostics and anchors relative external-data locations.
-mlir::OwningOpRef<mlir::ModuleOp> importOnnxBytes(llvm::StringRef bytes,
-                                                  llvm::StringRef path,
-                                                  mlir::MLIRContext *context,
-                                                  const ImportOptions &options,
-                                                  llvm::raw_ostream &diag);
+mlir::OwningOpRef<mlir::ModuleOp>
+importOnnxBytes(llvm::StringRef bytes, llvm::StringRef path, mlir::MLIRContext *context,
+                const ImportOptions &options, llvm::raw_ostream &diag,
+                std::vector<InitializerChoice> *choices = nullptr);
 
 /// Parses "name=value[,name=value]" into `options.dimSizes` and
 /// "name=AxBxC" into `options.inputShapes`; false (and a message) on bad text.
