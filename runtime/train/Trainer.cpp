@@ -361,21 +361,19 @@ bool allFinite(DType dtype, const void *data, int64_t n) {
 /// frozen (2 tagged BUFFER by the exporter)": which of the model's float
 /// initializers the step trains, and why (README "Bring your own model").
 void reportParameters(const TrainingModelInfo &info) {
-  auto describe = [](const std::map<std::string, int64_t> &counts) {
+  // "N noun (n1 reason1, n2 reason2)"
+  auto describe = [](const std::map<std::string, int64_t> &counts, const char *noun) {
     int64_t total = 0;
     std::string reasons;
     for (const auto &[reason, count] : counts) {
       total += count;
       reasons += (reasons.empty() ? "" : ", ") + std::to_string(count) + " " + reason;
     }
-    return std::to_string(total) + (reasons.empty() ? "" : " (" + reasons + ")");
+    return std::to_string(total) + noun + (reasons.empty() ? "" : " (" + reasons + ")");
   };
-  std::fprintf(stderr, "trc-run: %s tensor%s train; %s frozen\n",
-               describe(info.trainingTensors).c_str(),
-               info.trainingTensors.size() == 1 && info.trainingTensors.begin()->second == 1
-                   ? ""
-                   : "s",
-               describe(info.frozenTensors).c_str());
+  std::fprintf(stderr, "trc-run: %s; %s\n",
+               describe(info.trainingTensors, " tensors train").c_str(),
+               describe(info.frozenTensors, " frozen").c_str());
 }
 
 /// One training run on this rank: the compiled step's session and the
