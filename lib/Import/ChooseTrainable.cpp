@@ -119,6 +119,20 @@ TrainableChooser::TrainableChooser(const onnx::ModelProto &model,
                                      std::to_string(i);
 }
 
+std::vector<std::string> TrainableChooser::lostParameters() const {
+  std::set<std::string> present;
+  for (const auto &[name, kind] : tags_.kinds)
+    present.insert(fxSpelling(name));
+  for (const auto &[name, sources] : tags_.foldedFrom)
+    for (const std::string &source : sources)
+      present.insert(fxSpelling(source));
+  std::vector<std::string> lost;
+  for (const std::string &p : tags_.fxParameters)
+    if (!present.count(p))
+      lost.push_back(p);
+  return lost;
+}
+
 bool TrainableChooser::matches(const std::vector<llvm::Regex> &patterns,
                                const std::string &name) const {
   return llvm::any_of(patterns, [&](const llvm::Regex &r) { return r.match(name); });

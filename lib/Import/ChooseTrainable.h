@@ -49,6 +49,13 @@ public:
   /// Whether the export carries torch.export's tags.
   bool tagged() const { return tags_.tagged(); }
 
+  /// Parameters the torch.fx graph used that the export no longer has in
+  /// any form (neither an initializer of that name nor a source a value was
+  /// folded from): the exporter's optimizer dropped them (a zero bias) or
+  /// merged them with an equal one (layer norms that start equal). Nothing
+  /// in the file can train as them. In fx spelling; empty without metadata.
+  std::vector<std::string> lostParameters() const;
+
 private:
   bool matches(const std::vector<llvm::Regex> &patterns, const std::string &name) const;
 

@@ -2,6 +2,7 @@
 #include "ExporterTags.h"
 
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <google/protobuf/descriptor.h>
@@ -9,8 +10,20 @@
 
 namespace trc::import {
 namespace {
-// ValueInfoProto's metadata_props (onnx >= 1.16).
+// ValueInfoProto's and NodeProto's metadata_props (onnx >= 1.16).
 constexpr int kValueInfoMetadataField = 4;
+constexpr int kNodeMetadataField = 9;
+
+// The parameter placeholders an fx node's text uses: "%p_NAME" operands.
+void addFxParameters(llvm::StringRef text, std::set<std::string> &out) {
+  for (size_t at = text.find("%p_"); at != llvm::StringRef::npos; at = text.find("%p_", at + 1)) {
+    size_t end = at + 3;
+    while (end < text.size() && (llvm::isAlnum(text[end]) || text[end] == '_'))
+      ++end;
+    if (end > at + 3)
+      out.insert(text.slice(at + 3, end).lower());
+  }
+}
 
 // "['a.weight', 'val_3']" (a Python list's repr) -> {"a.weight", "val_3"}.
 std::vector<std::string> parseNameList(llvm::StringRef text) {
@@ -58,6 +71,13 @@ metadataProps(const google::protobuf::Message &message, int fieldNumber) {
   return props;
 }
 
+std::string fxSpelling(const std::string &name) {
+  std::string out = name;
+  for (char &c : out)
+    c = llvm::isAlnum(c) ? llvm::toLower(c) : '_';
+  return out;
+}
+
 ExporterTags readExporterTags(const onnx::GraphProto &graph) {
   ExporterTags tags;
   auto read = [&](const onnx::ValueInfoProto &info) {
@@ -74,6 +94,10 @@ ExporterTags readExporterTags(const onnx::GraphProto &graph) {
     read(info);
   for (const auto &info : graph.output())
     read(info);
+  for (const auto &node : graph.node())
+    for (const auto &[key, value] : metadataProps(node, kNodeMetadataField))
+      if (key == kFxNodeKey)
+        addFxParameters(value, tags.fxParameters);
   // Graph inputs are tagged too (USER_INPUT); only initializers' tags count.
   std::map<std::string, std::string> initializerKinds;
   for (const auto &init : graph.initializer())

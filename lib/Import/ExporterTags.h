@@ -18,6 +18,7 @@
 #include "OnnxProto.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,12 +32,19 @@ inline constexpr const char kTorchInputKindKey[] =
 inline constexpr const char kTorchParameterKind[] = "PARAMETER";
 /// The metadata key of the values an initializer was folded from.
 inline constexpr const char kFoldedFromKey[] = "pkg.onnxscript.optimizer.folded_from";
+/// The metadata key of a node's torch.fx node ("%add : ... args = (%p_fc_weight, ...)"),
+/// whose operands name the parameters it used (%p_<name with _ for .>).
+inline constexpr const char kFxNodeKey[] = "pkg.torch.onnx.fx_node";
 
 struct ExporterTags {
   /// Initializer name -> torch.export input kind (PARAMETER, BUFFER, ...).
   std::map<std::string, std::string> kinds;
   /// Initializer name -> the names it was folded from, in the exporter's order.
   std::map<std::string, std::vector<std::string>> foldedFrom;
+  /// The parameters the torch.fx graph used, as torch.export spells their
+  /// placeholders, lowercased ("fc_weight" for %p_fc_weight), from the
+  /// nodes' metadata.
+  std::set<std::string> fxParameters;
 
   /// Whether the exporter tagged any initializer: then an untagged float
   /// initializer is one the exporter made, not a parameter of the model.
@@ -45,6 +53,11 @@ struct ExporterTags {
 
 /// The tags of `graph`'s initializers (from value_info, inputs and outputs).
 ExporterTags readExporterTags(const onnx::GraphProto &graph);
+
+/// A tensor name as torch.export spells its placeholder, lowercased: every
+/// character that is not a letter or a digit becomes '_'
+/// ("h.0.LayerNorm.weight" -> "h_0_layernorm_weight").
+std::string fxSpelling(const std::string &name);
 
 /// The (key, value) pairs of a message's repeated StringStringEntryProto
 /// field `fieldNumber`, whether this libonnx knows the field or kept it

@@ -272,7 +272,24 @@ bool GraphImporter::declareParameters(ModuleOp module) {
     if (std::string problem = checkNamePatterns(*patterns, flag); !problem.empty())
       return error(problem);
   TrainableChooser chooser(model_, options_.frozenPatterns, options_.trainablePatterns);
+  if (std::vector<std::string> lost = chooser.lostParameters();
+      !lost.empty() && options_.refuseFoldedParameters) {
+    constexpr size_t kNamed = 8;
+    std::vector<std::string> named;
+    for (size_t i = 0; i < lost.size() && i < kNamed; ++i)
+      named.push_back("'" + lost[i] + "'");
+    if (lost.size() > kNamed)
+      named.push_back("and " + std::to_string(lost.size() - kNamed) + " more");
+    return error("the exporter's optimizer removed or merged parameters the model trains: " +
+                 llvm::join(named, ", ") +
+                 " (torch.fx names; it drops zero biases and merges initializers that are "
+                 "equal, such as layer norms that start equal), so nothing in the file can "
+                 "train as them. Export again keeping the parameters: "
+                 "torch.onnx.export(model, args, path, dynamo=True, optimize=False) (or "
+                 "scripts/export_torch.py)");
+  }
   std::vector<std::string> folded; // parameters the exporter folded: refused
+  std::vector<std::string> foldedPatterns; // their names as regexes, for the message
 
   std::map<std::string, DerivedInitializer> derived;
   auto bytesOf = [&](const onnx::TensorProto &t, int64_t byteSize,
@@ -289,8 +306,8 @@ bool GraphImporter::declareParameters(ModuleOp module) {
             (d.transposed ? "the transpose of " : "") + "parameter '" + d.source +
             "' (an exporter folded it from the parameter); it is imported as " +
             (d.transposed ? "trc.transpose of " : "a use of ") + "'" + d.source +
-            "' so the two stay tied. Export with do_constant_folding=False to avoid "
-            "this.");
+            "' so the two stay tied. Export with do_constant_folding=False (torch 1.x) or "
+            "optimize=False (torch 2.x) to avoid this.");
     derived.emplace(d.name, d);
   }
 
@@ -325,6 +342,7 @@ bool GraphImporter::declareParameters(ModuleOp module) {
     std::optional<InitializerChoice> choice = chooser.choose(name, value, why);
     if (!choice) {
       folded.push_back("'" + name + "' (" + why + ")");
+      foldedPatterns.push_back(llvm::Regex::escape(name));
       choice = InitializerChoice{name, false, InitializerReason::Folded};
     }
     if (choices_)
@@ -341,8 +359,10 @@ bool GraphImporter::declareParameters(ModuleOp module) {
         ". trc cannot tell whether they train (training a folded mask, or freezing a folded "
         "weight, is silently wrong). Export again keeping the parameters: "
         "torch.onnx.export(model, args, path, dynamo=True, optimize=False) (or "
-        "scripts/export_torch.py); or say what they are: --trainable REGEX trains them as they "
-        "are, --freeze REGEX keeps them fixed");
+        "scripts/export_torch.py); or say what they are: --trainable '" +
+        llvm::join(foldedPatterns, "|") +
+        "' trains each as it is (right when it is a copy, transpose or slice of one "
+        "parameter), --freeze REGEX keeps those that are buffers (rotary tables) fixed");
   for (const auto &[name, d] : derived) {
     Value source = state_.values.lookup(d.source);
     if (!source)
