@@ -14,6 +14,7 @@ const HandlerRegistry &HandlerRegistry::get() {
     registerLossHandlers(r);
     registerShapeHandlers(r);
     registerPadHandlers(r);
+    registerRotaryHandlers(r);
     registerConstantHandlers(r);
     registerReductionHandlers(r);
     registerTrainingHandlers(r);

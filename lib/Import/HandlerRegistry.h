@@ -57,6 +57,7 @@ void registerNormalizationHandlers(HandlerRegistry &registry);
 void registerLossHandlers(HandlerRegistry &registry);
 void registerShapeHandlers(HandlerRegistry &registry);
 void registerPadHandlers(HandlerRegistry &registry);
+void registerRotaryHandlers(HandlerRegistry &registry);
 void registerConstantHandlers(HandlerRegistry &registry);
 void registerReductionHandlers(HandlerRegistry &registry);
 void registerTrainingHandlers(HandlerRegistry &registry);

@@ -13,6 +13,7 @@
 #include "ChooseTrainable.h"
 #include "DerivedInitializers.h"
 #include "GraphOrder.h"
+#include "LabelShift.h"
 #include "HandlerRegistry.h"
 #include "ImportContext.h"
 #include "OnnxShapeInference.h"
@@ -70,6 +71,9 @@ public:
   }
 
   OwningOpRef<ModuleOp> run();
+  /// After a failed run: when the caller gave static inputs other sizes than
+  /// the export traced, a note saying that this is the likely cause.
+  void noteRetracedInputs();
 
 private:
   bool checkOpsets();
@@ -111,6 +115,8 @@ private:
   std::set<std::string> opsetDomains_;
   std::map<std::string, std::vector<int64_t>> inputShapes_;
   std::vector<const onnx::ValueInfoProto *> inputs_; // graph inputs, no initializers
+  // "'x' [4, 16] -> [2, 16]": static inputs given other sizes (--input-shape).
+  std::vector<std::string> retraced_;
   std::map<std::string, std::vector<int64_t>> onnxShapes_;
   std::map<std::string, ElementsAttr> constantInputs_;
 };
@@ -201,6 +207,16 @@ bool GraphImporter::resolveInputShapes() {
         return error("--input-shape gives '" + input.name() + "' rank " +
                      std::to_string(dims.size()) + ", the model says " +
                      std::to_string(tensorType.shape().dim_size()));
+      std::vector<int64_t> traced;
+      bool differs = false;
+      for (int i = 0; tensorType.has_shape() && i < tensorType.shape().dim_size(); ++i) {
+        const auto &d = tensorType.shape().dim(i);
+        traced.push_back(d.has_dim_value() ? d.dim_value() : dims[i]);
+        differs |= d.has_dim_value() && d.dim_value() != dims[i];
+      }
+      if (differs)
+        retraced_.push_back("'" + input.name() + "' " + shapeString(traced) + " -> " +
+                            shapeString(dims));
     } else {
       if (!tensorType.has_shape())
         return error("graph input '" + input.name() +
@@ -471,6 +487,17 @@ void GraphImporter::eraseDeadOps(func::FuncOp func) {
       op.erase();
 }
 
+void GraphImporter::noteRetracedInputs() {
+  if (retraced_.empty())
+    return;
+  diag_ << "note: " << state_.fileName << ": the export fixed its inputs' sizes (static "
+        << "shapes) and this run gives others (" << llvm::join(retraced_, ", ")
+        << "); the sizes the exporter traced into its shape constants (a Reshape's target, "
+        << "a mask) no longer fit. Export with dynamic batch and sequence axes (torch 2.x: "
+        << "dynamic_shapes=..., torch 1.13: dynamic_axes=...; scripts/export_torch.py does "
+        << "either) or train at the traced sizes\n";
+}
+
 OwningOpRef<ModuleOp> GraphImporter::run() {
   if (!graph_.node_size() && !graph_.output_size())
     return error("the model has an empty graph (not an ONNX model?)"), nullptr;
@@ -569,7 +596,10 @@ OwningOpRef<ModuleOp> importOnnxBytes(llvm::StringRef bytes, llvm::StringRef pat
   if (!model.has_graph() || model.ir_version() <= 0)
     return fail("not a valid ONNX model: no graph or no IR version");
   GraphImporter importer(model, path, context, options, diag, choices);
-  return importer.run();
+  OwningOpRef<ModuleOp> module = importer.run();
+  if (!module)
+    importer.noteRetracedInputs();
+  return module;
 }
 
 OwningOpRef<ModuleOp> importOnnxFile(llvm::StringRef path, MLIRContext *context,
@@ -609,6 +639,8 @@ bool listGraphInputs(llvm::StringRef path, std::vector<GraphInputInfo> &inputs,
       info.dtype = rt::dtypeName(*type->dtype);
     for (const auto &dim : input.type().tensor_type().shape().dim())
       info.dims.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+    if (info.isInteger)
+      info.shiftedBy = import::findSequenceShift(model.graph(), info.name);
     inputs.push_back(info);
   }
   return true;

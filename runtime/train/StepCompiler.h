@@ -130,6 +130,9 @@ struct GraphInput {
   bool isInteger = false;
   std::string dtype;          // the runtime's spelling ("i64"); "" unknown
   std::vector<int64_t> dims;  // -1: dynamic
+  // The node that slices it from sequence position 1: labels that a causal
+  // LM shifts itself, to be fed the token window, not the next tokens.
+  std::string shiftedBy;
 };
 
 /// The weights to export: the trained parameters by (decoded) name, and how

@@ -84,6 +84,7 @@ Status chooseFeeds(StepCompiler &compiler, RunSettings &run) {
   if (!listed.ok())
     return listed.status();
   const std::vector<GraphInput> &inputs = *listed;
+  bool chosenWindow = false; // --feed NAME=targets|labels said which
   for (const auto &feed : run.options.feeds) {
     auto eq = feed.find('=');
     std::string name = feed.substr(0, eq), role = eq == std::string::npos ? "" : feed.substr(eq + 1);
@@ -92,12 +93,17 @@ Status chooseFeeds(StepCompiler &compiler, RunSettings &run) {
       known |= in.name == name;
     if (!known)
       return Status::error("--feed names '" + name + "', which is not a graph input of " + model);
-    if (role == "inputs")
+    if (role == "inputs") {
       run.inputsName = name;
-    else if (role == "targets")
+    } else if (role == "targets" || role == "labels") {
       run.targetsName = name;
-    else
-      return Status::error("--feed expects NAME=inputs or NAME=targets, got '" + feed + "'");
+      run.targetsAreWindow = role == "labels";
+      chosenWindow = true;
+    } else {
+      return Status::error("--feed expects NAME=inputs, NAME=targets (the next tokens) or "
+                           "NAME=labels (the token window, for a model that shifts its labels "
+                           "itself), got '" + feed + "'");
+    }
   }
   if (!run.build.loss.empty()) {
     // The appended loss brings its own targets input (trc-append-loss).
@@ -119,6 +125,16 @@ Status chooseFeeds(StepCompiler &compiler, RunSettings &run) {
                                  "them with --feed NAME=inputs --feed NAME=targets), or one "
                                  "(token ids) and --loss cross_entropy when the model outputs "
                                  "logits");
+  for (const GraphInput &in : inputs)
+    if (in.name == run.targetsName && !in.shiftedBy.empty() && !chosenWindow) {
+      run.targetsAreWindow = true;
+      std::fprintf(stderr,
+                   "trc-run: the model shifts '%s' itself (node '%s' slices it from position "
+                   "1): it takes the token window, as '%s' does (--feed %s=targets feeds the "
+                   "next tokens instead)\n",
+                   in.name.c_str(), in.shiftedBy.c_str(), run.inputsName.c_str(),
+                   in.name.c_str());
+    }
   setTokenFeeds(run);
   return Status::success();
 }
@@ -195,6 +211,7 @@ Status saveTrainingStep(StepCompiler &compiler, RunSettings &run, DistributedRun
   TrainingArtifactInfo saved;
   saved.inputs = run.inputsName;
   saved.targets = run.targetsName;
+  saved.targetsAreWindow = run.targetsAreWindow;
   saved.vocab = info.vocabSize;
   saved.batch = o.batchSize;
   saved.seq = o.seqLen;
@@ -499,7 +516,12 @@ Status TrainingJob::readBatch() {
     rowLoader_->next(fills);
     return Status::success();
   }
-  return data_->next(feeds_[0].batch.as<int64_t>(), feeds_[1].batch.as<int64_t>());
+  if (Status s = data_->next(feeds_[0].batch.as<int64_t>(), feeds_[1].batch.as<int64_t>()); !s)
+    return s;
+  if (run_.targetsAreWindow) // the model shifts them itself
+    std::copy_n(feeds_[0].batch.as<int64_t>(), feeds_[0].batch.numElements(),
+                feeds_[1].batch.as<int64_t>());
+  return Status::success();
 }
 
 /// --eval-data (rank 0): the eval rows and the forward program(s).

@@ -329,6 +329,7 @@ Status adoptTrainingArtifact(const std::string &dir, int64_t ranks, const std::s
   }
   run.inputsName = info.inputs;
   run.targetsName = info.targets;
+  run.targetsAreWindow = info.targetsAreWindow;
   vocab = info.vocab;
   return Status::success();
 }

@@ -33,6 +33,9 @@ struct StepFeed {
 struct RunSettings {
   TrainerOptions options;
   std::string inputsName, targetsName; // graph inputs fed with token ids / targets
+  // Token data: the targets input takes the token window itself rather than
+  // the next tokens (a model that shifts its labels itself; --feed NAME=labels).
+  bool targetsAreWindow = false;
   std::vector<StepFeed> feeds;         // token data: inputsName, targetsName
   double initialLossScale = 65536.0;   // fp16
   LrSchedule schedule;

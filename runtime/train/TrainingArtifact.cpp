@@ -33,6 +33,7 @@ Status writeTrainingInfo(const std::string &dir, const TrainingArtifactInfo &inf
   out << "trc-training 1\n"
       << "inputs " << rt::percentEncode(info.inputs) << "\n"
       << "targets " << rt::percentEncode(info.targets) << "\n"
+      << "targets_window " << (info.targetsAreWindow ? "same" : "next") << "\n"
       << "vocab " << info.vocab << "\n"
       << "batch " << info.batch << "\n"
       << "seq " << info.seq << "\n"
@@ -90,7 +91,11 @@ StatusOr<TrainingArtifactInfo> readTrainingInfo(const std::string &dir) {
       s = name(info.inputs);
     else if (key == "targets")
       s = name(info.targets);
-    else if (key == "parallel")
+    else if (key == "targets_window") {
+      if (value != "same" && value != "next")
+        s = bad("'targets_window' expects same or next, got '" + rt::percentEncode(value) + "'");
+      info.targetsAreWindow = value == "same";
+    } else if (key == "parallel")
       s = value.empty() ? Status::success() : name(info.parallel);
     else if (key == "vocab")
       s = count(0, info.vocab);

@@ -26,6 +26,7 @@ namespace trc::rt {
 
 struct TrainingArtifactInfo {
   std::string inputs, targets;     // graph inputs fed with token ids / targets
+  bool targetsAreWindow = false;   // targets take the token window, not the next tokens
   int64_t vocab = 0;               // token ids must be below it (0: unchecked)
   int64_t batch = 0, seq = 0;      // global batch and sequence length
   int64_t gradAccum = 1;

@@ -14,7 +14,14 @@ For family F:
             names the folded values and the --trainable value for them;
   advised   the default export trained with the error's advice (--trainable
             as printed, --freeze for the values folded from a buffer: the
-            rotary tables' inv_freq) matches PyTorch within 1e-4.
+            rotary tables' inv_freq) matches PyTorch within 1e-4; at batch 2
+            (the export is static) it is refused with a note naming the
+            traced sizes and the export option for dynamic axes;
+  tokens    (causal LMs) F.keep.onnx on token data (an llm.c token file whose
+            windows are the rows' input_ids): trc-run sees that the model
+            shifts its labels itself, feeds them the window (labels =
+            input_ids, as PyTorch trained) and matches within 1e-4; fed the
+            next tokens instead (--feed labels=targets) it does not.
 Prints one line per case; exits 1 on the first failure.
 """
 import argparse
@@ -28,17 +35,37 @@ HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch2")
 STEPS, BATCH, TOLERANCE = 12, 4, 1e-4
 
 
-def train(a, model, tag, batch=BATCH, extra=()):
+def train(a, model, tag, batch=BATCH, extra=(), data=None):
     metrics = os.path.join(a.workdir, f"{a.family}.{tag}.jsonl")
+    data = data or ["--data", os.path.join(HERE, a.family + ".npz")]
     run = subprocess.run(
-        [a.trc_run, model, "--device", "cpu", "--data", os.path.join(HERE, a.family + ".npz"),
-         "--batch-size", str(batch), "--steps", str(STEPS), "--optimizer", "adamw", "--lr", "1e-3",
+        [a.trc_run, model, "--device", "cpu", *data, "--batch-size", str(batch), "--steps", str(STEPS), "--optimizer", "adamw", "--lr", "1e-3",
          "--metrics", metrics, *extra], capture_output=True, text=True)
     losses = []
     if run.returncode == 0:
         with open(metrics) as f:
             losses = [json.loads(line)["loss"] for line in f if line.strip()]
     return run, losses
+
+
+def token_file(a):
+    """The rows' input_ids as an llm.c token file (header: magic, version,
+    count), plus one token: step s's windows are rows [sB, sB+B)."""
+    import numpy as np
+    ids = np.load(os.path.join(HERE, a.family + ".npz"))["input_ids"].reshape(-1)
+    tokens = np.concatenate([ids, ids[:1]]).astype(np.uint16)
+    header = np.zeros(256, np.int32)
+    header[:3] = [20240520, 1, tokens.size]
+    path = os.path.join(a.workdir, a.family + ".tokens.bin")
+    with open(path, "wb") as f:
+        f.write(header.tobytes() + tokens.tobytes())
+    return path
+
+
+def worst_difference(a, losses):
+    with open(os.path.join(HERE, a.family + ".torch.json")) as f:
+        reference = json.load(f)["losses"]
+    return max(abs(t - r) / abs(r) for t, r in zip(losses, reference))
 
 
 def compare(a, tag, losses):
@@ -91,6 +118,30 @@ def main():
     if run.returncode:
         sys.exit(f"error: {a.family} advised: trc-run failed: {run.stderr.strip()}")
     compare(a, "default as advised", losses)
+    # The default export is static: at another batch size its traced shape
+    # constants no longer fit, and the error says why and what to export.
+    run, _ = train(a, default, "advised-batch2", batch=2, extra=extra)
+    if run.returncode != 1 or "the export fixed its inputs' sizes (static shapes)" not in run.stderr:
+        sys.exit(f"error: {a.family} default at batch 2: expected the static-shape note, got "
+                 f"exit {run.returncode}: {run.stderr.strip()[:2000]}")
+    print(f"{a.family} default at batch 2: refused, the static shapes named")
+
+    if a.family == "bert":
+        return  # a masked LM: its labels are not a shifted window
+    tokens = ["--data", token_file(a), "--seq-len", "16"]
+    run, losses = train(a, keep, "tokens", data=tokens)
+    if run.returncode:
+        sys.exit(f"error: {a.family} tokens: trc-run failed: {run.stderr.strip()}")
+    said = re.search(r"the model shifts 'labels' itself \(node '[^']+' slices it", run.stderr)
+    if not said:
+        sys.exit(f"error: {a.family} tokens: trc-run did not say it feeds labels the window")
+    print(f"{a.family} tokens: {said.group(0)}")
+    compare(a, "on token data", losses)
+    run, losses = train(a, keep, "next-tokens", data=tokens + ["--feed", "labels=targets"])
+    if run.returncode:
+        sys.exit(f"error: {a.family} next tokens: trc-run failed: {run.stderr.strip()}")
+    print(f"{a.family} tokens with --feed labels=targets: "
+          f"{'differs' if worst_difference(a, losses) > 1e-3 else 'MATCHES'} from PyTorch")
 
 
 if __name__ == "__main__":

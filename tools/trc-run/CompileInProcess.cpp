@@ -421,7 +421,7 @@ InProcessStepCompiler::listGraphInputs(const std::string &model) {
     return rt::Status::error(error);
   std::vector<rt::GraphInput> out;
   for (const GraphInputInfo &in : inputs)
-    out.push_back({in.name, in.isInteger, in.dtype, in.dims});
+    out.push_back({in.name, in.isInteger, in.dtype, in.dims, in.shiftedBy});
   return out;
 }
 

@@ -81,7 +81,7 @@ const char *kUsage =
     "                      steps, default 10)\n"
     "      [--optimizer adamw|adam|sgd] [--lr R] [--lr-schedule SPEC] [--momentum M]\n"
     "      [--nesterov] [--weight-decay W] [--clip-grad-norm C] [--seed S] [--shuffle]\n"
-    "      [--feed NAME=inputs|targets] [--metrics FILE.jsonl]\n"
+    "      [--feed NAME=inputs|targets|labels] [--metrics FILE.jsonl]\n"
     "      [--loss cross_entropy [--ignore-index I]]  (for models that output logits)\n"
     "      [--precision fp32|bf16|fp16 [--loss-scale S]] [--grad-accum K]\n"
     "      [--attention auto|fused|unfused]  (fused: attention is one op whose\n"

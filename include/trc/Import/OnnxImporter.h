@@ -94,6 +94,9 @@ struct GraphInputInfo {
   /// "" for a type it has no name for) and the dims (-1: dynamic).
   std::string dtype;
   std::vector<int64_t> dims;
+  /// The node that slices this [batch, sequence] input from position 1
+  /// (labels a causal LM shifts itself, LabelShift.h); "" when none does.
+  std::string shiftedBy;
 };
 
 /// The graph inputs of a model file, in order; false with `error` set if the

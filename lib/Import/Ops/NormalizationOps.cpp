@@ -8,8 +8,9 @@
 // mode with the batch statistics and the updated running statistics as
 // outputs; running statistics read from parameters are also those
 // parameters' new values after each training step), InstanceNormalization,
-// MeanVarianceNormalization and LRN are compositions of reductions and
-// elementwise ops.
+// MeanVarianceNormalization, LRN and RMSNormalization (opset 23: x over the
+// root mean square of its trailing axes from `axis`, times scale) are
+// compositions of reductions and elementwise ops.
 //
 //===----------------------------------------------------------------------===//
 #include "../HandlerRegistry.h"
@@ -71,6 +72,33 @@ LogicalResult importLayerNorm(ImportContext &ctx) {
   if (failed(ctx.setOutput(1, ctx.reshape(mean, kept))))
     return failure();
   return ctx.setOutput(2, ctx.reshape(invStdDev, kept));
+}
+
+LogicalResult importRmsNorm(ImportContext &ctx) {
+  Value x = floatInput(ctx);
+  if (!x)
+    return failure();
+  auto type = typeOf(x);
+  auto axis = ctx.axis(ctx.intAttr("axis", -1), type.getRank());
+  if (!axis)
+    return failure();
+  if (ctx.intAttr("stash_type", 1) != 1)
+    return ctx.fail("stash_type other than float32 is not supported");
+  Value scale = ctx.broadcastTo(ctx.input(1), type.getShape());
+  if (!scale)
+    return failure();
+  auto dims = llvm::to_vector(llvm::seq<int64_t>(*axis, type.getRank()));
+  double count = 1;
+  for (int64_t d : dims)
+    count *= double(type.getDimSize(d));
+  Value sum = reduce(ctx, ReduceKind::Sum, ctx.build<MulOp>(x, x), dims);
+  if (!sum)
+    return failure();
+  Value meanSquare = ctx.build<DivOp>(sum, ctx.splat(typeOf(sum), count));
+  Value inverse = ctx.build<RsqrtOp>(ctx.build<AddOp>(
+      meanSquare, ctx.splat(typeOf(meanSquare), ctx.floatAttr("epsilon", 1e-5f))));
+  Value wide = expandReduced(ctx, inverse, type.getShape(), dims);
+  return ctx.setOutput(0, wide ? ctx.build<MulOp>(ctx.build<MulOp>(x, wide), scale) : Value());
 }
 
 template <typename OpT> LogicalResult importSoftmax(ImportContext &ctx) {
@@ -326,6 +354,7 @@ void registerNormalizationHandlers(HandlerRegistry &r) {
   r.add("MeanVarianceNormalization", 9, importMeanVarianceNorm);
   r.add("LRN", 1, importLrn);
   r.add("LayerNormalization", 17, importLayerNorm);
+  r.add("RMSNormalization", 23, importRmsNorm);
   r.add("Softmax", 1, importSoftmax<SoftmaxOp>);
   r.add("LogSoftmax", 1, importSoftmax<LogSoftmaxOp>);
   r.add("Dropout", 7, importDropout);
