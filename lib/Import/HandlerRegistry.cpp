@@ -15,6 +15,7 @@ const HandlerRegistry &HandlerRegistry::get() {
     registerShapeHandlers(r);
     registerPadHandlers(r);
     registerRotaryHandlers(r);
+    registerAttentionHandlers(r);
     registerConstantHandlers(r);
     registerReductionHandlers(r);
     registerTrainingHandlers(r);

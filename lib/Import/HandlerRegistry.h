@@ -58,6 +58,7 @@ void registerLossHandlers(HandlerRegistry &registry);
 void registerShapeHandlers(HandlerRegistry &registry);
 void registerPadHandlers(HandlerRegistry &registry);
 void registerRotaryHandlers(HandlerRegistry &registry);
+void registerAttentionHandlers(HandlerRegistry &registry);
 void registerConstantHandlers(HandlerRegistry &registry);
 void registerReductionHandlers(HandlerRegistry &registry);
 void registerTrainingHandlers(HandlerRegistry &registry);
