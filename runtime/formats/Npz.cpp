@@ -246,6 +246,14 @@ StatusOr<std::vector<NamedTensor>> parseNpz(std::string_view bytes, const std::s
     std::string inflated;
     std::string_view npy = *raw;
     if (m.method == 8) {
+      // Deflate expands at most 1032-fold (a 258-byte match per 2 bits):
+      // refuse a size the data cannot hold before allocating it.
+      constexpr uint64_t kMaxDeflateRatio = 1032, kSlack = 1024;
+      if (m.size > m.compressed * kMaxDeflateRatio + kSlack)
+        return archive.error(where + "declares " + std::to_string(m.size) +
+                             " bytes, more than its " + std::to_string(m.compressed) +
+                             " deflated bytes can hold (at most 1032-fold): the archive is "
+                             "corrupt");
 #ifdef TRC_HAVE_ZLIB
       if (Status s = inflateExactly(*raw, inflated, m.size); !s)
         return archive.error(where + s.message());

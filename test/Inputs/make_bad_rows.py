@@ -34,3 +34,20 @@ save("badtoken", input_ids=bad, labels=labels)
 save("shape", input_ids=ids[:, :, None], labels=labels)
 with open(os.path.join(out, "notzip.npz"), "wb") as f:
     f.write(b"not a zip archive")
+
+# A 1 KB deflated member that declares 4 GiB - 16 bytes (both size fields of
+# its local header and of the central directory): an amplification bomb.
+np.savez_compressed(os.path.join(out, "bomb.npz"), input_ids=ids, labels=labels)
+with open(os.path.join(out, "bomb.npz"), "r+b") as f:
+    data = bytearray(f.read())
+    huge = (2**32 - 16).to_bytes(4, "little")
+    at = 0
+    while (at := data.find(b"PK\x03\x04", at)) >= 0:  # local headers: size at +22
+        data[at + 22:at + 26] = huge
+        at += 4
+    at = 0
+    while (at := data.find(b"PK\x01\x02", at)) >= 0:  # central directory: size at +24
+        data[at + 24:at + 28] = huge
+        at += 4
+    f.seek(0)
+    f.write(data)
