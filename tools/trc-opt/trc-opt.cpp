@@ -23,8 +23,11 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -158,8 +161,24 @@ static int importAndRun(const std::string &inputFilename,
     module->print(output->os(), OpPrintingFlags());
     output->os() << "\n";
   }
+  output->os().flush();
+  if (std::error_code ec = output->os().error()) {
+    // A full disk: say so, and leave no partial file (not kept: removed).
+    llvm::errs() << "error: " << outputFilename << ": cannot write the output: " << ec.message()
+                 << "\n";
+    output->os().clear_error();
+    return 1;
+  }
   output->keep();
   return 0;
+}
+
+// The output stream of the MLIR-input path (MlirOptMain) reports a write
+// failure as a fatal error: make it an `error:` line naming the output.
+static std::string fatalOutputName;
+static void reportFatalAsError(void *, const char *reason, bool) {
+  llvm::errs() << "error: " << fatalOutputName << ": " << reason << "\n";
+  std::_Exit(1);
 }
 
 int main(int argc, char **argv) {
@@ -174,5 +193,7 @@ int main(int argc, char **argv) {
       registerAndParseCLIOptions(argc, argv, "trc-opt: the trc compiler driver", registry);
   if (isOnnxFile(inputFilename) || !trcCompile.empty())
     return importAndRun(inputFilename, outputFilename, registry);
+  fatalOutputName = outputFilename == "-" ? "<stdout>" : outputFilename;
+  llvm::install_fatal_error_handler(reportFatalAsError);
   return asMainReturnCode(MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
 }
