@@ -4,6 +4,7 @@
 
 #include "runtime/formats/Bundle.h"
 #include "runtime/formats/Checksum.h"
+#include "runtime/support/InterruptCleanup.h"
 #include "runtime/support/Names.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -35,8 +36,10 @@ std::string manifestDType(mlir::Type t) {
 }
 
 ArtifactWriter::~ArtifactWriter() {
-  if (!stage_.empty())
-    llvm::sys::fs::remove_directories(stage_);
+  if (stage_.empty())
+    return;
+  rt::forgetOnInterrupt(stage_);
+  llvm::sys::fs::remove_directories(stage_);
 }
 
 std::string ArtifactWriter::stage(std::string &error) {
@@ -54,12 +57,17 @@ std::string ArtifactWriter::stage(std::string &error) {
     error = "refusing to overwrite '" + outPath_ + "': it exists and is not a trc artifact";
     return "";
   }
+  // Staging carries the process id: a later run removes what a killed one
+  // left (removeStaleStaging); an interrupted one removes its own.
+  rt::removeStaleStaging(path.str().str());
   llvm::SmallString<256> staged;
-  if (auto ec = llvm::sys::fs::createUniqueDirectory(path + ".partial", staged)) {
+  if (auto ec = llvm::sys::fs::createUniqueDirectory(rt::stagingName(path.str().str()), staged)) {
     error = "cannot create a staging folder next to '" + outPath_ + "': " + ec.message();
     return "";
   }
-  return stage_ = staged.str().str();
+  stage_ = staged.str().str();
+  rt::removeOnInterrupt(stage_);
+  return stage_;
 }
 
 bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error) {
@@ -195,6 +203,7 @@ bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error
     error = "cannot move the artifact to '" + outPath_ + "': " + ec.message();
     return false;
   }
+  rt::forgetOnInterrupt(stage_);
   stage_.clear();
   if (!old.empty())
     llvm::sys::fs::remove_directories(old);

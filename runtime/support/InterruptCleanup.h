@@ -1,0 +1,39 @@
+//===- InterruptCleanup.h - remove work in progress when interrupted -*- C++ -*-===//
+//
+// Tools stage their outputs (an artifact folder, a checkpoint, a temporary
+// compile folder) and rename them into place at the end; SIGINT, SIGTERM or
+// SIGHUP in between would leave the staging folder behind. A path registered
+// here is removed (recursively) when one of those signals arrives, before
+// the signal takes its previous course (another handler, such as LLVM's, or
+// the default: the process ends with that signal). Up to kMaxPaths at once.
+//
+// Stale leftovers of killed processes (SIGKILL cannot be caught) are found by
+// name: stagingName() puts the process id in the name and
+// removeStaleStaging() removes those whose process is gone.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRC_RUNTIME_SUPPORT_INTERRUPTCLEANUP_H
+#define TRC_RUNTIME_SUPPORT_INTERRUPTCLEANUP_H
+
+#include <string>
+
+namespace trc::rt {
+
+inline constexpr int kMaxInterruptCleanupPaths = 16;
+
+/// Removes `path` if the process is interrupted before forgetOnInterrupt(path).
+/// False when kMaxInterruptCleanupPaths paths are registered already.
+bool removeOnInterrupt(const std::string &path);
+/// Stops removing `path` on interrupt (it was renamed into place, or removed).
+void forgetOnInterrupt(const std::string &path);
+
+/// "<target>.partial-<pid>": the prefix of this process's staging names for
+/// `target` (a unique suffix follows).
+std::string stagingName(const std::string &target);
+/// Removes `<target>.partial-<pid>*` entries beside `target` whose process no
+/// longer exists (left by a killed run); returns how many it removed.
+int removeStaleStaging(const std::string &target);
+
+} // namespace trc::rt
+
+#endif // TRC_RUNTIME_SUPPORT_INTERRUPTCLEANUP_H
