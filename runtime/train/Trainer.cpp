@@ -246,8 +246,6 @@ Status checkRunnable(const ParallelPlan &plan) {
                          "microbatches, pipeline_schedule, virtual_stages, recompute, "
                          "offload_activations, activation_loading_horizon)");
   };
-  if (plan.pipelineDegree == 1 && plan.microbatches > 1)
-    return notYet("microbatches", "microbatches without pipeline stages (use --grad-accum)");
   if (plan.pipelineDegree > 1 && plan.zeroStage > 0)
     return notYet("zero_stage", "ZeRO sharding of pipeline stages");
   if (plan.offloadActivations && plan.pipelineDegree > 1)
@@ -260,6 +258,32 @@ Status checkRunnable(const ParallelPlan &plan) {
     return Status::error("--config: key 'auto_partition': the planner chooses the plan when "
                          "trc-run compiles an .onnx model (built with the compiler); a saved "
                          "step keeps the plan it was compiled with");
+  return Status::success();
+}
+
+/// Microbatches without pipeline stages (a plan trc-plan prints, SageMaker's
+/// meaning too) are gradient accumulation: that many micro-steps per step.
+/// --grad-accum, when given, must agree.
+Status microbatchesAsAccumulation(const ParallelPlan &plan, RunSettings &run) {
+  if (plan.pipelineDegree > 1 || plan.microbatches <= 1)
+    return Status::success();
+  TrainerOptions &o = run.options;
+  if (o.givenFlags.count("--grad-accum") && o.gradAccum != plan.microbatches)
+    return Status::error("--grad-accum " + std::to_string(o.gradAccum) +
+                         " contradicts --config key 'microbatches': " +
+                         std::to_string(plan.microbatches) +
+                         " (without pipeline stages, microbatches are gradient accumulation)");
+  if (o.gradAccum == plan.microbatches)
+    return Status::success();
+  o.gradAccum = plan.microbatches;
+  run.build.accumulate = true;
+  run.trainStepRecord = describeTrainStep(run.build);
+  std::fprintf(stderr,
+               "trc-run: --config microbatches %lld without pipeline stages: %lld micro-steps "
+               "of gradient accumulation per step (as --grad-accum %lld)\n",
+               static_cast<long long>(plan.microbatches),
+               static_cast<long long>(plan.microbatches),
+               static_cast<long long>(plan.microbatches));
   return Status::success();
 }
 
@@ -1276,18 +1300,21 @@ Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
   std::unique_ptr<DistributedRun> dist = *std::move(created);
   if (Status s = checkRunnable(dist->config()); !s)
     return s;
+  if (Status s = microbatchesAsAccumulation(dist->config(), run); !s)
+    return s;
   if (Status s = checkProfileTarget(options, dist->world()); !s) // before any training
     return s;
   // The ranks of a tensor group share their rows: the batch is split over
   // the data axis only.
   const int64_t dataRanks = dist->dataDegree();
-  if (options.batchSize % (dataRanks * options.gradAccum) != 0)
+  const int64_t accumulation = run.options.gradAccum;
+  if (options.batchSize % (dataRanks * accumulation) != 0)
     return Status::error(
         "--batch-size " + std::to_string(options.batchSize) +
         " is the global batch: it must be a multiple of the " +
         (dist->tensorDegree() > 1 ? "data-parallel degree (world size over tensor degree, "
                                   : "world size (") +
-        std::to_string(dataRanks) + ") times --grad-accum (" + std::to_string(options.gradAccum) +
+        std::to_string(dataRanks) + ") times --grad-accum (" + std::to_string(accumulation) +
         ")");
   const ParallelPlan &plan = dist->config();
   if (plan.pipelineDegree > 1) {

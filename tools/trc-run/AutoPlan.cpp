@@ -40,12 +40,9 @@ rt::StatusOr<bool> wantsAutoPartition(const std::string &config, std::string &js
 }
 
 // What runTrainer runs today (Trainer.cpp checkRunnable/checkPipelineOptions;
-// every recomputation policy runs).
-bool trainerRuns(const plan::Candidate &c) {
-  if (c.pipeline == 1)
-    return c.microbatches == 1;
-  return c.zeroStage == 0;
-}
+// every recomputation policy runs; microbatches without stages are gradient
+// accumulation).
+bool trainerRuns(const plan::Candidate &c) { return c.pipeline == 1 || c.zeroStage == 0; }
 
 // The plan's JSON plus the keys of `given` that are not the plan's
 // (bucket_cap_mb, communicator).
