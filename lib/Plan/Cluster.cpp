@@ -20,6 +20,7 @@
 #include "runtime/support/Parse.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace trc::plan {
 namespace {
@@ -180,12 +181,28 @@ std::vector<std::string> deviceKinds() {
 }
 
 bool deviceProfile(const std::string &kind, DeviceProfile &out) {
-  for (const DeviceProfile &p : profiles())
-    if (p.kind == kind) {
+  // Forgiving: any case, and a kind's name without its memory size when that
+  // names one kind ("H100" is h100-80gb; "a100" is 40 or 80 GB: not found).
+  std::string wanted = kind;
+  for (char &c : wanted)
+    c = char(std::tolower(static_cast<unsigned char>(c)));
+  const std::vector<DeviceProfile> all = profiles();
+  const DeviceProfile *prefixed = nullptr;
+  int prefixMatches = 0;
+  for (const DeviceProfile &p : all) {
+    if (p.kind == wanted) {
       out = p;
       return true;
     }
-  return false;
+    if (p.kind.compare(0, wanted.size() + 1, wanted + "-") == 0) {
+      ++prefixMatches;
+      prefixed = &p;
+    }
+  }
+  if (prefixMatches != 1)
+    return false;
+  out = *prefixed;
+  return true;
 }
 
 std::optional<MeasuredConstants> DeviceProfile::measuredFor(int ranks) const {
