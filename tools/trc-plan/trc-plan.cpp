@@ -43,6 +43,45 @@ using namespace trc::plan;
 
 namespace {
 
+// What each flag means and each output line says (--help).
+const char kHelpText[] = R"(
+Searches data x tensor x pipeline parallelism, microbatches, ZeRO stage,
+recomputation and pipeline schedule for the fastest plan that fits, priced by
+an analytical cost model (spec sheets, or --device-profile from trc-run
+--calibrate).
+
+  --cluster KIND:N   N devices of KIND: a100-40gb, a100-80gb, h100-80gb, h200,
+                     cpu (any case; h100 means h100-80gb), 8 GPUs per node;
+                     or a cluster JSON file (device, nodes, gpus_per_node,
+                     bandwidths, latencies, memory_gb, device_profile)
+  --global-batch B   rows per optimizer step over all devices
+  --plan JSON        evaluate this plan (trc-run --config keys); keys left
+                     out are searched
+  --alternatives K   also print the best plan of K other layouts
+  --json             one JSON object: plan, predicted, alternatives, search
+
+Output:
+  plan: data=D tensor=T[+sp] pipeline=P microbatches=MxR [schedule=S[/V]]
+        zero=Z[/G] recompute=C
+      D data-parallel replicas, T tensor-parallel degree (+sp: sequence
+      parallelism), P pipeline stages; M microbatches of R rows per data
+      replica and step (with P=1 they are gradient accumulation); S the
+      pipeline schedule (gpipe, 1f1b, interleaved/V virtual stages, zb_h1);
+      Z the ZeRO stage (/G: sharded over G of the D replicas, hybrid);
+      C the recomputation (none, selective, full).
+    The next line is the same plan as JSON: pass it to trc-run --config as it
+    is printed.
+  predicted step time    seconds per optimizer step
+  TFLOP/s per device     FLOPs per second per device (Megatron's
+                         accounting), and its share of the device's peak
+  memory per device      the busiest device's bytes: parameters, gradients,
+                         optimizer state, activations and a reserve
+  step                   shares of the step: compute, pipeline bubble, tensor
+                         comm, p2p (pipeline transfers), data comm (gradient
+                         and ZeRO collectives), optimizer
+  alternatives           plan, step time, TFLOP/s per device, GB per device
+)";
+
 int fail(const std::string &message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
   return 1;
@@ -110,7 +149,8 @@ int main(int argc, char **argv) {
                   "|MODEL.onnx [--dim NAME=N,...]"
 #endif
                   " --cluster KIND:N|FILE.json [--device-profile PROFILE.json] --global-batch B "
-                  "[--plan JSON] [--json] [--alternatives K]\n");
+                  "[--plan JSON] [--json] [--alternatives K]\n%s",
+                  kHelpText);
       return 0;
     }
     size_t eq = arg.find('=');
