@@ -686,6 +686,10 @@ int lostPeer(const std::string &mode) {
   }
   std::fprintf(stderr, "rank %d: pid %d ready\n", me, int(::getpid()));
   if (me == 1) {
+    // kill-p2p: the others must be in their point-to-point waits, not still
+    // leaving the barrier (which can need rank 1 after it has left).
+    if (mode == "kill-p2p")
+      ::usleep(500 * 1000);
     if (mode == "kill" || mode == "kill-p2p")
       std::raise(SIGKILL);
     ::sleep(60);

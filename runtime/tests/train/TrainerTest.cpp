@@ -164,16 +164,29 @@ TEST(TrainerTest, RuntimeOnlyTrainerRefusesOnnxModels) {
   EXPECT_THAT(s.message(), HasSubstr("this runtime-only build of trc-run cannot compile"));
 }
 
-TEST(TrainerTest, PlansBeyondDataParallelismAreRefusedByTheirKey) {
+// Microbatches without pipeline stages are gradient accumulation: the step
+// is compiled with accumulation buffers for batch / microbatches rows; a
+// --grad-accum that says otherwise is refused naming both.
+TEST(TrainerTest, MicrobatchesWithoutStagesAreGradientAccumulation) {
   trc::rt::test::TempDir dir;
   TrainerOptions o = validOptions(writeTokens(dir));
   RecordingCompiler compiler;
-  for (const char *plan : {R"({"microbatches": 4})"}) {
-    o.parallelConfig = plan;
-    Status s = runTrainer(o, &compiler);
-    ASSERT_FALSE(s.ok()) << plan;
-    EXPECT_THAT(s.message(), HasSubstr("is not available yet")) << plan;
-  }
+  compiler.inputs = {{"ids", true}, {"labels", true}};
+  o.parallelConfig = R"({"microbatches": 4})";
+  EXPECT_TRUE(runTrainer(o, &compiler).isReported());
+  EXPECT_EQ(compiler.compiles, 1);
+  EXPECT_TRUE(compiler.build.accumulate);
+  EXPECT_EQ(compiler.shapes["ids"], (std::vector<int64_t>{1, 8})); // 4 rows / 4 micro-steps
+  o.gradAccum = 2;
+  o.givenFlags.insert("--grad-accum");
+  Status s = runTrainer(o, &compiler);
+  EXPECT_THAT(s.message(), HasSubstr("--grad-accum 2 contradicts --config key 'microbatches': 4"));
+}
+
+TEST(TrainerTest, AutoPartitionIsTheFrontEndsToChoose) {
+  trc::rt::test::TempDir dir;
+  TrainerOptions o = validOptions(writeTokens(dir));
+  RecordingCompiler compiler;
   // The planner (trc-run's front end) replaces auto_partition configs; the
   // library alone says where plans are chosen.
   o.parallelConfig = R"({"auto_partition": true})";
