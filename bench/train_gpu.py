@@ -47,6 +47,7 @@ import numpy as np, torch
 sys.path.insert(0, os.path.join(sys.argv[1], "scripts"))
 import export_models as em
 size, batch, seq, steps, data, mode, device = sys.argv[2:9]
+precision = sys.argv[9] if len(sys.argv) > 9 else ("bf16" if device == "cuda" else "fp32")
 batch, seq, steps = int(batch), int(seq), int(steps)
 em.configure(size)
 model = em.build("gpt2").to(device)
@@ -65,7 +66,7 @@ for _ in range(steps):
     if cuda: torch.cuda.synchronize()
     start = time.perf_counter()
     opt.zero_grad(set_to_none=True)
-    with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=cuda):
+    with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=precision == "bf16"):
         loss = step_fn(x, y)
     loss.backward(); opt.step()
     if cuda: torch.cuda.synchronize()
@@ -119,8 +120,10 @@ def run_engine(cmd, gpu):
         return child.returncode, out.read(), err.read()[-2000:], peak
 
 
-def model_flops_per_token(size, seq):
-    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+def model_flops_per_token(size, seq, root=ROOT):
+    """Training FLOPs per token (6N + 12 L T d) and N, from export_models' GPT-2
+    under `root` (this checkout, or a GPU bundle)."""
+    sys.path.insert(0, os.path.join(root, "scripts"))
     import export_models as em
     em.configure(size)
     n = sum(p.numel() for p in em.build("gpt2").parameters())

@@ -8,7 +8,9 @@
 // strided-batched, on the CPU (double accumulation), enqueued on the fake
 // stream (so graph capture records it), with every matrix's span checked
 // against the fake device allocations. It says nothing about the real
-// library's speed or algorithms.
+// library's speed or algorithms. TRC_FAKE_CUBLASLT_CHECK_ONLY=1 keeps the
+// checks and skips the arithmetic (the GPU bundle's dry run trains whole
+// models' steps, whose products would take minutes here).
 //
 //===----------------------------------------------------------------------===//
 #include "FakeCuda.h"
@@ -17,6 +19,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -284,6 +287,14 @@ int cublasLtMatmul(void *handle, void *desc, const void *alpha, const void *A, v
       !spanInBounds(C, lc, lc.batch) || !spanInBounds(D, ld, ld.batch)) {
     trc::fakecuda::illegalAddress("cublasLtMatmul");
     return kExecutionFailed;
+  }
+  static const bool checkOnly = [] {
+    const char *v = std::getenv("TRC_FAKE_CUBLASLT_CHECK_ONLY");
+    return v && std::strcmp(v, "1") == 0;
+  }();
+  if (checkOnly) {
+    trc::fakecuda::enqueue(stream, [] {});
+    return abi::kStatusSuccess;
   }
   trc::fakecuda::enqueue(stream, [=] {
     uint64_t m = lc.rows, n = lc.cols, k = dd.transA ? la.rows : la.cols;

@@ -9,6 +9,7 @@
 #ifndef TRC_RUNTIME_TESTS_TESTARTIFACT_H
 #define TRC_RUNTIME_TESTS_TESTARTIFACT_H
 
+#include "TestFixtures.h"
 #include "runtime/formats/Checksum.h"
 
 #include <cstdlib>
@@ -79,7 +80,7 @@ inline std::string manifestChecksum(const std::string &bytes,
 struct ArtifactOptions {
   std::string target = "cpu";
   std::string entry = "trc_entry";
-  std::string program = TRC_TEST_PROGRAM;
+  std::string program = fixturePath(TRC_TEST_PROGRAM);
   ChecksumKind checksums = ChecksumKind::Xxh3;
 };
 

@@ -133,7 +133,7 @@ BIAS_DONE:
 inline const char *const kTestKernelNames[] = {"trc_test_axpy", "trc_test_bias"};
 
 struct CudaArtifactOptions {
-  std::string program = TRC_TEST_CUDA_PROGRAM;
+  std::string program = fixturePath(TRC_TEST_CUDA_PROGRAM);
   // (record, file, bytes) of kernel files besides kernels.sm_50.ptx, e.g.
   // {"cubin sm_90", "kernels.sm_90.cubin", bytes}.
   std::vector<std::pair<std::string, std::pair<std::string, std::string>>> extraFiles;

@@ -11,6 +11,7 @@
 #ifndef TRC_RUNTIME_TESTS_TESTTRAININGSTEP_H
 #define TRC_RUNTIME_TESTS_TESTTRAININGSTEP_H
 
+#include "TestFixtures.h"
 #include "runtime/formats/Checksum.h"
 #include "runtime/train/TrainingArtifact.h"
 
@@ -48,7 +49,7 @@ inline void writeWhole(const std::string &path, const std::string &bytes) {
 /// Writes the step into `dir` (which must exist); false if the fixture
 /// cannot be read or the training.trc not written.
 inline bool writeTestTrainingStep(const std::string &dir, const TestStepPlan &plan = {}) {
-  std::string program = readWhole(TRC_TEST_TRAINING_PROGRAM);
+  std::string program = readWhole(fixturePath(TRC_TEST_TRAINING_PROGRAM));
   if (program.empty())
     return false;
   std::string weights(64 * sizeof(float), '\0');

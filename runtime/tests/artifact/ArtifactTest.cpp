@@ -191,7 +191,7 @@ TEST(Artifact, ReportsProgramsThatCannotLoad) {
   // A program that imports a function the process does not export.
   TempDir dir2;
   ArtifactOptions undefined;
-  undefined.program = TRC_TEST_PROGRAM_UNDEFINED;
+  undefined.program = fixturePath(TRC_TEST_PROGRAM_UNDEFINED);
   writeTestArtifact(dir2.path(), undefined);
   err = loadError(dir2.path());
   EXPECT_THAT(err, StartsWith(dir2.file("program.so") + ": cannot load the program: ")) << err;

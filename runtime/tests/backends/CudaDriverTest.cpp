@@ -13,6 +13,7 @@
 #include "runtime/backends/cuda/CudaDriver.h"
 
 #include "StatusTesting.h"
+#include "TestFixtures.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -68,7 +69,7 @@ TEST(CudaDriver, MissingLibrariesAndSymbolsAreNamed) {
           "the CUDA driver libtrc-no-such-driver.so.1 is not installed ("))
       << s.message();
   // A library without the driver's symbols.
-  s = bindCudaDriver(TRC_TEST_PROGRAM).status();
+  s = bindCudaDriver(test::fixturePath(TRC_TEST_PROGRAM)).status();
   ASSERT_FALSE(s);
   EXPECT_THAT(s.message(), HasSubstr("has no symbol cuInit")) << s.message();
 
@@ -79,7 +80,7 @@ TEST(CudaDriver, MissingLibrariesAndSymbolsAreNamed) {
       HasSubstr(
           "cuBLASLt: libtrc-no-such-cublasLt.so not found or not loadable"))
       << s.message();
-  s = bindCublasLt(TRC_TEST_PROGRAM).status();
+  s = bindCublasLt(test::fixturePath(TRC_TEST_PROGRAM)).status();
   ASSERT_FALSE(s);
   EXPECT_THAT(s.message(), HasSubstr("has no symbol cublasLtCreate"))
       << s.message();
