@@ -10,7 +10,7 @@ Two halves, because GPU nodes have no compiler:
            --save-artifact` (weights=init: each step is a few MiB).
       python3 bench/train_gpu.py prepare --out bench-gpu [--batch 4 8 16] [--size gpt2-124m]
 
-  run      (GPU machine, runtime-only trc-run from scripts/gpu.sh): trains
+  run      (GPU machine, runtime-only trc-run of the GPU bundle, scripts/gpu-bundle.sh): trains
            each saved step with trc-run, and the same architecture with
            PyTorch (bf16 autocast, fused AdamW) eager and torch.compile, on
            the same token stream; then doubles PyTorch's batch until it runs
@@ -172,7 +172,7 @@ def run(a):
     if gpu and info["device"] != "cuda":
         die(f"{a.steps_dir} holds {info['device']} steps; run with --device cpu")
     if not os.access(a.trc_run, os.X_OK):
-        die(f"no trc-run at {a.trc_run} (on a GPU machine: bash scripts/gpu.sh builds it)")
+        die(f"no trc-run at {a.trc_run} (the GPU bundle, scripts/gpu-bundle.sh, carries one)")
     name, peak_tflops = "cpu", a.peak_tflops
     if gpu:
         try:

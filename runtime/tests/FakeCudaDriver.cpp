@@ -6,7 +6,7 @@
 // driver calls it makes, in which order, with which arguments, its error
 // paths, graph capture and replay, and (with FakeCublasLt.cpp) the cuBLASLt
 // descriptors it builds. It cannot tell whether real kernels or a real
-// cuBLASLt behave; that needs a GPU (scripts/gpu.sh).
+// cuBLASLt behave; that needs a GPU (scripts/gpu-bundle.sh).
 //
 // One device (compute capability 9.0, "trc fake CUDA device"); primary
 // contexts; device memory is 256-byte-aligned host memory and every copy,

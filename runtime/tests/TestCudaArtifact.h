@@ -25,7 +25,7 @@
 
 namespace trc::rt::test {
 
-/// TRC_REQUIRE_GPU=1 (scripts/gpu.sh): a missing GPU fails instead of skipping.
+/// TRC_REQUIRE_GPU=1 (the GPU bundle's run.sh): a missing GPU fails instead of skipping.
 inline bool gpuRequired() {
   const char *v = std::getenv("TRC_REQUIRE_GPU");
   return v && std::strcmp(v, "1") == 0;

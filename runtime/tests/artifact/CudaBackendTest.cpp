@@ -3,7 +3,7 @@
 // Every test here needs a CUDA driver and device. Where there is none (CI,
 // the build machine) each test is skipped with the reason ("no CUDA device:
 // the CUDA driver libcuda.so.1 is not installed (...)"); with
-// TRC_REQUIRE_GPU=1 in the environment (scripts/gpu.sh) a missing GPU fails
+// TRC_REQUIRE_GPU=1 in the environment (the GPU bundle's run.sh) a missing GPU fails
 // them instead, so a GPU machine can never pass by skipping. CI also runs
 // them against a CPU stand-in for the driver and cuBLASLt (FakeCuda.h; the
 // ctest trc-artifact-tests-fake-cuda), which checks the backend's host side,
