@@ -181,22 +181,16 @@ void flattenEmptyBoundaryTensors(func::FuncOp main) {
   main.setFunctionType(b.getFunctionType(body.getArgumentTypes(), ret.getOperandTypes()));
 }
 
-/// Makes @`entry` the function compiled: calls from it are inlined, every
-/// other function is dropped, and it is renamed @main for the pipeline.
+/// Makes @`entry` the function compiled (trc-select-entry).
 LogicalResult selectEntry(ModuleOp module, llvm::StringRef entry, TimingScope &timing) {
-  auto fn = module.lookupSymbol<func::FuncOp>(entry);
-  if (!fn)
+  if (!module.lookupSymbol<func::FuncOp>(entry))
     return failure();
-  PassManager inliner(module.getContext());
-  inliner.enableTiming(timing);
-  inliner.addPass(createInlinerPass());
-  if (failed(inliner.run(module)))
-    return failure();
-  for (auto other : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
-    if (other != fn)
-      other.erase();
-  fn.setSymName("main");
-  return success();
+  PassManager select(module.getContext());
+  select.enableTiming(timing);
+  SelectEntryOptions options;
+  options.entry = entry.str();
+  select.addPass(createSelectEntry(options));
+  return select.run(module);
 }
 
 /// An imported model's @main returns the new values of parameters a

@@ -72,6 +72,10 @@ void registerTrcPipelines() {
       "trc-cuda-lowering",
       "trc IR (parameters as arguments) to host LLVM and PTX kernels for the CUDA backend",
       buildCudaLoweringPipeline);
+  PassPipelineRegistration<>(
+      "trc-cuda-kernels",
+      "the CUDA pipeline up to its kernels (gpu.launch ops, cuBLASLt calls), for analyses",
+      buildCudaKernelsPipeline);
   registerTrainingPipeline();
 }
 

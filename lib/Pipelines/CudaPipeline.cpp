@@ -105,6 +105,13 @@ void buildCudaLoweringPipeline(OpPassManager &pm) {
     llvm::report_fatal_error("trc: the built-in CUDA pipeline does not parse");
 }
 
+void buildCudaKernelsPipeline(OpPassManager &pm) {
+  std::string text = kernelsPipeline(/*cublasLt=*/true);
+  text.resize(text.size() - 2); // the prefix ends in ", " for what follows it
+  if (failed(parsePassPipeline(text, pm, llvm::errs())))
+    llvm::report_fatal_error("trc: the built-in CUDA kernels pipeline does not parse");
+}
+
 void buildCudaEmulationPipeline(OpPassManager &pm) {
   if (failed(parsePassPipeline(cudaEmulationPipeline(), pm, llvm::errs())))
     llvm::report_fatal_error("trc: the built-in CUDA emulation pipeline does not parse");

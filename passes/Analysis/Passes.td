@@ -142,4 +142,29 @@ def PrintFusionSummary : Pass<"trc-print-fusion-summary", "mlir::ModuleOp"> {
   }];
 }
 
+def PrintKernelCosts : Pass<"trc-print-kernel-costs", "mlir::ModuleOp"> {
+  let summary = "prints each CUDA kernel's and matrix product's FLOPs and device bytes as JSON";
+  let description = [{
+    For the CUDA pipeline's IR after trc-linalg-to-gpu (`--trc-cuda-kernels`):
+    each `gpu.launch` is one kernel, priced at the bytes of every buffer it
+    uses from outside (each read or written once: the fewest bytes it can
+    move) and the floating-point operations of its body times the threads of
+    its grid (a loop inside with static bounds multiplies them); each call
+    of `trc_rt_cublaslt_matmul_<t>` is one matrix product, 2 x batch x m x
+    n x k FLOPs, its operands read once (a stride-0 operand once for the
+    whole batch) and its f32 result written once. Host loops with static
+    bounds multiply what they hold. Identical items are printed once with a
+    count, as one JSON object (bench/predict_gpu_step.py prices it on a
+    GPU's rates). A product whose sizes are not constants is an error. The
+    IR is unchanged.
+
+    ```
+    {"kernels": 2, "matmuls": 1, "items": [
+      {"kind": "kernel", "count": 2, "threads": 256, "flops": 256, "bytes": 2048},
+      {"kind": "matmul", "count": 1, "type": "bf16", "batch": 1, "m": 8, ...}
+    ] }
+    ```
+  }];
+}
+
 #endif // TRC_PASSES_ANALYSIS_PASSES_TD

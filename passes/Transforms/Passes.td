@@ -209,6 +209,21 @@ def ProfileCalls : Pass<"trc-profile-calls", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::arith::ArithDialect"];
 }
 
+def SelectEntry : Pass<"trc-select-entry", "mlir::ModuleOp"> {
+  let summary = "keeps one function, calls from it inlined, as @main";
+  let description = [{
+    Makes @`entry` the function compiled: calls from it are inlined, every
+    other function is dropped and it is renamed @main, as
+    `--trc-compile="entry=..."` does before lowering (a training module holds
+    the forward @main beside @train_step). A missing @`entry` is an error.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", "\"train_step\"",
+           "the function to keep">,
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 def DeduplicateFunctions : Pass<"trc-deduplicate-functions", "mlir::ModuleOp"> {
   let summary = "merges private functions and GPU kernels whose bodies are the same";
   let description = [{

@@ -57,8 +57,13 @@ void buildCudaLoweringPipeline(mlir::OpPassManager &pm);
 /// kernel generator without a GPU (`--trc-compile="target=cpu emulate=cuda"`).
 void buildCudaEmulationPipeline(mlir::OpPassManager &pm);
 
-/// Registers `--trc-cpu-lowering`, `--trc-cuda-lowering` (the pipelines
-/// above) and `--trc-training-pipeline` (TrainingPipeline.h) with trc-opt.
+/// The CUDA pipeline up to its kernels: every kernel a gpu.launch in the
+/// host function, matrix products calls of trc_rt_cublaslt_matmul_* (for
+/// analyses such as trc-print-kernel-costs).
+void buildCudaKernelsPipeline(mlir::OpPassManager &pm);
+
+/// Registers `--trc-cpu-lowering`, `--trc-cuda-lowering`,
+/// `--trc-cuda-kernels` (the pipelines above) and `--trc-training-pipeline` (TrainingPipeline.h) with trc-opt.
 void registerTrcPipelines();
 
 /// Compiles an imported module into an artifact folder at `outPath`
