@@ -21,6 +21,8 @@
 #   data/      the token stream every engine reads (tinyshakespeare's bytes);
 #   scripts/export_models.py, bench/train_gpu.py  the same GPT-2 in PyTorch
 #              (eager and torch.compile, same batch and data);
+#   prediction.json  GPT-2 124M's step priced kernel by kernel on H100/H200
+#              rates (bench/predict_gpu_step.py), printed beside the measurement;
 #   run.sh, device_run.py, bundle.json  the one command to run there, and what
 #              the bundle holds (files, sizes, the settings of each step).
 # On the GPU machine: `tar xJf OUT.tar.xz && bash trc-gpu-bundle/run.sh`
@@ -139,6 +141,11 @@ json.dump({"step": "small-gpt-" + sys.argv[3], "device": "cpu",
            "losses": [r["loss"] for r in rows]}, open(sys.argv[2], "w"), indent=1)
 EOF
 done
+
+# The prediction the measurement is held against (bench/predict_gpu_step.py).
+"$PYTHON" bench/predict_gpu_step.py --onnx "$WORK/gpt2-124m.onnx" \
+  --trc-opt "$MAIN_BUILD/tools/trc-opt/trc-opt" --json "$B/prediction.json" >"$WORK/predict.log" 2>&1 ||
+  { tail -20 "$WORK/predict.log" >&2; die "predicting the GPT-2 124M step failed"; }
 
 # --- 3. the PyTorch side and the driver --------------------------------------------
 cp scripts/export_models.py "$B/scripts/"

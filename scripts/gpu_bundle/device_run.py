@@ -16,7 +16,9 @@ within what is left of --budget-s seconds (default 450: the device call's
   throughput  GPT-2 124M (batch 8 x 1024): trc bf16/fp32 with CUDA graphs on
               and off, PyTorch eager and torch.compile (bf16 autocast, fp32),
               same data; tokens/s (median step after 5), peak GPU memory of
-              the process (nvidia-smi every 50 ms), MFU for bf16 rows.
+              the process (nvidia-smi every 50 ms), MFU for bf16 rows, and
+              for trc the tokens/s bench/predict_gpu_step.py predicted
+              (prediction.json) beside them.
 
 It writes OUT/results.json (after every phase, so a cut-off run keeps what
 it measured) and OUT/log.txt, prints a table last, and exits 1 when a phase
@@ -239,6 +241,24 @@ def phase_sanitizer(run):
     return row
 
 
+def predicted_tokens_per_s(cfg, gpu, precision, graphs):
+    """bench/predict_gpu_step.py's tokens/s for this model, batch and card
+    (the workplace's measured ceilings), or None when the bundle has none."""
+    path = os.path.join(BUNDLE, "prediction.json")
+    if not os.path.exists(path):
+        return None
+    prediction = json.load(open(path))
+    if [prediction.get(k) for k in ("model", "batch", "seq")] != [cfg[k] for k in
+                                                                   ("model", "batch", "seq")]:
+        return None
+    rows = prediction.get("precisions", {}).get(precision, {}).get("predicted", [])
+    for r in rows:
+        card = r["card"].split()[0]  # "H100 SXM" -> H100
+        if card in gpu and r["ceilings"] == "measured" and r["cuda_graphs"] == f"graphs {graphs}":
+            return r["tokens_per_s"]
+    return None
+
+
 def median_ms(times):
     return statistics.median(times[WARMUP:] if len(times) > WARMUP else times)
 
@@ -284,8 +304,11 @@ def phase_throughput(run, machine):
                  os.path.join(BUNDLE, "data", "tokens.txt"), mode, "cuda", precision],
                 240, sample_gpu=True)
             ok = status == 0
+            # The child prints one JSON line; warnings may come around it.
+            lines = [l for l in output.splitlines() if l.startswith('{"times"')]
+            ok = ok and bool(lines)
             if ok:
-                r = json.loads(output.strip().splitlines()[-1])
+                r = json.loads(lines[-1])
                 times, losses = r["times"], r["losses"]
                 row["torch_max_reserved_bytes"] = r["reserved"]
         if not ok:
@@ -298,6 +321,10 @@ def phase_throughput(run, machine):
                 row["peak_gpu_bytes"] = peak
             if flops and peak_tflops and precision == "bf16":
                 row["mfu"] = row["tokens_per_s"] * flops / (peak_tflops * 1e12)
+        if engine == "trc":
+            predicted = predicted_tokens_per_s(cfg, machine.get("gpu", ""), precision, graphs)
+            if predicted:
+                row["predicted_tokens_per_s"] = predicted
         rows.append(row)
     by = {(r["engine"], r["precision"], r.get("cuda_graphs", "on")): r for r in rows}
     ratios = {}
@@ -333,18 +360,22 @@ def print_table(run):
         if isinstance(r, dict) and "max_rel_diff" in r:
             run.say(f"    parity {p}: max relative loss difference {r['max_rel_diff']:.2e} over "
                     f"{r['steps']} steps (tolerance {r['tolerance']:g})")
+        elif isinstance(r, dict) and "error" in r:
+            run.say(f"    parity {p}: {r['error']}")
     rows = res["phases"].get("throughput", {}).get("rows", [])
     if rows:
         run.say(f"    {'engine':<14} {'prec':<5} {'graphs':<6} {'tokens/s':>10} {'ms/step':>9} "
-                f"{'peak GiB':>9} {'MFU':>6}")
+                f"{'peak GiB':>9} {'MFU':>6} {'predicted':>9}")
     for r in rows:
         tok = f"{r['tokens_per_s']:10.0f}" if "tokens_per_s" in r else f"{'-':>10}"
         ms = f"{r['median_step_ms']:9.1f}" if "median_step_ms" in r else f"{'-':>9}"
         peak = f"{r['peak_gpu_bytes'] / 2**30:9.2f}" if r.get("peak_gpu_bytes") else f"{'-':>9}"
         mfu = f"{100 * r['mfu']:5.1f}%" if "mfu" in r else f"{'-':>6}"
+        pred = (f"{r['predicted_tokens_per_s']:9.0f}" if "predicted_tokens_per_s" in r
+                else f"{'-':>9}")
         note = r.get("error") or r.get("not_run") or ""
         run.say(f"    {r['engine']:<14} {r['precision']:<5} {r.get('cuda_graphs', '-'):<6} "
-                f"{tok} {ms} {peak} {mfu}  {note}")
+                f"{tok} {ms} {peak} {mfu} {pred}  {note}")
     for k, v in res["phases"].get("throughput", {}).get("ratios", {}).items():
         run.say(f"    {k}: {v:.2f}")
 

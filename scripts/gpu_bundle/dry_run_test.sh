@@ -27,6 +27,15 @@ for f in "$B"/bin/*; do
   [[ -z "$outside" ]] || fail "$(basename "$f") loads from outside the bundle: $outside"
 done
 
+"$PYTHON" - "$B/prediction.json" <<'PY' || fail "prediction.json"
+import json, sys
+p = json.load(open(sys.argv[1]))["precisions"]
+for precision in ("bf16", "fp32"):
+    s = p[precision]["summary"]
+    assert s["kernel_launches"] > 1000 and s["matmul_calls"] > 100, s
+    assert all(r["tokens_per_s"] > 0 for r in p[precision]["predicted"])
+PY
+
 TRC_GPU_PYTHON=$PYTHON OUT=$TMP/results bash "$B/run.sh" --dry-run
 "$PYTHON" - "$TMP/results/results.json" <<'PY' || fail "results.json (above)"
 import json, sys
