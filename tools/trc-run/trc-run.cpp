@@ -175,6 +175,36 @@ bool endsWith(const std::string &s, const char *suffix) {
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
+/// One of trc-run's own options (with or without =value).
+bool isOption(const std::string &arg) {
+  std::string name = arg.substr(0, arg.find('='));
+  for (const char *f : kTrainingFlags)
+    if (name == f)
+      return true;
+  for (const char *f : kTrainingSwitches)
+    if (name == f)
+      return true;
+  for (const char *f : {"--device", "--input", "--output-dir", "--repeat", "--export-onnx",
+                        "--help", "--calibrate", "--calibrate-out"})
+    if (name == f)
+      return true;
+  return false;
+}
+
+/// The value after `flag` (argv[i + 1]); an option there means the value
+/// was forgotten (`--metrics --steps 5` would write a file named --steps).
+Status takeSeparateValue(const std::string &flag, int argc, char **argv, int &i,
+                         std::string &value) {
+  if (i + 1 >= argc)
+    return Status::error("option '" + flag + "' needs a value");
+  if (isOption(argv[i + 1]))
+    return Status::error("option '" + flag + "' needs a value, but the next argument is the option '" +
+                         std::string(argv[i + 1]) + "' (write " + flag + "=" + argv[i + 1] +
+                         " for a value that looks like an option)");
+  value = argv[++i];
+  return Status();
+}
+
 Status parseArgs(int argc, char **argv, Options &opt) {
   bool sawDevice = false, sawOutputDir = false;
   for (int i = 1; i < argc; ++i) {
@@ -242,9 +272,8 @@ Status parseArgs(int argc, char **argv, Options &opt) {
       isTraining |= flag == training;
     if (isTraining || flag == "--export-onnx") {
       if (!inlineValue) {
-        if (i + 1 >= argc)
-          return Status::error("option '" + flag + "' needs a value");
-        value = argv[++i];
+        if (Status s = takeSeparateValue(flag, argc, argv, i, value); !s.ok())
+          return s;
       }
       // --export-onnx alone does not make a training run (checked below).
       opt.training |= isTraining;
@@ -262,9 +291,8 @@ Status parseArgs(int argc, char **argv, Options &opt) {
         flag != "--repeat")
       return Status::error("unknown option '" + flag + "' (see trc-run --help)");
     if (!inlineValue) {
-      if (i + 1 >= argc)
-        return Status::error("option '" + flag + "' needs a value");
-      value = argv[++i];
+      if (Status s = takeSeparateValue(flag, argc, argv, i, value); !s.ok())
+        return s;
     }
     if (value.empty())
       return Status::error("option '" + flag + "' needs a non-empty value");
