@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/formats/FileOps.h"
+#include "runtime/support/InterruptCleanup.h"
 
 #include <functional>
 
@@ -130,20 +131,28 @@ std::string parentDirectory(const std::string &path) {
 Status writeFileAtomicWith(const std::string &path, FileSystemHooks &fs,
                            const std::function<Status(FileWriter &)> &fill) {
   std::string temp = path + ".tmp-" + std::to_string(::getpid());
+  // A killed writer's temporary file (SIGKILL cannot be caught) goes now;
+  // an interrupted one removes its own.
+  removeStaleStaging(path, ".tmp-");
+  bool watched = removeOnInterrupt(temp);
+  auto done = [&](Status s) {
+    if (watched)
+      forgetOnInterrupt(temp);
+    return s;
+  };
   FileWriter w;
   if (Status s = w.open(temp, fs); !s)
-    return s;
+    return done(s);
   if (Status s = fill(w); !s)
-    return s;
+    return done(s);
   if (Status s = w.finish(); !s)
-    return s;
+    return done(s);
   if (fs.rename(temp.c_str(), path.c_str()) != 0) {
     int e = errno;
     ::unlink(temp.c_str());
-    return Status::error(path + ": cannot rename " + temp + ": " +
-                         std::strerror(e));
+    return done(Status::error(path + ": cannot rename " + temp + ": " + std::strerror(e)));
   }
-  return fsyncDirectory(parentDirectory(path));
+  return done(fsyncDirectory(parentDirectory(path)));
 }
 
 Status writeFileAtomic(const std::string &path, std::string_view bytes,

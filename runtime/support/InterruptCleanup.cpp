@@ -77,10 +77,10 @@ std::string stagingName(const std::string &target) {
   return target + ".partial-" + std::to_string(::getpid());
 }
 
-int removeStaleStaging(const std::string &target) {
+int removeStaleStaging(const std::string &target, const std::string &marker) {
   namespace fs = std::filesystem;
   fs::path full = fs::absolute(target);
-  std::string prefix = full.filename().string() + ".partial-";
+  std::string prefix = full.filename().string() + marker;
   std::error_code ec;
   int removed = 0;
   for (const fs::directory_entry &entry : fs::directory_iterator(full.parent_path(), ec)) {

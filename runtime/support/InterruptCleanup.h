@@ -30,9 +30,11 @@ void forgetOnInterrupt(const std::string &path);
 /// "<target>.partial-<pid>": the prefix of this process's staging names for
 /// `target` (a unique suffix follows).
 std::string stagingName(const std::string &target);
-/// Removes `<target>.partial-<pid>*` entries beside `target` whose process no
-/// longer exists (left by a killed run); returns how many it removed.
-int removeStaleStaging(const std::string &target);
+/// Removes `<target><marker><pid>*` entries beside `target` whose process no
+/// longer exists (left by a killed run); returns how many it removed. The
+/// marker is stagingName's ".partial-", or ".tmp-" for writeFileAtomic's
+/// temporary files (formats/FileOps.h).
+int removeStaleStaging(const std::string &target, const std::string &marker = ".partial-");
 
 } // namespace trc::rt
 

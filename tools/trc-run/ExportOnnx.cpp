@@ -10,6 +10,7 @@
 #include "runtime/formats/Bundle.h"
 #include "runtime/support/DType.h"
 #include "runtime/formats/FileOps.h"
+#include "runtime/support/InterruptCleanup.h"
 #include "runtime/support/Names.h"
 
 #include "onnx/onnx_pb.h"
@@ -259,6 +260,19 @@ Status writeWithExternalData(onnx::ModelProto &model, const std::string &out,
 
   std::string pid = std::to_string(::getpid());
   std::string dataTemp = dataPath + ".tmp-" + pid, modelTemp = out + ".tmp-" + pid;
+  // A killed export's temporary files go now; an interrupted one's on the
+  // signal (runtime/support/InterruptCleanup.h).
+  rt::removeStaleStaging(dataPath, ".tmp-");
+  rt::removeStaleStaging(out, ".tmp-");
+  struct Watch {
+    std::string path;
+    bool on;
+    explicit Watch(std::string p) : path(std::move(p)), on(rt::removeOnInterrupt(path)) {}
+    ~Watch() {
+      if (on)
+        rt::forgetOnInterrupt(path);
+    }
+  } watchData(dataTemp), watchModel(modelTemp);
   rt::FileSystemHooks &fs = rt::systemFileSystem();
   {
     rt::FileWriter w; // removes its file unless finished

@@ -295,6 +295,18 @@ TEST(Npy, FilesRoundTripAtomically) {
   EXPECT_EQ(entries, 1u); // no temporary file left behind
 }
 
+// A killed writer (SIGKILL) leaves `<file>.tmp-<pid>`: the next atomic write
+// of that file removes it (its process is gone); another file's stays.
+TEST(Npy, AtomicWritesRemoveTheTemporaryFilesOfKilledWriters) {
+  TempDir dir;
+  std::string path = dir.file("out.npy");
+  writeFile(path + ".tmp-99999999", "left by a killed run");
+  writeFile(dir.file("other.npy.tmp-99999999"), "another file's");
+  ASSERT_TRUE(writeNpyFile(path, makeTensor(DType::F32, {2}, 1)));
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp-99999999"));
+  EXPECT_TRUE(std::filesystem::exists(dir.file("other.npy.tmp-99999999")));
+}
+
 TEST(Npy, FileErrorsNameTheFile) {
   TempDir dir;
   HostTensor t;
