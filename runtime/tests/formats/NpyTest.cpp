@@ -300,8 +300,8 @@ TEST(Npy, FilesRoundTripAtomically) {
 TEST(Npy, AtomicWritesRemoveTheTemporaryFilesOfKilledWriters) {
   TempDir dir;
   std::string path = dir.file("out.npy");
-  writeFile(path + ".tmp-99999999", "left by a killed run");
-  writeFile(dir.file("other.npy.tmp-99999999"), "another file's");
+  test::writeFile(path + ".tmp-99999999", "left by a killed run");
+  test::writeFile(dir.file("other.npy.tmp-99999999"), "another file's");
   ASSERT_TRUE(writeNpyFile(path, makeTensor(DType::F32, {2}, 1)));
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp-99999999"));
   EXPECT_TRUE(std::filesystem::exists(dir.file("other.npy.tmp-99999999")));
