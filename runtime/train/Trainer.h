@@ -76,6 +76,8 @@ struct TrainerOptions {
   std::string checkpointDir;             //                          (--checkpoint-dir)
   int64_t checkpointEvery = 0;           // 0: never                 (--checkpoint-every)
   bool resume = false;                   //                          (--resume)
+  bool resumeAuto = false;               // resume if D holds one    (--resume auto)
+  bool overwriteCheckpoints = false;     // a fresh run replaces D's (--overwrite-checkpoints)
   std::string parallelConfig;            // ParallelPlan spec        (--config)
   std::string exportOnnx;                // OUT.onnx after training  (--export-onnx)
   std::string saveArtifact;              // compile and keep, no run (--save-artifact)

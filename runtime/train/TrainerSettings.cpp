@@ -6,11 +6,14 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/train/TrainerSettings.h"
 
+#include "runtime/support/LaunchEnvironment.h"
 #include "runtime/support/Parse.h"
 #include "runtime/train/RowData.h"
 #include "runtime/train/TrainingArtifact.h"
 #include "trc/Abi/SlotNames.h"
 
+#include <cstdio>
+#include <filesystem>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -132,8 +135,13 @@ Status validateTrainerOptions(const TrainerOptions &o) {
     return Status::error("option '--checkpoint-every' expects a positive integer");
   if (o.checkpointEvery && o.checkpointDir.empty())
     return Status::error("--checkpoint-every needs --checkpoint-dir");
-  if (o.resume && o.checkpointDir.empty())
-    return Status::error("--resume needs --checkpoint-dir");
+  if ((o.resume || o.resumeAuto) && o.checkpointDir.empty())
+    return Status::error(std::string(o.resumeAuto ? "--resume auto" : "--resume") +
+                         " needs --checkpoint-dir");
+  if (o.overwriteCheckpoints && (o.resume || o.resumeAuto))
+    return Status::error("--overwrite-checkpoints starts over; --resume continues: give one");
+  if (o.overwriteCheckpoints && o.checkpointDir.empty())
+    return Status::error("--overwrite-checkpoints needs --checkpoint-dir");
   if (!oneOf(o.optimizer.name, {"adamw", "adam", "sgd"}))
     return Status::error("option '--optimizer' expects adamw, adam or sgd, got '" +
                          o.optimizer.name + "'");
@@ -151,7 +159,7 @@ Status validateTrainerOptions(const TrainerOptions &o) {
   if (o.optimizer.name != "sgd" && (o.optimizer.momentum || o.optimizer.nesterov))
     return Status::error(std::string(o.optimizer.momentum ? "--momentum" : "--nesterov") +
                          " is SGD's; --optimizer " + o.optimizer.name + " does not use it");
-  if (o.resume && saving)
+  if ((o.resume || o.resumeAuto) && saving)
     return Status::error("--resume continues a training run; --save-artifact trains nothing");
   if (o.gradAccum < 1)
     return Status::error("option '--grad-accum' expects a positive integer");
@@ -205,11 +213,39 @@ std::map<std::string, std::vector<int64_t>> stepShapes(const RunSettings &run, i
   return shapes;
 }
 
+/// --resume auto resumes when --checkpoint-dir holds a run's checkpoint
+/// (`latest`), else starts; a fresh run into such a folder would repoint
+/// `latest` at its own checkpoints and lose the other run's place, so it is
+/// refused unless --overwrite-checkpoints says to start over.
+Status resolveResume(TrainerOptions &o) {
+  if (o.checkpointDir.empty() || !o.saveArtifact.empty())
+    return Status::success();
+  std::error_code ec;
+  bool holds = std::filesystem::exists(o.checkpointDir + "/latest", ec);
+  if (o.resumeAuto) {
+    o.resume = holds;
+    StatusOr<LaunchEnvironment> launch = readLaunchEnvironment();
+    if (launch.ok() && launch->rank == 0) // one line per job
+        std::fprintf(stderr, "trc-run: --resume auto: %s\n",
+                   holds ? ("resuming from the checkpoint in " + o.checkpointDir).c_str()
+                         : ("no checkpoint in " + o.checkpointDir + "; starting").c_str());
+    return Status::success();
+  }
+  if (holds && !o.resume && !o.overwriteCheckpoints)
+    return Status::error("--checkpoint-dir " + o.checkpointDir +
+                         " holds another run's checkpoints: --resume continues that run, "
+                         "--resume auto continues it or starts when there is none, "
+                         "--overwrite-checkpoints starts over (replacing them as this run saves)");
+  return Status::success();
+}
+
 StatusOr<RunSettings> resolveRunSettings(const TrainerOptions &options) {
   if (Status s = validateTrainerOptions(options); !s)
     return s;
   RunSettings run;
   run.options = options;
+  if (Status s = resolveResume(run.options); !s)
+    return s;
   if (run.options.steps < 1)
     run.options.steps = 1; // --save-artifact: no run
   StatusOr<LrSchedule> schedule =

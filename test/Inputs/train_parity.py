@@ -20,6 +20,7 @@ out of the weight comparison (and named in the output).
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -64,6 +65,7 @@ def main():
     em.export(model, model_path, 17, dynamic=True)
 
     ckpt = os.path.join(a.workdir, "ckpt")
+    shutil.rmtree(ckpt, ignore_errors=True)  # a fresh run into another run's folder is refused
     metrics = os.path.join(a.workdir, "metrics.jsonl")
     run = subprocess.run(
         [a.trc_run, model_path, "--device", "cpu", "--data", data_path,

@@ -21,6 +21,8 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
       o.givenFlags.insert(flag);
   o.shuffle = a.shuffle;
   o.resume = a.resume;
+  o.resumeAuto = a.resumeAuto;
+  o.overwriteCheckpoints = a.overwriteCheckpoints;
   o.optimizer.nesterov = a.nesterov;
   o.initWeights = a.initWeights;
   o.profileSummary = a.profileSummary;

@@ -25,7 +25,8 @@ struct TrainArgs {
   std::map<std::string, std::string> values;   // --flag value
   std::vector<std::string> feeds;              // --feed NAME=inputs|targets
   std::vector<std::string> freeze, trainable;  // --freeze / --trainable REGEX
-  bool shuffle = false, resume = false, nesterov = false;
+  bool shuffle = false, resume = false, resumeAuto = false, overwriteCheckpoints = false,
+       nesterov = false;
   bool initWeights = false; // --init-weights: fresh parameters (weights=init)
   bool profileSummary = false; // --profile-summary
 };

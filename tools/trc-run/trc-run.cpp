@@ -92,7 +92,7 @@ const char *kUsage =
     "                      kept: selective, the attention core; full, every\n"
     "                      layer from its input; auto, the least recomputation\n"
     "                      whose arena fits --memory-budget, or the device)\n"
-    "      [--checkpoint-dir D --checkpoint-every K] [--resume]\n"
+    "      [--checkpoint-dir D --checkpoint-every K] [--resume [auto] | --overwrite-checkpoints]\n"
     "      [--on-nonfinite stop|skip]  (a step whose loss or gradient norm is\n"
     "                      inf/NaN: stop with an error, the default, or discard\n"
     "                      its update and go on, at most 10 in a row; fp16\n"
@@ -150,7 +150,7 @@ const char *kTrainingFlags[] = {
     "--freeze", "--trainable",
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights",
-                                   "--profile-summary"};
+                                   "--profile-summary", "--overwrite-checkpoints"};
 
 struct Options {
   std::string model;
@@ -255,15 +255,26 @@ Status parseArgs(int argc, char **argv, Options &opt) {
     bool isSwitch = false;
     for (const char *sw : kTrainingSwitches)
       isSwitch |= flag == sw;
+    // --resume auto (or --resume=auto): resume when there is a checkpoint.
+    if (flag == "--resume" && ((inlineValue && value == "auto") ||
+                               (!inlineValue && i + 1 < argc && std::string(argv[i + 1]) == "auto"))) {
+      if (!inlineValue)
+        ++i;
+      opt.training = true;
+      opt.train.resumeAuto = true;
+      continue;
+    }
     if (isSwitch) {
       if (inlineValue)
-        return Status::error("option '" + flag + "' takes no value");
+        return Status::error("option '" + flag + "' takes no value" +
+                             (flag == "--resume" ? " but auto" : ""));
       // --profile-summary alone profiles an evaluation's --repeat runs.
       opt.training |= flag != "--profile-summary";
       (flag == "--shuffle"           ? opt.train.shuffle
        : flag == "--resume"          ? opt.train.resume
        : flag == "--init-weights"    ? opt.train.initWeights
        : flag == "--profile-summary" ? opt.train.profileSummary
+       : flag == "--overwrite-checkpoints" ? opt.train.overwriteCheckpoints
                                      : opt.train.nesterov) = true;
       continue;
     }
