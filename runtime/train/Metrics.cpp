@@ -39,7 +39,8 @@ namespace {
 
 constexpr const char *kFixedKeys[] = {"step",         "loss",
                                       "learning_rate", "grad_norm",
-                                      "tokens_per_second", "step_time_ms"};
+                                      "tokens_per_second", "step_time_ms",
+                                      "time"};
 
 // Largest metrics file resume() reads back.
 constexpr size_t kMaxMetricsFile = size_t(4) << 30;
@@ -101,6 +102,12 @@ StatusOr<std::string> formatMetricsLine(const StepMetrics &m) {
   m.tokensPerSecond.appendTo(line);
   line += ",\"step_time_ms\":";
   m.stepTimeMs.appendTo(line);
+  if (m.time) {
+    line += ",\"time\":";
+    char text[32]; // milliseconds are enough for a log, and fit a double exactly
+    std::snprintf(text, sizeof text, "%.3f", *m.time);
+    line += text;
+  }
   for (const auto &kv : m.extra) {
     line += ',';
     appendJsonString(line, kv.first);

@@ -32,6 +32,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,6 +67,9 @@ struct StepMetrics {
   MetricValue gradNorm;
   MetricValue tokensPerSecond;
   MetricValue stepTimeMs;
+  // Wall-clock seconds since the Unix epoch when the step's line was
+  // written ("time"; left out when unset).
+  std::optional<double> time;
   std::vector<std::pair<std::string, MetricValue>> extra;
 };
 

@@ -1196,6 +1196,8 @@ Status TrainingJob::train() {
       m.gradNorm = MetricValue(result.gradNorm);
       m.tokensPerSecond = MetricValue(result.tokensPerSecond);
       m.stepTimeMs = MetricValue(result.stepTimeMs);
+      m.time = std::chrono::duration<double>(
+                   std::chrono::system_clock::now().time_since_epoch()).count();
       if (rows_)
         m.extra.push_back({"samples_per_second", MetricValue(result.samplesPerSecond)});
       if (lossScaling_)

@@ -79,6 +79,21 @@ TEST(Metrics, FormatsOneLinePerStep) {
             "\"we\\\"ird\\n\":-2}\n");
 }
 
+// The wall-clock time a line was written, in seconds since the epoch with
+// milliseconds; the key cannot be an extra metric.
+TEST(Metrics, TimeComesAfterTheFixedKeys) {
+  StepMetrics m;
+  m.step = 3;
+  m.time = 1795776000.1234;
+  m.extra = {{"tokens", int64_t(8)}};
+  EXPECT_EQ(lineOf(m), "{\"step\":3,\"loss\":null,\"learning_rate\":null,"
+                       "\"grad_norm\":null,\"tokens_per_second\":null,"
+                       "\"step_time_ms\":null,\"time\":1795776000.123,\"tokens\":8}\n");
+  m.time.reset();
+  m.extra = {{"time", 1.0}};
+  EXPECT_EQ(errorOf(m), "extra metric 'time' repeats a fixed key");
+}
+
 TEST(Metrics, NonFiniteAndUnsetAreNull) {
   StepMetrics m;
   m.step = 0;
