@@ -1,5 +1,6 @@
 //===- ChooseTrainable.cpp - the rule of InitializerRoles.h, applied ------===//
 #include "ChooseTrainable.h"
+#include "DerivedInitializers.h"
 #include "trc/Abi/AttrNames.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -76,22 +77,20 @@ bool isMaskOrFill(mlir::ElementsAttr value) {
   if (bits % 8 || bytes.size() % (bits / 8))
     return false;
   const size_t width = bits / 8, count = bytes.size() / width;
+  if (isFill(llvm::StringRef(bytes.data(), bytes.size()), int64_t(width)))
+    return true;
   const llvm::fltSemantics &semantics = type.getFloatSemantics();
-  bool fill = true, mask = true;
-  double first = 0;
-  for (size_t i = 0; i < count && (fill || mask); ++i) {
+  for (size_t i = 0; i < count; ++i) {
     uint64_t word = 0;
     std::memcpy(&word, bytes.data() + i * width, width); // little-endian host
     llvm::APFloat f(semantics, llvm::APInt(bits, word));
     bool lost;
     f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &lost);
     double v = f.convertToDouble();
-    if (i == 0)
-      first = v;
-    fill = fill && (v == first || (std::isnan(v) && std::isnan(first)));
-    mask = mask && (v == 0 || v == 1 || std::isinf(v) || std::fabs(v) >= 1e4);
+    if (!(v == 0 || v == 1 || std::isinf(v) || std::fabs(v) >= 1e4))
+      return false; // neither a fill nor a mask
   }
-  return fill || mask;
+  return true;
 }
 
 TrainableChooser::TrainableChooser(const onnx::ModelProto &model,

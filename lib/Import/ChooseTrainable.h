@@ -48,6 +48,8 @@ public:
 
   /// Whether the export carries torch.export's tags.
   bool tagged() const { return tags_.tagged(); }
+  /// The exporter's tags, read once per import.
+  const ExporterTags &tags() const { return tags_; }
 
   /// Parameters the torch.fx graph used that the export no longer has in
   /// any form (neither an initializer of that name nor a source a value was

@@ -46,15 +46,6 @@ size_t contentKey(int type, llvm::ArrayRef<int64_t> dims, llvm::StringRef bytes)
                             llvm::hash_value(bytes));
 }
 
-// Whether every element has the same bytes: a fill (zeros, a scale), which
-// equals any parameter that starts as that fill (a zero bias) by chance.
-bool isFill(llvm::StringRef bytes, int64_t width) {
-  for (size_t i = width; i < bytes.size(); i += width)
-    if (bytes.substr(i, width) != bytes.substr(0, width))
-      return false;
-  return true;
-}
-
 struct Compared {
   const onnx::TensorProto *tensor;
   std::vector<int64_t> dims;
@@ -62,9 +53,16 @@ struct Compared {
 };
 } // namespace
 
+bool isFill(llvm::StringRef bytes, int64_t width) {
+  for (size_t i = width; i < bytes.size(); i += width)
+    if (bytes.substr(i, width) != bytes.substr(0, width))
+      return false;
+  return true;
+}
+
 std::vector<DerivedInitializer> findDerivedInitializers(const onnx::GraphProto &graph,
+                                                        const ExporterTags &tags,
                                                         TensorBytes bytesOf) {
-  ExporterTags tags = readExporterTags(graph);
   // Reads `t`'s bytes when it is a float tensor with sane dims.
   auto compared = [&](const onnx::TensorProto &t) -> std::optional<Compared> {
     int64_t width = elementBytes(t.data_type());
@@ -137,7 +135,8 @@ std::vector<DerivedInitializer> findDerivedInitializers(const onnx::GraphProto &
 
 std::vector<DerivedInitializer> findDerivedInitializers(const onnx::GraphProto &graph) {
   return findDerivedInitializers(
-      graph, [](const onnx::TensorProto &t, int64_t, llvm::ArrayRef<char> &bytes) {
+      graph, readExporterTags(graph),
+      [](const onnx::TensorProto &t, int64_t, llvm::ArrayRef<char> &bytes) {
         if (!t.has_raw_data() || t.data_location() == onnx::TensorProto::EXTERNAL)
           return false;
         bytes = {t.raw_data().data(), t.raw_data().size()};

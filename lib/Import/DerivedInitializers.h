@@ -12,10 +12,12 @@
 #ifndef TRC_LIB_IMPORT_DERIVEDINITIALIZERS_H
 #define TRC_LIB_IMPORT_DERIVEDINITIALIZERS_H
 
+#include "ExporterTags.h"
 #include "OnnxProto.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <string>
 #include <vector>
@@ -33,9 +35,16 @@ struct DerivedInitializer {
 using TensorBytes = llvm::function_ref<bool(const onnx::TensorProto &tensor, int64_t byteSize,
                                             llvm::ArrayRef<char> &bytes)>;
 
-/// Float initializers are compared by the bytes `bytesOf` gives.
+/// Float initializers are compared by the bytes `bytesOf` gives; `tags`
+/// (readExporterTags of `graph`, read once by the importer) say which
+/// initializers the exporter made.
 std::vector<DerivedInitializer> findDerivedInitializers(const onnx::GraphProto &graph,
+                                                        const ExporterTags &tags,
                                                         TensorBytes bytesOf);
+
+/// Whether every `width`-byte element of `bytes` is the same: a fill (zeros,
+/// a scale), which equals by chance any parameter that starts as that fill.
+bool isFill(llvm::StringRef bytes, int64_t width);
 /// Only initializers with in-file raw_data are compared.
 std::vector<DerivedInitializer> findDerivedInitializers(const onnx::GraphProto &graph);
 

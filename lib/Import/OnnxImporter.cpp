@@ -317,7 +317,7 @@ bool GraphImporter::declareParameters(ModuleOp module) {
     bytes = held.bytes; // the reader keeps the file mapped
     return true;
   };
-  for (auto &d : findDerivedInitializers(graph_, bytesOf)) {
+  for (auto &d : findDerivedInitializers(graph_, chooser.tags(), bytesOf)) {
     warning("initializer '" + d.name + "' equals " +
             (d.transposed ? "the transpose of " : "") + "parameter '" + d.source +
             "' (an exporter folded it from the parameter); it is imported as " +
