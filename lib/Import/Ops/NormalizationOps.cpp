@@ -21,22 +21,39 @@ using namespace mlir;
 namespace trc::import {
 namespace {
 
+/// The mean of v over `dims` of a tensor shaped like `type`, those dims dropped
+/// (null after an error).
+Value meanOver(ImportContext &ctx, Value v, RankedTensorType type, ArrayRef<int64_t> dims) {
+  double count = 1;
+  for (int64_t d : dims)
+    count *= double(type.getDimSize(d));
+  Value sum = reduce(ctx, ReduceKind::Sum, v, dims);
+  return sum ? ctx.build<DivOp>(sum, ctx.splat(typeOf(sum), count)) : Value();
+}
+
 /// Mean and (population) variance of x over `dims`, those dims dropped:
 /// (mean, variance), or nulls after an error.
 std::pair<Value, Value> moments(ImportContext &ctx, Value x, ArrayRef<int64_t> dims) {
   auto type = typeOf(x);
-  double count = 1;
-  for (int64_t d : dims)
-    count *= double(type.getDimSize(d));
-  auto mean = [&](Value v) -> Value {
-    Value sum = reduce(ctx, ReduceKind::Sum, v, dims);
-    return sum ? ctx.build<DivOp>(sum, ctx.splat(typeOf(sum), count)) : Value();
-  };
-  Value m = mean(x);
+  Value m = meanOver(ctx, x, type, dims);
   Value wide = expandReduced(ctx, m, type.getShape(), dims);
   Value centered = wide ? ctx.build<SubOp>(x, wide) : Value();
-  Value var = centered ? mean(ctx.build<MulOp>(centered, centered)) : Value();
+  Value var = centered ? meanOver(ctx, ctx.build<MulOp>(centered, centered), type, dims) : Value();
   return {m, var};
+}
+
+/// LayerNormalization's and RMSNormalization's shared attributes: the
+/// normalized axis of x (checked) and stash_type, whose only supported value
+/// is float32. Nullopt after an error.
+std::optional<int64_t> normalizedAxis(ImportContext &ctx, RankedTensorType type) {
+  auto axis = ctx.axis(ctx.intAttr("axis", -1), type.getRank());
+  if (!axis)
+    return std::nullopt;
+  if (ctx.intAttr("stash_type", 1) != 1) {
+    (void)ctx.fail("stash_type other than float32 is not supported");
+    return std::nullopt;
+  }
+  return axis;
 }
 
 LogicalResult importLayerNorm(ImportContext &ctx) {
@@ -44,11 +61,9 @@ LogicalResult importLayerNorm(ImportContext &ctx) {
   if (!x)
     return failure();
   auto type = typeOf(x);
-  auto axis = ctx.axis(ctx.intAttr("axis", -1), type.getRank());
+  std::optional<int64_t> axis = normalizedAxis(ctx, type);
   if (!axis)
     return failure();
-  if (ctx.intAttr("stash_type", 1) != 1)
-    return ctx.fail("stash_type other than float32 is not supported");
   auto normalized = type.getShape().drop_front(*axis);
   Value scale = ctx.hasInput(1) ? ctx.broadcastTo(ctx.input(1), normalized) : Value();
   Value bias = ctx.hasInput(2) ? ctx.broadcastTo(ctx.input(2), normalized) : Value();
@@ -79,22 +94,16 @@ LogicalResult importRmsNorm(ImportContext &ctx) {
   if (!x)
     return failure();
   auto type = typeOf(x);
-  auto axis = ctx.axis(ctx.intAttr("axis", -1), type.getRank());
+  std::optional<int64_t> axis = normalizedAxis(ctx, type);
   if (!axis)
     return failure();
-  if (ctx.intAttr("stash_type", 1) != 1)
-    return ctx.fail("stash_type other than float32 is not supported");
   Value scale = ctx.broadcastTo(ctx.input(1), type.getShape());
   if (!scale)
     return failure();
   auto dims = llvm::to_vector(llvm::seq<int64_t>(*axis, type.getRank()));
-  double count = 1;
-  for (int64_t d : dims)
-    count *= double(type.getDimSize(d));
-  Value sum = reduce(ctx, ReduceKind::Sum, ctx.build<MulOp>(x, x), dims);
-  if (!sum)
+  Value meanSquare = meanOver(ctx, ctx.build<MulOp>(x, x), type, dims);
+  if (!meanSquare)
     return failure();
-  Value meanSquare = ctx.build<DivOp>(sum, ctx.splat(typeOf(sum), count));
   Value inverse = ctx.build<RsqrtOp>(ctx.build<AddOp>(
       meanSquare, ctx.splat(typeOf(meanSquare), ctx.floatAttr("epsilon", 1e-5f))));
   Value wide = expandReduced(ctx, inverse, type.getShape(), dims);
