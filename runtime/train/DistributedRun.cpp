@@ -277,6 +277,30 @@ Status DistributedRun::shareVerdict(const Status &verdict, const std::string &wh
   return ok ? Status::success() : Status::error("rank 0 " + what + " (see its error)");
 }
 
+Status DistributedRun::broadcastText(std::string &text, int root) {
+  int64_t size = int64_t(text.size());
+  if (Status s = world_->broadcast(&size, 1, DType::I64, root); !s)
+    return s;
+  text.resize(size_t(size));
+  return world_->broadcast(text.data(), text.size(), DType::U8, root);
+}
+
+Status DistributedRun::agree(const Status &local) {
+  if (size() == 1)
+    return local;
+  int64_t mine = local.ok() ? size() : rank(), first = 0;
+  if (Status s = world_->allReduce(&mine, &first, 1, DType::I64, ReduceOp::Min); !s)
+    return s;
+  if (first == size())
+    return Status::success();
+  std::string message = rank() == first ? local.message() : "";
+  if (Status s = broadcastText(message, int(first)); !s)
+    return s;
+  if (!isRoot())
+    return Status::reported();
+  return Status::error(first == 0 ? message : "rank " + std::to_string(first) + ": " + message);
+}
+
 Status DistributedRun::shareArtifact(bool compiled, std::string &artifactDir,
                                      int64_t &vocabSize) {
   int64_t header[2] = {compiled ? 1 : 0, vocabSize};
@@ -301,11 +325,7 @@ Status DistributedRun::shareArtifact(bool compiled, std::string &artifactDir,
   }
   // Every file of the artifact (a cuda step has its kernel images too).
   auto shareBytes = [&](std::string &bytes) {
-    int64_t size = int64_t(bytes.size());
-    if (Status s = world_->broadcast(&size, 1, DType::I64, 0); !s)
-      return s.withPrefix("sharing the compiled step: ");
-    bytes.resize(size_t(size));
-    if (Status s = world_->broadcast(bytes.data(), bytes.size(), DType::U8, 0); !s)
+    if (Status s = broadcastText(bytes); !s)
       return s.withPrefix("sharing the compiled step: ");
     return Status::success();
   };

@@ -99,6 +99,15 @@ public:
   /// (collective): rank 0 gets `verdict`, the others an error "rank 0
   /// `what` (see its error)" when it failed.
   rt::Status shareVerdict(const rt::Status &verdict, const std::string &what);
+  /// Every rank's own `local` outcome of a stage that ran without
+  /// collectives, agreed on (collective): when any rank failed, the lowest
+  /// such rank's error reaches rank 0, which returns it ("rank R: ..." for
+  /// R > 0: one line for the job), and every other rank returns reported();
+  /// otherwise success everywhere. Without it a rank-local failure left the
+  /// others waiting in their next collective until its timeout.
+  rt::Status agree(const rt::Status &local);
+  /// `text` as rank `root` has it, on every rank (collective).
+  rt::Status broadcastText(std::string &text, int root = 0);
   /// Rank 0 compiles the step once (`compiled`: whether it succeeded, then
   /// into `artifactDir`); every other rank receives the artifact's files
   /// into a temporary folder of its own (set into `artifactDir`) and the

@@ -428,6 +428,8 @@ public:
   ~TrainingJob() { setCollectiveBackend(nullptr); } // before the backend goes
 
   Status prepare();
+  Status prepareLocal(int64_t &vocab);
+  Status prepareShared(int64_t vocab);
   Status train();
   Status exportWeights();
 
@@ -639,7 +641,30 @@ Status TrainingJob::getStep(int64_t &vocab) {
   return Status::success();
 }
 
+/// Every rank learns rank 0's job (jobSignature), prepares what needs no
+/// other rank (backend, feeds, data) and compares its job with rank 0's; the
+/// ranks agree on the outcome before their first collective, so that a
+/// failure on one rank ends every rank with that rank's error.
 Status TrainingJob::prepare() {
+  std::vector<std::pair<std::string, std::string>> mine = jobSignature(o_);
+  std::string text, rootText;
+  for (const auto &[key, value] : mine)
+    rootText += key + "\t" + value + "\n";
+  text = rootText;
+  if (dist_.size() > 1)
+    if (Status s = dist_.broadcastText(rootText); !s)
+      return s;
+  // A rank's own failure (a missing file) says more than how its job differs.
+  int64_t vocab = 0;
+  Status local = prepareLocal(vocab);
+  if (local.ok() && text != rootText)
+    local = sameJobError(mine, rootText);
+  if (Status s = dist_.agree(local); !s)
+    return s;
+  return prepareShared(vocab);
+}
+
+Status TrainingJob::prepareLocal(int64_t &vocab) {
   if (fromArtifact_ && !o_.exportOnnx.empty())
     return Status::error("--export-onnx writes the trained weights into the .onnx model they "
                          "came from: train MODEL.onnx, not the saved step " + o_.model);
@@ -671,7 +696,6 @@ Status TrainingJob::prepare() {
     std::fprintf(stderr, "trc-run: %d rank%s, %s, %d thread%s per rank\n", dist_.size(),
                  dist_.size() == 1 ? "" : "s", dist_.config().describe().c_str(), threadCount(),
                  threadCount() == 1 ? "" : "s");
-  int64_t vocab = 0;
   if (fromArtifact_) {
     if (Status s = adoptTrainingArtifact(o_.model, dist_.size(), run_.parallelRecord, run_, vocab);
         !s)
@@ -695,6 +719,13 @@ Status TrainingJob::prepare() {
   rankRows_ = o_.batchSize / dist_.dataDegree();
   microRows_ = rankRows_ / (dist_.pipelineDegree() > 1 ? dist_.config().microbatches
                                                        : o_.gradAccum);
+  return Status::success();
+}
+
+/// What follows the agreement: the step compiled on rank 0 and shared, the
+/// data's vocabulary bound, the session.
+Status TrainingJob::prepareShared(int64_t vocab) {
+  const bool rowData = isRowData(o_.data);
   if (Status s = getStep(vocab); !s)
     return s;
   if (rowData) {

@@ -239,6 +239,85 @@ Status resolveResume(TrainerOptions &o) {
   return Status::success();
 }
 
+namespace {
+std::string optionalText(const std::optional<double> &v) {
+  return v ? std::to_string(*v) : "-";
+}
+/// A file's identity across ranks: its size (a saved step: its manifest's).
+std::string fileIdentity(const std::string &path) {
+  if (path.empty())
+    return "-";
+  std::error_code ec;
+  std::string file = std::filesystem::is_directory(path, ec) ? path + "/manifest.trc" : path;
+  uintmax_t size = std::filesystem::file_size(file, ec);
+  return ec ? "unreadable" : std::to_string(size) + " bytes";
+}
+std::string joined(const std::vector<std::string> &items) {
+  std::string out;
+  for (const std::string &item : items)
+    out += (out.empty() ? "" : ",") + item;
+  return out;
+}
+} // namespace
+
+std::vector<std::pair<std::string, std::string>> jobSignature(const TrainerOptions &o) {
+  const OptimizerSettings &opt = o.optimizer;
+  return {
+      {"the model", fileIdentity(o.model)},
+      {"--data", fileIdentity(o.data)},
+      {"--eval-data", fileIdentity(o.evalData)},
+      {"--device", o.device},
+      {"--batch-size", std::to_string(o.batchSize)},
+      {"--seq-len", std::to_string(o.seqLen)},
+      {"--steps", std::to_string(o.steps)},
+      {"--grad-accum", std::to_string(o.gradAccum)},
+      {"--seed", std::to_string(o.seed)},
+      {"--shuffle", o.shuffle ? "on" : "off"},
+      {"--feed", joined(o.feeds)},
+      {"--freeze", joined(o.freeze)},
+      {"--trainable", joined(o.trainable)},
+      {"--optimizer", opt.name},
+      {"--momentum", optionalText(opt.momentum)},
+      {"--weight-decay", optionalText(opt.weightDecay)},
+      {"--clip-grad-norm", optionalText(opt.clipGradNorm)},
+      {"--nesterov", opt.nesterov ? "on" : "off"},
+      {"--lr", std::to_string(o.lr)},
+      {"--lr-schedule", o.lrSchedule},
+      {"--loss", o.loss},
+      {"--ignore-index", o.ignoreIndex ? std::to_string(*o.ignoreIndex) : "-"},
+      {"--precision", o.precision},
+      {"--loss-scale", optionalText(o.initialLossScale)},
+      {"--attention", o.attention},
+      {"--recompute", o.recompute},
+      {"--memory-budget", std::to_string(o.memoryBudget)},
+      {"--init-weights", o.initWeights ? "on" : "off"},
+      {"--eval-every", std::to_string(o.evalEvery)},
+      {"--checkpoint-every", std::to_string(o.checkpointEvery)},
+      {"--resume", o.resume ? "on" : "off"},
+      {"--config", o.parallelConfig},
+      {"--on-nonfinite", o.onNonFinite},
+  };
+}
+
+Status sameJobError(const std::vector<std::pair<std::string, std::string>> &mine,
+                    const std::string &rootText) {
+  std::map<std::string, std::string> root;
+  for (std::string_view line : splitText(rootText, '\n')) {
+    size_t tab = line.find('\t');
+    if (tab != std::string_view::npos)
+      root.emplace(std::string(line.substr(0, tab)), std::string(line.substr(tab + 1)));
+  }
+  for (const auto &[key, value] : mine) {
+    auto it = root.find(key);
+    std::string theirs = it == root.end() ? "unknown" : it->second;
+    if (theirs != value)
+      return Status::error(key + " is '" + value + "' here and '" + theirs +
+                           "' on rank 0: every rank must run the same job (model, data and "
+                           "flags)");
+  }
+  return Status::error("this rank's job differs from rank 0's");
+}
+
 StatusOr<RunSettings> resolveRunSettings(const TrainerOptions &options) {
   if (Status s = validateTrainerOptions(options); !s)
     return s;

@@ -61,6 +61,15 @@ std::map<std::string, std::vector<int64_t>> stepShapes(const RunSettings &run, i
 /// Validates `options` and derives the run's settings (schedule, build).
 StatusOr<RunSettings> resolveRunSettings(const TrainerOptions &options);
 
+/// What every rank of a job must agree on, as (flag, value) pairs in a fixed
+/// order: every option that shapes the run (files by size, since ranks may
+/// see them at other paths), not the rank-local ones (metrics, profile).
+std::vector<std::pair<std::string, std::string>> jobSignature(const TrainerOptions &options);
+/// The first pair of `mine` that differs from rank 0's (`rootText`: its
+/// pairs as "flag\tvalue\n" lines), as an error for this rank.
+Status sameJobError(const std::vector<std::pair<std::string, std::string>> &mine,
+                    const std::string &rootText);
+
 /// The compile-time settings a saved training step records.
 std::map<std::string, std::string> compileSettings(const RunSettings &run);
 
