@@ -119,6 +119,14 @@ Status chooseFeeds(StepCompiler &compiler, RunSettings &run) {
       run.inputsName = in.name;
     else if (run.targetsName.empty())
       run.targetsName = in.name;
+    else if (!run.build.loss.empty())
+      // A second integer input with --loss, which token data cannot feed:
+      // often a model that brings its own loss (input_ids, labels -> loss).
+      return Status::error("--loss " + run.build.loss + " appends a loss to a model that "
+                           "outputs logits, but " + model + " also takes the integer input '" +
+                           in.name + "' besides the token ids '" + run.inputsName +
+                           "', which token data cannot feed: a model with its own loss trains "
+                           "without --loss; other inputs need row data (--data rows.npz)");
   }
   if (run.inputsName.empty() || run.targetsName.empty())
     return Status::error(model + ": needs two integer graph inputs (token ids and targets; name "
