@@ -134,25 +134,20 @@ Status writeFileAtomicWith(const std::string &path, FileSystemHooks &fs,
   // A killed writer's temporary file (SIGKILL cannot be caught) goes now;
   // an interrupted one removes its own.
   removeStaleStaging(path, ".tmp-");
-  bool watched = removeOnInterrupt(temp);
-  auto done = [&](Status s) {
-    if (watched)
-      forgetOnInterrupt(temp);
-    return s;
-  };
+  InterruptCleanupGuard guard(temp);
   FileWriter w;
   if (Status s = w.open(temp, fs); !s)
-    return done(s);
+    return s;
   if (Status s = fill(w); !s)
-    return done(s);
+    return s;
   if (Status s = w.finish(); !s)
-    return done(s);
+    return s;
   if (fs.rename(temp.c_str(), path.c_str()) != 0) {
     int e = errno;
     ::unlink(temp.c_str());
-    return done(Status::error(path + ": cannot rename " + temp + ": " + std::strerror(e)));
+    return Status::error(path + ": cannot rename " + temp + ": " + std::strerror(e));
   }
-  return done(fsyncDirectory(parentDirectory(path)));
+  return fsyncDirectory(parentDirectory(path));
 }
 
 Status writeFileAtomic(const std::string &path, std::string_view bytes,

@@ -16,6 +16,7 @@
 #define TRC_RUNTIME_SUPPORT_INTERRUPTCLEANUP_H
 
 #include <string>
+#include <utility>
 
 namespace trc::rt {
 
@@ -26,6 +27,24 @@ inline constexpr int kMaxInterruptCleanupPaths = 16;
 bool removeOnInterrupt(const std::string &path);
 /// Stops removing `path` on interrupt (it was renamed into place, or removed).
 void forgetOnInterrupt(const std::string &path);
+
+/// removeOnInterrupt(path) for the guard's scope (a temporary file that is
+/// renamed into place or removed before the scope ends).
+class InterruptCleanupGuard {
+public:
+  explicit InterruptCleanupGuard(std::string path)
+      : path_(std::move(path)), registered_(removeOnInterrupt(path_)) {}
+  ~InterruptCleanupGuard() {
+    if (registered_)
+      forgetOnInterrupt(path_);
+  }
+  InterruptCleanupGuard(const InterruptCleanupGuard &) = delete;
+  InterruptCleanupGuard &operator=(const InterruptCleanupGuard &) = delete;
+
+private:
+  std::string path_;
+  bool registered_;
+};
 
 /// "<target>.partial-<pid>": the prefix of this process's staging names for
 /// `target` (a unique suffix follows).

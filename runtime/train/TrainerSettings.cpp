@@ -12,6 +12,8 @@
 #include "runtime/train/TrainingArtifact.h"
 #include "trc/Abi/SlotNames.h"
 
+#include "absl/strings/str_join.h"
+
 #include <cstdio>
 #include <filesystem>
 #include <charconv>
@@ -252,12 +254,6 @@ std::string fileIdentity(const std::string &path) {
   uintmax_t size = std::filesystem::file_size(file, ec);
   return ec ? "unreadable" : std::to_string(size) + " bytes";
 }
-std::string joined(const std::vector<std::string> &items) {
-  std::string out;
-  for (const std::string &item : items)
-    out += (out.empty() ? "" : ",") + item;
-  return out;
-}
 } // namespace
 
 std::vector<std::pair<std::string, std::string>> jobSignature(const TrainerOptions &o) {
@@ -273,9 +269,9 @@ std::vector<std::pair<std::string, std::string>> jobSignature(const TrainerOptio
       {"--grad-accum", std::to_string(o.gradAccum)},
       {"--seed", std::to_string(o.seed)},
       {"--shuffle", o.shuffle ? "on" : "off"},
-      {"--feed", joined(o.feeds)},
-      {"--freeze", joined(o.freeze)},
-      {"--trainable", joined(o.trainable)},
+      {"--feed", absl::StrJoin(o.feeds, ",")},
+      {"--freeze", absl::StrJoin(o.freeze, ",")},
+      {"--trainable", absl::StrJoin(o.trainable, ",")},
       {"--optimizer", opt.name},
       {"--momentum", optionalText(opt.momentum)},
       {"--weight-decay", optionalText(opt.weightDecay)},

@@ -50,6 +50,7 @@ class Run:
 
     def __init__(self, out, dry, budget):
         self.out, self.dry = out, dry
+        self.info = json.load(open(os.path.join(BUNDLE, "bundle.json")))
         self.deadline = time.monotonic() + budget
         self.log = open(os.path.join(out, "log.txt"), "w")
         self.results = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
@@ -183,8 +184,7 @@ def phase_tests(run):
 
 def train(run, step, steps, timeout, extra_env=None, sample_gpu=False, prefix=()):
     """Trains a saved step of the bundle; (status, losses, step ms, peak, output)."""
-    info = json.load(open(os.path.join(BUNDLE, "bundle.json")))
-    cfg = info["parity"] if step.startswith("small") else info["throughput"]
+    cfg = run.info["parity"] if step.startswith("small") else run.info["throughput"]
     metrics = os.path.join(run.out, f"metrics-{step}.jsonl")
     if os.path.exists(metrics):
         os.remove(metrics)
@@ -202,7 +202,7 @@ def train(run, step, steps, timeout, extra_env=None, sample_gpu=False, prefix=()
 
 
 def phase_parity(run):
-    info = json.load(open(os.path.join(BUNDLE, "bundle.json")))["parity"]
+    info = run.info["parity"]
     out = {}
     for p in ("fp32", "bf16"):
         ref = json.load(open(os.path.join(BUNDLE, "reference", f"small-gpt-{p}.json")))["losses"]
@@ -264,7 +264,7 @@ def median_ms(times):
 
 
 def phase_throughput(run, machine):
-    cfg = json.load(open(os.path.join(BUNDLE, "bundle.json")))["throughput"]
+    cfg = run.info["throughput"]
     tokens_per_step = cfg["batch"] * cfg["seq"]
     steps = 20
     plans = [("trc", p, g) for p in ("bf16", "fp32") for g in ("on", "off")]
@@ -394,8 +394,7 @@ def main():
         sys.exit(f"device_run.py: error: unknown phase(s) {', '.join(unknown)} in --phases")
     os.makedirs(a.out, exist_ok=True)
     run = Run(a.out, a.dry_run, a.budget_s)
-    info = json.load(open(os.path.join(BUNDLE, "bundle.json")))
-    if not check_bundle(run, info):
+    if not check_bundle(run, run.info):
         run.save()
         sys.exit("device_run.py: error: the bundle is incomplete: "
                  + "; ".join(run.results["bundle"]["problems"][:5]))

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "Calibrate.h"
 
+#include "absl/strings/str_join.h"
+
 #include "runtime/backends/cpu/Blas.h"
 #include "runtime/formats/FileOps.h"
 #include "runtime/formats/Json.h"
@@ -199,13 +201,6 @@ std::string today() {
   return buf;
 }
 
-std::string joined(const std::vector<std::string> &rows) {
-  std::string s;
-  for (const std::string &r : rows)
-    s += (s.empty() ? "" : ", ") + r;
-  return s;
-}
-
 } // namespace
 
 rt::StatusOr<double> timeOnEveryRank(rt::Communicator &world, double window,
@@ -316,9 +311,9 @@ Status runCalibration(const CalibrateOptions &o, const KernelProbe &probe) {
     if (Status s = measureCollectives(world, collectives); !s)
       return s;
   m.collectives = collectives.fits;
-  m.samplesJson = "{\"matmul_m_n_k_batch_s\": [" + joined(matmulRows) +
-                  "], \"kernels_ops_bytes_s\": [" + joined(kernelRows) +
-                  "], \"collectives_op_ranks_bytes_s\": [" + joined(collectives.samples) + "]}";
+  m.samplesJson = "{\"matmul_m_n_k_batch_s\": [" + absl::StrJoin(matmulRows, ", ") +
+                  "], \"kernels_ops_bytes_s\": [" + absl::StrJoin(kernelRows, ", ") +
+                  "], \"collectives_op_ranks_bytes_s\": [" + absl::StrJoin(collectives.samples, ", ") + "]}";
   if (!root)
     return Status::success();
 

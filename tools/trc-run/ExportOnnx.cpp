@@ -264,15 +264,7 @@ Status writeWithExternalData(onnx::ModelProto &model, const std::string &out,
   // signal (runtime/support/InterruptCleanup.h).
   rt::removeStaleStaging(dataPath, ".tmp-");
   rt::removeStaleStaging(out, ".tmp-");
-  struct Watch {
-    std::string path;
-    bool on;
-    explicit Watch(std::string p) : path(std::move(p)), on(rt::removeOnInterrupt(path)) {}
-    ~Watch() {
-      if (on)
-        rt::forgetOnInterrupt(path);
-    }
-  } watchData(dataTemp), watchModel(modelTemp);
+  rt::InterruptCleanupGuard guardData(dataTemp), guardModel(modelTemp);
   rt::FileSystemHooks &fs = rt::systemFileSystem();
   {
     rt::FileWriter w; // removes its file unless finished
