@@ -1,6 +1,7 @@
 //===- ChooseTrainable.cpp - the rule of InitializerRoles.h, applied ------===//
 #include "ChooseTrainable.h"
 #include "DerivedInitializers.h"
+#include "TensorData.h"
 #include "trc/Abi/AttrNames.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -49,14 +50,6 @@ bool isWeightOperand(llvm::StringRef op, int input) {
 // exporter's own values ("val_12", "slice_1", "alias") never are.
 bool isModelTensorName(llvm::StringRef name) { return name.contains('.'); }
 
-llvm::ArrayRef<char> rawBytes(mlir::ElementsAttr value) {
-  if (auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(value))
-    return dense.getRawData();
-  if (auto resource = llvm::dyn_cast<mlir::DenseResourceElementsAttr>(value))
-    if (mlir::AsmResourceBlob *blob = resource.getRawHandle().getBlob())
-      return blob->getData();
-  return {};
-}
 } // namespace
 
 std::string checkNamePatterns(const std::vector<std::string> &patterns, const char *flag) {
@@ -70,7 +63,7 @@ std::string checkNamePatterns(const std::vector<std::string> &patterns, const ch
 
 bool isMaskOrFill(mlir::ElementsAttr value) {
   auto type = llvm::dyn_cast<mlir::FloatType>(value.getElementType());
-  llvm::ArrayRef<char> bytes = rawBytes(value);
+  llvm::ArrayRef<char> bytes = elementsBytes(value);
   if (!type || bytes.empty())
     return false;
   const unsigned bits = type.getWidth();

@@ -20,6 +20,7 @@
 #define TRC_LIB_IMPORT_IMPORTCONTEXT_H
 
 #include "OnnxProto.h"
+#include "Respecialize.h"
 #include "trc/Dialect/Trc.h"
 
 #include "mlir/IR/Builders.h"
@@ -62,6 +63,9 @@ struct GraphState {
   // `trc.update = <parameter>` after the graph's outputs. The model's scope
   // only (subgraphs do not update parameters).
   std::vector<std::pair<std::string, mlir::Value>> parameterUpdates;
+  /// Set while a static export is re-specialized to other input sizes
+  /// (Respecialize.h); the model's scope only.
+  Retrace *retrace = nullptr;
   /// Opset version of each imported domain ("" is ai.onnx).
   std::map<std::string, int64_t> opsets;
   const GraphState *outer = nullptr;
@@ -125,6 +129,18 @@ public:
   /// error naming `what` if it is not a compile-time constant.
   std::optional<llvm::SmallVector<int64_t>>
   constantInts(int i, llvm::StringRef what, llvm::StringRef hint = kDynamicAxisHint);
+  /// A shape-like constant integer input (Reshape's and Expand's shape,
+  /// Slice's starts and ends, Tile's repeats): as
+  /// constantInts, re-derived for the new sizes when the import re-specializes
+  /// a static export (Respecialize.h). `axes`: Slice's normalized axes.
+  std::optional<llvm::SmallVector<int64_t>> shapeInts(int i, llvm::StringRef what,
+                                                      ShapeOperand kind,
+                                                      llvm::ArrayRef<int64_t> axes = {},
+                                                      bool allowZero = false);
+  /// Input `i`, the constant indices of an embedding lookup (positions,
+  /// token types), re-derived for the new sizes when the import
+  /// re-specializes a static export (Respecialize.h); otherwise as it is.
+  mlir::Value embeddingIndices(int i, mlir::Value indices);
   /// The usual end of the message of an input that is not constant.
   static constexpr const char *kDynamicAxisHint = "is a dynamic axis unset?";
   /// A constant scalar float input (e.g. Dropout's ratio).
@@ -188,6 +204,17 @@ public:
   mlir::Value convert(mlir::Value v, mlir::Type elementType);
 
 private:
+  /// When re-specializing: `fixed`, data the export fixed (a constant or
+  /// frozen initializer: a folded mask) that has the traced size on an axis
+  /// where `other` has the new size and repeats along it, cut to one slice
+  /// there (so it broadcasts); otherwise `fixed` as it is.
+  mlir::Value retraceBroadcastOperand(mlir::Value fixed, llvm::ArrayRef<int64_t> other);
+  /// The value of data the export fixed: a constant, or a frozen
+  /// parameter's initial value; null for anything else.
+  mlir::ElementsAttr fixedData(mlir::Value v);
+  /// Whether `v` is computed from no graph input (a buffer, or slices of one).
+  bool independentOfInputs(mlir::Value v);
+
   mlir::OpBuilder &builder_;
   GraphState &state_;
   const onnx::NodeProto &node_;

@@ -71,6 +71,9 @@ public:
   }
 
   OwningOpRef<ModuleOp> run();
+  /// Imports re-specializing a static export (Respecialize.h): `retrace`
+  /// records this import's shape operands and re-derives the previous one's.
+  void setRetrace(Retrace *retrace) { state_.retrace = retrace; }
   /// After a failed run: when the caller gave static inputs other sizes than
   /// the export traced, a note saying that this is the likely cause.
   void noteRetracedInputs();
@@ -492,8 +495,9 @@ void GraphImporter::noteRetracedInputs() {
     return;
   diag_ << "note: " << state_.fileName << ": the export fixed its inputs' sizes (static "
         << "shapes) and this run gives others (" << llvm::join(retraced_, ", ")
-        << "); the sizes the exporter traced into its shape constants (a Reshape's target, "
-        << "a mask) no longer fit. Export with dynamic batch and sequence axes (torch 2.x: "
+        << "); trc re-derives the sizes the exporter traced into its shape constants (a "
+        << "Reshape's target, a mask's slice) and could not here (the error above names the "
+        << "node). Export with dynamic batch and sequence axes (torch 2.x: "
         << "dynamic_shapes=..., torch 1.13: dynamic_axes=...; scripts/export_torch.py does "
         << "either) or train at the traced sizes\n";
 }
@@ -566,6 +570,92 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   }
   return module;
 }
+/// A graph input the caller sizes other than the export fixed it.
+struct RetracedInput {
+  std::string name;
+  std::vector<int64_t> traced, size; // dynamic dims: the given size in both
+};
+
+std::vector<RetracedInput> retracedInputs(const onnx::GraphProto &graph,
+                                          const ImportOptions &options) {
+  std::vector<RetracedInput> out;
+  for (const auto &input : graph.input()) {
+    auto given = options.inputShapes.find(input.name());
+    if (given == options.inputShapes.end() || !input.type().has_tensor_type() ||
+        !input.type().tensor_type().has_shape())
+      continue;
+    const auto &shape = input.type().tensor_type().shape();
+    if (shape.dim_size() != static_cast<int>(given->second.size()))
+      continue; // reported by the import
+    RetracedInput r{input.name(), given->second, given->second};
+    for (int i = 0; i < shape.dim_size(); ++i)
+      if (shape.dim(i).has_dim_value())
+        r.traced[i] = shape.dim(i).dim_value();
+    if (r.traced != r.size && !checkDims(r.traced).size())
+      out.push_back(r);
+  }
+  return out;
+}
+
+/// Imports a static export at other input sizes (Respecialize.h): at the
+/// traced sizes first, then one step per changed size, each re-deriving the
+/// shape operands the previous import recorded.
+OwningOpRef<ModuleOp> importRespecialized(const onnx::ModelProto &model, llvm::StringRef path,
+                                          MLIRContext *context, const ImportOptions &options,
+                                          const std::vector<RetracedInput> &retraced,
+                                          llvm::raw_ostream &diag,
+                                          std::vector<InitializerChoice> *choices,
+                                          RespecializeReport *report) {
+  std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> pairs;
+  ImportOptions passOptions = options;
+  for (const RetracedInput &r : retraced) {
+    pairs.push_back({r.traced, r.size});
+    passOptions.inputShapes[r.name] = r.traced;
+  }
+  std::vector<RetraceStep> steps = planRetrace(pairs);
+  std::vector<Retrace> passes(steps.size() + 1);
+  for (size_t k = 0; k < passes.size(); ++k) {
+    bool last = k + 1 == passes.size();
+    if (k > 0) {
+      RetraceStep step = steps[k - 1];
+      passes[k].previous = &passes[k - 1].current;
+      passes[k].step = step;
+      for (const RetracedInput &r : retraced)
+        for (size_t i = 0; i < r.traced.size(); ++i)
+          if (r.traced[i] == step.traced && r.size[i] == step.size)
+            passOptions.inputShapes[r.name][i] = step.size;
+      // ONNX's own inference would read the traced constants.
+      passOptions.onnxShapeInference = false;
+    }
+    std::string passDiagnostics;
+    llvm::raw_string_ostream passDiag(passDiagnostics);
+    GraphImporter importer(model, path, context, passOptions, last ? diag : passDiag,
+                           last ? choices : nullptr);
+    importer.setRetrace(&passes[k]);
+    OwningOpRef<ModuleOp> module = importer.run();
+    if (!module) {
+      if (k > 0) // at its traced sizes the export fails for reasons of its own
+        importer.noteRetracedInputs();
+      diag << passDiagnostics;
+      return nullptr;
+    }
+    if (!last)
+      continue;
+    if (report) {
+      *report = RespecializeReport();
+      for (const RetracedInput &r : retraced) {
+        report->inputs.push_back("'" + r.name + "' " + shapeString(r.traced) + " -> " +
+                                 shapeString(r.size));
+        report->tracedShapes[r.name] = r.traced;
+      }
+      for (const Retrace &pass : passes)
+        report->constants.insert(report->constants.end(), pass.changes.begin(),
+                                 pass.changes.end());
+    }
+    return module;
+  }
+  return nullptr;
+}
 } // namespace
 
 void loadImportDialects(MLIRContext &context) {
@@ -575,7 +665,8 @@ void loadImportDialects(MLIRContext &context) {
 OwningOpRef<ModuleOp> importOnnxBytes(llvm::StringRef bytes, llvm::StringRef path,
                                       MLIRContext *context, const ImportOptions &options,
                                       llvm::raw_ostream &diag,
-                                      std::vector<InitializerChoice> *choices) {
+                                      std::vector<InitializerChoice> *choices,
+                                      RespecializeReport *report) {
   loadImportDialects(*context);
   auto fail = [&](const std::string &message) {
     diag << "error: " << path << ": " << message << "\n";
@@ -595,23 +686,29 @@ OwningOpRef<ModuleOp> importOnnxBytes(llvm::StringRef bytes, llvm::StringRef pat
                 "corrupt or not an ONNX file)");
   if (!model.has_graph() || model.ir_version() <= 0)
     return fail("not a valid ONNX model: no graph or no IR version");
-  GraphImporter importer(model, path, context, options, diag, choices);
-  OwningOpRef<ModuleOp> module = importer.run();
-  if (!module)
-    importer.noteRetracedInputs();
-  return module;
+  std::vector<RetracedInput> retraced = retracedInputs(model.graph(), options);
+  if (retraced.empty()) {
+    GraphImporter importer(model, path, context, options, diag, choices);
+    OwningOpRef<ModuleOp> module = importer.run();
+    if (!module)
+      importer.noteRetracedInputs();
+    return module;
+  }
+  return importRespecialized(model, path, context, options, retraced, diag, choices, report);
 }
 
 OwningOpRef<ModuleOp> importOnnxFile(llvm::StringRef path, MLIRContext *context,
                                      const ImportOptions &options, llvm::raw_ostream &diag,
-                                     std::vector<InitializerChoice> *choices) {
+                                     std::vector<InitializerChoice> *choices,
+                                     RespecializeReport *report) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer) {
     diag << "error: " << path << ": cannot read: " << buffer.getError().message() << "\n";
     return nullptr;
   }
-  return importOnnxBytes((*buffer)->getBuffer(), path, context, options, diag, choices);
+  return importOnnxBytes((*buffer)->getBuffer(), path, context, options, diag, choices,
+                         report);
 }
 
 bool listGraphInputs(llvm::StringRef path, std::vector<GraphInputInfo> &inputs,

@@ -173,4 +173,13 @@ ElementsAttr readTensor(const onnx::TensorProto &tensor, RankedTensorType type,
   return DenseElementsAttr::getFromRawBuffer(type, bytes);
 }
 
+llvm::ArrayRef<char> elementsBytes(mlir::ElementsAttr value) {
+  if (auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(value))
+    return dense.getRawData();
+  if (auto resource = llvm::dyn_cast<mlir::DenseResourceElementsAttr>(value))
+    if (mlir::AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+      return blob->getData();
+  return {};
+}
+
 } // namespace trc::import

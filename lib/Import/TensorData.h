@@ -44,6 +44,10 @@ mlir::ElementsAttr readTensor(const onnx::TensorProto &tensor,
                               llvm::StringRef blobName, ExternalDataReader &external,
                               std::string &error);
 
+/// The bytes a dense or dense_resource attribute holds (one element for a
+/// splat); empty for other kinds or an unloaded resource.
+llvm::ArrayRef<char> elementsBytes(mlir::ElementsAttr value);
+
 /// The static RankedTensorType of a TensorProto, or null with `error` set.
 mlir::RankedTensorType tensorTypeOf(const onnx::TensorProto &tensor,
                                     mlir::MLIRContext *context, std::string &error);

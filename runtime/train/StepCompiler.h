@@ -122,6 +122,11 @@ struct TrainingModelInfo {
   // The model's float initializers that train and those frozen, counted by
   // the reason (a phrase: "tagged PARAMETER by the exporter", "--freeze").
   std::map<std::string, int64_t> trainingTensors, frozenTensors;
+  // A static export compiled at other sizes than it was traced at: the
+  // inputs ("'input_ids' [8, 128] -> [4, 128]") and how many of its shape
+  // constants the importer re-derived (empty and 0 otherwise).
+  std::vector<std::string> respecializedInputs;
+  int64_t rederivedConstants = 0;
 };
 
 /// One graph input of an .onnx model.

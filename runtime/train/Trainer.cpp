@@ -33,6 +33,8 @@
 #include "runtime/train/TrainerSettings.h"
 #include "runtime/train/TrainingArtifact.h"
 
+#include "absl/strings/str_join.h"
+
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -423,6 +425,12 @@ void reportParameters(const TrainingModelInfo &info) {
   std::fprintf(stderr, "trc-run: %s; %s\n",
                describe(info.trainingTensors, " tensors train").c_str(),
                describe(info.frozenTensors, " frozen").c_str());
+  if (!info.respecializedInputs.empty())
+    std::fprintf(stderr,
+                 "trc-run: the export's static shapes were re-specialized to this run's sizes "
+                 "(%s): %lld traced shape constants re-derived\n",
+                 absl::StrJoin(info.respecializedInputs, ", ").c_str(),
+                 static_cast<long long>(info.rederivedConstants));
 }
 
 /// One training run on this rank: the compiled step's session and the

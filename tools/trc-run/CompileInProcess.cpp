@@ -243,7 +243,7 @@ std::string npyAsTensorProto(const std::string &file, const std::string &out) {
 /// their names go to `specialized`.
 mlir::OwningOpRef<mlir::ModuleOp>
 importSpecialized(const std::string &model, mlir::MLIRContext &context, ImportOptions &options,
-                  std::vector<InitializerChoice> &choices,
+                  std::vector<InitializerChoice> &choices, RespecializeReport &report,
                   const std::map<std::string, std::string> *valueFiles,
                   std::vector<std::string> *specialized, llvm::raw_ostream &diag) {
   llvm::SmallString<128> dir;
@@ -255,7 +255,7 @@ importSpecialized(const std::string &model, mlir::MLIRContext &context, ImportOp
     std::string diagnostics;
     llvm::raw_string_ostream attempt(diagnostics);
     choices.clear();
-    auto module = importOnnxFile(model, &context, options, attempt, &choices);
+    auto module = importOnnxFile(model, &context, options, attempt, &choices, &report);
     bool bound = false;
     for (const std::string &name :
          module || !valueFiles ? std::vector<std::string>{}
@@ -308,10 +308,13 @@ bool compile(const std::string &model,
     options.trainablePatterns = training->trainable;
   }
   std::vector<InitializerChoice> choices;
-  auto module =
-      importSpecialized(model, context, options, choices, valueFiles, specialized, diag);
+  RespecializeReport respecialized;
+  auto module = importSpecialized(model, context, options, choices, respecialized, valueFiles,
+                                  specialized, diag);
   if (!module)
     return false;
+  outcome.info.respecializedInputs = respecialized.inputs;
+  outcome.info.rederivedConstants = static_cast<int64_t>(respecialized.constants.size());
   outcome.info.trainingTensors.clear();
   outcome.info.frozenTensors.clear();
   for (const InitializerChoice &c : choices)

@@ -54,20 +54,35 @@ struct ImportOptions {
   bool allowExternalData = true;
 };
 
+/// How an import re-specialized a static export to the input shapes asked
+/// for (ImportOptions::inputShapes other than the file's fixed sizes): the
+/// shape constants the exporter traced are re-derived for the new sizes.
+struct RespecializeReport {
+  /// "'input_ids' [2, 16] -> [4, 16]", per graph input given other sizes.
+  std::vector<std::string> inputs;
+  /// The shape each such input was traced at, by name.
+  std::map<std::string, std::vector<int64_t>> tracedShapes;
+  /// "node 'N' (Reshape) shape [2, 16, 4, 8] -> [4, 16, 4, 8]", per change.
+  std::vector<std::string> constants;
+};
+
 /// Reads `path` (an .onnx file, external data beside it) into a trc module.
 /// Diagnostics go to `diag`; returns null on error. When `choices` is given,
 /// it receives the decision for every float initializer declared as a
-/// parameter (which train, which are frozen, and why).
+/// parameter (which train, which are frozen, and why); `report`, how a
+/// static export was re-specialized (empty when it was not).
 mlir::OwningOpRef<mlir::ModuleOp>
 importOnnxFile(llvm::StringRef path, mlir::MLIRContext *context, const ImportOptions &options,
-               llvm::raw_ostream &diag, std::vector<InitializerChoice> *choices = nullptr);
+               llvm::raw_ostream &diag, std::vector<InitializerChoice> *choices = nullptr,
+               RespecializeReport *report = nullptr);
 
 /// Same, from bytes already in memory (the fuzzer's entry point). `path` names
 /// the model in diagnostics and anchors relative external-data locations.
 mlir::OwningOpRef<mlir::ModuleOp>
 importOnnxBytes(llvm::StringRef bytes, llvm::StringRef path, mlir::MLIRContext *context,
                 const ImportOptions &options, llvm::raw_ostream &diag,
-                std::vector<InitializerChoice> *choices = nullptr);
+                std::vector<InitializerChoice> *choices = nullptr,
+                RespecializeReport *report = nullptr);
 
 /// Parses "name=value[,name=value]" into `options.dimSizes` and
 /// "name=AxBxC" into `options.inputShapes`; false (and a message) on bad text.

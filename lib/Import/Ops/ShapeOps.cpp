@@ -25,11 +25,13 @@ LogicalResult importReshape(ImportContext &ctx) {
   if (!x)
     return failure();
   auto type = typeOf(x);
+  bool allowZero = ctx.intAttr("allowzero", 0) != 0;
   std::optional<SmallVector<int64_t>> target =
-      ctx.opset() < 5 ? ctx.intsAttr("shape") : ctx.constantInts(1, "shape");
+      ctx.opset() < 5
+          ? ctx.intsAttr("shape")
+          : ctx.shapeInts(1, "shape", ShapeOperand::ReshapeTarget, {}, allowZero);
   if (!target)
     return failure();
-  bool allowZero = ctx.intAttr("allowzero", 0) != 0;
   SmallVector<int64_t> shape;
   int64_t inferred = -1, known = 1;
   for (auto [i, d] : llvm::enumerate(*target)) {
@@ -103,13 +105,25 @@ LogicalResult importSlice(ImportContext &ctx) {
     if (!starts || !ends)
       return ctx.fail("missing starts or ends attribute");
   } else {
-    starts = ctx.constantInts(1, "starts");
-    ends = ctx.constantInts(2, "ends");
-    if (!starts || !ends)
-      return failure();
     if (ctx.hasInput(3) && !(axes = ctx.constantInts(3, "axes")))
       return failure();
     if (ctx.hasInput(4) && !(steps = ctx.constantInts(4, "steps")))
+      return failure();
+    // Starts and ends re-derive per axis (Respecialize.h); axes out of
+    // range are reported below.
+    SmallVector<int64_t> normalized;
+    auto given = ctx.constantInts(1, "starts");
+    if (!given)
+      return failure();
+    for (size_t i = 0; i < given->size(); ++i) {
+      int64_t a = axes ? (i < axes->size() ? (*axes)[i] : rank) : static_cast<int64_t>(i);
+      normalized.push_back(a < 0 ? a + rank : a);
+    }
+    if (llvm::any_of(normalized, [&](int64_t a) { return a < 0 || a >= rank; }))
+      normalized.clear();
+    starts = ctx.shapeInts(1, "starts", ShapeOperand::SliceStarts, normalized);
+    ends = ctx.shapeInts(2, "ends", ShapeOperand::SliceEnds, normalized);
+    if (!starts || !ends)
       return failure();
   }
   size_t n = starts->size();
@@ -296,8 +310,10 @@ LogicalResult importUnsqueeze(ImportContext &ctx) {
 
 LogicalResult importExpand(ImportContext &ctx) {
   Value x = ctx.input(0);
-  auto target = ctx.constantInts(1, "shape");
-  if (!x || !target)
+  if (!x)
+    return failure();
+  auto target = ctx.shapeInts(1, "shape", ShapeOperand::ExpandTarget);
+  if (!target)
     return failure();
   auto shape = ctx.broadcastShape(typeOf(x).getShape(), *target);
   if (!shape)
@@ -307,8 +323,10 @@ LogicalResult importExpand(ImportContext &ctx) {
 
 LogicalResult importTile(ImportContext &ctx) {
   Value x = ctx.input(0);
-  auto repeats = ctx.constantInts(1, "repeats");
-  if (!x || !repeats)
+  if (!x)
+    return failure();
+  auto repeats = ctx.shapeInts(1, "repeats", ShapeOperand::TileRepeats);
+  if (!repeats)
     return failure();
   auto type = typeOf(x);
   if (static_cast<int64_t>(repeats->size()) != type.getRank())
@@ -355,6 +373,10 @@ LogicalResult importGather(ImportContext &ctx) {
   auto axis = ctx.axis(ctx.intAttr("axis", 0), type.getRank());
   if (!axis)
     return failure();
+  // An embedding table's constant indices (positions, token types) follow
+  // the sizes when a static export is re-specialized.
+  if (*axis == 0 && type.getRank() == 2 && data.getDefiningOp<GetParameterOp>())
+    indices = ctx.embeddingIndices(1, indices);
   // Out-of-range constant indices are an error here, not undefined behavior.
   if (auto values = constantIntsOf(indices)) {
     int64_t dim = type.getDimSize(*axis);
