@@ -127,6 +127,8 @@ struct TrainingModelInfo {
   // constants the importer re-derived (empty and 0 otherwise).
   std::vector<std::string> respecializedInputs;
   int64_t rederivedConstants = 0;
+  // The shapes those inputs were traced at, by name.
+  std::map<std::string, std::vector<int64_t>> tracedShapes;
 };
 
 /// One graph input of an .onnx model.

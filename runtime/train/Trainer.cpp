@@ -28,6 +28,7 @@
 #include "runtime/train/LossScaler.h"
 #include "runtime/train/Metrics.h"
 #include "runtime/train/PipelineExecutor.h"
+#include "runtime/train/RespecializeCheck.h"
 #include "runtime/train/RowData.h"
 #include "runtime/train/RunProfile.h"
 #include "runtime/train/TrainerSettings.h"
@@ -463,6 +464,7 @@ private:
   Status checkRows();
   Status readBatch();
   Status getStep(int64_t &vocab);
+  Status checkRespecialization(const TrainingModelInfo &info);
   Status openEvaluator();
   StatusOr<std::optional<EvalResult>> evaluate();
   Status allocateStepBuffers();
@@ -620,6 +622,20 @@ StatusOr<std::optional<EvalResult>> TrainingJob::evaluate() {
   return std::optional<EvalResult>(*result);
 }
 
+/// A static export compiled at other sizes than it was traced at computes
+/// what it does at its traced sizes (RespecializeCheck.h), or an error.
+Status TrainingJob::checkRespecialization(const TrainingModelInfo &info) {
+  std::string skipped;
+  Status s = checkRespecialized(*compiler_, *backend_, o_.model, stepShapes(run_, microRows_),
+                                info, skipped);
+  if (s)
+    std::fprintf(stderr, "trc-run: %s\n",
+                 skipped.empty() ? "checked: at the traced and at this run's sizes the "
+                                   "forward computes the same on repeated rows"
+                                 : ("not checked on repeated rows: " + skipped).c_str());
+  return s;
+}
+
 /// The saved step's settings, or the .onnx model compiled on rank 0 and
 /// shared with the others.
 Status TrainingJob::getStep(int64_t &vocab) {
@@ -637,6 +653,8 @@ Status TrainingJob::getStep(int64_t &vocab) {
       artifactDir_ = step->artifactDir;
       info = step->info;
       reportParameters(info);
+      if (!info.respecializedInputs.empty())
+        compiled = checkRespecialization(info);
     } else {
       compiled = step.status();
     }

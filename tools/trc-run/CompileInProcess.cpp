@@ -315,6 +315,7 @@ bool compile(const std::string &model,
     return false;
   outcome.info.respecializedInputs = respecialized.inputs;
   outcome.info.rederivedConstants = static_cast<int64_t>(respecialized.constants.size());
+  outcome.info.tracedShapes = respecialized.tracedShapes;
   outcome.info.trainingTensors.clear();
   outcome.info.frozenTensors.clear();
   for (const InitializerChoice &c : choices)
