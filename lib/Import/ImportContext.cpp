@@ -5,6 +5,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace mlir;
@@ -179,7 +180,7 @@ ImportContext::shapeInts(int i, StringRef what, ShapeOperand kind, ArrayRef<int6
   return now.values;
 }
 
-Value ImportContext::embeddingIndices(int i, Value indices) {
+Value ImportContext::embeddingIndices(int i, Value indices, int64_t rows) {
   Retrace *retrace = state_.outermost().retrace;
   auto values = constantIntsOf(indices);
   if (!retrace || !values)
@@ -192,7 +193,14 @@ Value ImportContext::embeddingIndices(int i, Value indices) {
     if (traced != retrace->previous->end() && traced->second.read == now.read) {
       llvm::SmallVector<int64_t> shape;
       rederiveIndices(traced->second, retrace->step, now.values, shape);
-      if (shape != now.dataShape) {
+      if (shape != now.dataShape && !now.values.empty()) {
+        int64_t largest = *std::max_element(now.values.begin(), now.values.end());
+        if (largest >= rows) {
+          (void)fail("the export's constant indices into '", node_.input(0), "' (positions or ",
+                     "token types) continue to ", largest, " at the new sizes, but its table "
+                     "holds ", rows, " rows: the model takes at most that many");
+          return {};
+        }
         retrace->changes.push_back("node '" + node_.name() + "' (" + node_.op_type() +
                                    ") indices " + shapeString(now.dataShape) + " -> " +
                                    shapeString(shape));

@@ -138,9 +138,11 @@ public:
                                                       llvm::ArrayRef<int64_t> axes = {},
                                                       bool allowZero = false);
   /// Input `i`, the constant indices of an embedding lookup (positions,
-  /// token types), re-derived for the new sizes when the import
-  /// re-specializes a static export (Respecialize.h); otherwise as it is.
-  mlir::Value embeddingIndices(int i, mlir::Value indices);
+  /// token types) into a table of `rows` rows, re-derived for the new sizes
+  /// when the import re-specializes a static export (Respecialize.h);
+  /// otherwise as it is. Null (an error recorded) when the re-derived
+  /// indices need more rows than the table has.
+  mlir::Value embeddingIndices(int i, mlir::Value indices, int64_t rows);
   /// The usual end of the message of an input that is not constant.
   static constexpr const char *kDynamicAxisHint = "is a dynamic axis unset?";
   /// A constant scalar float input (e.g. Dropout's ratio).

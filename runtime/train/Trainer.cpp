@@ -1209,7 +1209,13 @@ Status TrainingJob::checkpoint(int64_t step) {
   state.config["parallel_plan"] = dist_.config().describe();
   if (!dist_.isRoot()) // only rank 0 writes; every rank can resume from it
     return Status::success();
-  return saveCheckpoint(o_.checkpointDir, state, views);
+  CheckpointWriteOptions options;
+  options.keepLast = o_.keepLast;
+  CheckpointSaveResult saved;
+  Status s = saveCheckpoint(o_.checkpointDir, state, views, options, &saved);
+  for (const std::string &warning : saved.warnings)
+    std::fprintf(stderr, "warning: --keep-last: %s\n", warning.c_str());
+  return s;
 }
 
 Status TrainingJob::train() {

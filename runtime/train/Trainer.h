@@ -75,6 +75,7 @@ struct TrainerOptions {
   int64_t evalEvery = 0;                 // 0: after the last step   (--eval-every)
   std::string checkpointDir;             //                          (--checkpoint-dir)
   int64_t checkpointEvery = 0;           // 0: never                 (--checkpoint-every)
+  int64_t keepLast = 0;                  // newest kept, 0: all      (--keep-last)
   bool resume = false;                   //                          (--resume)
   bool resumeAuto = false;               // resume if D holds one    (--resume auto)
   bool overwriteCheckpoints = false;     // a fresh run replaces D's (--overwrite-checkpoints)

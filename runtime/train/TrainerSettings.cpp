@@ -137,6 +137,8 @@ Status validateTrainerOptions(const TrainerOptions &o) {
     return Status::error("option '--checkpoint-every' expects a positive integer");
   if (o.checkpointEvery && o.checkpointDir.empty())
     return Status::error("--checkpoint-every needs --checkpoint-dir");
+  if (o.keepLast && o.checkpointDir.empty())
+    return Status::error("--keep-last needs --checkpoint-dir");
   if ((o.resume || o.resumeAuto) && o.checkpointDir.empty())
     return Status::error(std::string(o.resumeAuto ? "--resume auto" : "--resume") +
                          " needs --checkpoint-dir");

@@ -42,7 +42,8 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
                            text(flag) + "'");
   for (auto [flag, field] : {std::pair{"--checkpoint-every", &o.checkpointEvery},
                              std::pair{"--eval-every", &o.evalEvery},
-                             std::pair{"--log-every", &o.logEvery}})
+                             std::pair{"--log-every", &o.logEvery},
+                             std::pair{"--keep-last", &o.keepLast}})
     if (has(flag) && !parseInt(text(flag), 1, *field))
       return Status::error(std::string("option '") + flag + "' expects a positive integer, got '" +
                            text(flag) + "'");

@@ -93,6 +93,8 @@ const char *kUsage =
     "                      layer from its input; auto, the least recomputation\n"
     "                      whose arena fits --memory-budget, or the device)\n"
     "      [--checkpoint-dir D --checkpoint-every K] [--resume [auto] | --overwrite-checkpoints]\n"
+    "      [--keep-last K]  (keep the K newest checkpoints in D, removing older\n"
+    "                      ones after each save; default: keep all)\n"
     "      [--on-nonfinite stop|skip]  (a step whose loss or gradient norm is\n"
     "                      inf/NaN: stop with an error, the default, or discard\n"
     "                      its update and go on, at most 10 in a row; fp16\n"
@@ -147,7 +149,7 @@ const char *kTrainingFlags[] = {
     "--precision", "--grad-accum", "--loss-scale", "--config", "--attention",
     "--save-artifact", "--profile", "--profile-steps", "--recompute", "--memory-budget",
     "--eval-data", "--eval-every", "--log-every", "--device-profile", "--on-nonfinite",
-    "--freeze", "--trainable",
+    "--freeze", "--trainable", "--keep-last",
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights",
                                    "--profile-summary", "--overwrite-checkpoints"};

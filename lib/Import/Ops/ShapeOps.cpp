@@ -375,8 +375,9 @@ LogicalResult importGather(ImportContext &ctx) {
     return failure();
   // An embedding table's constant indices (positions, token types) follow
   // the sizes when a static export is re-specialized.
-  if (*axis == 0 && type.getRank() == 2 && data.getDefiningOp<GetParameterOp>())
-    indices = ctx.embeddingIndices(1, indices);
+  if (*axis == 0 && type.getRank() == 2 && data.getDefiningOp<GetParameterOp>() &&
+      !(indices = ctx.embeddingIndices(1, indices, type.getDimSize(0))))
+    return failure();
   // Out-of-range constant indices are an error here, not undefined behavior.
   if (auto values = constantIntsOf(indices)) {
     int64_t dim = type.getDimSize(*axis);
