@@ -400,8 +400,8 @@ bool ImportContext::broadcastPair(Value &a, Value &b) {
                tb.getElementType());
     return false;
   }
-  a = retraceBroadcastOperand(a, tb.getShape());
-  b = retraceBroadcastOperand(b, cast<RankedTensorType>(a.getType()).getShape());
+  a = retraceFixedData(a, tb.getShape(), /*broadcast=*/true);
+  b = retraceFixedData(b, cast<RankedTensorType>(a.getType()).getShape(), /*broadcast=*/true);
   ta = cast<RankedTensorType>(a.getType());
   tb = cast<RankedTensorType>(b.getType());
   auto shape = broadcastShape(ta.getShape(), tb.getShape());
@@ -438,17 +438,20 @@ bool ImportContext::independentOfInputs(Value v) {
   return true;
 }
 
-Value ImportContext::retraceBroadcastOperand(Value fixed, llvm::ArrayRef<int64_t> other) {
+Value ImportContext::retraceFixedData(Value fixed, llvm::ArrayRef<int64_t> want,
+                                      bool broadcast) {
   Retrace *retrace = state_.outermost().retrace;
-  if (!retrace || !retrace->previous || retrace->step.traced == 1)
+  if (!retrace || !retrace->previous)
     return fixed;
   auto type = cast<RankedTensorType>(fixed.getType());
-  int64_t rank = type.getRank(), offset = static_cast<int64_t>(other.size()) - rank;
+  int64_t rank = type.getRank(), offset = static_cast<int64_t>(want.size()) - rank;
+  // Candidates: dimensions that no longer fit the other operands.
   llvm::SmallVector<int64_t> hi(type.getShape());
-  for (int64_t d = std::max<int64_t>(0, -offset); d < rank; ++d)
-    if (hi[d] == retrace->step.traced && other[d + offset] == retrace->step.size) {
-      hi[d] = 1; // a candidate; kept only if the data repeats along d
-    }
+  for (int64_t d = std::max<int64_t>(0, -offset); d < rank; ++d) {
+    int64_t other = want[d + offset];
+    if (hi[d] != other && hi[d] != 1 && (other != 1 || !broadcast))
+      hi[d] = 1;
+  }
   if (llvm::ArrayRef<int64_t>(hi) == type.getShape())
     return fixed;
   ElementsAttr value = fixedData(fixed);
@@ -479,11 +482,17 @@ Value ImportContext::retraceBroadcastOperand(Value fixed, llvm::ArrayRef<int64_t
   }
   if (llvm::ArrayRef<int64_t>(hi) == type.getShape())
     return fixed;
+  Value cut = build<SliceOp>(RankedTensorType::get(hi, type.getElementType()), fixed,
+                             llvm::SmallVector<int64_t>(rank, 0), hi,
+                             llvm::SmallVector<int64_t>(rank, 1));
+  llvm::SmallVector<int64_t> shape(hi);
+  for (int64_t d = std::max<int64_t>(0, -offset); d < rank && !broadcast; ++d)
+    if (hi[d] != type.getDimSize(d))
+      shape[d] = want[d + offset];
+  Value out = broadcast ? cut : broadcastTo(cut, shape);
   retrace->changes.push_back("node '" + node_.name() + "' (" + node_.op_type() + ") operand " +
-                             shapeString(type.getShape()) + " -> " + shapeString(hi));
-  return build<SliceOp>(RankedTensorType::get(hi, type.getElementType()), fixed,
-                        llvm::SmallVector<int64_t>(rank, 0), hi,
-                        llvm::SmallVector<int64_t>(rank, 1));
+                             shapeString(type.getShape()) + " -> " + shapeString(shape));
+  return out;
 }
 
 Value ImportContext::reshape(Value v, llvm::ArrayRef<int64_t> shape) {

@@ -206,11 +206,16 @@ public:
   mlir::Value convert(mlir::Value v, mlir::Type elementType);
 
 private:
+public:
   /// When re-specializing: `fixed`, data the export fixed (a constant or
-  /// frozen initializer: a folded mask) that has the traced size on an axis
-  /// where `other` has the new size and repeats along it, cut to one slice
-  /// there (so it broadcasts); otherwise `fixed` as it is.
-  mlir::Value retraceBroadcastOperand(mlir::Value fixed, llvm::ArrayRef<int64_t> other);
+  /// frozen initializer: a folded mask, a fill of start tokens) that no
+  /// longer fits `want` (the other operand's shape, right-aligned) on an axis
+  /// along which it repeats, cut to one slice there: left at 1 to broadcast
+  /// (`broadcast`), or repeated to `want`'s size (a Concat's other axes).
+  /// Otherwise `fixed` as it is.
+  mlir::Value retraceFixedData(mlir::Value fixed, llvm::ArrayRef<int64_t> want, bool broadcast);
+
+private:
   /// The value of data the export fixed: a constant, or a frozen
   /// parameter's initial value; null for anything else.
   mlir::ElementsAttr fixedData(mlir::Value v);

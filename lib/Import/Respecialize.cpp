@@ -276,6 +276,18 @@ std::optional<SmallVector<int64_t>> rederive(ShapeOperand kind, const TracedOper
     return rederiveSlice(kind, traced, dataShape, step, axes, buffer, why);
   case ShapeOperand::TileRepeats:
     return rederiveTile(traced, dataShape, step, why);
+  case ShapeOperand::FillShape: {
+    // A fill of rows ([B, T] ones for a mask, [B, 1] start tokens) has the
+    // symbol once, outermost; a 1-D fill may be a shape's length: left alone.
+    SmallVector<int64_t> shape = traced.values;
+    if (shape.size() >= 2 && step.traced != 1)
+      for (int64_t &d : shape)
+        if (d == step.traced) {
+          d = step.size;
+          break;
+        }
+    return shape;
+  }
   }
   return traced.values;
 }

@@ -37,6 +37,7 @@ enum class ShapeOperand {
   SliceStarts,
   SliceEnds,
   TileRepeats,
+  FillShape, // ConstantOfShape's shape: a fill of rows (rank >= 2) at the batch
 };
 
 /// One step: graph-input dimensions traced at `traced` now have `size`.

@@ -5,7 +5,11 @@ on the same labelled rows with AdamW, and evaluates its exported forward in
 trc-run and in onnxruntime.
 
     hf_parity.py WORKDIR --family F [--static] [--steps 20] [--batch 4] [--lr 1e-3]
-        [--loss-tolerance 1e-5] [--trc-run trc-run]
+        [--train-batch B] [--loss-tolerance 1e-5] [--trc-run trc-run]
+
+--batch is the export's example batch (with --static, the batch it is traced
+at); --train-batch (default: --batch) the batch both train at: a static
+export at another batch is re-specialized by trc-run (README "Static shapes").
 
 1. Forward: the exported model (inputs and labels in; loss, and a
    classifier's logits, out) on the first --batch rows, in trc-run and in
@@ -45,9 +49,11 @@ def main():
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--train-batch", type=int, help="the training batch (default: --batch)")
     p.add_argument("--loss-tolerance", type=float, default=1e-5)
     p.add_argument("--trc-run", default="trc-run")
     a = p.parse_args()
+    train_batch = a.train_batch or a.batch
     if not shutil.which(a.trc_run):
         sys.exit(f"error: --trc-run: no program '{a.trc_run}'")
     os.makedirs(a.workdir, exist_ok=True)
@@ -67,7 +73,7 @@ def main():
     trained_path = os.path.join(a.workdir, a.family + ".trained.onnx")
     run = subprocess.run(
         [a.trc_run, model_path, "--device", "cpu", "--data", rows_path,
-         "--batch-size", str(a.batch), "--steps", str(a.steps),
+         "--batch-size", str(train_batch), "--steps", str(a.steps),
          "--optimizer", "adamw", "--lr", str(a.lr), "--metrics", metrics,
          "--export-onnx", trained_path],
         capture_output=True, text=True)
@@ -77,7 +83,7 @@ def main():
         trc_losses = [json.loads(line)["loss"] for line in f if line.strip()]
 
     running_stats = export_hf.track_onnx_running_stats(model)
-    torch_losses = export_hf.reference_losses(model, data, a.steps, a.batch, a.lr)
+    torch_losses = export_hf.reference_losses(model, data, a.steps, train_batch, a.lr)
     if len(trc_losses) != len(torch_losses):
         sys.exit(f"error: {a.family}: trc-run logged {len(trc_losses)} steps, not {a.steps}")
     diffs = [abs(t - r) / abs(r) for t, r in zip(trc_losses, torch_losses)]

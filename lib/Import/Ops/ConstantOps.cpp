@@ -47,7 +47,21 @@ LogicalResult importConstant(ImportContext &ctx) {
                                  noExternalData, error);
   if (!attr)
     return ctx.fail("value: ", error);
-  return ctx.setOutput(0, ctx.build<ConstantOp>(attr));
+  Value constant = ctx.build<ConstantOp>(attr);
+  // Re-specializing a static export: a constant of rows (rank >= 2: a mask
+  // of ones, start tokens) made at the traced size follows the new one along
+  // its outermost axis of that size, when its rows there repeat.
+  if (const Retrace *retrace = ctx.state().outermost().retrace;
+      constant && retrace && retrace->previous && type.getRank() >= 2 &&
+      retrace->step.traced != 1) {
+    SmallVector<int64_t> want(type.getShape());
+    auto axis = llvm::find(want, retrace->step.traced);
+    if (axis != want.end()) {
+      *axis = retrace->step.size;
+      constant = ctx.retraceFixedData(constant, want, /*broadcast=*/false);
+    }
+  }
+  return ctx.setOutput(0, constant);
 }
 
 LogicalResult importShape(ImportContext &ctx) {
@@ -149,7 +163,7 @@ LogicalResult importRange(ImportContext &ctx) {
 }
 
 LogicalResult importConstantOfShape(ImportContext &ctx) {
-  auto shape = ctx.constantInts(0, "shape");
+  auto shape = ctx.shapeInts(0, "shape", ShapeOperand::FillShape);
   if (!shape)
     return failure();
   std::string bad = checkDims(*shape);

@@ -199,6 +199,20 @@ LogicalResult importConcat(ImportContext &ctx) {
   auto axis = ctx.axis(ctx.intAttr("axis", 0), typeOf(inputs[0]).getRank());
   if (!axis)
     return failure();
+  // Re-specializing: constant inputs (start tokens filled at the traced
+  // batch) follow a computed input's size on the other axes.
+  auto computed = llvm::find_if(inputs, [](Value v) {
+    return !v.getDefiningOp<ConstantOp>() && !v.getDefiningOp<GetParameterOp>();
+  });
+  if (computed != inputs.end())
+    for (Value &v : inputs) {
+      SmallVector<int64_t> want(typeOf(*computed).getShape());
+      if (v == *computed || want.size() != static_cast<size_t>(typeOf(v).getRank()))
+        continue;
+      want[*axis] = typeOf(v).getDimSize(*axis);
+      if (!(v = ctx.retraceFixedData(v, want, /*broadcast=*/false)))
+        return failure();
+    }
   return ctx.setOutput(0, concatAlong(ctx, inputs, *axis));
 }
 
