@@ -92,6 +92,14 @@ TEST(Respecialize, SliceOfABufferFollowsTheSequenceOfDataItsEnd) {
                       /*buffer=*/true));
 }
 
+TEST(Respecialize, FillsOfRowsFollowTheBatchOnce) {
+  // ConstantOfShape [4, 16] (a mask of ones) at batch 2; [4, 4] scales once.
+  EXPECT_EQ(derive(ShapeOperand::FillShape, {4, 16}, {2}, {2}, {4, 2}), Ints({2, 16}));
+  EXPECT_EQ(derive(ShapeOperand::FillShape, {4, 4}, {2}, {2}, {4, 8}), Ints({8, 4}));
+  // A 1-D fill may be a shape's length (rank 2 = the traced batch): left alone.
+  EXPECT_EQ(derive(ShapeOperand::FillShape, {2}, {1}, {1}, {2, 4}), Ints({2}));
+}
+
 TEST(Respecialize, TileGainsTheBatchOnlyWithoutIt) {
   EXPECT_EQ(derive(ShapeOperand::TileRepeats, {2, 1}, {1, 16}, {1, 16}, {2, 4}), Ints({4, 1}));
   EXPECT_EQ(derive(ShapeOperand::TileRepeats, {1, 2}, {2, 8}, {4, 8}, {2, 4}), Ints({1, 2}));
