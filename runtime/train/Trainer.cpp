@@ -1373,6 +1373,13 @@ Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
   std::unique_ptr<DistributedRun> dist = *std::move(created);
   if (Status s = checkRunnable(dist->config()); !s)
     return s;
+  if (run.stepsPerEpoch && dist->isRoot())
+    std::fprintf(stderr, "trc-run: --epochs %lld: %lld steps (%lld per pass over %s)%s\n",
+                 static_cast<long long>(options.epochs),
+                 static_cast<long long>(run.options.steps),
+                 static_cast<long long>(run.stepsPerEpoch), options.data.c_str(),
+                 run.options.steps < options.epochs * run.stepsPerEpoch ? ", capped by --steps"
+                                                                       : "");
   if (Status s = microbatchesAsAccumulation(dist->config(), run); !s)
     return s;
   if (Status s = checkProfileTarget(options, dist->world()); !s) // before any training

@@ -50,6 +50,7 @@ struct TrainerOptions {
   int64_t batchSize = 0;                 // global batch             (--batch-size)
   int64_t seqLen = 0;                    // token data only          (--seq-len)
   int64_t steps = 0;                     // 0 only with saveArtifact (--steps)
+  int64_t epochs = 0;                    // passes over --data, --steps caps (--epochs)
   int64_t gradAccum = 1;                 // micro-steps per step     (--grad-accum)
   uint64_t seed = 0;                     // data order, dropout, init (--seed)
   bool shuffle = false;                  //                          (--shuffle)

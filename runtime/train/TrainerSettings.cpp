@@ -8,6 +8,7 @@
 
 #include "runtime/support/LaunchEnvironment.h"
 #include "runtime/support/Parse.h"
+#include "runtime/train/DataLoader.h"
 #include "runtime/train/RowData.h"
 #include "runtime/train/TrainingArtifact.h"
 #include "trc/Abi/SlotNames.h"
@@ -131,8 +132,10 @@ Status validateTrainerOptions(const TrainerOptions &o) {
                          ": expected rows, an .npz file or a folder of .npy files");
   if (!o.evalData.empty() && saving)
     return Status::error("--eval-data evaluates a training run; --save-artifact trains nothing");
-  if (o.steps < 1 && !saving)
-    return Status::error("training needs --steps");
+  if (o.steps < 1 && o.epochs < 1 && !saving)
+    return Status::error("training needs --steps or --epochs");
+  if (o.epochs && saving)
+    return Status::error("--epochs: --save-artifact trains nothing");
   if (o.checkpointEvery < 0)
     return Status::error("option '--checkpoint-every' expects a positive integer");
   if (o.checkpointEvery && o.checkpointDir.empty())
@@ -316,6 +319,27 @@ Status sameJobError(const std::vector<std::pair<std::string, std::string>> &mine
   return Status::error("this rank's job differs from rank 0's");
 }
 
+/// --epochs: the steps one pass over --data takes: ceil(rows / B) for row
+/// data (the last batch wraps into the next epoch), the loader's B x T
+/// windows for token data.
+static StatusOr<int64_t> stepsPerEpoch(const TrainerOptions &o) {
+  if (isRowData(o.data)) {
+    StatusOr<std::unique_ptr<RowDataset>> rows = RowDataset::open(o.data);
+    if (!rows.ok())
+      return rows.status();
+    return ((*rows)->rows() + o.batchSize - 1) / o.batchSize;
+  }
+  DataLoaderOptions options;
+  options.batchSize = o.batchSize;
+  options.seqLen = o.seqLen;
+  options.shuffle = o.shuffle;
+  options.seed = o.seed;
+  StatusOr<std::unique_ptr<DataLoader>> tokens = DataLoader::open(o.data, options);
+  if (!tokens.ok())
+    return tokens.status();
+  return (*tokens)->windowsPerEpoch();
+}
+
 StatusOr<RunSettings> resolveRunSettings(const TrainerOptions &options) {
   if (Status s = validateTrainerOptions(options); !s)
     return s;
@@ -323,6 +347,14 @@ StatusOr<RunSettings> resolveRunSettings(const TrainerOptions &options) {
   run.options = options;
   if (Status s = resolveResume(run.options); !s)
     return s;
+  if (options.epochs > 0) {
+    StatusOr<int64_t> perEpoch = stepsPerEpoch(options);
+    if (!perEpoch.ok())
+      return perEpoch.status();
+    run.stepsPerEpoch = *perEpoch;
+    int64_t all = options.epochs * *perEpoch;
+    run.options.steps = options.steps > 0 ? std::min(options.steps, all) : all;
+  }
   if (run.options.steps < 1)
     run.options.steps = 1; // --save-artifact: no run
   StatusOr<LrSchedule> schedule =

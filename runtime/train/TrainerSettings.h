@@ -46,6 +46,8 @@ struct RunSettings {
   // The data- and tensor-parallel plan (and offloading) as saved steps
   // record it (describeParallelBuild; "" = none).
   std::string parallelRecord;
+  // --epochs: the optimizer steps one pass over the data takes (0: none).
+  int64_t stepsPerEpoch = 0;
 };
 
 /// The build's data- and tensor-parallel options as saved steps record

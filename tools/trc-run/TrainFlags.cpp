@@ -36,7 +36,8 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
   auto text = [&](const char *flag) { return a.values.at(flag); };
 
   for (auto [flag, field] : {std::pair{"--batch-size", &o.batchSize},
-                             std::pair{"--seq-len", &o.seqLen}, std::pair{"--steps", &o.steps}})
+                             std::pair{"--seq-len", &o.seqLen}, std::pair{"--steps", &o.steps},
+                             std::pair{"--epochs", &o.epochs}})
     if (has(flag) && !parseInt(text(flag), 1, *field))
       return Status::error(std::string("option '") + flag + "' expects a positive integer, got '" +
                            text(flag) + "'");

@@ -75,6 +75,7 @@ const char *kUsage =
     "  trc-run MODEL.onnx --data ROWS.npz --batch-size B --steps N  (labelled rows:\n"
     "                      arrays named after the model's inputs, one row per\n"
     "                      example; or a folder of NAME.npy files)\n"
+    "      [--epochs E]  (E passes over --data; with --steps N, at most N steps)\n"
     "      [--eval-data ROWS.npz [--eval-every K]]  (held-out loss, and accuracy\n"
     "                      for a model with logits, every K steps and at the end)\n"
     "      [--log-every N]  (when stderr is not a terminal: a step line every N\n"
@@ -149,7 +150,7 @@ const char *kTrainingFlags[] = {
     "--precision", "--grad-accum", "--loss-scale", "--config", "--attention",
     "--save-artifact", "--profile", "--profile-steps", "--recompute", "--memory-budget",
     "--eval-data", "--eval-every", "--log-every", "--device-profile", "--on-nonfinite",
-    "--freeze", "--trainable", "--keep-last",
+    "--freeze", "--trainable", "--keep-last", "--epochs",
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights",
                                    "--profile-summary", "--overwrite-checkpoints"};
