@@ -5,9 +5,6 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 
-#include <algorithm>
-#include <cstring>
-
 using namespace mlir;
 
 namespace trc::import {
@@ -137,81 +134,6 @@ ImportContext::constantInts(int i, StringRef what, StringRef hint) {
   if (!values)
     (void)fail(what, " (input '", node_.input(i), "') must hold integers");
   return values;
-}
-
-std::optional<llvm::SmallVector<int64_t>>
-ImportContext::shapeInts(int i, StringRef what, ShapeOperand kind, ArrayRef<int64_t> axes,
-                         bool allowZero) {
-  auto values = constantInts(i, what);
-  Retrace *retrace = state_.outermost().retrace;
-  if (!values || !retrace)
-    return values;
-  TracedOperand now{*values, *values, {}};
-  if (Value data = input(0)) {
-    auto shape = cast<RankedTensorType>(data.getType()).getShape();
-    now.dataShape.assign(shape.begin(), shape.end());
-  }
-  std::pair<const void *, int> key{&node_, i};
-  if (retrace->previous) {
-    auto traced = retrace->previous->find(key);
-    // An operand that no longer holds its traced value was computed from
-    // shapes that already changed: it is right as it is.
-    if (traced != retrace->previous->end() && traced->second.read == now.read) {
-      std::string why;
-      bool buffer = kind == ShapeOperand::SliceEnds && independentOfInputs(input(0));
-      auto derived = rederive(kind, traced->second, now.dataShape, retrace->step, axes,
-                              allowZero, buffer, why);
-      if (!derived) {
-        (void)fail(what, " ", shapeString(now.values), " was traced for data of shape ",
-                   shapeString(traced->second.dataShape), " (sizes ", retrace->step.traced,
-                   " -> ", retrace->step.size, "); it cannot be re-derived for ",
-                   shapeString(now.dataShape), ": ", why);
-        return std::nullopt;
-      }
-      if (*derived != now.values) {
-        retrace->changes.push_back("node '" + node_.name() + "' (" + node_.op_type() + ") " +
-                                   what.str() + " " + shapeString(now.values) + " -> " +
-                                   shapeString(*derived));
-        now.values = *derived;
-      }
-    }
-  }
-  retrace->current[key] = now;
-  return now.values;
-}
-
-Value ImportContext::embeddingIndices(int i, Value indices, int64_t rows) {
-  Retrace *retrace = state_.outermost().retrace;
-  auto values = constantIntsOf(indices);
-  if (!retrace || !values)
-    return indices;
-  auto type = cast<RankedTensorType>(indices.getType());
-  TracedOperand now{*values, *values, llvm::to_vector(type.getShape())};
-  std::pair<const void *, int> key{&node_, i};
-  if (retrace->previous) {
-    auto traced = retrace->previous->find(key);
-    if (traced != retrace->previous->end() && traced->second.read == now.read) {
-      llvm::SmallVector<int64_t> shape;
-      rederiveIndices(traced->second, retrace->step, now.values, shape);
-      if (shape != now.dataShape && !now.values.empty()) {
-        int64_t largest = *std::max_element(now.values.begin(), now.values.end());
-        if (largest >= rows) {
-          (void)fail("the export's constant indices into '", node_.input(0), "' (positions or ",
-                     "token types) continue to ", largest, " at the new sizes, but its table "
-                     "holds ", rows, " rows: the model takes at most that many");
-          return {};
-        }
-        retrace->changes.push_back("node '" + node_.name() + "' (" + node_.op_type() +
-                                   ") indices " + shapeString(now.dataShape) + " -> " +
-                                   shapeString(shape));
-        now.dataShape = shape;
-        indices = int64s(now.values);
-        indices = reshape(convert(indices, type.getElementType()), now.dataShape);
-      }
-    }
-  }
-  retrace->current[key] = now;
-  return indices;
 }
 
 std::optional<double> ImportContext::constantFloat(int i, StringRef what) {
@@ -410,89 +332,6 @@ bool ImportContext::broadcastPair(Value &a, Value &b) {
   a = broadcastTo(a, *shape);
   b = broadcastTo(b, *shape);
   return a && b;
-}
-
-ElementsAttr ImportContext::fixedData(Value v) {
-  ElementsAttr value;
-  if (matchPattern(v, m_Constant(&value)))
-    return value;
-  auto get = v.getDefiningOp<GetParameterOp>();
-  if (!get)
-    return nullptr;
-  auto param = SymbolTable::lookupNearestSymbolFrom<ParameterOp>(get, get.getNameAttr());
-  return param && param.getFrozen() && param.getInitialValue() ? *param.getInitialValue()
-                                                               : nullptr;
-}
-
-bool ImportContext::independentOfInputs(Value v) {
-  llvm::SmallPtrSet<Operation *, 16> seen;
-  llvm::SmallVector<Value> work{v};
-  while (!work.empty()) {
-    Value next = work.pop_back_val();
-    Operation *op = next.getDefiningOp();
-    if (!op)
-      return false; // a graph input (or a subgraph's argument)
-    if (seen.insert(op).second)
-      llvm::append_range(work, op->getOperands());
-  }
-  return true;
-}
-
-Value ImportContext::retraceFixedData(Value fixed, llvm::ArrayRef<int64_t> want,
-                                      bool broadcast) {
-  Retrace *retrace = state_.outermost().retrace;
-  if (!retrace || !retrace->previous)
-    return fixed;
-  auto type = cast<RankedTensorType>(fixed.getType());
-  int64_t rank = type.getRank(), offset = static_cast<int64_t>(want.size()) - rank;
-  // Candidates: dimensions that no longer fit the other operands.
-  llvm::SmallVector<int64_t> hi(type.getShape());
-  for (int64_t d = std::max<int64_t>(0, -offset); d < rank; ++d) {
-    int64_t other = want[d + offset];
-    if (hi[d] != other && hi[d] != 1 && (other != 1 || !broadcast))
-      hi[d] = 1;
-  }
-  if (llvm::ArrayRef<int64_t>(hi) == type.getShape())
-    return fixed;
-  ElementsAttr value = fixedData(fixed);
-  llvm::ArrayRef<char> bytes = value ? elementsBytes(value) : llvm::ArrayRef<char>();
-  if (bytes.empty())
-    return fixed;
-  auto dense = dyn_cast<DenseElementsAttr>(value);
-  bool splat = dense && dense.isSplat();
-  int64_t width = static_cast<int64_t>(bytes.size()) / std::max<int64_t>(type.getNumElements(), 1);
-  if (!splat && (width == 0 || width * type.getNumElements() != static_cast<int64_t>(bytes.size())))
-    return fixed; // packed bits (i1): not compared here
-  for (int64_t d = 0; d < rank && !splat; ++d) {
-    if (hi[d] == type.getDimSize(d))
-      continue;
-    // Slice k of axis d equals slice 0 for every k: the [outer, n, inner] view.
-    int64_t n = type.getDimSize(d), inner = width, outer = 1;
-    for (int64_t e = d + 1; e < rank; ++e)
-      inner *= type.getDimSize(e);
-    for (int64_t e = 0; e < d; ++e)
-      outer *= type.getDimSize(e);
-    for (int64_t o = 0; o < outer && hi[d] == 1; ++o)
-      for (int64_t k = 1; k < n; ++k)
-        if (std::memcmp(bytes.data() + (o * n + k) * inner, bytes.data() + o * n * inner,
-                        static_cast<size_t>(inner))) {
-          hi[d] = n; // differs along d: not a repeat
-          break;
-        }
-  }
-  if (llvm::ArrayRef<int64_t>(hi) == type.getShape())
-    return fixed;
-  Value cut = build<SliceOp>(RankedTensorType::get(hi, type.getElementType()), fixed,
-                             llvm::SmallVector<int64_t>(rank, 0), hi,
-                             llvm::SmallVector<int64_t>(rank, 1));
-  llvm::SmallVector<int64_t> shape(hi);
-  for (int64_t d = std::max<int64_t>(0, -offset); d < rank && !broadcast; ++d)
-    if (hi[d] != type.getDimSize(d))
-      shape[d] = want[d + offset];
-  Value out = broadcast ? cut : broadcastTo(cut, shape);
-  retrace->changes.push_back("node '" + node_.name() + "' (" + node_.op_type() + ") operand " +
-                             shapeString(type.getShape()) + " -> " + shapeString(shape));
-  return out;
 }
 
 Value ImportContext::reshape(Value v, llvm::ArrayRef<int64_t> shape) {
