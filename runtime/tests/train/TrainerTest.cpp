@@ -98,7 +98,14 @@ TEST(TrainerOptionsTest, EachProblemNamesItsFlag) {
     return s.message();
   };
   EXPECT_EQ(problem([](TrainerOptions &o) { o.data.clear(); }), "training needs --data");
-  EXPECT_EQ(problem([](TrainerOptions &o) { o.steps = 0; }), "training needs --steps");
+  EXPECT_EQ(problem([](TrainerOptions &o) { o.steps = 0; }), "training needs --steps or --epochs");
+  EXPECT_EQ(problem([](TrainerOptions &o) {
+              o.epochs = 2;
+              o.saveArtifact = "out";
+            }),
+            "--epochs: --save-artifact trains nothing");
+  EXPECT_EQ(problem([](TrainerOptions &o) { o.keepLast = 2; o.checkpointDir.clear(); }),
+            "--keep-last needs --checkpoint-dir");
   EXPECT_THAT(problem([](TrainerOptions &o) { o.optimizer.name = "lamb"; }),
               HasSubstr("option '--optimizer' expects adamw, adam or sgd, got 'lamb'"));
   EXPECT_THAT(problem([](TrainerOptions &o) { o.lr = -1; }), HasSubstr("'--lr'"));
