@@ -93,6 +93,7 @@ const llvm::StringMap<KnownAttr> &knownAttrs() {
     add(abi::kUnfusedCostAttr, OnOp, isI64Array, i64s);
     add(abi::kCudaKernelsAttr, OnOp, is<ArrayAttr>, array);
     add(abi::kProfileSpansAttr, OnOp, is<ArrayAttr>, array);
+    add(abi::kAnomalySitesAttr, OnOp, is<ArrayAttr>, array);
     add(abi::kOpsetAttr, OnOp, is<IntegerAttr>, integer);
     add(abi::kProducerAttr, OnOp, is<StringAttr>, string);
     return m;

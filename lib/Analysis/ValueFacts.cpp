@@ -7,12 +7,25 @@
 #include "trc/Analysis/ElementBytes.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Location.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 
 namespace trc::analysis {
+
+std::string nodeOf(Location loc) {
+  if (auto named = dyn_cast<NameLoc>(loc))
+    return named.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (std::string name = nodeOf(inner); !name.empty())
+        return name;
+  if (auto site = dyn_cast<CallSiteLoc>(loc))
+    return nodeOf(site.getCallee());
+  return "";
+}
 
 int64_t tensorBytes(Type type) {
   auto t = dyn_cast<RankedTensorType>(type);

@@ -452,18 +452,21 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     log << "\n";
   }
 
-  // trc-profile-calls' spans: the manifest's `span` records.
-  if (auto spans = module->getAttrOfType<ArrayAttr>(trc::abi::kProfileSpansAttr))
-    for (auto [id, span] : llvm::enumerate(spans)) {
-      std::string record = "span " + std::to_string(id);
-      for (Attribute field : cast<ArrayAttr>(span)) {
-        llvm::StringRef text = cast<StringAttr>(field).getValue();
-        record += " " + (text.empty() ? std::string("-")
-                         : text == "-" ? std::string("%2D")
-                                       : rt::percentEncode(text));
+  // trc-profile-calls' spans and trc-detect-anomaly's sites: the
+  // manifest's `span` and `site` records.
+  for (auto [attr, keyword] : {std::pair{trc::abi::kProfileSpansAttr, "span"},
+                               std::pair{trc::abi::kAnomalySitesAttr, "site"}})
+    if (auto rows = module->getAttrOfType<ArrayAttr>(attr))
+      for (auto [id, row] : llvm::enumerate(rows)) {
+        std::string record = std::string(keyword) + " " + std::to_string(id);
+        for (Attribute field : cast<ArrayAttr>(row)) {
+          llvm::StringRef text = cast<StringAttr>(field).getValue();
+          record += " " + (text.empty() ? std::string("-")
+                           : text == "-" ? std::string("%2D")
+                                         : rt::percentEncode(text));
+        }
+        contents.records.push_back(record);
       }
-      contents.records.push_back(record);
-    }
 
   auto step = module.lookupSymbol<LLVM::LLVMFuncOp>("main");
   if (!step)

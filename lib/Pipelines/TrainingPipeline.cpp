@@ -60,6 +60,8 @@ void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingPipelineOption
   if (o.pipeline)
     pm.addPass(createPipelineSplit());
   pm.addPass(createBuildTrainStep(o.trainStep));
+  if (o.detectAnomaly)
+    pm.addPass(createDetectAnomaly());
 }
 
 namespace {
@@ -141,6 +143,10 @@ struct TrainingPipelineCliOptions : public mlir::PassPipelineOptions<TrainingPip
                           llvm::cl::init(BuildTrainStepOptions().clipNorm)};
   Option<bool> accumulate{*this, "accumulate", llvm::cl::desc("gradient accumulation buffers"),
                           llvm::cl::init(BuildTrainStepOptions().accumulate)};
+  Option<bool> detectAnomaly{*this, "detect-anomaly",
+                             llvm::cl::desc("check every float value for NaN/inf "
+                                            "(trc-detect-anomaly)"),
+                             llvm::cl::init(false)};
 };
 
 /// The typed options of the command line; false (with `problem`) on a
@@ -193,6 +199,10 @@ bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptio
       problem = "offload does not combine with pipeline-stages yet";
       return false;
     }
+    if (cli.detectAnomaly) {
+      problem = "detect-anomaly does not combine with pipeline-stages yet";
+      return false;
+    }
     PipelineStagesOptions pp;
     pp.stages = cli.pipelineStages;
     pp.virtualStages = cli.pipelineVirtual;
@@ -213,6 +223,7 @@ bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptio
   o.trainStep.nesterov = cli.nesterov;
   o.trainStep.clipNorm = cli.clipNorm;
   o.trainStep.accumulate = cli.accumulate;
+  o.detectAnomaly = cli.detectAnomaly;
   return true;
 }
 

@@ -124,6 +124,30 @@ def BuildTrainStep : Pass<"trc-build-train-step", "mlir::ModuleOp"> {
   let dependentDialects = ["trc::TrcDialect", "mlir::func::FuncDialect"];
 }
 
+def DetectAnomaly : Pass<"trc-detect-anomaly", "mlir::ModuleOp"> {
+  let summary = "checks every float value of the training step for NaN and inf (--detect-anomaly)";
+  let description = [{
+    After trc-build-train-step: every float value of `@main_grad` (its
+    float arguments, then each op's results in program order) and of
+    `@train_step`'s own ops (norm, clipping, update) becomes a "site"; for
+    each, the step computes a code, max over its elements of 2 if NaN,
+    1 if +-inf, else 0 (include/trc/Abi/AnomalySites.h), and returns the
+    codes as one more output `trc.anomaly` (f32[sites]; @main_grad gains
+    the result, @train_step's call forwards it). The module attribute
+    `trc.anomaly_sites` lists per site its op, ONNX node (from the op's
+    location), phase (input, parameter, forward, backward, optimizer: an op
+    of @main_grad is forward when the loss or a `trc.update` result depends
+    on it) and the sites it reads, which the artifact writer puts in the
+    manifest; the runtime names the first site that made a non-finite
+    value from finite operands when a step's loss or norm is non-finite.
+    A debugging mode: the step does about twice the memory traffic.
+
+    Errors: no `@train_step` calling `@main_grad` (pipeline stages: their
+    steps are several programs), or a step already instrumented.
+  }];
+  let dependentDialects = ["trc::TrcDialect", "mlir::func::FuncDialect"];
+}
+
 def AppendLoss : Pass<"trc-append-loss", "mlir::ModuleOp"> {
   let summary = "makes @main return the cross-entropy loss of its logits";
   let description = [{

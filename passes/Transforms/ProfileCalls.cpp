@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
 #include "trc/Abi/ProfileSpans.h"
+#include "trc/Analysis/ValueFacts.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,18 +26,7 @@ using namespace mlir;
 
 namespace {
 
-/// The first name a location carries (an ONNX node's, from the importer).
-std::string nodeOf(Location loc) {
-  if (auto named = dyn_cast<NameLoc>(loc))
-    return named.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (std::string name = nodeOf(inner); !name.empty())
-        return name;
-  if (auto site = dyn_cast<CallSiteLoc>(loc))
-    return nodeOf(site.getCallee());
-  return "";
-}
+using trc::analysis::nodeOf;
 
 /// The ONNX op type of a node name ("/blocks.0/ln_1/LayerNormalization" ->
 /// "LayerNormalization"; exporters name nodes <scope>/<OpType>[_N]).

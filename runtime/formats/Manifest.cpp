@@ -6,7 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/formats/Manifest.h"
+#include "trc/Abi/AnomalySites.h"
 #include "trc/Abi/ArtifactNames.h"
+#include "trc/Abi/SlotNames.h"
 
 #include "runtime/formats/Checksum.h"
 #include "runtime/support/Names.h"
@@ -140,6 +142,14 @@ bool isKernelSymbol(std::string_view name) {
   return true;
 }
 
+bool isAnomalyPhase(std::string_view phase) {
+  for (const char *known : {abi::kPhaseInput, abi::kPhaseParameter, abi::kPhaseForward,
+                            abi::kPhaseBackward, abi::kPhaseOptimizer})
+    if (phase == known)
+      return true;
+  return false;
+}
+
 bool isTargetName(std::string_view name) {
   if (name.empty() || name.size() > 64)
     return false;
@@ -172,6 +182,7 @@ private:
   Status parseKernelFile(const std::vector<std::string_view> &f, bool ptx);
   Status parseKernel(const std::vector<std::string_view> &f);
   Status parseSpan(const std::vector<std::string_view> &f);
+  Status parseSite(const std::vector<std::string_view> &f);
   /// The slot declared with `index` (shard and init records refer to one).
   Slot *declaredSlot(uint64_t index) {
     for (Slot &s : m.slots)
@@ -190,6 +201,7 @@ private:
 
   Manifest &m;
   int line = 0;
+  int siteLine = 0; // the first `site` record's
   bool sawHeader = false;
   bool sawEnd = false;
   std::map<std::string, int> seen; // record keyword -> line
@@ -302,6 +314,8 @@ Status Parser::parseRecord(const std::vector<std::string_view> &f) {
     return parseKernel(f);
   if (kw == "span")
     return parseSpan(f);
+  if (kw == "site")
+    return parseSite(f);
   if (kw == "target") {
     if (Status s = once("target"); !s)
       return s;
@@ -771,6 +785,46 @@ Status Parser::parseSpan(const std::vector<std::string_view> &f) {
   return Status::success();
 }
 
+// site <id> <op> <node> <phase> <operands>: ids in order from 0; '-' is
+// empty; operands are earlier sites.
+Status Parser::parseSite(const std::vector<std::string_view> &f) {
+  if (f.size() != 6)
+    return fail("site: expected 5 fields (id, op, node, phase, operands), got " +
+                std::to_string(f.size() - 1));
+  uint64_t id = 0;
+  if (!parseUnsigned(f[1], id) || id != m.anomalySites.size())
+    return fail("site id: " + quote(f[1]) + " is not the next site id (" +
+                std::to_string(m.anomalySites.size()) + ")");
+  Manifest::AnomalySite site;
+  std::string operands;
+  std::string *fields[] = {&site.op, &site.node, &site.phase, &operands};
+  for (size_t i = 0; i < 4; ++i) {
+    if (f[i + 2] == "-")
+      continue;
+    std::string problem;
+    if (!percentDecode(f[i + 2], *fields[i], problem))
+      return fail("site field: " + quote(f[i + 2]) + ": " + problem);
+  }
+  if (!isAnomalyPhase(site.phase))
+    return fail("site phase: " + quote(f[4]) + " is not input, parameter, forward, backward "
+                "or optimizer");
+  for (std::string_view rest = operands; !rest.empty();) {
+    size_t comma = rest.find(',');
+    std::string_view field = rest.substr(0, comma);
+    uint64_t operand = 0;
+    if (!parseUnsigned(field, operand) || operand >= id)
+      return fail("site operands: " + quote(field) + " is not an earlier site's id (site " +
+                  std::to_string(id) + ")");
+    site.operands.push_back(uint32_t(operand));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (comma != std::string_view::npos && rest.empty())
+      return fail("site operands: " + quote(f[5]) + " ends with a comma");
+  }
+  m.anomalySites.push_back(std::move(site));
+  siteLine = siteLine ? siteLine : line;
+  return Status::success();
+}
+
 Status Parser::finish() {
   if (!sawHeader)
     return fail("expected 'trc-artifact 1' as the first record, the manifest "
@@ -829,6 +883,19 @@ Status Parser::finish() {
       return fail("slot index: no slot " + std::to_string(i) +
                   " (slots must be numbered 0.." +
                   std::to_string(m.slots.size() - 1) + " without gaps)");
+  // Sites and the output of their codes come together.
+  const Slot *codes = m.find(SlotKind::Output, abi::kAnomalyOutput);
+  const std::vector<int64_t> expected{int64_t(m.anomalySites.size())};
+  if (codes && (m.anomalySites.empty() || codes->dtype != DType::F32 || codes->shape != expected)) {
+    line = codes->line;
+    return fail("slot: output '" + std::string(abi::kAnomalyOutput) + "' must be f32 [" +
+                std::to_string(m.anomalySites.size()) + "], one code per site record");
+  }
+  if (!codes && !m.anomalySites.empty()) {
+    line = siteLine;
+    return fail("site: site records without the output '" + std::string(abi::kAnomalyOutput) +
+                "' that holds their codes");
+  }
 
   for (const Slot &slot : m.slots) {
     if (slot.isSplit()) {

@@ -34,6 +34,11 @@
 //   * `span <id> <name> <node> <function>` records (optional, ids 0..S-1 in
 //     order): the per-op spans a CPU program reports under --profile
 //     (include/trc/Abi/ProfileSpans.h); an empty node is '-'.
+//   * `site <id> <op> <node> <phase> <operands>` records (optional, ids
+//     0..N-1 in order; phase one of AnomalySites.h's; operands the ids of
+//     earlier sites, comma-separated, '-' for none): what each code of a
+//     --detect-anomaly step's `trc.anomaly` output (f32[N], required with
+//     them) is.
 // Preconditions: none; any byte string may be passed.
 //
 //===----------------------------------------------------------------------===//
@@ -154,6 +159,12 @@ struct Manifest {
     std::string name, node, function;
   };
   std::vector<ProfileSpan> spans;
+  // --detect-anomaly's sites (trc-detect-anomaly): anomalySites[id].
+  struct AnomalySite {
+    std::string op, node, phase;
+    std::vector<uint32_t> operands; // earlier sites' ids
+  };
+  std::vector<AnomalySite> anomalySites;
 
   // The slot of that kind and (decoded) name, or null.
   const Slot *find(SlotKind kind, std::string_view name) const;

@@ -91,6 +91,7 @@ struct TrainingBuild {
   // --trainable and --freeze regexes over the exporter's own tags.
   std::vector<std::string> freeze, trainable;
   uint64_t initSeed = 0;         // weights=init's seed=
+  bool detectAnomaly = false;    // trc-detect-anomaly: every float value checked
 };
 
 /// The step's optimizer spelled as --trc-training-pipeline's keys, e.g.

@@ -16,6 +16,7 @@
 #include "runtime/backends/Backend.h"
 #include "runtime/comm/Collectives.h"
 #include "runtime/formats/Manifest.h"
+#include "runtime/train/AnomalyReport.h"
 #include "runtime/support/Names.h"
 #include "runtime/support/HalfFloat.h"
 #include "runtime/support/Profiler.h"
@@ -345,6 +346,8 @@ Status checkPipelineOptions(const TrainerOptions &o, const ParallelPlan &plan) {
     return refuse("--precision fp16 (use bf16)");
   if (!o.evalData.empty()) // rank 0 would need every stage's parameters
     return refuse("--eval-data");
+  if (o.detectAnomaly) // its sites would span several stage programs
+    return refuse("--detect-anomaly");
   if (o.batchSize % (int64_t(plan.dataDegree()) * plan.microbatches) != 0)
     return Status::error("--config: key 'microbatches': " + std::to_string(plan.microbatches) +
                          " microbatches on each of " + std::to_string(plan.dataDegree()) +
@@ -377,13 +380,15 @@ std::string describeValue(double v) {
   return text;
 }
 
-/// What made a step non-finite: "the loss is nan (gradient norm inf)".
+/// What made a step non-finite: "the loss is nan (gradient norm inf)",
+/// and with --detect-anomaly where it began.
 std::string describeNonFinite(const StepResult &r) {
-  if (!std::isfinite(r.loss))
-    return "the loss is " + describeValue(r.loss) + " (gradient norm " +
-           describeValue(r.gradNorm) + ")";
-  return "the gradient norm is " + describeValue(r.gradNorm) + " (loss " +
-         describeValue(r.loss) + ")";
+  std::string text = !std::isfinite(r.loss)
+                         ? "the loss is " + describeValue(r.loss) + " (gradient norm " +
+                               describeValue(r.gradNorm) + ")"
+                         : "the gradient norm is " + describeValue(r.gradNorm) + " (loss " +
+                               describeValue(r.loss) + ")";
+  return r.anomaly.empty() ? text : text + "; " + r.anomaly;
 }
 
 /// Whether `n` values of `dtype` at `data` are all finite (integers are).
@@ -502,6 +507,8 @@ private:
   std::unique_ptr<PipelineExecutor> pipeline_;
   std::vector<const Slot *> stateSlots_;
   bool lossScaling_ = false, dropout_ = false;
+  // --detect-anomaly: each site's code, OR-ed over the step's micro-steps.
+  std::vector<float> anomalyCodes_;
   LossScaler scaler_;
   int64_t firstStep_ = 0, rankRows_ = 0, microRows_ = 0;
   std::unique_ptr<MetricsWriter> metrics_;
@@ -788,6 +795,11 @@ Status TrainingJob::prepareShared(int64_t vocab) {
     return s;
   const Manifest &manifest = artifact_->manifest();
   lossScaling_ = manifest.find(SlotKind::Input, abi::kLossScale) != nullptr;
+  // A step compiled with --detect-anomaly reports where NaN/inf began.
+  anomalyCodes_.assign(manifest.anomalySites.size(), 0.0f);
+  if (o_.detectAnomaly && anomalyCodes_.empty())
+    return Status::error("option '--detect-anomaly': the training step in " + o_.model +
+                         " was saved without it (save it again with --detect-anomaly)");
   dropout_ = manifest.find(SlotKind::Input, abi::kRngKey) != nullptr;
   stateSlots_ = stateSlots(manifest);
   scaler_.scale = run_.initialLossScale;
@@ -1032,6 +1044,7 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
   setScalar(gradScale_, 1.0 / (double(accum) * (lossScaling_ ? scaler_.scale : 1.0)));
   double lossSum = 0, gradNorm = 0;
   bool applied = true, nonFinite = false;
+  std::fill(anomalyCodes_.begin(), anomalyCodes_.end(), 0.0f);
   for (int64_t micro = 0; micro < accum; ++micro) {
     bool last = micro + 1 == accum;
     ProfileScope feedPhase("feed");
@@ -1071,6 +1084,14 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
     if (!loss.ok())
       return loss.status();
     lossSum += *static_cast<const float *>(loss->data());
+    if (!anomalyCodes_.empty()) {
+      StatusOr<HostTensor> codes = session_->getOutput(abi::kAnomalyOutput);
+      if (!codes.ok())
+        return codes.status();
+      const float *code = static_cast<const float *>(codes->data());
+      for (size_t i = 0; i < anomalyCodes_.size(); ++i)
+        anomalyCodes_[i] = float(int(anomalyCodes_[i]) | int(code[i]));
+    }
     StatusOr<HostTensor> norm =
         last ? session_->getOutput(abi::kGradNormOutput) : StatusOr<HostTensor>(HostTensor());
     if (!norm.ok())
@@ -1103,6 +1124,10 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
             .count());
   result.applied = applied;
   result.nonFinite = nonFinite;
+  if (nonFinite && !anomalyCodes_.empty()) {
+    const auto &sites = artifact_->manifest().anomalySites;
+    result.anomaly = describeAnomalyOrigin(sites, findAnomalyOrigin(sites, anomalyCodes_));
+  }
   return result;
 }
 

@@ -88,6 +88,8 @@ struct TrainerOptions {
   int64_t profileSteps = 0;              // record the last N steps; 0: all (--profile-steps)
   std::string onNonFinite = "stop";      // stop | skip: a step whose loss or
                                          // gradient norm is inf/NaN (--on-nonfinite)
+  bool detectAnomaly = false;            // every value checked; a non-finite
+                                         // step names its first op (--detect-anomaly)
   // The compile-time flags given explicitly (e.g. "--optimizer"): a saved
   // step's own settings fill in the rest, and a given one must agree.
   std::set<std::string> givenFlags;
@@ -107,6 +109,7 @@ struct StepResult {
   double samplesPerSecond = 0; // rows of the global batch per second
   bool applied = true;       // false: an fp16 overflow or a non-finite step skipped the update
   bool nonFinite = false;    // the loss or the gradient norm is inf/NaN (not an fp16 overflow)
+  std::string anomaly;       // --detect-anomaly, a non-finite step: where NaN/inf began
   // --eval-data, on the steps that evaluate (rank 0).
   std::optional<double> evalLoss, evalAccuracy;
 };

@@ -297,6 +297,7 @@ std::vector<std::pair<std::string, std::string>> jobSignature(const TrainerOptio
       {"--resume", o.resume ? "on" : "off"},
       {"--config", o.parallelConfig},
       {"--on-nonfinite", o.onNonFinite},
+      {"--detect-anomaly", o.detectAnomaly ? "on" : "off"},
   };
 }
 
@@ -364,6 +365,7 @@ StatusOr<RunSettings> resolveRunSettings(const TrainerOptions &options) {
   run.schedule = *schedule;
   run.initialLossScale = options.initialLossScale.value_or(65536.0);
   run.build.optimizer = options.optimizer;
+  run.build.detectAnomaly = options.detectAnomaly;
   run.build.accumulate = options.gradAccum > 1;
   run.trainStepRecord = describeTrainStep(run.build);
   run.build.initWeights = options.initWeights;

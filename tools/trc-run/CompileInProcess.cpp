@@ -78,6 +78,7 @@ bool trainingPipeline(const rt::TrainingBuild &build, TrainingPipelineOptions &o
   o.trainStep.clipNorm = opt.clipGradNorm.value_or(o.trainStep.clipNorm);
   o.trainStep.nesterov = opt.nesterov;
   o.trainStep.accumulate = build.accumulate;
+  o.detectAnomaly = build.detectAnomaly;
   return true;
 }
 

@@ -26,6 +26,7 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
   o.optimizer.nesterov = a.nesterov;
   o.initWeights = a.initWeights;
   o.profileSummary = a.profileSummary;
+  o.detectAnomaly = a.detectAnomaly;
   if (a.nesterov)
     o.givenFlags.insert("--nesterov");
   if (a.initWeights)

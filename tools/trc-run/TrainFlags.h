@@ -29,6 +29,7 @@ struct TrainArgs {
        nesterov = false;
   bool initWeights = false; // --init-weights: fresh parameters (weights=init)
   bool profileSummary = false; // --profile-summary
+  bool detectAnomaly = false;  // --detect-anomaly
 };
 
 /// The Trainer's options from the flags; an error names the flag.

@@ -96,6 +96,9 @@ const char *kUsage =
     "      [--checkpoint-dir D --checkpoint-every K] [--resume [auto] | --overwrite-checkpoints]\n"
     "      [--keep-last K]  (keep the K newest checkpoints in D, removing older\n"
     "                      ones after each save; default: keep all)\n"
+    "      [--detect-anomaly]  (every value of the step is checked for NaN/inf,\n"
+    "                      about twice the memory traffic; a non-finite step's\n"
+    "                      error names the op that first made one)\n"
     "      [--on-nonfinite stop|skip]  (a step whose loss or gradient norm is\n"
     "                      inf/NaN: stop with an error, the default, or discard\n"
     "                      its update and go on, at most 10 in a row; fp16\n"
@@ -153,7 +156,8 @@ const char *kTrainingFlags[] = {
     "--freeze", "--trainable", "--keep-last", "--epochs",
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights",
-                                   "--profile-summary", "--overwrite-checkpoints"};
+                                   "--profile-summary", "--overwrite-checkpoints",
+                                   "--detect-anomaly"};
 
 struct Options {
   std::string model;
@@ -278,6 +282,7 @@ Status parseArgs(int argc, char **argv, Options &opt) {
        : flag == "--init-weights"    ? opt.train.initWeights
        : flag == "--profile-summary" ? opt.train.profileSummary
        : flag == "--overwrite-checkpoints" ? opt.train.overwriteCheckpoints
+       : flag == "--detect-anomaly"  ? opt.train.detectAnomaly
                                      : opt.train.nesterov) = true;
       continue;
     }

@@ -97,6 +97,9 @@ inline constexpr const char kCudaKernelsAttr[] = "trc.cuda_kernels";
 // Module (array of [name, node, function]; index = span id): the per-op
 // spans of trc-profile-calls (ProfileSpans.h).
 inline constexpr const char kProfileSpansAttr[] = "trc.profile_spans";
+// Module (array of [op, node, phase, operands]; index = site id): the values
+// trc-detect-anomaly checks (AnomalySites.h).
+inline constexpr const char kAnomalySitesAttr[] = "trc.anomaly_sites";
 
 //===-- The importer --------------------------------------------------------===//
 

@@ -32,6 +32,9 @@ inline constexpr const char kLossTargets[] = "loss.targets";
 // Outputs of a training step.
 inline constexpr const char kLossOutput[] = "loss";
 inline constexpr const char kGradNormOutput[] = "grad_norm";
+// --detect-anomaly (trc-detect-anomaly): one code per checked value, f32[sites]
+// (AnomalySites.h).
+inline constexpr const char kAnomalyOutput[] = "trc.anomaly";
 // A pipeline stage's norm program: its share of the squared norm.
 inline constexpr const char kGradSquaresOutput[] = "grad_sq";
 

@@ -52,6 +52,9 @@ struct TrainingPipelineOptions {
   /// Gradients averaged (and ZeRO-sharded) over the ranks.
   std::optional<DataParallelOptions> dataParallel;
   BuildTrainStepOptions trainStep;
+  /// Every float value of the step checked for NaN/inf (trc-detect-anomaly;
+  /// not with `pipeline`).
+  bool detectAnomaly = false;
 };
 
 void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingPipelineOptions &options);
