@@ -14,15 +14,21 @@ namespace {
 
 bool has(float code, int bit) { return (int(code) & bit) != 0; }
 
-/// Sites holding `bit` whose operands hold none of it, reached from `start`
-/// through operands holding `bit`: where that kind of value was made. The
-/// first that computed it from operands wins over a constant or input.
+/// Sites holding `bit` whose operands hold none of it, reached from
+/// `starts` through operands holding `bit`: where that kind of value was
+/// made. The first that computed it from operands wins over the first
+/// constant or input.
 std::optional<size_t> madeBy(const std::vector<Manifest::AnomalySite> &sites,
-                             const std::vector<float> &codes, int bit, size_t start) {
+                             const std::vector<float> &codes, int bit,
+                             const std::vector<size_t> &starts) {
   std::vector<bool> seen(sites.size());
-  std::vector<size_t> work{start};
+  std::vector<size_t> work;
+  for (size_t s : starts)
+    if (!seen[s]) {
+      seen[s] = true;
+      work.push_back(s);
+    }
   std::optional<size_t> computed, any;
-  seen[start] = true;
   while (!work.empty()) {
     size_t s = work.back();
     work.pop_back();
@@ -56,18 +62,16 @@ AnomalyOrigin findAnomalyOrigin(const std::vector<Manifest::AnomalySite> &sites,
       origin.nan = s;
   if (origin.nan) {
     // inf - inf, 0 * inf, inf / inf: the inf the NaN came from.
-    const auto &operands = sites[*origin.nan].operands;
-    std::optional<size_t> best;
-    for (uint32_t o : operands)
+    std::vector<size_t> infOperands;
+    for (uint32_t o : sites[*origin.nan].operands)
       if (has(codes[o], abi::kAnomalyInf))
-        if (std::optional<size_t> made = madeBy(sites, codes, abi::kAnomalyInf, o))
-          best = std::min(best.value_or(*made), *made);
-    origin.inf = best;
+        infOperands.push_back(o);
+    origin.inf = madeBy(sites, codes, abi::kAnomalyInf, infOperands);
     return origin;
   }
   for (size_t s = sites.size(); s-- > 0;)
     if (has(codes[s], abi::kAnomalyInf))
-      return {std::nullopt, madeBy(sites, codes, abi::kAnomalyInf, s)};
+      return {std::nullopt, madeBy(sites, codes, abi::kAnomalyInf, {s})};
   return origin;
 }
 

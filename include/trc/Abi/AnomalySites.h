@@ -13,9 +13,11 @@
 
 namespace trc::abi {
 
-// A site's code: the bits of what its value held this step (0: finite).
-inline constexpr int kAnomalyInf = 1; // some element is +-inf
-inline constexpr int kAnomalyNaN = 2; // some element is NaN
+// A site's code: kAnomalyNaN if some element of its value is NaN, else
+// kAnomalyInf if some is +-inf, else 0 (the max over the elements); read as
+// bits, so that the runtime can OR the codes of a step's micro-steps.
+inline constexpr int kAnomalyInf = 1;
+inline constexpr int kAnomalyNaN = 2;
 
 // A site's phase: where in the step its value is computed.
 inline constexpr const char kPhaseInput[] = "input";         // a float graph input

@@ -640,3 +640,48 @@ TEST(Manifest, ReadsProfileSpans) {
               HasSubstr("span: expected 4 fields (id, name, node, function), got 3"));
   EXPECT_THAT(errorOf(with("end\n", "span 0 a%zz b c\nend\n")), HasSubstr("span field:"));
 }
+
+TEST(Manifest, ReadsAnomalySites) {
+  const std::string codes = "slot 4 output trc.anomaly f32 1 3\n";
+  const std::string sites = "site 0 - x input -\n"
+                            "site 1 trc.log /Log forward 0\n"
+                            "site 2 trc.mul /Mul backward 0%2C1\n";
+  TRC_ASSERT_OK_AND_ASSIGN(Manifest m, parseManifest(with("end\n", codes + sites + "end\n")));
+  ASSERT_EQ(m.anomalySites.size(), 3u);
+  EXPECT_EQ(m.anomalySites[0].op, ""); // '-' is empty
+  EXPECT_EQ(m.anomalySites[0].node, "x");
+  EXPECT_EQ(m.anomalySites[0].phase, "input");
+  EXPECT_TRUE(m.anomalySites[0].operands.empty());
+  EXPECT_EQ(m.anomalySites[1].op, "trc.log");
+  EXPECT_EQ(m.anomalySites[2].operands, (std::vector<uint32_t>{0, 1}));
+  TRC_ASSERT_OK_AND_ASSIGN(Manifest plain, parseManifest(valid()));
+  EXPECT_TRUE(plain.anomalySites.empty());
+  // Ids in order; operands earlier sites (comma-separated, percent-encoded
+  // like every field); known phases; whole fields.
+  auto bad = [&](const std::string &records) {
+    return errorOf(with("end\n", codes + records + "end\n"));
+  };
+  EXPECT_THAT(bad("site 1 a b forward -\n"), HasSubstr("site id: '1' is not the next site id (0)"));
+  EXPECT_THAT(bad("site 0 a b forward\n"),
+              HasSubstr("site: expected 5 fields (id, op, node, phase, operands), got 4"));
+  EXPECT_THAT(bad("site 0 a b sideways -\n"),
+              HasSubstr("site phase: 'sideways' is not input, parameter, forward, backward or "
+                        "optimizer"));
+  EXPECT_THAT(bad("site 0 a b forward 0\n"),
+              HasSubstr("site operands: '0' is not an earlier site's id (site 0)"));
+  EXPECT_THAT(bad("site 0 a b forward -\nsite 1 a b forward 0%2C7\n"),
+              HasSubstr("site operands: '7' is not an earlier site's id (site 1)"));
+  EXPECT_THAT(bad("site 0 a b forward -\nsite 1 a b forward 0%2C\n"),
+              HasSubstr("site operands: '0%2C' ends with a comma"));
+  EXPECT_THAT(bad("site 0 a b forward -\nsite 1 a b forward x\n"),
+              HasSubstr("site operands: 'x' is not an earlier site's id"));
+  EXPECT_THAT(bad("site 0 a%zz b forward -\n"), HasSubstr("site field:"));
+  // The codes' output and the sites come together, one code per site.
+  EXPECT_THAT(errorOf(with("end\n", "site 0 a b forward -\nend\n")),
+              HasSubstr("site: site records without the output 'trc.anomaly' that holds their "
+                        "codes"));
+  EXPECT_THAT(errorOf(with("end\n", codes + "site 0 a b forward -\nend\n")),
+              HasSubstr("slot: output 'trc.anomaly' must be f32 [1], one code per site record"));
+  EXPECT_THAT(errorOf(with("end\n", codes + "end\n")),
+              HasSubstr("slot: output 'trc.anomaly' must be f32 [0]"));
+}
