@@ -41,7 +41,8 @@ StatusOr<std::unique_ptr<Evaluator>> Evaluator::open(const EvaluatorOptions &opt
   std::unique_ptr<Evaluator> e(new Evaluator());
   e->options_ = options;
   e->info_ = info;
-  StatusOr<std::unique_ptr<RowDataset>> data = RowDataset::open(options.data);
+  StatusOr<std::unique_ptr<RowDataset>> data =
+      options.tokens ? readTokenWindows(*options.tokens) : RowDataset::open(options.data);
   if (!data.ok())
     return Status(data.status()).withPrefix("--eval-data: ");
   e->data_ = *std::move(data);
@@ -173,6 +174,10 @@ StatusOr<EvalResult> Evaluator::evaluate() {
                          : lossSum / double(data_->rows());
   if (accuracy)
     result.accuracy = double(sums.correct) / double(std::max<int64_t>(sums.counted, 1));
+  if (options_.tokens) {
+    result.tokens = appended ? sums.counted : data_->rows() * options_.tokens->seqLen;
+    result.perplexity = std::exp(result.loss);
+  }
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

@@ -10,7 +10,10 @@
 //     as the training loss is (torch's F.cross_entropy, mean);
 //   * accuracy, for a model with a logits output that pairs with a labels
 //     input (TrainingModelInfo): the share of counted labels that are the
-//     logits' argmax (first maximum on ties).
+//     logits' argmax (first maximum on ties);
+//   * for token data (TokenWindows.h: every window of the file, each token
+//     predicted once): the loss per token, the perplexity exp(loss) and the
+//     number of tokens.
 // The program is compiled for batches of `batch` rows and, when that does
 // not divide the row count, once more for the remainder, so every row
 // counts once and no padding enters a mean.
@@ -28,6 +31,7 @@
 #include "runtime/backends/Backend.h"
 #include "runtime/train/RowData.h"
 #include "runtime/train/StepCompiler.h"
+#include "runtime/train/TokenWindows.h"
 
 #include <memory>
 #include <optional>
@@ -38,14 +42,18 @@ namespace trc::rt {
 
 struct EvalResult {
   double loss = 0;
-  std::optional<double> accuracy; // with a logits output
+  std::optional<double> accuracy;   // with a logits output
+  std::optional<double> perplexity; // token data: exp(loss), the loss per token
   int64_t rows = 0;
+  int64_t tokens = 0;               // token data: the tokens predicted
   double seconds = 0;
 };
 
 struct EvaluatorOptions {
   std::string model;          // the .onnx model
-  std::string data;           // --eval-data
+  std::string data;           // --eval-data: rows (.npz, a folder)
+  // ... or token data (a text or token file, as --data): its windows.
+  std::optional<TokenWindowOptions> tokens;
   int64_t batch = 0;          // rows per program run (at most the data's rows)
   std::string lossTargets;    // an appended loss's targets input ("" none)
   int64_t ignoreIndex = -100; // with lossTargets

@@ -54,9 +54,14 @@ StatusOr<std::unique_ptr<RowDataset>> RowDataset::open(const std::string &path) 
   StatusOr<std::vector<NamedTensor>> read = folder ? readNpyFolder(path) : readNpzFile(path);
   if (!read.ok())
     return read.status();
+  return fromArrays(path, *std::move(read));
+}
+
+StatusOr<std::unique_ptr<RowDataset>> RowDataset::fromArrays(const std::string &path,
+                                                             std::vector<NamedTensor> arrays) {
   std::unique_ptr<RowDataset> d(new RowDataset());
   d->path_ = path;
-  d->arrays_ = *std::move(read);
+  d->arrays_ = std::move(arrays);
   const NamedTensor *first = nullptr;
   for (const NamedTensor &a : d->arrays_) {
     if (a.tensor.shape.empty())

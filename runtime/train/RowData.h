@@ -47,6 +47,10 @@ bool isRowData(const std::string &path);
 class RowDataset {
 public:
   static StatusOr<std::unique_ptr<RowDataset>> open(const std::string &path);
+  /// Rows made in memory (token windows of an eval text), checked as open's;
+  /// `path` names where they came from in messages.
+  static StatusOr<std::unique_ptr<RowDataset>> fromArrays(const std::string &path,
+                                                          std::vector<NamedTensor> arrays);
 
   const std::string &path() const { return path_; }
   int64_t rows() const { return rows_; }

@@ -360,12 +360,20 @@ std::string describeEval(const EvalResult &e) {
   char text[160];
   std::snprintf(text, sizeof text, "eval_loss %.4f", e.loss);
   std::string out = text;
+  if (e.perplexity) {
+    std::snprintf(text, sizeof text, " | eval_perplexity %.6g", *e.perplexity);
+    out += text;
+  }
   if (e.accuracy) {
     std::snprintf(text, sizeof text, " | eval_accuracy %.4f", *e.accuracy);
     out += text;
   }
-  std::snprintf(text, sizeof text, " (%lld rows, %.1f s)", static_cast<long long>(e.rows),
-                e.seconds);
+  if (e.tokens)
+    std::snprintf(text, sizeof text, " (%lld windows, %lld tokens, %.1f s)",
+                  static_cast<long long>(e.rows), static_cast<long long>(e.tokens), e.seconds);
+  else
+    std::snprintf(text, sizeof text, " (%lld rows, %.1f s)", static_cast<long long>(e.rows),
+                  e.seconds);
   return out + text;
 }
 
@@ -470,7 +478,7 @@ private:
   Status readBatch();
   Status getStep(int64_t &vocab);
   Status checkRespecialization(const TrainingModelInfo &info);
-  Status openEvaluator();
+  Status openEvaluator(int64_t vocab);
   StatusOr<std::optional<EvalResult>> evaluate();
   Status allocateStepBuffers();
   void takeRows(FeedBuffer &feed, int64_t micro);
@@ -575,8 +583,9 @@ Status TrainingJob::readBatch() {
   return Status::success();
 }
 
-/// --eval-data (rank 0): the eval rows and the forward program(s).
-Status TrainingJob::openEvaluator() {
+/// --eval-data (rank 0): the eval rows (or token windows, ids below
+/// `vocab`) and the forward program(s).
+Status TrainingJob::openEvaluator(int64_t vocab) {
   StatusOr<std::vector<GraphInput>> inputs = compiler_->listGraphInputs(o_.model);
   if (!inputs.ok())
     return inputs.status();
@@ -589,13 +598,20 @@ Status TrainingJob::openEvaluator() {
     options.lossTargets = abi::kLossTargets;
     options.ignoreIndex = run_.build.ignoreIndex;
   }
+  if (!isRowData(o_.evalData)) // token data: its windows, fed as the training's
+    options.tokens = TokenWindowOptions{
+        o_.evalData, o_.seqLen, vocab, run_.inputsName,
+        // an appended loss's targets are the array named "targets" (RowData.h)
+        run_.build.loss.empty() ? run_.targetsName : "targets", run_.targetsAreWindow};
   StatusOr<std::unique_ptr<Evaluator>> opened =
       Evaluator::open(options, *inputs, info_, *compiler_, *backend_);
   if (!opened.ok())
     return opened.status();
   evaluator_ = *std::move(opened);
-  std::fprintf(stderr, "trc-run: --eval-data %s: %lld rows, evaluated on rank 0\n",
-               o_.evalData.c_str(), static_cast<long long>(evaluator_->rows()));
+  std::fprintf(stderr, "trc-run: --eval-data %s: %lld %s, evaluated on rank 0\n",
+               o_.evalData.c_str(), static_cast<long long>(evaluator_->rows()),
+               options.tokens ? ("windows of " + std::to_string(o_.seqLen) + " tokens").c_str()
+                              : "rows");
   return Status::success();
 }
 
@@ -811,7 +827,7 @@ Status TrainingJob::prepareShared(int64_t vocab) {
     if (Status s = resume(); !s)
       return s;
   if (!o_.evalData.empty())
-    if (Status s = dist_.shareVerdict(dist_.isRoot() ? openEvaluator() : Status::success(),
+    if (Status s = dist_.shareVerdict(dist_.isRoot() ? openEvaluator(vocab) : Status::success(),
                                       "could not set up --eval-data");
         !s)
       return s;
@@ -1281,6 +1297,7 @@ Status TrainingJob::train() {
       if (const std::optional<EvalResult> &e = *evaluated) {
         result.evalLoss = e->loss;
         result.evalAccuracy = e->accuracy;
+        result.evalPerplexity = e->perplexity;
         lastEval = e;
       }
     }
@@ -1304,6 +1321,8 @@ Status TrainingJob::train() {
         m.extra.push_back({"eval_loss", MetricValue(*result.evalLoss)});
       if (result.evalAccuracy)
         m.extra.push_back({"eval_accuracy", MetricValue(*result.evalAccuracy)});
+      if (result.evalPerplexity)
+        m.extra.push_back({"eval_perplexity", MetricValue(*result.evalPerplexity)});
       if (Status s = metrics_->write(m); !s)
         return s;
     }

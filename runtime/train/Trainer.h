@@ -111,7 +111,7 @@ struct StepResult {
   bool nonFinite = false;    // the loss or the gradient norm is inf/NaN (not an fp16 overflow)
   std::string anomaly;       // --detect-anomaly, a non-finite step: where NaN/inf began
   // --eval-data, on the steps that evaluate (rank 0).
-  std::optional<double> evalLoss, evalAccuracy;
+  std::optional<double> evalLoss, evalAccuracy, evalPerplexity;
 };
 
 /// Runs the job. `compiler` compiles .onnx models (null in a runtime-only

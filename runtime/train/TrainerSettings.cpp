@@ -127,9 +127,10 @@ Status validateTrainerOptions(const TrainerOptions &o) {
     return Status::error("option '--eval-every' expects a positive integer");
   if (o.evalEvery && o.evalData.empty())
     return Status::error("--eval-every needs --eval-data");
-  if (!o.evalData.empty() && !isRowData(o.evalData))
-    return Status::error("--eval-data " + o.evalData +
-                         ": expected rows, an .npz file or a folder of .npy files");
+  if (!o.evalData.empty() && !isRowData(o.evalData) && isRowData(o.data))
+    return Status::error("--eval-data " + o.evalData + " is token data, --data " + o.data +
+                         " is rows: evaluate on rows like the training data (an .npz file "
+                         "or a folder of .npy files)");
   if (!o.evalData.empty() && saving)
     return Status::error("--eval-data evaluates a training run; --save-artifact trains nothing");
   if (o.steps < 1 && o.epochs < 1 && !saving)

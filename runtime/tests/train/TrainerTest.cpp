@@ -144,8 +144,17 @@ TEST(TrainerOptionsTest, EachProblemNamesItsFlag) {
             "option '--on-nonfinite' expects stop or skip, got 'maybe'");
   EXPECT_EQ(problem([](TrainerOptions &o) { o.evalEvery = 5; }),
             "--eval-every needs --eval-data");
-  EXPECT_THAT(problem([](TrainerOptions &o) { o.evalData = "dev.txt"; }),
-              HasSubstr("--eval-data dev.txt: expected rows, an .npz file or a folder"));
+  // Token eval data (a text) for a run on token data evaluates its windows;
+  // for a run on rows it is refused.
+  TrainerOptions tokenEval = validOptions("d");
+  tokenEval.evalData = "dev.txt";
+  EXPECT_TRUE(validateTrainerOptions(tokenEval).ok());
+  EXPECT_THAT(problem([](TrainerOptions &o) {
+                o.data = "rows.npz";
+                o.seqLen = 0;
+                o.evalData = "dev.txt";
+              }),
+              HasSubstr("--eval-data dev.txt is token data, --data rows.npz is rows"));
   // Rows carry their shapes: no --seq-len, no --feed; and no saved steps yet.
   EXPECT_THAT(problem([](TrainerOptions &o) { o.data = "rows.npz"; }),
               HasSubstr("--seq-len: the arrays of --data rows.npz give the shapes"));
