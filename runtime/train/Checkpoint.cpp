@@ -476,6 +476,13 @@ StatusOr<std::string> latestCheckpoint(const std::string &dir) {
   return folder;
 }
 
+StatusOr<std::string> checkpointFolder(const std::string &path) {
+  struct stat st;
+  if (::stat((path + "/" + kLatestFile).c_str(), &st) == 0)
+    return latestCheckpoint(path);
+  return path;
+}
+
 namespace {
 
 // Reads and verifies state.json and tensors.safetensors of a folder; the

@@ -110,6 +110,10 @@ Status saveCheckpoint(const std::string &dir, const CheckpointState &state,
 /// exist.
 StatusOr<std::string> latestCheckpoint(const std::string &dir);
 
+/// A checkpoint as a user names it: a folder holding `latest` is that
+/// latest; any other path is taken as a step-<N> folder itself.
+StatusOr<std::string> checkpointFolder(const std::string &path);
+
 /// What a checkpoint folder holds: its state and every tensor, in data
 /// order.
 struct CheckpointContents {

@@ -461,6 +461,8 @@ public:
   Status prepareLocal(int64_t &vocab);
   Status prepareShared(int64_t vocab);
   Status train();
+  Status evaluateAlone();
+  StatusOr<int64_t> loadParameters(const std::string &checkpoint);
   Status exportWeights();
 
 private:
@@ -1363,6 +1365,65 @@ Status TrainingJob::train() {
   return profile_.finish(dist_);
 }
 
+/// --from-checkpoint: the parameters of a checkpoint (a step-<N> folder, or
+/// a checkpoint folder's latest) into the session; its step. Optimizer
+/// state and the data position are not read: nothing trains.
+StatusOr<int64_t> TrainingJob::loadParameters(const std::string &checkpoint) {
+  StatusOr<std::string> resolved = checkpointFolder(checkpoint);
+  if (!resolved.ok())
+    return Status(resolved.status()).withPrefix("--from-checkpoint: ");
+  const std::string &folder = *resolved;
+  StatusOr<CheckpointContents> read = readCheckpoint(folder);
+  if (!read.ok())
+    return Status(read.status()).withPrefix("--from-checkpoint: ");
+  for (const Slot *slot : artifact_->manifest().slotsOfKind(SlotKind::Param)) {
+    if (!changesDuringTraining(artifact_->manifest(), *slot))
+      continue;
+    auto found = std::find_if(read->tensors.begin(), read->tensors.end(),
+                              [&](const NamedTensor &t) { return t.name == slot->name; });
+    if (found == read->tensors.end())
+      return Status::error("--from-checkpoint " + folder + ": the checkpoint has no tensor '" +
+                           percentEncode(slot->name) + "' (a checkpoint of another model?)");
+    if (Status s = dist_.writeFull(*session_, *slot, found->tensor); !s)
+      return s.withPrefix("--from-checkpoint " + folder + ": ");
+  }
+  return read->state.step;
+}
+
+/// Evaluation alone (--eval-data without --data): the model's parameters,
+/// or a checkpoint's, evaluated once; with --metrics one line at that step.
+Status TrainingJob::evaluateAlone() {
+  int64_t step = 0;
+  if (!o_.fromCheckpoint.empty()) {
+    StatusOr<int64_t> loaded = loadParameters(o_.fromCheckpoint);
+    if (!loaded.ok())
+      return loaded.status();
+    step = *loaded;
+  }
+  StatusOr<std::optional<EvalResult>> evaluated = evaluate();
+  if (!evaluated.ok())
+    return evaluated.status();
+  if (!dist_.isRoot() || !*evaluated)
+    return Status::success();
+  const EvalResult &e = **evaluated;
+  std::fprintf(stderr, "trc-run: %s%s\n", describeEval(e).c_str(),
+               o_.fromCheckpoint.empty()
+                   ? ", the model's own parameters"
+                   : (", the parameters of step " + std::to_string(step)).c_str());
+  if (!metrics_)
+    return Status::success();
+  StepMetrics m;
+  m.step = step;
+  m.time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+               .count();
+  m.extra.push_back({"eval_loss", MetricValue(e.loss)});
+  if (e.accuracy)
+    m.extra.push_back({"eval_accuracy", MetricValue(*e.accuracy)});
+  if (e.perplexity)
+    m.extra.push_back({"eval_perplexity", MetricValue(*e.perplexity)});
+  return metrics_->write(m);
+}
+
 /// --export-onnx: every rank helps gather sharded parameters; rank 0 writes.
 Status TrainingJob::exportWeights() {
   if (o_.exportOnnx.empty())
@@ -1469,6 +1530,8 @@ Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
   TrainingJob job(run, *dist, compiler, fromArtifact, onStep);
   if (Status s = job.prepare(); !s)
     return s;
+  if (run.evaluateOnly)
+    return job.evaluateAlone();
   if (Status s = job.train(); !s)
     return s;
   return job.exportWeights();

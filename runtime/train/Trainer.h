@@ -90,6 +90,10 @@ struct TrainerOptions {
                                          // gradient norm is inf/NaN (--on-nonfinite)
   bool detectAnomaly = false;            // every value checked; a non-finite
                                          // step names its first op (--detect-anomaly)
+  // Evaluation alone (--eval-data without --data): the parameters of this
+  // checkpoint (a step-<N> folder, or a checkpoint folder's latest), else
+  // the model's own                     (--from-checkpoint)
+  std::string fromCheckpoint;
   // The compile-time flags given explicitly (e.g. "--optimizer"): a saved
   // step's own settings fill in the rest, and a given one must agree.
   std::set<std::string> givenFlags;
@@ -101,6 +105,10 @@ constexpr int64_t kMaxNonFiniteSkips = 10;
 /// The options' values and their combinations (not the files they name):
 /// the first problem, naming the flag.
 Status validateTrainerOptions(const TrainerOptions &options);
+
+/// Whether `options` ask to evaluate alone: --eval-data without --data
+/// (the step is compiled at the eval data's shapes; nothing trains).
+bool evaluatesOnly(const TrainerOptions &options);
 
 /// One optimizer step's results, as the metrics line reports them.
 struct StepResult {

@@ -99,7 +99,41 @@ std::string describeParallelBuild(const TrainingBuild &build) {
   return record;
 }
 
+bool evaluatesOnly(const TrainerOptions &o) {
+  return o.data.empty() && !o.evalData.empty() && o.saveArtifact.empty();
+}
+
+namespace {
+/// What evaluating alone takes no part of; then the options are checked as
+/// a run on the eval data.
+Status validateEvaluationOnly(const TrainerOptions &o) {
+  for (auto [flag, given] :
+       {std::pair{"--steps", o.steps > 0}, std::pair{"--epochs", o.epochs > 0},
+        std::pair{"--eval-every", o.evalEvery > 0},
+        std::pair{"--checkpoint-dir", !o.checkpointDir.empty()},
+        std::pair{"--resume", o.resume || o.resumeAuto},
+        std::pair{"--export-onnx", !o.exportOnnx.empty()},
+        std::pair{"--profile", !o.profilePath.empty() || o.profileSummary},
+        std::pair{"--detect-anomaly", o.detectAnomaly}})
+    if (given)
+      return Status::error(std::string(flag) + ": --eval-data without --data evaluates and "
+                           "trains nothing (give --data to train)");
+  TrainerOptions asRun = o;
+  asRun.data = o.evalData;
+  asRun.evalData.clear();
+  asRun.fromCheckpoint.clear();
+  asRun.steps = 1;
+  return validateTrainerOptions(asRun);
+}
+} // namespace
+
 Status validateTrainerOptions(const TrainerOptions &o) {
+  if (evaluatesOnly(o))
+    return validateEvaluationOnly(o);
+  if (!o.fromCheckpoint.empty())
+    return Status::error("--from-checkpoint evaluates a checkpoint: give --eval-data without "
+                         "--data (to continue training from a checkpoint: --checkpoint-dir D "
+                         "--resume)");
   // Saving the step needs its shape only; training needs data and steps.
   const bool saving = !o.saveArtifact.empty();
   // Rows (.npz, a folder of .npy) carry their shapes; token data needs T.
@@ -347,6 +381,10 @@ StatusOr<RunSettings> resolveRunSettings(const TrainerOptions &options) {
     return s;
   RunSettings run;
   run.options = options;
+  if (evaluatesOnly(options)) {
+    run.evaluateOnly = true;
+    run.options.data = options.evalData;
+  }
   if (Status s = resolveResume(run.options); !s)
     return s;
   if (options.epochs > 0) {

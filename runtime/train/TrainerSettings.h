@@ -48,6 +48,9 @@ struct RunSettings {
   std::string parallelRecord;
   // --epochs: the optimizer steps one pass over the data takes (0: none).
   int64_t stepsPerEpoch = 0;
+  // Evaluation alone (evaluatesOnly): options.data is the eval data, whose
+  // shapes and feeds the step is compiled for; no step runs.
+  bool evaluateOnly = false;
 };
 
 /// The build's data- and tensor-parallel options as saved steps record

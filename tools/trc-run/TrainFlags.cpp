@@ -101,7 +101,8 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
         std::pair{"--precision", &o.precision}, std::pair{"--attention", &o.attention},
         std::pair{"--config", &o.parallelConfig}, std::pair{"--export-onnx", &o.exportOnnx},
         std::pair{"--save-artifact", &o.saveArtifact}, std::pair{"--profile", &o.profilePath},
-        std::pair{"--recompute", &o.recompute}, std::pair{"--on-nonfinite", &o.onNonFinite}})
+        std::pair{"--recompute", &o.recompute}, std::pair{"--on-nonfinite", &o.onNonFinite},
+        std::pair{"--from-checkpoint", &o.fromCheckpoint}})
     if (has(flag))
       *field = text(flag);
   return o;

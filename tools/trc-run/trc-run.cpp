@@ -79,6 +79,9 @@ const char *kUsage =
     "      [--eval-data ROWS.npz|TEXT [--eval-every K]]  (held-out loss, and\n"
     "                      accuracy for a model with logits, every K steps and\n"
     "                      at the end; token data: per token, and perplexity)\n"
+    "  trc-run MODEL.onnx --eval-data ROWS.npz|TEXT --batch-size B [--seq-len T]\n"
+    "      [--from-checkpoint D]  (evaluation alone: the model's parameters or a\n"
+    "                      checkpoint's, a step-<N> folder or D/latest)\n"
     "      [--log-every N]  (when stderr is not a terminal: a step line every N\n"
     "                      steps, default 10)\n"
     "      [--optimizer adamw|adam|sgd] [--lr R] [--lr-schedule SPEC] [--momentum M]\n"
@@ -154,7 +157,7 @@ const char *kTrainingFlags[] = {
     "--precision", "--grad-accum", "--loss-scale", "--config", "--attention",
     "--save-artifact", "--profile", "--profile-steps", "--recompute", "--memory-budget",
     "--eval-data", "--eval-every", "--log-every", "--device-profile", "--on-nonfinite",
-    "--freeze", "--trainable", "--keep-last", "--epochs",
+    "--freeze", "--trainable", "--keep-last", "--epochs", "--from-checkpoint",
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights",
                                    "--profile-summary", "--overwrite-checkpoints",

@@ -146,6 +146,21 @@ TEST(TrainerOptionsTest, EachProblemNamesItsFlag) {
             "--eval-every needs --eval-data");
   // Token eval data (a text) for a run on token data evaluates its windows;
   // for a run on rows it is refused.
+  // Evaluation alone: --eval-data without --data, no training flags;
+  // --from-checkpoint only there.
+  TrainerOptions alone = validOptions("");
+  alone.steps = 0;
+  alone.evalData = "dev.txt";
+  EXPECT_TRUE(evaluatesOnly(alone));
+  EXPECT_TRUE(validateTrainerOptions(alone).ok());
+  alone.fromCheckpoint = "ck";
+  EXPECT_TRUE(validateTrainerOptions(alone).ok());
+  alone.steps = 3;
+  EXPECT_EQ(validateTrainerOptions(alone).message(),
+            "--steps: --eval-data without --data evaluates and trains nothing (give --data to "
+            "train)");
+  EXPECT_THAT(problem([](TrainerOptions &o) { o.fromCheckpoint = "ck"; }),
+              HasSubstr("--from-checkpoint evaluates a checkpoint"));
   TrainerOptions tokenEval = validOptions("d");
   tokenEval.evalData = "dev.txt";
   EXPECT_TRUE(validateTrainerOptions(tokenEval).ok());
