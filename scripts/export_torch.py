@@ -52,6 +52,11 @@ default folds constants and exports in inference mode. So:
   InputSpec.kind: PARAMETER, BUFFER, CONSTANT_TENSOR); the float
   initializers that are not PARAMETERs are also listed in 'trc.frozen'.
 
+Either way the model's metadata records, for trc-run --save-model, the
+prefix the wrappers put before the model's own state-dict names
+('trc.state_dict_prefix') and a Hugging Face model's config.json
+('trc.hf_config'), so that the saved folder loads with from_pretrained.
+
 dynamic=False exports the example's shapes (every dimension static).
 Precondition: torch (1.13, or 2.x with onnxscript), onnx; for the command
 line transformers. Deterministic for a seeded model.
@@ -109,13 +114,16 @@ def _dynamic_axes(example_inputs):
     return axes
 
 
-def export_for_training(model, example_inputs, path, dynamic=True, opset=None, log=None):
+def export_for_training(model, example_inputs, path, dynamic=True, opset=None, log=None,
+                        saved=None):
     """Exports `model` (called as model(**example_inputs), returning its loss)
     to `path` for trc's training: inputs the keys of `example_inputs` in
     order, output 'loss'. dynamic: axis 0 of every input is 'batch' and axis
     1 of every rank-2 input 'sequence'. opset: torch 1.x's is 17, torch 2.x's
-    the exporter's default. log(str): told the export call used. Returns the
-    call, as text."""
+    the exporter's default. log(str): told the export call used. saved: the
+    module whose state dict trc-run --save-model writes (default `model`; a
+    Hugging Face model inside a loss wrapper: that model, whose config goes
+    along). Returns the call, as text."""
     names = list(example_inputs)
     args = tuple(example_inputs[n] for n in names)
     wrapper = LossModule(model, names)
@@ -125,6 +133,7 @@ def export_for_training(model, example_inputs, path, dynamic=True, opset=None, l
         call = _export_dynamo(wrapper, args, names, path, axes, opset)
     else:
         call = _export_torchscript(wrapper, args, names, path, axes, opset or TORCHSCRIPT_OPSET)
+    _record_saved_model(wrapper, saved if saved is not None else model, path)
     if log:
         log(call)
     return call
@@ -195,6 +204,23 @@ def _mark_non_parameters_frozen(path):
         onnx.save(proto, path)
 
 
+def _record_saved_model(wrapper, saved, path):
+    """Metadata for trc-run --save-model: 'trc.state_dict_prefix', the prefix
+    the wrappers put before `saved`'s own state-dict names (initializers are
+    named after the wrapper's), and for a Hugging Face model 'trc.hf_config',
+    its config.json."""
+    import onnx
+    prefix = next(name + "." for name, module in wrapper.named_modules() if module is saved)
+    proto = onnx.load(path, load_external_data=False)
+    entries = {"trc.state_dict_prefix": prefix}
+    if hasattr(saved, "config") and hasattr(saved.config, "to_json_string"):
+        entries["trc.hf_config"] = saved.config.to_json_string()
+    for key, value in entries.items():
+        entry = proto.metadata_props.add()
+        entry.key, entry.value = key, value
+    onnx.save(proto, path)
+
+
 class CausalLMLoss(nn.Module):
     """(input_ids, labels) -> a causal LM's mean next-token cross-entropy
     over the labels that are not -100, from its logits by slicing."""
@@ -240,14 +266,13 @@ def main():
     p.add_argument("--model-loss", action="store_true",
                    help="the model's own loss (model(input_ids, labels).loss) instead of CausalLMLoss")
     a = p.parse_args()
-    model, config = _load_causal_lm(a)
-    if not a.model_loss:
-        model = CausalLMLoss(model)
+    hf_model, config = _load_causal_lm(a)
+    model = hf_model if a.model_loss else CausalLMLoss(hf_model)
     vocab = config.vocab_size
     g = torch.Generator().manual_seed(a.seed)
     ids = torch.randint(0, vocab, (a.batch, a.seq), generator=g)
     call = export_for_training(model, {"input_ids": ids, "labels": ids.clone()}, a.out,
-                               dynamic=not a.static, opset=a.opset)
+                               dynamic=not a.static, opset=a.opset, saved=hf_model)
     print(f"torch {torch.__version__}: {call}")
     print(a.out)
 

@@ -181,6 +181,8 @@ public:
   /// Writes `outPath`: `model` with the trained weights.
   virtual Status exportOnnx(const std::string &model, const std::string &outPath,
                             const TrainedWeights &weights) = 0;
+  /// The model's metadata (ONNX metadata_props: key -> value).
+  virtual StatusOr<std::map<std::string, std::string>> modelMetadata(const std::string &model) = 0;
 };
 
 } // namespace trc::rt

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/train/Trainer.h"
+#include "trc/Abi/AttrNames.h"
 #include "trc/Abi/SlotNames.h"
 
 #include "runtime/artifact/Artifact.h"
@@ -32,6 +33,7 @@
 #include "runtime/train/RespecializeCheck.h"
 #include "runtime/train/RowData.h"
 #include "runtime/train/RunProfile.h"
+#include "runtime/train/SaveModel.h"
 #include "runtime/train/TrainerSettings.h"
 #include "runtime/train/TrainingArtifact.h"
 
@@ -463,7 +465,8 @@ public:
   Status train();
   Status evaluateAlone();
   StatusOr<int64_t> loadParameters(const std::string &checkpoint);
-  Status exportWeights();
+  StatusOr<std::vector<NamedTensor>> gatherTrained();
+  Status saveResults(int64_t steps);
 
 private:
   /// An input every step feeds: the global batch and this rank's
@@ -1424,39 +1427,76 @@ Status TrainingJob::evaluateAlone() {
   return metrics_->write(m);
 }
 
-/// --export-onnx: every rank helps gather sharded parameters; rank 0 writes.
-Status TrainingJob::exportWeights() {
-  if (o_.exportOnnx.empty())
-    return Status::success();
-  std::map<std::string, HostTensor> trained;
-  TrainedWeights weights;
+/// The parameters training changed, whole, in the manifest's (or, with
+/// pipeline stages, the stages') order: every rank helps gather sharded
+/// ones; rank 0's result holds them (the others' may be empty).
+StatusOr<std::vector<NamedTensor>> TrainingJob::gatherTrained() {
+  std::vector<NamedTensor> trained;
   if (pipeline_) { // every stage's parameters, gathered on rank 0
     if (dist_.dataIndex() != 0)
-      return Status::success();
+      return trained;
     StatusOr<std::vector<NamedTensor>> gathered = pipeline_->gatherState();
     if (!gathered.ok())
       return gathered.status();
     for (NamedTensor &t : *gathered)
-      if (!abi::isOptimizerStateSlot(t.name)) {
-        weights.names.push_back(t.name);
-        trained[t.name] = std::move(t.tensor);
-      }
+      if (!abi::isOptimizerStateSlot(t.name))
+        trained.push_back(std::move(t));
+    return trained;
   }
-  for (const Slot *slot : pipeline_ ? std::vector<const Slot *>()
-                                    : artifact_->manifest().slotsOfKind(SlotKind::Param))
+  for (const Slot *slot : artifact_->manifest().slotsOfKind(SlotKind::Param))
     if (changesDuringTraining(artifact_->manifest(), *slot)) {
       StatusOr<HostTensor> value = dist_.readFull(*session_, *slot);
       if (!value.ok())
         return value.status();
-      trained[slot->name] = *std::move(value);
-      weights.names.push_back(slot->name);
+      trained.push_back({slot->name, *std::move(value)});
     }
-  weights.read = [&](const std::string &name) -> StatusOr<HostTensor> {
-    return std::move(trained.at(name));
-  };
+  return trained;
+}
+
+/// --export-onnx and --save-model: rank 0 writes what every rank gathered.
+Status TrainingJob::saveResults(int64_t steps) {
+  if (o_.exportOnnx.empty() && o_.saveModel.empty())
+    return Status::success();
+  StatusOr<std::vector<NamedTensor>> trained = gatherTrained();
+  if (!trained.ok())
+    return trained.status();
   if (!dist_.isRoot())
     return Status::success();
-  return compiler_->exportOnnx(o_.model, o_.exportOnnx, weights);
+  if (!o_.exportOnnx.empty()) {
+    TrainedWeights weights;
+    std::map<std::string, const HostTensor *> byName;
+    for (const NamedTensor &t : *trained) {
+      weights.names.push_back(t.name);
+      byName[t.name] = &t.tensor;
+    }
+    weights.read = [&](const std::string &name) -> StatusOr<HostTensor> {
+      HostTensor copy;
+      const HostTensor &from = *byName.at(name);
+      if (Status s = copy.allocate(from.dtype, from.shape); !s)
+        return s;
+      std::memcpy(copy.data(), from.data(), from.byteSize());
+      return copy;
+    };
+    if (Status s = compiler_->exportOnnx(o_.model, o_.exportOnnx, weights); !s)
+      return s;
+  }
+  if (!o_.saveModel.empty()) {
+    SavedModel saved{o_.saveModel, o_.model, steps, *std::move(trained), {}};
+    if (compiler_ && !fromArtifact_) {
+      StatusOr<std::map<std::string, std::string>> metadata = compiler_->modelMetadata(o_.model);
+      if (!metadata.ok())
+        return metadata.status();
+      saved.metadata = *std::move(metadata);
+    }
+    if (Status s = saveModel(saved); !s)
+      return s;
+    std::fprintf(stderr, "trc-run: --save-model %s: %zu trained tensors%s\n",
+                 o_.saveModel.c_str(), saved.tensors.size(),
+                 saved.metadata.count(abi::kHfConfigMetadataKey)
+                     ? " and config.json (from_pretrained loads it)"
+                     : "");
+  }
+  return Status::success();
 }
 
 } // namespace
@@ -1470,6 +1510,9 @@ Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
   // A bad export target fails now, not after the training run.
   if (!options.exportOnnx.empty() && compiler)
     if (Status s = compiler->checkExportTarget(options.model, options.exportOnnx); !s)
+      return s;
+  if (!options.saveModel.empty())
+    if (Status s = checkSaveModelTarget(options.saveModel); !s)
       return s;
   // Ranks, groups and the data-parallel plan (one process: world size 1).
   StatusOr<std::unique_ptr<DistributedRun>> created = DistributedRun::create(options.parallelConfig);
@@ -1534,7 +1577,7 @@ Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
     return job.evaluateAlone();
   if (Status s = job.train(); !s)
     return s;
-  return job.exportWeights();
+  return job.saveResults(run.options.steps);
 }
 
 } // namespace trc::rt

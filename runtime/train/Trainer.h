@@ -82,6 +82,7 @@ struct TrainerOptions {
   bool overwriteCheckpoints = false;     // a fresh run replaces D's (--overwrite-checkpoints)
   std::string parallelConfig;            // ParallelPlan spec        (--config)
   std::string exportOnnx;                // OUT.onnx after training  (--export-onnx)
+  std::string saveModel;                 // trained parameters as PyTorch/HF load them (--save-model)
   std::string saveArtifact;              // compile and keep, no run (--save-artifact)
   std::string profilePath;               // Chrome-trace JSON, rank 0 (--profile)
   bool profileSummary = false;           // per-rank table to stderr (--profile-summary)

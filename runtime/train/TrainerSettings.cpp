@@ -113,6 +113,7 @@ Status validateEvaluationOnly(const TrainerOptions &o) {
         std::pair{"--checkpoint-dir", !o.checkpointDir.empty()},
         std::pair{"--resume", o.resume || o.resumeAuto},
         std::pair{"--export-onnx", !o.exportOnnx.empty()},
+        std::pair{"--save-model", !o.saveModel.empty()},
         std::pair{"--profile", !o.profilePath.empty() || o.profileSummary},
         std::pair{"--detect-anomaly", o.detectAnomaly}})
     if (given)
@@ -167,6 +168,8 @@ Status validateTrainerOptions(const TrainerOptions &o) {
                          "or a folder of .npy files)");
   if (!o.evalData.empty() && saving)
     return Status::error("--eval-data evaluates a training run; --save-artifact trains nothing");
+  if (!o.saveModel.empty() && saving)
+    return Status::error("--save-model saves the trained model; --save-artifact trains nothing");
   if (o.steps < 1 && o.epochs < 1 && !saving)
     return Status::error("training needs --steps or --epochs");
   if (o.epochs && saving)

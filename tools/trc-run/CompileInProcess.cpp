@@ -461,4 +461,9 @@ rt::Status InProcessStepCompiler::exportOnnx(const std::string &model, const std
   return exportTrainedOnnx(model, outPath, weights);
 }
 
+rt::StatusOr<std::map<std::string, std::string>>
+InProcessStepCompiler::modelMetadata(const std::string &model) {
+  return readModelMetadata(model);
+}
+
 } // namespace trc

@@ -58,6 +58,8 @@ public:
   rt::Status checkExportTarget(const std::string &model, const std::string &outPath) override;
   rt::Status exportOnnx(const std::string &model, const std::string &outPath,
                         const rt::TrainedWeights &weights) override;
+  rt::StatusOr<std::map<std::string, std::string>>
+  modelMetadata(const std::string &model) override;
 };
 
 } // namespace trc

@@ -194,6 +194,20 @@ Status loadModel(const std::string &path, onnx::ModelProto &model) {
   return Status::success();
 }
 
+} // namespace
+
+rt::StatusOr<std::map<std::string, std::string>> readModelMetadata(const std::string &path) {
+  onnx::ModelProto model;
+  if (Status s = loadModel(path, model); !s)
+    return s;
+  std::map<std::string, std::string> metadata;
+  for (const auto &prop : model.metadata_props())
+    metadata[prop.key()] = prop.value();
+  return metadata;
+}
+
+namespace {
+
 // Puts `value` (a trained parameter) into initializer `t` after checking
 // that it has the initializer's dtype and shape.
 Status replaceWith(Tensor &t, const rt::HostTensor &value, const std::string &what) {

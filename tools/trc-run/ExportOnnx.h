@@ -37,6 +37,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,9 @@ struct ExportOnnxOptions {
 /// writable; and that `sourceModel` is an .onnx file, not a compiled artifact
 /// (a folder or an .trc bundle has no ONNX graph to copy).
 rt::Status checkExportTarget(const std::string &sourceModel, const std::string &outPath);
+
+/// The model's metadata_props, key -> value (the last of a repeated key).
+rt::StatusOr<std::map<std::string, std::string>> readModelMetadata(const std::string &model);
 
 /// Writes `outPath` from `sourceModel` with `weights` (see above).
 rt::Status exportTrainedOnnx(const std::string &sourceModel, const std::string &outPath,

@@ -126,6 +126,9 @@ const char *kUsage =
     "                      mpirun)\n"
     "      [--export-onnx OUT.onnx]  (after training: MODEL.onnx with the trained\n"
     "                                 weights, for onnxruntime and other runtimes)\n"
+    "      [--save-model DIR]  (after training: the trained parameters under the\n"
+    "                      model's own names, DIR/model.safetensors, and for a\n"
+    "                      Hugging Face export config.json: from_pretrained(DIR))\n"
     "      [--save-artifact DIR]  (compile the step for --device cpu|cuda, keep it\n"
     "                              in DIR and stop; --data and --steps optional)\n"
     "      [--profile FILE.json]  (each rank's timeline: steps, phases, program\n"
@@ -157,7 +160,7 @@ const char *kTrainingFlags[] = {
     "--precision", "--grad-accum", "--loss-scale", "--config", "--attention",
     "--save-artifact", "--profile", "--profile-steps", "--recompute", "--memory-budget",
     "--eval-data", "--eval-every", "--log-every", "--device-profile", "--on-nonfinite",
-    "--freeze", "--trainable", "--keep-last", "--epochs", "--from-checkpoint",
+    "--freeze", "--trainable", "--keep-last", "--epochs", "--from-checkpoint", "--save-model",
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights",
                                    "--profile-summary", "--overwrite-checkpoints",
@@ -419,7 +422,8 @@ Status checkPaths(const Options &opt) {
       !s)
     return s;
   for (const char *flag :
-       {"--metrics", "--profile", "--export-onnx", "--save-artifact", "--checkpoint-dir"})
+       {"--metrics", "--profile", "--export-onnx", "--save-artifact", "--checkpoint-dir",
+        "--save-model"})
     outputs.push_back({flag, value(flag), ""});
   if (!value("--export-onnx").empty()) // its initializers' side file
     outputs.push_back({"--export-onnx", value("--export-onnx") + ".data", ""});

@@ -113,6 +113,11 @@ inline constexpr const char kProducerAttr[] = "trc.producer";
 // ONNX metadata_props key: comma-separated initializers that are frozen
 // (non-trainable buffers a producer exports as initializers).
 inline constexpr const char kFrozenMetadataKey[] = "trc.frozen";
+// ONNX metadata_props keys the export helper (scripts/export_torch.py)
+// writes for --save-model: the prefix its wrappers put before the model's
+// own state-dict names ("model."), and a Hugging Face model's config.json.
+inline constexpr const char kStateDictPrefixMetadataKey[] = "trc.state_dict_prefix";
+inline constexpr const char kHfConfigMetadataKey[] = "trc.hf_config";
 // Op names matched by string where the op classes are not included.
 inline constexpr const char kConstantOpName[] = "trc.constant";
 inline constexpr const char kReshapeOpName[] = "trc.reshape";

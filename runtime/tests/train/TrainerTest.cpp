@@ -56,6 +56,9 @@ public:
   Status checkExportTarget(const std::string &, const std::string &) override {
     return Status::success();
   }
+  StatusOr<std::map<std::string, std::string>> modelMetadata(const std::string &) override {
+    return std::map<std::string, std::string>();
+  }
   Status exportOnnx(const std::string &, const std::string &, const TrainedWeights &) override {
     return Status::error("not exported");
   }
