@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -357,7 +358,7 @@ std::string readLatestName(const std::string &dir) {
   return text;
 }
 
-void prune(const std::string &dir, int64_t keepLast, int64_t justSaved,
+void prune(const std::string &dir, int64_t keepLast, int64_t justSaved, int64_t keepStep,
            CheckpointSaveResult &result) {
   std::error_code ec;
   std::string latest = readLatestName(dir);
@@ -381,9 +382,11 @@ void prune(const std::string &dir, int64_t keepLast, int64_t justSaved,
   int64_t kept = 0;
   for (int64_t step : steps) {
     std::string name = stepName(step);
-    if (step == justSaved || name == latest || kept < keepLast - 1) {
-      if (step != justSaved && name != latest)
-        ++kept;
+    if (step == justSaved || name == latest || step == keepStep) {
+      continue;
+    }
+    if (kept < keepLast - 1) {
+      ++kept;
       continue;
     }
     std::string why;
@@ -445,7 +448,7 @@ Status saveCheckpoint(const std::string &dir, const CheckpointState &state,
                          s.message() + intact);
   }
   res.path = target;
-  prune(dir, options.keepLast, state.step, res);
+  prune(dir, options.keepLast, state.step, options.keepStep, res);
   return Status::success();
 }
 
@@ -474,6 +477,35 @@ StatusOr<std::string> latestCheckpoint(const std::string &dir) {
     return Status::error(path + ": names " + folder +
                          ", which does not exist");
   return folder;
+}
+
+constexpr const char *kBestFile = "best";
+
+Status writeBestCheckpoint(const std::string &dir, const BestCheckpoint &best) {
+  char value[32];
+  std::snprintf(value, sizeof value, "%.17g", best.value);
+  return writeFileAtomic(dir + "/" + kBestFile,
+                         stepName(best.step) + " " + best.metric + " " + value + "\n",
+                         systemFileSystem());
+}
+
+StatusOr<std::optional<BestCheckpoint>> readBestCheckpoint(const std::string &dir) {
+  const std::string path = dir + "/" + kBestFile;
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT)
+    return std::optional<BestCheckpoint>();
+  StatusOr<std::string> text = readSmallFile(path, 256);
+  if (!text.ok())
+    return text.status();
+  std::istringstream in(*text);
+  std::string name, metric, value;
+  BestCheckpoint best;
+  char *end = nullptr;
+  if (!(in >> name >> metric >> value) || !parseStepName(name, best.step) ||
+      (best.value = std::strtod(value.c_str(), &end), end != value.c_str() + value.size()))
+    return Status::error(path + ": malformed (expected 'step-<N> METRIC VALUE')");
+  best.metric = metric;
+  return std::optional<BestCheckpoint>(best);
 }
 
 StatusOr<std::string> checkpointFolder(const std::string &path) {

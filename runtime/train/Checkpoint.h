@@ -65,6 +65,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,8 @@ struct CheckpointWriteOptions {
   int64_t keepLast = 0;
   // The system calls of the save (null: the kernel's).
   FileSystemHooks *fs = nullptr;
+  // A step whose folder stays whatever keepLast says (the best one; 0: none).
+  int64_t keepStep = 0;
 };
 
 struct CheckpointSaveResult {
@@ -113,6 +116,18 @@ StatusOr<std::string> latestCheckpoint(const std::string &dir);
 /// A checkpoint as a user names it: a folder holding `latest` is that
 /// latest; any other path is taken as a step-<N> folder itself.
 StatusOr<std::string> checkpointFolder(const std::string &path);
+
+/// --keep-best: `D/best` names the checkpoint whose evaluation was best so
+/// far, "step-<N> <metric> <value>\n" (written atomically after that
+/// checkpoint is complete).
+struct BestCheckpoint {
+  int64_t step = 0;
+  std::string metric;
+  double value = 0;
+};
+Status writeBestCheckpoint(const std::string &dir, const BestCheckpoint &best);
+/// D/best, or none when D has none; an error names a malformed file.
+StatusOr<std::optional<BestCheckpoint>> readBestCheckpoint(const std::string &dir);
 
 /// What a checkpoint folder holds: its state and every tensor, in data
 /// order.

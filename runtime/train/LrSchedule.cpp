@@ -79,6 +79,13 @@ std::string LrSchedule::spec() const {
   return s;
 }
 
+bool differOnlyInTotal(std::string_view a, std::string_view b) {
+  // spec() writes the total last: ",total=N".
+  auto withoutTotal = [](std::string_view s) { return s.substr(0, s.rfind(",total=")); };
+  return a != b && a.rfind(",total=") != std::string_view::npos &&
+         b.rfind(",total=") != std::string_view::npos && withoutTotal(a) == withoutTotal(b);
+}
+
 StatusOr<LrSchedule> parseLrSchedule(std::string_view spec, double lr, int64_t defaultTotal) {
   std::string where = "--lr-schedule '" + std::string(spec) + "': ";
   size_t colon = spec.find(':');

@@ -57,6 +57,10 @@ const char *lrScheduleKindName(LrScheduleKind kind);
 /// The result is validated.
 StatusOr<LrSchedule> parseLrSchedule(std::string_view spec, double lr, int64_t defaultTotal);
 
+/// Whether two spec() texts name the same schedule but for its total (a run
+/// extended with more --steps re-derives a total it did not give).
+bool differOnlyInTotal(std::string_view a, std::string_view b);
+
 } // namespace trc::rt
 
 #endif // TRC_RUNTIME_LRSCHEDULE_H

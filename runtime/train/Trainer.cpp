@@ -495,7 +495,7 @@ private:
   StatusOr<bool> isNonFinite(double loss, double gradNorm);
   Status nonFiniteError(const StepResult &result, int64_t inARow);
   Status stopEveryRank(const Status &rootError);
-  Status checkpoint(int64_t step);
+  Status checkpoint(int64_t step, const std::optional<EvalResult> &eval);
 
   RunSettings &run_;
   const TrainerOptions &o_;
@@ -520,6 +520,8 @@ private:
   std::unique_ptr<PipelineExecutor> pipeline_;
   std::vector<const Slot *> stateSlots_;
   bool lossScaling_ = false, dropout_ = false;
+  // --keep-best (rank 0): the best evaluated checkpoint so far.
+  std::optional<BestCheckpoint> best_;
   // --detect-anomaly: each site's code, OR-ed over the step's micro-steps.
   std::vector<float> anomalyCodes_;
   LossScaler scaler_;
@@ -953,7 +955,24 @@ Status TrainingJob::resume() {
     return read.status();
   const CheckpointState &state = read->state;
   const std::vector<NamedTensor> &tensors = read->tensors;
-  if (Status s = checkCheckpointConfig(folder, state, checkpointConfig(run_)); !s)
+  std::map<std::string, std::string> config = checkpointConfig(run_);
+  // A run extended with more --steps: a schedule total that followed
+  // --steps follows the new one from here on (and says so).
+  auto savedSchedule = state.config.find("lr_schedule");
+  if (savedSchedule != state.config.end() &&
+      differOnlyInTotal(savedSchedule->second, config["lr_schedule"]) &&
+      o_.lrSchedule.find("total=") == std::string::npos && o_.steps > state.step) {
+    if (dist_.isRoot())
+      std::fprintf(stderr,
+                   "trc-run: --resume at step %lld: the run is extended to %lld steps; the "
+                   "learning-rate schedule's total follows --steps: steps %lld-%lld follow "
+                   "'%s' (the checkpoint's run planned '%s')\n",
+                   static_cast<long long>(state.step), static_cast<long long>(o_.steps),
+                   static_cast<long long>(state.step + 1), static_cast<long long>(o_.steps),
+                   config["lr_schedule"].c_str(), savedSchedule->second.c_str());
+    config["lr_schedule"] = savedSchedule->second;
+  }
+  if (Status s = checkCheckpointConfig(folder, state, config); !s)
     return s;
   auto find = [&](const std::string &name) -> const NamedTensor * {
     for (const auto &t : tensors)
@@ -992,6 +1011,15 @@ Status TrainingJob::resume() {
   if (Status s = rowLoader_ ? rowLoader_->restore(state.data) : data_->restore(state.data); !s)
     return s;
   firstStep_ = state.step;
+  if (!o_.keepBest.empty()) {
+    StatusOr<std::optional<BestCheckpoint>> best = readBestCheckpoint(o_.checkpointDir);
+    if (!best.ok())
+      return best.status();
+    if (*best && (*best)->metric != o_.keepBest)
+      return Status::error("--keep-best " + o_.keepBest + ": " + o_.checkpointDir +
+                           "/best ranks checkpoints by " + (*best)->metric);
+    best_ = *best;
+  }
   return Status::success();
 }
 
@@ -1202,7 +1230,7 @@ Status TrainingJob::nonFiniteError(const StepResult &result, int64_t inARow) {
 }
 
 /// Full tensors of every state slot (collective), written by rank 0.
-Status TrainingJob::checkpoint(int64_t step) {
+Status TrainingJob::checkpoint(int64_t step, const std::optional<EvalResult> &eval) {
   std::vector<HostTensor> values(stateSlots_.size());
   std::vector<SafetensorsView> views;
   // Pipeline stages: every stage's tensors gathered on rank 0 over the
@@ -1257,11 +1285,28 @@ Status TrainingJob::checkpoint(int64_t step) {
     return Status::success();
   CheckpointWriteOptions options;
   options.keepLast = o_.keepLast;
+  // --keep-best: this step's evaluation against the best so far.
+  std::optional<double> value;
+  if (!o_.keepBest.empty() && eval) {
+    value = o_.keepBest == "eval_loss"         ? std::optional<double>(eval->loss)
+            : o_.keepBest == "eval_perplexity" ? eval->perplexity
+                                               : eval->accuracy;
+    if (!value)
+      return Status::error("--keep-best " + o_.keepBest + ": the evaluation of " + o_.evalData +
+                           " has no " + o_.keepBest);
+  }
+  const bool higherIsBetter = o_.keepBest == "eval_accuracy";
+  const bool better = value && std::isfinite(*value) &&
+                      (!best_ || (higherIsBetter ? *value > best_->value : *value < best_->value));
+  options.keepStep = better ? step + 1 : best_ ? best_->step : 0;
   CheckpointSaveResult saved;
   Status s = saveCheckpoint(o_.checkpointDir, state, views, options, &saved);
   for (const std::string &warning : saved.warnings)
     std::fprintf(stderr, "warning: --keep-last: %s\n", warning.c_str());
-  return s;
+  if (!s || !better)
+    return s;
+  best_ = BestCheckpoint{step + 1, o_.keepBest, *value};
+  return writeBestCheckpoint(o_.checkpointDir, *best_);
 }
 
 Status TrainingJob::train() {
@@ -1350,7 +1395,7 @@ Status TrainingJob::train() {
       if (root)
         progress.clear();
       ProfileScope checkpointPhase("checkpoint");
-      if (Status s = checkpoint(step); !s)
+      if (Status s = checkpoint(step, result.evalLoss ? lastEval : std::nullopt); !s)
         return s;
     }
   }
@@ -1365,6 +1410,10 @@ Status TrainingJob::train() {
                  finiteSteps < ran ? " finite" : "", runSeconds,
                  double(ran * o_.batchSize) / runSeconds, lastEval ? ", " : "",
                  lastEval ? describeEval(*lastEval).c_str() : "");
+  if (root && best_)
+    std::fprintf(stderr, "trc-run: --keep-best %s: the best checkpoint is %s/step-%lld (%s %.6g)\n",
+                 o_.keepBest.c_str(), o_.checkpointDir.c_str(),
+                 static_cast<long long>(best_->step), o_.keepBest.c_str(), best_->value);
   return profile_.finish(dist_);
 }
 

@@ -83,6 +83,8 @@ struct TrainerOptions {
   std::string parallelConfig;            // ParallelPlan spec        (--config)
   std::string exportOnnx;                // OUT.onnx after training  (--export-onnx)
   std::string saveModel;                 // trained parameters as PyTorch/HF load them (--save-model)
+  std::string keepBest;                  // eval_loss | eval_perplexity | eval_accuracy:
+                                         // D/best names the best checkpoint, kept (--keep-best)
   std::string saveArtifact;              // compile and keep, no run (--save-artifact)
   std::string profilePath;               // Chrome-trace JSON, rank 0 (--profile)
   bool profileSummary = false;           // per-rank table to stderr (--profile-summary)

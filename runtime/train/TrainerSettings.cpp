@@ -168,6 +168,19 @@ Status validateTrainerOptions(const TrainerOptions &o) {
                          "or a folder of .npy files)");
   if (!o.evalData.empty() && saving)
     return Status::error("--eval-data evaluates a training run; --save-artifact trains nothing");
+  if (!o.keepBest.empty()) {
+    if (!oneOf(o.keepBest, {"eval_loss", "eval_perplexity", "eval_accuracy"}))
+      return Status::error("option '--keep-best' expects eval_loss, eval_perplexity or "
+                           "eval_accuracy, got '" + o.keepBest + "'");
+    if (o.checkpointDir.empty() || o.evalData.empty() || !o.evalEvery)
+      return Status::error("--keep-best compares the evaluations of checkpoints: it needs "
+                           "--checkpoint-dir, --eval-data and --eval-every");
+    if (o.checkpointEvery % o.evalEvery != 0)
+      return Status::error("--keep-best: --checkpoint-every " +
+                           std::to_string(o.checkpointEvery) + " must be a multiple of "
+                           "--eval-every " + std::to_string(o.evalEvery) +
+                           ", so that every checkpoint has its evaluation");
+  }
   if (!o.saveModel.empty() && saving)
     return Status::error("--save-model saves the trained model; --save-artifact trains nothing");
   if (o.steps < 1 && o.epochs < 1 && !saving)

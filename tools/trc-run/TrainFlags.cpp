@@ -102,7 +102,8 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
         std::pair{"--config", &o.parallelConfig}, std::pair{"--export-onnx", &o.exportOnnx},
         std::pair{"--save-artifact", &o.saveArtifact}, std::pair{"--profile", &o.profilePath},
         std::pair{"--recompute", &o.recompute}, std::pair{"--on-nonfinite", &o.onNonFinite},
-        std::pair{"--from-checkpoint", &o.fromCheckpoint}, std::pair{"--save-model", &o.saveModel}})
+        std::pair{"--from-checkpoint", &o.fromCheckpoint}, std::pair{"--save-model", &o.saveModel},
+        std::pair{"--keep-best", &o.keepBest}})
     if (has(flag))
       *field = text(flag);
   return o;

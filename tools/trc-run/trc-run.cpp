@@ -100,6 +100,9 @@ const char *kUsage =
     "      [--checkpoint-dir D --checkpoint-every K] [--resume [auto] | --overwrite-checkpoints]\n"
     "      [--keep-last K]  (keep the K newest checkpoints in D, removing older\n"
     "                      ones after each save; default: keep all)\n"
+    "      [--keep-best eval_loss|eval_perplexity|eval_accuracy]  (D/best names the\n"
+    "                      checkpoint evaluated best, kept whatever --keep-last\n"
+    "                      says; needs --eval-data and --eval-every)\n"
     "      [--detect-anomaly]  (every value of the step is checked for NaN/inf,\n"
     "                      a non-finite step's error names the op that first\n"
     "                      made one; same results, several times slower)\n"
@@ -161,6 +164,7 @@ const char *kTrainingFlags[] = {
     "--save-artifact", "--profile", "--profile-steps", "--recompute", "--memory-budget",
     "--eval-data", "--eval-every", "--log-every", "--device-profile", "--on-nonfinite",
     "--freeze", "--trainable", "--keep-last", "--epochs", "--from-checkpoint", "--save-model",
+    "--keep-best",
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights",
                                    "--profile-summary", "--overwrite-checkpoints",

@@ -318,6 +318,32 @@ TEST(Checkpoint, KeepsTheLastK) {
                                                     "step-90"}));
 }
 
+TEST(Checkpoint, KeepsTheBestBesidesTheLastK) {
+  TempDir tmp;
+  std::string dir = tmp.file("ckpt");
+  CheckpointWriteOptions opt;
+  opt.keepLast = 1;
+  opt.keepStep = 20;
+  for (int64_t step = 1; step <= 4; ++step)
+    ASSERT_TRUE(save(dir, step * 10, Model(float(step)), opt));
+  EXPECT_EQ(entries(dir), (std::vector<std::string>{"latest", "step-20", "step-40"}));
+  // D/best: written and read back; none before; malformed is an error.
+  TRC_ASSERT_OK_AND_ASSIGN(std::optional<BestCheckpoint> none, readBestCheckpoint(dir));
+  EXPECT_FALSE(none);
+  ASSERT_TRUE(writeBestCheckpoint(dir, BestCheckpoint{20, "eval_loss", 0.1}).ok());
+  TRC_ASSERT_OK_AND_ASSIGN(std::optional<BestCheckpoint> best, readBestCheckpoint(dir));
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->step, 20);
+  EXPECT_EQ(best->metric, "eval_loss");
+  EXPECT_EQ(best->value, 0.1); // %.17g round-trips
+  for (const char *bad : {"step-x eval_loss 1\n", "step-2 eval_loss\n", "step-2 eval_loss 1x\n"}) {
+    writeFile(dir + "/best", bad);
+    StatusOr<std::optional<BestCheckpoint>> read = readBestCheckpoint(dir);
+    ASSERT_FALSE(read.ok()) << bad;
+    EXPECT_THAT(read.status().message(), HasSubstr("best: malformed (expected 'step-<N> METRIC VALUE')"));
+  }
+}
+
 TEST(Checkpoint, ReplacesAnExistingFolder) {
   TempDir tmp;
   std::string dir = tmp.file("ckpt");

@@ -178,3 +178,12 @@ TEST(LrSchedule, RejectsBadSpecs) {
             "--lr-schedule 'constant': the learning rate must be positive "
             "and finite, got -0.001");
 }
+
+TEST(LrSchedule, DiffersOnlyInTotal) {
+  EXPECT_TRUE(differOnlyInTotal("cosine:warmup=1,min=0,total=4", "cosine:warmup=1,min=0,total=8"));
+  EXPECT_TRUE(differOnlyInTotal("linear:min=0,total=50", "linear:min=0,total=100"));
+  EXPECT_FALSE(differOnlyInTotal("linear:min=0,total=50", "linear:min=0,total=50"));
+  EXPECT_FALSE(differOnlyInTotal("cosine:warmup=1,min=0,total=4", "cosine:warmup=2,min=0,total=8"));
+  EXPECT_FALSE(differOnlyInTotal("cosine:min=0,total=4", "linear:min=0,total=8"));
+  EXPECT_FALSE(differOnlyInTotal("constant", "constant:warmup=2"));
+}
