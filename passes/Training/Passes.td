@@ -140,8 +140,8 @@ def DetectAnomaly : Pass<"trc-detect-anomaly", "mlir::ModuleOp"> {
     on it) and the sites it reads, which the artifact writer puts in the
     manifest; the runtime names the first site that made a non-finite
     value from finite operands when a step's loss or norm is non-finite.
-    A debugging mode: results are unchanged but the step is several times
-    slower (every value is read once more, by small reductions).
+    A debugging mode: results are unchanged but the step is slower (every
+    value is read once more, by small reductions; bench/RESULTS.md).
 
     Errors: no `@train_step` calling `@main_grad` (pipeline stages: their
     steps are several programs), or a step already instrumented.

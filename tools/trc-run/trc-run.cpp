@@ -105,7 +105,7 @@ const char *kUsage =
     "                      says; needs --eval-data and --eval-every)\n"
     "      [--detect-anomaly]  (every value of the step is checked for NaN/inf,\n"
     "                      a non-finite step's error names the op that first\n"
-    "                      made one; same results, several times slower)\n"
+    "                      made one; same results, slower steps and compile)\n"
     "      [--on-nonfinite stop|skip]  (a step whose loss or gradient norm is\n"
     "                      inf/NaN: stop with an error, the default, or discard\n"
     "                      its update and go on, at most 10 in a row; fp16\n"
