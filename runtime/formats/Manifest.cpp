@@ -181,6 +181,9 @@ private:
   Status parseInit(const std::vector<std::string_view> &f);
   Status parseKernelFile(const std::vector<std::string_view> &f, bool ptx);
   Status parseKernel(const std::vector<std::string_view> &f);
+  Status parseNumberedRecord(const std::vector<std::string_view> &f, const char *keyword,
+                             const char *names, size_t next,
+                             const std::vector<std::string *> &fields);
   Status parseSpan(const std::vector<std::string_view> &f);
   Status parseSite(const std::vector<std::string_view> &f);
   /// The slot declared with `index` (shard and init records refer to one).
@@ -763,48 +766,49 @@ Status Parser::parseKernel(const std::vector<std::string_view> &f) {
   return Status::success();
 }
 
-// span <id> <name> <node> <function>: ids in order from 0; '-' is empty.
-Status Parser::parseSpan(const std::vector<std::string_view> &f) {
-  if (f.size() != 5)
-    return fail("span: expected 4 fields (id, name, node, function), got " +
-                std::to_string(f.size() - 1));
+// `<keyword> <id> <field>...` (span, site): the id the next in order from
+// `next`'s count, each field percent-decoded into `fields` ('-' is empty);
+// `names` lists the fields for the message.
+Status Parser::parseNumberedRecord(const std::vector<std::string_view> &f, const char *keyword,
+                                   const char *names, size_t next,
+                                   const std::vector<std::string *> &fields) {
+  if (f.size() != fields.size() + 2)
+    return fail(std::string(keyword) + ": expected " + std::to_string(fields.size() + 1) +
+                " fields (" + names + "), got " + std::to_string(f.size() - 1));
   uint64_t id = 0;
-  if (!parseUnsigned(f[1], id) || id != m.spans.size())
-    return fail("span id: " + quote(f[1]) + " is not the next span id (" +
-                std::to_string(m.spans.size()) + ")");
-  Manifest::ProfileSpan span;
-  std::string *fields[] = {&span.name, &span.node, &span.function};
-  for (size_t i = 0; i < 3; ++i) {
+  if (!parseUnsigned(f[1], id) || id != next)
+    return fail(std::string(keyword) + " id: " + quote(f[1]) + " is not the next " + keyword +
+                " id (" + std::to_string(next) + ")");
+  for (size_t i = 0; i < fields.size(); ++i) {
     if (f[i + 2] == "-")
       continue;
     std::string problem;
     if (!percentDecode(f[i + 2], *fields[i], problem))
-      return fail("span field: " + quote(f[i + 2]) + ": " + problem);
+      return fail(std::string(keyword) + " field: " + quote(f[i + 2]) + ": " + problem);
   }
+  return Status::success();
+}
+
+// span <id> <name> <node> <function>.
+Status Parser::parseSpan(const std::vector<std::string_view> &f) {
+  Manifest::ProfileSpan span;
+  if (Status s = parseNumberedRecord(f, "span", "id, name, node, function", m.spans.size(),
+                                     {&span.name, &span.node, &span.function});
+      !s)
+    return s;
   m.spans.push_back(std::move(span));
   return Status::success();
 }
 
-// site <id> <op> <node> <phase> <operands>: ids in order from 0; '-' is
-// empty; operands are earlier sites.
+// site <id> <op> <node> <phase> <operands>: operands are earlier sites.
 Status Parser::parseSite(const std::vector<std::string_view> &f) {
-  if (f.size() != 6)
-    return fail("site: expected 5 fields (id, op, node, phase, operands), got " +
-                std::to_string(f.size() - 1));
-  uint64_t id = 0;
-  if (!parseUnsigned(f[1], id) || id != m.anomalySites.size())
-    return fail("site id: " + quote(f[1]) + " is not the next site id (" +
-                std::to_string(m.anomalySites.size()) + ")");
   Manifest::AnomalySite site;
   std::string operands;
-  std::string *fields[] = {&site.op, &site.node, &site.phase, &operands};
-  for (size_t i = 0; i < 4; ++i) {
-    if (f[i + 2] == "-")
-      continue;
-    std::string problem;
-    if (!percentDecode(f[i + 2], *fields[i], problem))
-      return fail("site field: " + quote(f[i + 2]) + ": " + problem);
-  }
+  const uint64_t id = m.anomalySites.size();
+  if (Status s = parseNumberedRecord(f, "site", "id, op, node, phase, operands", id,
+                                     {&site.op, &site.node, &site.phase, &operands});
+      !s)
+    return s;
   if (!isAnomalyPhase(site.phase))
     return fail("site phase: " + quote(f[4]) + " is not input, parameter, forward, backward "
                 "or optimizer");
