@@ -18,7 +18,9 @@ within what is left of --budget-s seconds (default 450: the device call's
               same data; tokens/s (median step after 5), peak GPU memory of
               the process (nvidia-smi every 50 ms), MFU for bf16 rows, and
               for trc the tokens/s bench/predict_gpu_step.py predicted
-              (prediction.json) beside them.
+              (prediction.json) beside them;
+  profile     ncu's device time per kernel over one GPT-2 124M bf16 step
+              (graphs off), the top kernels.
 
 It writes OUT/results.json (after every phase, so a cut-off run keeps what
 it measured) and OUT/log.txt, prints a table last, and exits 1 when a phase
@@ -241,6 +243,51 @@ def phase_sanitizer(run):
     return row
 
 
+def ncu_seconds(value, unit):
+    scale = {"nsecond": 1e-9, "ns": 1e-9, "usecond": 1e-6, "us": 1e-6, "msecond": 1e-3,
+             "ms": 1e-3, "second": 1.0, "s": 1.0}
+    return float(value.replace(",", "")) * scale[unit]
+
+
+def phase_profile(run):
+    """Per-kernel device time of one GPT-2 124M bf16 step (ncu's
+    gpu__time_duration, CUDA graphs off so each kernel is seen), top kernels."""
+    tool = shutil.which("ncu") or next((p for p in ("/usr/local/cuda/bin/ncu",)
+                                        if os.path.exists(p)), None)
+    if run.dry:
+        return {"ok": True, "skipped": "dry run" + ("" if tool else " (and no ncu here)")}
+    if not tool:
+        return {"ok": False, "error": "ncu not found"}
+    if run.left() < 60:
+        return {"ok": False, "error": "out of the call's time budget"}
+    report = os.path.join(run.out, "ncu.csv")
+    cfg = run.info["throughput"]
+    status, _, _, _, output = train(
+        run, f"{cfg['model']}-bf16", 1, min(200, run.left() - 10), {"TRC_CUDA_GRAPHS": "0"},
+        prefix=[tool, "--clock-control", "none", "--metrics", "gpu__time_duration.sum",
+                "--csv", "--log-file", report])
+    import csv
+    kernels = {}
+    if os.path.exists(report):
+        lines = open(report, errors="replace").read().splitlines()
+        start = next((i for i, l in enumerate(lines) if l.startswith('"ID"')), None)
+        if start is not None:
+            for r in csv.DictReader(lines[start:]):
+                if r.get("Metric Name") != "gpu__time_duration.sum":
+                    continue
+                k = kernels.setdefault(r["Kernel Name"][:120], [0.0, 0])
+                k[0] += ncu_seconds(r["Metric Value"], r["Metric Unit"])
+                k[1] += 1
+    if not kernels:
+        return {"ok": False, "status": status, "error": last_line(output)}
+    total = sum(t for t, _ in kernels.values())
+    top = sorted(kernels.items(), key=lambda kv: -kv[1][0])[:25]
+    return {"ok": True, "status": status, "steps": 1, "kernel_launches":
+            sum(n for _, n in kernels.values()), "kernel_ms": total * 1e3,
+            "top": [{"kernel": k, "ms": t * 1e3, "share": t / total, "launches": n}
+                    for k, (t, n) in top]}
+
+
 def predicted_tokens_per_s(cfg, gpu, precision, graphs):
     """bench/predict_gpu_step.py's tokens/s for this model, batch and card
     (the workplace's measured ceilings), or None when the bundle has none."""
@@ -267,8 +314,9 @@ def phase_throughput(run, machine):
     cfg = run.info["throughput"]
     tokens_per_step = cfg["batch"] * cfg["seq"]
     steps = 20
-    plans = [("trc", p, g) for p in ("bf16", "fp32") for g in ("on", "off")]
-    plans += [("torch " + m, p, None) for p in ("bf16", "fp32") for m in ("eager", "compile")]
+    # The comparisons that matter first, in case the budget runs out.
+    plans = [(e, p, g) for p in ("bf16", "fp32") for e, g in
+             (("trc", "on"), ("torch eager", None), ("torch compile", None), ("trc", "off"))]
     if run.dry:
         compile(train_gpu.TORCH_CHILD, "TORCH_CHILD", "exec")  # the script at least parses
         return {"ok": True, "skipped": "dry run: nothing is timed without a GPU",
@@ -378,6 +426,13 @@ def print_table(run):
                 f"{tok} {ms} {peak} {mfu} {pred}  {note}")
     for k, v in res["phases"].get("throughput", {}).get("ratios", {}).items():
         run.say(f"    {k}: {v:.2f}")
+    prof = res["phases"].get("profile", {})
+    if prof.get("top"):
+        run.say(f"    profile: {prof['kernel_launches']} kernels, {prof['kernel_ms']:.1f} ms "
+                "of device time in one bf16 step (first step: no graphs)")
+        for k in prof["top"][:12]:
+            run.say(f"      {k['ms']:8.2f} ms {100 * k['share']:5.1f}% x{k['launches']:<4} "
+                    f"{k['kernel'][:70]}")
 
 
 def main():
@@ -386,10 +441,10 @@ def main():
     ap.add_argument("--dry-run", action="store_true",
                     help="no GPU: the tests' fake driver, nothing timed or compared")
     ap.add_argument("--budget-s", type=float, default=450.0)
-    ap.add_argument("--phases", default="tests,parity,sanitizer,throughput")
+    ap.add_argument("--phases", default="tests,parity,sanitizer,throughput,profile")
     a = ap.parse_args()
     phases = a.phases.split(",")
-    unknown = sorted(set(phases) - {"tests", "parity", "sanitizer", "throughput"})
+    unknown = sorted(set(phases) - {"tests", "parity", "sanitizer", "throughput", "profile"})
     if unknown:
         sys.exit(f"device_run.py: error: unknown phase(s) {', '.join(unknown)} in --phases")
     os.makedirs(a.out, exist_ok=True)
@@ -411,7 +466,7 @@ def main():
                 result = phase_throughput(run, run.results["machine"])
             else:
                 result = {"tests": phase_tests, "parity": phase_parity,
-                          "sanitizer": phase_sanitizer}[name](run)
+                          "sanitizer": phase_sanitizer, "profile": phase_profile}[name](run)
         except Exception as e:  # one broken phase must not cost the others
             result = {"ok": False, "error": f"{type(e).__name__}: {e}"}
         run.results["phases"][name] = result

@@ -42,7 +42,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["dry_run"] is True and r["bundle"]["complete"], r["bundle"]
 ph = r["phases"]
-assert set(ph) == {"tests", "parity", "sanitizer", "throughput"}, ph.keys()
+assert set(ph) == {"tests", "parity", "sanitizer", "throughput", "profile"}, ph.keys()
 assert all(p["ok"] for p in ph.values()), ph
 for t in ("backends", "artifact"):
     assert ph["tests"][t]["tests"] > 10 and ph["tests"][t]["failures"] == 0, ph["tests"][t]
