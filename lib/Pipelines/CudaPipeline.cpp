@@ -3,7 +3,8 @@
 // The pass sequence of the CUDA backend, as text so that `trc-opt
 // --trc-cuda-lowering` and this function are one definition. Up to the
 // memory plan it is the CPU pipeline's (fused regions are first inlined back
-// by trc-unfuse and re-fused at the linalg level); then matrix products go
+// by trc-unfuse and re-fused at the linalg level; reductions with few
+// outputs split over many threads, trc-split-reductions); then matrix products go
 // to cuBLASLt, every other linalg op becomes one kernel (trc-linalg-to-gpu),
 // the kernels are outlined into gpu.module @trc_kernels, copies of one
 // kernel (a model's layers) merged (trc-deduplicate-functions), compiled by
@@ -46,6 +47,8 @@ std::string kernelsPipeline(bool cublasLt) {
              "trc-offload-to-runtime-call, canonicalize, "
              "func.func(trc-lower-to-linalg), "
              "canonicalize, cse, func.func(trc-rematerialize-broadcasts), linalg-fuse-elementwise-ops, "
+             // a reduction with few outputs: partials over many threads
+             "func.func(trc-split-reductions), "
              // tensors -> buffers in caller-provided outputs and one arena
              "one-shot-bufferize{bufferize-function-boundaries "
              "function-boundary-type-conversion=identity-layout-map}, "

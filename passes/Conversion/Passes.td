@@ -154,6 +154,56 @@ def ApproximateMath : Pass<"trc-approximate-math", "mlir::ModuleOp"> {
 // CUDA backend (lib/Pipelines/CudaPipeline.cpp)
 //===----------------------------------------------------------------------===//
 
+def SplitReductions : Pass<"trc-split-reductions", "mlir::func::FuncOp"> {
+  let summary = "splits a reduction with few outputs into partial sums over many threads";
+  let description = [{
+    Linalg on tensors with static shapes, for the CUDA backend (before
+    one-shot-bufferize, so the memory plan places the partials):
+    trc-linalg-to-gpu gives a reduction one thread per output point, so a
+    reduction with few outputs runs on a few threads (a gradient norm's sum
+    of squares over a 38.6M-element embedding: one thread, 374 ms on an
+    H200). A reduction with fewer than `min-points` output points over at
+    least `min-reduced` elements, whose payload folds each value into the
+    output with one combiner that has a neutral element (`arith.addf`,
+    `maximumf`, ...; `matchReduction`), is rewritten as
+      partial[..., s, ...] = reduce over j of  x[..., j * S + s, ...]
+                             (from the neutral element; S chosen so that
+                              points * S is about `threads`, each thread
+                              reducing at least 32 values),
+      tail                 = the original op over the last R - S * J values
+                             (fewer than J; absent when S * J = R),
+      result               = combine over s of partial, starting from tail
+                             (or from the original output).
+    Several reduction dimensions are first collapsed into one (they must be
+    adjacent in every operand); the new `s` takes the reduced dimension's
+    place, so consecutive threads read consecutive elements whichever
+    dimension is innermost. The combining op is split again while it
+    qualifies. Deterministic: a fixed order, no atomics. Ops with several
+    outputs, `linalg.index` in the payload, or several combiners stay as
+    they are.
+
+    ```mlir
+    %r = linalg.reduce { arith.addf } ins(%x : tensor<768x50257xf32>)
+                                      outs(%zero : tensor<f32>) dimensions = [0, 1]
+    // becomes (collapsed to 38597376 values: J = 148, S = 260793, 12 left)
+    %p = linalg.generic {["parallel", "reduction"] over (s, j)}
+         ins(%x viewed as 148 x 260793) outs(fill 0 : tensor<260793xf32>)
+    %t = linalg.generic {the last 12 values} outs(%zero)
+    %c = linalg.generic {reduce %p over s} outs(%t)   // split again
+    ```
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", "262144",
+           "points x S to aim for (about two waves of a GPU's threads)">,
+    Option<"minPoints", "min-points", "int64_t", "4096",
+           "reductions with at least this many output points stay as they are">,
+    Option<"minReduced", "min-reduced", "int64_t", "1024",
+           "reductions over fewer values per output point stay as they are">,
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def LinalgToGpu : Pass<"trc-linalg-to-gpu", "mlir::func::FuncOp"> {
   let summary = "turns every linalg op on buffers into one gpu.launch";
   let description = [{
