@@ -1,12 +1,14 @@
 //===- GpuKernelCommon.cpp - what the CUDA kernel emitters share ----------===//
 //
 // Launch frames, index arithmetic, body cloning and buffer extents for the
-// kernel emitters (GpuKernelCommon.h), and staticLayout.
+// kernel emitters (GpuKernelCommon.h), staticLayout and soleCombiner.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuKernelCommon.h"
 #include "trc/Analysis/ElementBytes.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -35,6 +37,18 @@ bool isSinkable(Operation *op) {
     return true;
   return isa<ViewLikeOpInterface>(op) && op->getNumResults() == 1 &&
          isGlobalView(op->getResult(0));
+}
+
+Operation *soleCombiner(linalg::GenericOp op, TypedAttr &neutral) {
+  SmallVector<Operation *, 2> combiners;
+  if (op.getNumDpsInits() < 1 ||
+      !matchReduction(op.getRegionOutputArgs(), 0, combiners) || combiners.size() != 1)
+    return nullptr;
+  std::optional<TypedAttr> identity = arith::getNeutralElement(combiners.front());
+  if (!identity)
+    return nullptr;
+  neutral = *identity;
+  return combiners.front();
 }
 
 /// Static strides and offset of a memref, or failure.

@@ -1,8 +1,11 @@
 //===- GpuRowKernel.cpp - a reduction and its row ops as one CUDA kernel --===//
 //
 // formRowGroup, markStores and emitRowKernel (include/trc/Conversion/
-// GpuKernels.h, which states the conditions a group meets): one thread per
-// row; reductions and row ops keep a scalar per row in a register,
+// GpuKernels.h, which states the conditions a group meets): a warp per row
+// when every reduction has one combiner with a neutral element on 32-bit
+// values (the lanes stride the row and a butterfly of xor shuffles combines
+// their pieces), else one thread per row; reductions and row ops keep a
+// scalar per row in a register (in every lane),
 // elementwise ops over the full space are recomputed where they are read,
 // and only results read after the group are stored. Preconditions:
 // linalg.generic ops on buffers with static shapes, consecutive in one block
@@ -12,6 +15,7 @@
 #include "GpuKernelCommon.h"
 
 #include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -21,6 +25,13 @@
 using namespace mlir;
 
 namespace trc::gpukernels {
+
+static int64_t product(ArrayRef<int64_t> values) {
+  int64_t p = 1;
+  for (int64_t v : values)
+    p *= v;
+  return p;
+}
 
 static AffineMap rowPrefixMap(unsigned dims, unsigned rows, MLIRContext *ctx) {
   SmallVector<AffineExpr> exprs;
@@ -188,21 +199,59 @@ void markStores(RowGroup &g) {
 
 namespace {
 
+// Rows shorter than this keep one thread each: a warp would idle.
+constexpr int64_t kMinWarpRow = 2 * kWarp;
+
+/// Whether a warp can share each row of `g`: every reduction folds its
+/// values with one combiner that has a neutral element (so lanes reduce
+/// pieces and a butterfly of xor shuffles combines them), on 32-bit values
+/// (one shuffle each), and the rows are long enough.
+static bool warpSharesRows(RowGroup &g) {
+  if (product(ArrayRef(g.space).drop_front(g.rows)) < kMinWarpRow)
+    return false;
+  for (auto [op, role] : llvm::zip(g.ops, g.roles)) {
+    if (role != RowRole::Reduction)
+      continue;
+    TypedAttr neutral;
+    Type element = getElementTypeOrSelf(op.getDpsInits()[0].getType());
+    if (!soleCombiner(op, neutral) || !element.isIntOrFloat() ||
+        element.getIntOrFloatBitWidth() != 32)
+      return false;
+  }
+  return true;
+}
+
 class RowGroupEmitter {
 public:
   RowGroupEmitter(RowGroup &g, OpBuilder &b,
-                  const llvm::DenseMap<Operation *, SmallVector<Value>> &fills)
-      : g(g), b(b), loc(g.ops.front().getLoc()), fills(fills) {}
+                  const llvm::DenseMap<Operation *, SmallVector<Value>> &fills, bool warp)
+      : g(g), b(b), loc(g.ops.front().getLoc()), fills(fills), warp(warp) {}
 
   LogicalResult emit(StringRef kernelName) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(g.ops.back()); // every operand is defined by then
     ArrayRef<int64_t> rowExtents = ArrayRef(g.space).take_front(g.rows);
-    int64_t items = 1;
-    for (int64_t e : rowExtents)
-      items *= e;
+    int64_t items = product(rowExtents);
+    if (warp) {
+      // A warp per row, as many warps per block (up to 8) as divide the
+      // rows: no thread is past the end, so every lane of a warp reaches
+      // its shuffles.
+      int64_t warps = kMaxThreads / kWarp;
+      while (items % warps != 0)
+        --warps;
+      LaunchFrame frame = buildLaunch(b, loc, items * kWarp, kernelName, warps * kWarp);
+      lane = arith::RemUIOp::create(b, loc, frame.item, index(kWarp));
+      Value row = arith::DivUIOp::create(b, loc, frame.item, index(kWarp));
+      rowIvs = delinearize(b, loc, row, rowExtents);
+      return emitBody(frame);
+    }
     LaunchFrame frame = buildLaunch(b, loc, items, kernelName);
     rowIvs = delinearize(b, loc, frame.item, rowExtents);
+    return emitBody(frame);
+  }
+
+private:
+  LogicalResult emitBody(LaunchFrame &frame) {
     for (auto [i, op] : llvm::enumerate(g.ops)) {
       if (g.roles[i] == RowRole::Reduction)
         rowValues[i] = reduce(i);
@@ -224,21 +273,46 @@ public:
           memref::StoreOp::create(b, loc, value, g.ops[i].getDpsInits()[0], ivs);
         return SmallVector<Value>();
       });
+    // Every lane holds the row values: lane 0 stores them.
+    std::optional<OpBuilder::InsertionGuard> laneZero;
+    if (warp && llvm::any_of(llvm::seq<size_t>(0, g.ops.size()), [&](size_t i) {
+          return g.roles[i] != RowRole::Full && g.stores[i];
+        })) {
+      Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, index(0));
+      auto onlyFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+      laneZero.emplace(b);
+      b.setInsertionPoint(onlyFirst.thenBlock()->getTerminator());
+    }
     for (auto [i, role] : llvm::enumerate(g.roles))
       if (role != RowRole::Full && g.stores[i])
         memref::StoreOp::create(b, loc, rowValues[i], g.ops[i].getDpsInits()[0], rowIvs);
+    laneZero.reset();
     return sinkOperationsIntoLaunchOp(frame.launch, isSinkable);
   }
 
-private:
   using Memo = llvm::DenseMap<int, Value>;
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
 
-  /// Nested scf.for over the reduced dimensions carrying `init`; `body`
-  /// gets the full indices and the carried values and returns the next.
+  /// scf.for over the reduced dimensions carrying `init`; `body` gets the
+  /// full indices and the carried values and returns the next. With a warp
+  /// per row, one loop over the reduced points linearized, lane by lane
+  /// (neighbouring lanes read neighbouring elements).
   SmallVector<Value>
   overReduced(ValueRange init,
               llvm::function_ref<SmallVector<Value>(ArrayRef<Value>, ValueRange)> body) {
+    if (warp) {
+      ArrayRef<int64_t> reduced = ArrayRef(g.space).drop_front(g.rows);
+      auto loop = scf::ForOp::create(b, loc, lane, index(product(reduced)), index(kWarp), init);
+      OpBuilder::InsertionGuard guard(b);
+      Block *loopBody = loop.getBody();
+      if (!loopBody->empty() && loopBody->back().hasTrait<OpTrait::IsTerminator>())
+        loopBody->back().erase(); // the builder's yield (no carried values)
+      b.setInsertionPointToStart(loopBody);
+      SmallVector<Value> ivs(rowIvs);
+      llvm::append_range(ivs, delinearize(b, loc, loop.getInductionVar(), reduced));
+      scf::YieldOp::create(b, loc, body(ivs, loop.getRegionIterArgs()));
+      return SmallVector<Value>(loop.getResults());
+    }
     SmallVector<Value> ivs(rowIvs);
     std::function<SmallVector<Value>(unsigned, ValueRange)> nest =
         [&](unsigned dim, ValueRange carried) -> SmallVector<Value> {
@@ -309,19 +383,40 @@ private:
       ivs.append(g.space.size() - g.rows, index(0)); // the output ignores them
       init = operand(i, *op.getDpsInitOperand(0), memo, ivs);
     }
-    return overReduced(init, [&](ArrayRef<Value> ivs, ValueRange acc) {
-             Memo memo;
-             SmallVector<Value> args = arguments(i, memo, ivs, /*withInit=*/false);
-             args.back() = acc.front();
-             return cloneBody(b, op, args, ivs);
-           })
-        .front();
+    auto step = [&](ArrayRef<Value> ivs, ValueRange acc) {
+      Memo memo;
+      SmallVector<Value> args = arguments(i, memo, ivs, /*withInit=*/false);
+      args.back() = acc.front();
+      return cloneBody(b, op, args, ivs);
+    };
+    if (!warp)
+      return overReduced(init, step).front();
+    // Each lane folds its share from the neutral element, a butterfly of
+    // xor shuffles gives every lane the row's total, then the output's
+    // starting value is folded in.
+    TypedAttr neutral;
+    Operation *combiner = soleCombiner(op, neutral);
+    Value acc = op.getRegionOutputArgs().front();
+    auto combine = [&](Value carried, Value value) {
+      IRMapping map;
+      for (Value operand : combiner->getOperands())
+        map.map(operand, operand == acc ? carried : value);
+      return b.clone(*combiner, map)->getResult(0);
+    };
+    Value part = overReduced(arith::ConstantOp::create(b, loc, neutral).getResult(), step).front();
+    for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
+      part = combine(part, gpu::ShuffleOp::create(b, loc, part, offset, kWarp,
+                                                  gpu::ShuffleMode::XOR)
+                               .getShuffleResult());
+    return combine(init, part);
   }
 
   RowGroup &g;
   OpBuilder &b;
   Location loc;
   const llvm::DenseMap<Operation *, SmallVector<Value>> &fills;
+  bool warp;  // a warp per row (warpSharesRows), else a thread
+  Value lane; // with a warp per row: this thread's lane
   SmallVector<Value> rowIvs;
   llvm::DenseMap<int, Value> rowValues;
 };
@@ -331,7 +426,7 @@ private:
 LogicalResult emitRowKernel(RowGroup &g, OpBuilder &b,
                             const llvm::DenseMap<Operation *, SmallVector<Value>> &fills,
                             StringRef kernelName) {
-  return RowGroupEmitter(g, b, fills).emit(kernelName);
+  return RowGroupEmitter(g, b, fills, warpSharesRows(g)).emit(kernelName);
 }
 
 } // namespace trc::gpukernels

@@ -282,8 +282,13 @@ def GpuLaunchToLoops : Pass<"trc-gpu-launch-to-loops", "mlir::func::FuncOp"> {
     Replaces every `gpu.launch` by `scf.for` loops over its blocks and then
     its threads, the body cloned inside with the block and thread ids bound
     to the loop variables. Exact for kernels whose threads do not
-    communicate (no barriers, shuffles or shared memory: all that
-    trc-linalg-to-gpu makes); anything else is an error. With it the CPU
+    communicate (no barriers or shared memory) except by `gpu.shuffle xor`
+    at the body's top level with one-dimensional blocks (trc-linalg-to-gpu's
+    warp-per-row kernels): such a body runs in segments cut at the
+    shuffles, each a loop over the block's threads; values used in another
+    segment go through a per-thread array (`memref.alloca`), and a shuffle
+    reads its partner's element (lane ^ offset), the butterfly a GPU
+    computes. Anything else is an error. With it the CPU
     backend runs the CUDA backend's kernels, so that their indexing,
     vector accesses, reductions, row kernels and loop nests are checked
     against onnxruntime and the CPU's own lowering without a GPU
@@ -297,7 +302,8 @@ def GpuLaunchToLoops : Pass<"trc-gpu-launch-to-loops", "mlir::func::FuncOp"> {
       scf.for %tz ... { scf.for %ty ... { scf.for %tx = %c0 to %c256 ... { ... } } } } } }
     ```
   }];
-  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 def GpuLaunchToRuntimeCall : Pass<"trc-gpu-launch-to-runtime-call", "mlir::ModuleOp"> {

@@ -9,9 +9,9 @@
 // other tensor).
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Conversion/GpuKernels.h"
 #include "trc/Passes.h"
 
-#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -24,6 +24,7 @@ namespace trc {
 } // namespace trc
 
 using namespace mlir;
+using trc::gpukernels::soleCombiner;
 
 namespace {
 
@@ -36,19 +37,6 @@ int64_t product(ArrayRef<int64_t> values) {
   for (int64_t v : values)
     p *= v;
   return p;
-}
-
-/// The op's one combiner (the payload is `yield combiner(acc, f(inputs))`)
-/// and the neutral element the partials start from, or null.
-Operation *soleCombiner(linalg::GenericOp op, TypedAttr &neutral) {
-  SmallVector<Operation *, 2> combiners;
-  if (!matchReduction(op.getRegionOutputArgs(), 0, combiners) || combiners.size() != 1)
-    return nullptr;
-  std::optional<TypedAttr> identity = arith::getNeutralElement(combiners.front());
-  if (!identity)
-    return nullptr;
-  neutral = *identity;
-  return combiners.front();
 }
 
 struct SplitReductions : trc::impl::SplitReductionsBase<SplitReductions> {

@@ -12,8 +12,10 @@
 //             loop spread over threads when provably parallel, else one
 //             thread (lib/Conversion/GpuLoopNestKernel.cpp);
 //   rows      a reduction over trailing dimensions and the ops after it on
-//             the same rows, one thread per row (lib/Conversion/
-//             GpuRowKernel.cpp).
+//             the same rows, a warp per row (lanes stride the row, xor
+//             shuffles combine) where every reduction has a combiner with a
+//             neutral element on 32-bit values, else a thread per row
+//             (lib/Conversion/GpuRowKernel.cpp).
 // Preconditions: linalg ops on buffers with static shapes, strides and
 // offsets; buffers at least 16-byte aligned (slots and the arena are
 // 64-byte aligned, the memory plan's offsets multiples of 64). Constants and
@@ -29,6 +31,13 @@
 #include "llvm/ADT/DenseMap.h"
 
 namespace trc::gpukernels {
+
+/// The one op that folds each value into `op`'s first output (its payload
+/// is `yield combiner(acc, f(inputs))`, `matchReduction`), when that op has
+/// a neutral element (`arith::getNeutralElement`: addf, maximumf, ...),
+/// which is returned in `neutral`; otherwise null. Reductions with such a
+/// combiner can be computed in pieces and the pieces combined.
+mlir::Operation *soleCombiner(mlir::linalg::GenericOp op, mlir::TypedAttr &neutral);
 
 /// Static strides and offset of a memref, or failure.
 mlir::LogicalResult staticLayout(mlir::MemRefType type,
@@ -54,8 +63,8 @@ mlir::LogicalResult emitLoopNestKernel(mlir::scf::ForOp nest, mlir::OpBuilder &b
 
 /// Row kernels. A reduction over the trailing dimensions of a space S (k row
 /// dimensions, then m reduced ones) and the ops after it on the same rows
-/// form one kernel, one thread per row (layer norm, softmax: what trc-fuse's
-/// reduction fusions group). What an op of the group writes is never read
+/// form one kernel, a warp (or a thread) per row (layer norm, softmax: what
+/// trc-fuse's reduction fusions group). What an op of the group writes is never read
 /// back from memory inside it: reductions and row ops (over S[:k]) leave a
 /// scalar per row in a register, elementwise ops over S are recomputed
 /// wherever they are read (inside a reduction's loop, or in the final loop

@@ -139,6 +139,80 @@ func.func @softmax_rows(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %arena: memref
 
 // -----
 
+// Rows of 64 or more with combiners that have a neutral element: a warp per
+// row. 6 rows x 32 lanes in one block of 6 warps (the most, up to 8, that
+// divide the rows: no lane is past the end, so all reach the shuffles);
+// each lane folds every 32nd element of its row from the neutral element
+// (-inf for the max, 0 for the sum), five xor shuffles (16 ... 1) give every
+// lane the total, the fill's value is folded in, the lanes store the
+// elementwise result in the same stride, and lane 0 alone stores the
+// row's sum (read after the group).
+// CHECK-LABEL: func.func @warp_rows
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{.*}}) threads({{.*}}) in (%{{.*}} = %c192,
+// CHECK-SAME: function(@warp_rows_k0_rows)
+// CHECK: %[[LANE:[0-9]+]] = arith.remui %{{[0-9]+}}, %c32
+// CHECK: %[[ROW:[0-9]+]] = arith.divui %{{[0-9]+}}, %c32
+// CHECK: %[[MAXP:[0-9]+]] = scf.for %{{.*}} = %[[LANE]] to %c128{{[_0-9]*}} step %c32{{[_0-9]*}} iter_args(%{{.*}} = %cst{{.*}}) -> (f32)
+// CHECK: memref.load %arg0[%[[ROW]], %{{.*}}]
+// CHECK: arith.maximumf
+// CHECK: %{{.*}}, %{{.*}} = gpu.shuffle  xor %[[MAXP]], %c16_i32{{[_0-9]*}}, %c32_i32{{[_0-9]*}} : f32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c8_i32{{[_0-9]*}}, %c32_i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c4_i32{{[_0-9]*}}, %c32_i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32{{[_0-9]*}}, %c32_i32
+// CHECK: %[[LASTMAX:.*]], %{{.*}} = gpu.shuffle  xor %{{.*}}, %c1_i32{{[_0-9]*}}, %c32_i32
+// CHECK: %[[MAX:[0-9]+]] = arith.maximumf %[[LASTMAX]], %{{[0-9]+}}
+// CHECK: %[[ROWMAX:[0-9]+]] = arith.maximumf %[[MAX]], %cst
+// CHECK: scf.for %{{.*}} = %[[LANE]] to %c128{{[_0-9]*}} step %c32{{[_0-9]*}}
+// CHECK: arith.subf %{{[0-9]+}}, %[[ROWMAX]]
+// CHECK: gpu.shuffle  xor
+// CHECK: %[[SUM:[0-9]+]] = arith.addf %{{[0-9]+}}, %cst
+// CHECK: scf.for %{{.*}} = %[[LANE]] to %c128{{[_0-9]*}} step %c32{{[_0-9]*}}
+// CHECK: arith.divf %{{[0-9]+}}, %[[SUM]]
+// CHECK: memref.store %{{.*}}, %arg1[%[[ROW]], %{{.*}}]
+// CHECK: %[[FIRST:[0-9]+]] = arith.cmpi eq, %[[LANE]], %c0{{[_0-9]*}}
+// CHECK: scf.if %[[FIRST]] {
+// CHECK-NEXT: memref.store %[[SUM]], %arg2[%[[ROW]]]
+// CHECK: gpu.terminator
+#full = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @warp_rows(%x: memref<6x128xf32>, %y: memref<6x128xf32>, %sums: memref<6xf32>,
+                     %arena: memref<4096xi8>) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %neg = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.view %arena[%c0][] : memref<4096xi8> to memref<6xf32>
+  %e = memref.view %arena[%c64][] : memref<4096xi8> to memref<6x128xf32>
+  linalg.fill ins(%neg : f32) outs(%m : memref<6xf32>)
+  linalg.reduce ins(%x : memref<6x128xf32>) outs(%m : memref<6xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %r = arith.maximumf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  linalg.generic {indexing_maps = [#full, #row, #full], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m : memref<6x128xf32>, memref<6xf32>) outs(%e : memref<6x128xf32>) {
+  ^bb0(%in: f32, %max: f32, %out: f32):
+    %d = arith.subf %in, %max : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%sums : memref<6xf32>)
+  linalg.reduce ins(%e : memref<6x128xf32>) outs(%sums : memref<6xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  linalg.generic {indexing_maps = [#full, #row, #full], iterator_types = ["parallel", "parallel"]}
+      ins(%e, %sums : memref<6x128xf32>, memref<6xf32>) outs(%y : memref<6x128xf32>) {
+  ^bb0(%in: f32, %sum: f32, %out: f32):
+    %r = arith.divf %in, %sum : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // A buffer that overlaps one the group writes (here the sum's, inside the
 // bytes of exp(x - max)) ends the group: its bytes could be changed by
 // another row's thread.
