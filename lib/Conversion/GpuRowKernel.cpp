@@ -197,16 +197,10 @@ void markStores(RowGroup &g) {
   }
 }
 
-namespace {
-
 // Rows shorter than this keep one thread each: a warp would idle.
 constexpr int64_t kMinWarpRow = 2 * kWarp;
 
-/// Whether a warp can share each row of `g`: every reduction folds its
-/// values with one combiner that has a neutral element (so lanes reduce
-/// pieces and a butterfly of xor shuffles combines them), on 32-bit values
-/// (one shuffle each), and the rows are long enough.
-static bool warpSharesRows(RowGroup &g) {
+bool warpSharesRows(RowGroup &g) {
   if (product(ArrayRef(g.space).drop_front(g.rows)) < kMinWarpRow)
     return false;
   for (auto [op, role] : llvm::zip(g.ops, g.roles)) {
@@ -220,6 +214,8 @@ static bool warpSharesRows(RowGroup &g) {
   }
   return true;
 }
+
+namespace {
 
 class RowGroupEmitter {
 public:

@@ -129,7 +129,9 @@ struct LinalgToGpu : trc::impl::LinalgToGpuBase<LinalgToGpu> {
       for (size_t j = i; j < items.size() && isa<linalg::GenericOp>(items[j]); ++j)
         run.push_back(cast<linalg::GenericOp>(items[j]));
       RowGroup group = formRowGroup(run, 0, &folded);
-      if (group.ops.size() > 1) {
+      // A lone reduction over rows is a row kernel when a warp can share
+      // each row (a thread per output point otherwise, as any generic).
+      if (group.ops.size() > 1 || (group.ops.size() == 1 && warpSharesRows(group))) {
         markStores(group);
         std::string name = prefix + std::to_string(counter++) + "_rows";
         if (failed(emitRowKernel(group, rewriter, folded, name))) {

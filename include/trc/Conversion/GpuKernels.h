@@ -100,6 +100,13 @@ RowGroup formRowGroup(
 /// group uses.
 void markStores(RowGroup &g);
 
+/// Whether a warp can share each row of `g`: every reduction folds its
+/// values with one combiner that has a neutral element (so lanes reduce
+/// pieces and a butterfly of xor shuffles combines them), on 32-bit values
+/// (one shuffle each), and the rows are long enough. emitRowKernel then
+/// gives each row a warp; a lone reduction is worth a row kernel for it.
+bool warpSharesRows(RowGroup &g);
+
 /// Builds the launch of a group (marked by markStores) before its last op;
 /// the caller erases the group's ops. `fills` maps a reduction to the values
 /// its outputs start from, as for emitGenericKernel.

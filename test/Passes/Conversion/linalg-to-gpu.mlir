@@ -413,3 +413,28 @@ func.func @dynamic(%a: memref<?xf32>, %c: memref<?xf32>) {
   linalg.copy ins(%a : memref<?xf32>) outs(%c : memref<?xf32>)
   return
 }
+
+// -----
+
+// A lone reduction over rows of 64 or more is a row kernel too (a warp per
+// row); over shorter rows, a thread per output point.
+// CHECK-LABEL: func.func @lone_row_sum
+// CHECK: function(@lone_row_sum_k0_rows)
+// CHECK: gpu.shuffle  xor
+// CHECK: function(@lone_row_sum_k1_reduce)
+// CHECK-NOT: gpu.shuffle
+// CHECK: return
+func.func @lone_row_sum(%x: memref<16x256xf32>, %s: memref<16xf32>, %y: memref<16x8xf32>,
+                        %t: memref<16xf32>) {
+  linalg.reduce ins(%x : memref<16x256xf32>) outs(%s : memref<16xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  linalg.reduce ins(%y : memref<16x8xf32>) outs(%t : memref<16xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  return
+}
