@@ -1,7 +1,7 @@
 //===- GpuKernelCommon.cpp - what the CUDA kernel emitters share ----------===//
 //
 // Launch frames, index arithmetic, body cloning and buffer extents for the
-// kernel emitters (GpuKernelCommon.h), staticLayout and soleCombiner.
+// kernel emitters (GpuKernelCommon.h), staticLayout, soleCombiner and cloneCombiner.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuKernelCommon.h"
@@ -49,6 +49,14 @@ Operation *soleCombiner(linalg::GenericOp op, TypedAttr &neutral) {
     return nullptr;
   neutral = *identity;
   return combiners.front();
+}
+
+Value cloneCombiner(OpBuilder &b, Operation *combiner, Value acc, Value carried,
+                    Value value) {
+  IRMapping map;
+  for (Value operand : combiner->getOperands())
+    map.map(operand, operand == acc ? carried : value);
+  return b.clone(*combiner, map)->getResult(0);
 }
 
 /// Static strides and offset of a memref, or failure.

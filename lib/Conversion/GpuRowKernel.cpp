@@ -15,7 +15,7 @@
 #include "GpuKernelCommon.h"
 
 #include "mlir/Dialect/Affine/Utils.h"
-#include "mlir/IR/IRMapping.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -25,13 +25,6 @@
 using namespace mlir;
 
 namespace trc::gpukernels {
-
-static int64_t product(ArrayRef<int64_t> values) {
-  int64_t p = 1;
-  for (int64_t v : values)
-    p *= v;
-  return p;
-}
 
 static AffineMap rowPrefixMap(unsigned dims, unsigned rows, MLIRContext *ctx) {
   SmallVector<AffineExpr> exprs;
@@ -201,7 +194,7 @@ void markStores(RowGroup &g) {
 constexpr int64_t kMinWarpRow = 2 * kWarp;
 
 bool warpSharesRows(RowGroup &g) {
-  if (product(ArrayRef(g.space).drop_front(g.rows)) < kMinWarpRow)
+  if (computeProduct(ArrayRef(g.space).drop_front(g.rows)) < kMinWarpRow)
     return false;
   for (auto [op, role] : llvm::zip(g.ops, g.roles)) {
     if (role != RowRole::Reduction)
@@ -227,7 +220,7 @@ public:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(g.ops.back()); // every operand is defined by then
     ArrayRef<int64_t> rowExtents = ArrayRef(g.space).take_front(g.rows);
-    int64_t items = product(rowExtents);
+    int64_t items = computeProduct(rowExtents);
     if (warp) {
       // A warp per row, as many warps per block (up to 8) as divide the
       // rows: no thread is past the end, so every lane of a warp reaches
@@ -298,7 +291,7 @@ private:
               llvm::function_ref<SmallVector<Value>(ArrayRef<Value>, ValueRange)> body) {
     if (warp) {
       ArrayRef<int64_t> reduced = ArrayRef(g.space).drop_front(g.rows);
-      auto loop = scf::ForOp::create(b, loc, lane, index(product(reduced)), index(kWarp), init);
+      auto loop = scf::ForOp::create(b, loc, lane, index(computeProduct(reduced)), index(kWarp), init);
       OpBuilder::InsertionGuard guard(b);
       Block *loopBody = loop.getBody();
       if (!loopBody->empty() && loopBody->back().hasTrait<OpTrait::IsTerminator>())
@@ -394,10 +387,7 @@ private:
     Operation *combiner = soleCombiner(op, neutral);
     Value acc = op.getRegionOutputArgs().front();
     auto combine = [&](Value carried, Value value) {
-      IRMapping map;
-      for (Value operand : combiner->getOperands())
-        map.map(operand, operand == acc ? carried : value);
-      return b.clone(*combiner, map)->getResult(0);
+      return cloneCombiner(b, combiner, acc, carried, value);
     };
     Value part = overReduced(arith::ConstantOp::create(b, loc, neutral).getResult(), step).front();
     for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)

@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
@@ -24,6 +25,7 @@ namespace trc {
 } // namespace trc
 
 using namespace mlir;
+using trc::gpukernels::cloneCombiner;
 using trc::gpukernels::soleCombiner;
 
 namespace {
@@ -31,13 +33,6 @@ namespace {
 // Each thread of the partial op reduces at least this many values: fewer
 // and the extra launches and partials cost more than the parallelism gains.
 constexpr int64_t kMinValuesPerThread = 32;
-
-int64_t product(ArrayRef<int64_t> values) {
-  int64_t p = 1;
-  for (int64_t v : values)
-    p *= v;
-  return p;
-}
 
 struct SplitReductions : trc::impl::SplitReductionsBase<SplitReductions> {
   using SplitReductionsBase::SplitReductionsBase;
@@ -119,7 +114,7 @@ struct SplitReductions : trc::impl::SplitReductionsBase<SplitReductions> {
     Location loc = op.getLoc();
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     int64_t reduced = ranges[r];
-    int64_t points = product(ranges) / reduced;
+    int64_t points = computeProduct(ranges) / reduced;
     // J values per thread, S threads per output point, rem (< J) left over.
     int64_t perThread =
         std::max(kMinValuesPerThread, (reduced * points + threads - 1) / threads);
@@ -262,11 +257,7 @@ struct SplitReductions : trc::impl::SplitReductionsBase<SplitReductions> {
     auto combine = linalg::GenericOp::create(
         rewriter, loc, start.getType(), ValueRange{partial.getResult(0)}, ValueRange{start},
         combineMaps, combineIters, [&](OpBuilder &b, Location l, ValueRange args) {
-          IRMapping map;
-          for (Value operand : combiner->getOperands())
-            map.map(operand, operand == acc ? args[1] : args[0]);
-          Operation *c = b.clone(*combiner, map);
-          linalg::YieldOp::create(b, l, c->getResult(0));
+          linalg::YieldOp::create(b, l, cloneCombiner(b, combiner, acc, args[1], args[0]));
         });
     rewriter.replaceOp(op, combine.getResult(0));
     return combine;

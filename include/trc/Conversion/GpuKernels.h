@@ -39,6 +39,12 @@ namespace trc::gpukernels {
 /// combiner can be computed in pieces and the pieces combined.
 mlir::Operation *soleCombiner(mlir::linalg::GenericOp op, mlir::TypedAttr &neutral);
 
+/// A copy of `combiner` (soleCombiner's) folding `value` into `carried`: its
+/// operand `acc` (the op's output block argument) becomes `carried`, the
+/// other `value`. Returns the folded value.
+mlir::Value cloneCombiner(mlir::OpBuilder &b, mlir::Operation *combiner, mlir::Value acc,
+                          mlir::Value carried, mlir::Value value);
+
 /// Static strides and offset of a memref, or failure.
 mlir::LogicalResult staticLayout(mlir::MemRefType type,
                                  llvm::SmallVectorImpl<int64_t> &strides, int64_t &offset);
