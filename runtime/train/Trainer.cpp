@@ -357,6 +357,25 @@ Status checkPipelineOptions(const TrainerOptions &o, const ParallelPlan &plan) {
   return Status::success();
 }
 
+/// The tensor of `tensors` named `name`, or null.
+const NamedTensor *findTensor(const std::vector<NamedTensor> &tensors, const std::string &name) {
+  for (const NamedTensor &t : tensors)
+    if (t.name == name)
+      return &t;
+  return nullptr;
+}
+
+/// An evaluation's metrics keys (one spelling for training and evaluation
+/// alone).
+void addEvalMetrics(StepMetrics &m, double loss, std::optional<double> accuracy,
+                    std::optional<double> perplexity) {
+  m.extra.push_back({"eval_loss", MetricValue(loss)});
+  if (accuracy)
+    m.extra.push_back({"eval_accuracy", MetricValue(*accuracy)});
+  if (perplexity)
+    m.extra.push_back({"eval_perplexity", MetricValue(*perplexity)});
+}
+
 /// An evaluation's numbers as the step line shows them.
 std::string describeEval(const EvalResult &e) {
   char text[160];
@@ -974,12 +993,7 @@ Status TrainingJob::resume() {
   }
   if (Status s = checkCheckpointConfig(folder, state, config); !s)
     return s;
-  auto find = [&](const std::string &name) -> const NamedTensor * {
-    for (const auto &t : tensors)
-      if (t.name == name)
-        return &t;
-    return nullptr;
-  };
+  auto find = [&](const std::string &name) { return findTensor(tensors, name); };
   if (pipeline_) { // each rank's stages take their tensors by name
     if (Status s = pipeline_->writeState([&](const std::string &name) -> const HostTensor * {
           const NamedTensor *found = find(name);
@@ -1368,11 +1382,7 @@ Status TrainingJob::train() {
       if (lossScaling_ || o_.onNonFinite == "skip")
         m.extra.push_back({"skipped", MetricValue(result.applied ? 0.0 : 1.0)});
       if (result.evalLoss)
-        m.extra.push_back({"eval_loss", MetricValue(*result.evalLoss)});
-      if (result.evalAccuracy)
-        m.extra.push_back({"eval_accuracy", MetricValue(*result.evalAccuracy)});
-      if (result.evalPerplexity)
-        m.extra.push_back({"eval_perplexity", MetricValue(*result.evalPerplexity)});
+        addEvalMetrics(m, *result.evalLoss, result.evalAccuracy, result.evalPerplexity);
       if (Status s = metrics_->write(m); !s)
         return s;
     }
@@ -1431,9 +1441,8 @@ StatusOr<int64_t> TrainingJob::loadParameters(const std::string &checkpoint) {
   for (const Slot *slot : artifact_->manifest().slotsOfKind(SlotKind::Param)) {
     if (!changesDuringTraining(artifact_->manifest(), *slot))
       continue;
-    auto found = std::find_if(read->tensors.begin(), read->tensors.end(),
-                              [&](const NamedTensor &t) { return t.name == slot->name; });
-    if (found == read->tensors.end())
+    const NamedTensor *found = findTensor(read->tensors, slot->name);
+    if (!found)
       return Status::error("--from-checkpoint " + folder + ": the checkpoint has no tensor '" +
                            percentEncode(slot->name) + "' (a checkpoint of another model?)");
     if (Status s = dist_.writeFull(*session_, *slot, found->tensor); !s)
@@ -1468,11 +1477,7 @@ Status TrainingJob::evaluateAlone() {
   m.step = step;
   m.time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
                .count();
-  m.extra.push_back({"eval_loss", MetricValue(e.loss)});
-  if (e.accuracy)
-    m.extra.push_back({"eval_accuracy", MetricValue(*e.accuracy)});
-  if (e.perplexity)
-    m.extra.push_back({"eval_perplexity", MetricValue(*e.perplexity)});
+  addEvalMetrics(m, e.loss, e.accuracy, e.perplexity);
   return metrics_->write(m);
 }
 
@@ -1513,14 +1518,18 @@ Status TrainingJob::saveResults(int64_t steps) {
     return Status::success();
   if (!o_.exportOnnx.empty()) {
     TrainedWeights weights;
-    std::map<std::string, const HostTensor *> byName;
-    for (const NamedTensor &t : *trained) {
+    std::map<std::string, HostTensor *> byName;
+    for (NamedTensor &t : *trained) {
       weights.names.push_back(t.name);
       byName[t.name] = &t.tensor;
     }
+    // The export reads each tensor once: it takes them unless --save-model
+    // writes them afterwards (a 124M model's weights are not copied).
     weights.read = [&](const std::string &name) -> StatusOr<HostTensor> {
+      HostTensor &from = *byName.at(name);
+      if (o_.saveModel.empty())
+        return std::move(from);
       HostTensor copy;
-      const HostTensor &from = *byName.at(name);
       if (Status s = copy.allocate(from.dtype, from.shape); !s)
         return s;
       std::memcpy(copy.data(), from.data(), from.byteSize());
