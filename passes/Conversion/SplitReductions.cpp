@@ -160,10 +160,10 @@ struct SplitReductions : trc::impl::SplitReductionsBase<SplitReductions> {
     // The partial op's dims: r's place taken by (j, s); d > r shifts by one.
     unsigned dims = ranges.size() + 1;
     unsigned dj = r, ds = r + 1;
-    auto shift = [&](AffineExpr e) {
-      unsigned d = cast<AffineDimExpr>(e).getPosition();
-      return getAffineDimExpr(d < r ? d : d + 1, ctx);
-    };
+    SmallVector<AffineExpr> shifted; // old dim -> partial dim (r's own is unused)
+    for (unsigned d = 0; d < ranges.size(); ++d)
+      shifted.push_back(getAffineDimExpr(d < r ? d : d + 1, ctx));
+    auto shift = [&](AffineExpr e) { return e.replaceDims(shifted); };
     SmallVector<Value> partialInputs;
     SmallVector<AffineMap> partialMaps;
     for (auto [input, position] : llvm::zip(op.getDpsInputOperands(), rPosition)) {
@@ -173,10 +173,8 @@ struct SplitReductions : trc::impl::SplitReductionsBase<SplitReductions> {
         if (int(k) == position) {
           results.push_back(getAffineDimExpr(dj, ctx));
           results.push_back(getAffineDimExpr(ds, ctx));
-        } else if (isa<AffineDimExpr>(e)) {
-          results.push_back(shift(e));
         } else {
-          results.push_back(e); // a constant index
+          results.push_back(shift(e)); // other dims renumbered around (j, s)
         }
       }
       partialMaps.push_back(AffineMap::get(dims, 0, results, ctx));

@@ -62,7 +62,8 @@ struct TrainerOptions {
   std::string lrSchedule = "constant";   // LrSchedule.h's spec      (--lr-schedule)
   std::string loss;                      // "" or cross_entropy      (--loss)
   std::optional<int64_t> ignoreIndex;    // with loss                (--ignore-index)
-  std::string precision = "fp32";        // fp32 | bf16 | fp16       (--precision)
+  std::string precision = "auto";        // auto | fp32 | bf16 | fp16 (--precision;
+                                         // auto: bf16 on cuda, fp32 on cpu)
   std::optional<double> initialLossScale; // fp16 only, >= 1          (--loss-scale)
   std::string attention = "auto";        // auto | fused | unfused   (--attention)
   std::string recompute;                 // "" (--config's, else none) | none | selective |

@@ -229,8 +229,8 @@ Status validateTrainerOptions(const TrainerOptions &o) {
     return Status::error("option '--loss' expects cross_entropy, got '" + o.loss + "'");
   if (o.ignoreIndex && o.loss.empty())
     return Status::error("--ignore-index needs --loss cross_entropy");
-  if (!oneOf(o.precision, {"fp32", "bf16", "fp16"}))
-    return Status::error("option '--precision' expects fp32, bf16 or fp16, got '" +
+  if (!oneOf(o.precision, {"auto", "fp32", "bf16", "fp16"}))
+    return Status::error("option '--precision' expects auto, fp32, bf16 or fp16, got '" +
                          o.precision + "'");
   if (!oneOf(o.attention, {"auto", "fused", "unfused"}))
     return Status::error("option '--attention' expects auto, fused or unfused, got '" +
@@ -511,7 +511,8 @@ Status adoptTrainingArtifact(const std::string &dir, int64_t ranks, const std::s
       return Status::error(dir + "/" + kTrainingInfoFile + ": no setting '" + key + "'");
     for (const char *flag : flags)
       if (o.givenFlags.count(flag) && mine[key] != saved->second &&
-          !(key == "attention" && o.attention == "auto"))
+          !(key == "attention" && o.attention == "auto") &&
+          !(key == "precision" && o.precision == "auto"))
         return Status::error(std::string("option '") + flag + "': the training step in " +
                              dir + " was compiled with " + key + " '" + saved->second +
                              "' (this run asks for '" + mine[key] + "')");

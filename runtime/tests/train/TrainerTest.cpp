@@ -119,7 +119,7 @@ TEST(TrainerOptionsTest, EachProblemNamesItsFlag) {
   EXPECT_EQ(problem([](TrainerOptions &o) { o.ignoreIndex = 0; }),
             "--ignore-index needs --loss cross_entropy");
   EXPECT_THAT(problem([](TrainerOptions &o) { o.precision = "fp8"; }),
-              HasSubstr("'--precision' expects fp32, bf16 or fp16, got 'fp8'"));
+              HasSubstr("'--precision' expects auto, fp32, bf16 or fp16, got 'fp8'"));
   EXPECT_EQ(problem([](TrainerOptions &o) { o.initialLossScale = 1024; }),
             "--loss-scale is the initial loss scale of --precision fp16");
   EXPECT_EQ(problem([](TrainerOptions &o) { o.checkpointEvery = 5; }),
