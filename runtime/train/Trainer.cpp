@@ -179,6 +179,15 @@ Status chooseRowFeeds(StepCompiler &compiler, RunSettings &run, const RowDataset
   return Status::success();
 }
 
+/// --precision auto on `target`: bf16 with fp32 master weights on cuda
+/// (2.2x fp32's tokens/s for GPT-2 124M on an H200, bench/RESULTS.md), fp32
+/// on the CPU (no 16-bit arithmetic there to gain from). Every rank resolves
+/// it (only rank 0 compiles; all record it in checkpoints).
+void resolvePrecision(RunSettings &run, const std::string &target) {
+  if (run.options.precision == "auto")
+    run.build.precision = target == "cuda" ? "bf16" : "fp32";
+}
+
 /// Compiles the training step for `target` with micro-batches of
 /// `microRows` rows (feeds chosen).
 StatusOr<CompiledStep> compileStep(StepCompiler &compiler, RunSettings &run, int64_t microRows,
@@ -190,11 +199,7 @@ StatusOr<CompiledStep> compileStep(StepCompiler &compiler, RunSettings &run, int
   // what limits the batch; unfused on the CPU, where recomputing them costs
   // time (measured: up to 20% of a step).
   run.build.fuseAttention = attention == "fused" || (attention == "auto" && target == "cuda");
-  // auto: bf16 with fp32 master weights on cuda (2.2x fp32's tokens/s for
-  // GPT-2 124M on an H200, bench/RESULTS.md), fp32 on the CPU (no 16-bit
-  // arithmetic there to gain from).
-  if (run.options.precision == "auto")
-    run.build.precision = target == "cuda" ? "bf16" : "fp32";
+  resolvePrecision(run, target);
   // Likewise a layer norm's statistics: kept for the backward on the CPU
   // unless recomputation was asked for (memory first).
   run.build.recomputeStatistics = target == "cuda" || run.build.recompute != "none";
@@ -776,6 +781,8 @@ Status TrainingJob::prepareLocal(int64_t &vocab) {
     return backend.status();
   backend_ = *std::move(backend);
   setCollectiveBackend(backend_.get());
+  if (!fromArtifact_) // a saved step's precision is its own (adoptTrainingArtifact)
+    resolvePrecision(run_, backend_->target());
   // NCCL moves device memory; the CPU backend's tensors are host memory.
   if (dist_.config().communicator == "nccl" && std::string(backend_->target()) != "cuda")
     return Status::error("--config communicator: nccl needs a CUDA device (this run uses " +
