@@ -25,10 +25,10 @@ reductionDomain(Operation *op) {
   }
   if (auto s = dyn_cast<SoftmaxOp>(op))
     return std::make_pair(llvm::to_vector(shapeOf(s.getOperand())),
-                          SmallVector<int64_t>{s.getAxis()});
+                          SmallVector<int64_t>{int64_t(s.getAxis())});
   if (auto s = dyn_cast<LogSoftmaxOp>(op))
     return std::make_pair(llvm::to_vector(shapeOf(s.getOperand())),
-                          SmallVector<int64_t>{s.getAxis()});
+                          SmallVector<int64_t>{int64_t(s.getAxis())});
   if (auto l = dyn_cast<LayerNormOp>(op)) {
     auto shape = llvm::to_vector(shapeOf(l.getOperand()));
     return std::make_pair(shape, dims(l.getAxis(), shape.size()));

@@ -4,6 +4,8 @@
 
 #include "runtime/formats/Bundle.h"
 #include "runtime/formats/Checksum.h"
+#include "runtime/formats/Manifest.h"
+#include "runtime/formats/ProgramSignature.h"
 #include "runtime/support/InterruptCleanup.h"
 #include "runtime/support/Names.h"
 
@@ -33,6 +35,20 @@ std::string manifestDType(mlir::Type t) {
     return (i.isUnsigned() ? "u" : "i") + bits;
   }
   return "";
+}
+
+bool writeArtifactFile(const std::string &path, llvm::StringRef bytes, std::string &error) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (!ec) {
+    out << bytes;
+    out.close();
+    ec = out.error();
+    out.clear_error(); // reported here, not as the stream's fatal error
+  }
+  if (ec)
+    error = "cannot write " + path + ": " + ec.message();
+  return !ec;
 }
 
 ArtifactWriter::~ArtifactWriter() {
@@ -70,55 +86,61 @@ std::string ArtifactWriter::stage(std::string &error) {
   return stage_;
 }
 
-bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error) {
-  auto program = llvm::MemoryBuffer::getFile(stage_ + "/" + trc::abi::kProgramFile);
-  if (!program) {
-    error = "the program was not written";
-    return false;
-  }
-  // weights.bin: every parameter at a 64-byte-aligned offset; parameters
-  // with equal bytes (e.g. each layer's causal mask) share one copy.
-  std::vector<char> weights;
-  std::vector<int64_t> offsets;
-  std::unordered_multimap<uint64_t, int64_t> written; // hash of bytes -> offset
-  for (const auto &slot : contents.slots) {
+namespace {
+
+// Where each param's bytes go in weights.bin: a 64-byte-aligned offset;
+// params with equal bytes (e.g. each layer's causal mask) share one copy.
+struct WeightsLayout {
+  std::vector<int64_t> offsets; // per slot; -1: no bytes (input, output, `init`)
+  int64_t bytes = 0;
+};
+
+WeightsLayout layoutWeights(const ArtifactContents &contents) {
+  WeightsLayout layout;
+  std::unordered_multimap<uint64_t, size_t> placed; // hash of bytes -> slot
+  for (size_t i = 0; i < contents.slots.size(); ++i) {
+    const ArtifactSlot &slot = contents.slots[i];
     if (slot.kind != ArtifactSlot::Kind::Param || slot.init) {
-      offsets.push_back(-1); // no bytes: an input, an output, or an `init` record
+      layout.offsets.push_back(-1);
       continue;
     }
     llvm::ArrayRef<char> bytes = slot.initialBytes;
     uint64_t hash = rt::xxh3_64(bytes.data(), bytes.size()) ^ bytes.size();
     int64_t shared = -1;
-    auto [first, last] = written.equal_range(hash);
-    for (auto it = first; it != last && shared < 0 && !bytes.empty(); ++it)
-      if (size_t(it->second) + bytes.size() <= weights.size() &&
-          std::memcmp(weights.data() + it->second, bytes.data(), bytes.size()) == 0)
-        shared = it->second;
+    auto [first, last] = placed.equal_range(hash);
+    for (auto it = first; it != last && shared < 0 && !bytes.empty(); ++it) {
+      llvm::ArrayRef<char> other = contents.slots[it->second].initialBytes;
+      if (other.size() == bytes.size() && std::memcmp(other.data(), bytes.data(), bytes.size()) == 0)
+        shared = layout.offsets[it->second];
+    }
     if (shared >= 0) {
-      offsets.push_back(shared);
+      layout.offsets.push_back(shared);
       continue;
     }
-    weights.resize((weights.size() + kWeightAlignment - 1) / kWeightAlignment *
-                   kWeightAlignment);
-    offsets.push_back(static_cast<int64_t>(weights.size()));
-    written.emplace(hash, offsets.back());
-    weights.insert(weights.end(), bytes.begin(), bytes.end());
+    layout.bytes = (layout.bytes + kWeightAlignment - 1) / kWeightAlignment * kWeightAlignment;
+    layout.offsets.push_back(layout.bytes);
+    placed.emplace(hash, i);
+    layout.bytes += int64_t(bytes.size());
   }
+  return layout;
+}
+
+// manifest.trc (docs/ARTIFACT.md) for `contents` laid out as `layout`.
+std::string manifestText(const ArtifactContents &contents, const WeightsLayout &layout,
+                         uint64_t programBytes, const rt::Checksum &programHash,
+                         const rt::Checksum &weightsHash) {
   std::string manifest;
   llvm::raw_string_ostream os(manifest);
   os << trc::abi::kManifestMagic << " " << trc::abi::kManifestVersion << "\n"
      << "target " << contents.target << "\n"
-     << "program " << trc::abi::kProgramFile << " " << (*program)->getBufferSize() << " "
-     << rt::formatChecksum(rt::checksumOf(rt::ChecksumKind::Xxh3, (*program)->getBufferStart(),
-                                          (*program)->getBufferSize()))
-     << "\n"
+     << "program " << trc::abi::kProgramFile << " " << programBytes << " "
+     << rt::formatChecksum(programHash) << "\n"
      << "entry " << trc::abi::kEntrySymbol << "\n"
      << "arena " << contents.arenaBytes << "\n";
   if (contents.hostArenaBytes > 0)
     os << "host_arena " << contents.hostArenaBytes << "\n";
-  os << "weights " << trc::abi::kWeightsFile << " " << weights.size() << " "
-     << rt::formatChecksum(rt::checksumOf(rt::ChecksumKind::Xxh3, weights.data(), weights.size()))
-     << "\n";
+  os << "weights " << trc::abi::kWeightsFile << " " << layout.bytes << " "
+     << rt::formatChecksum(weightsHash) << "\n";
   for (const std::string &record : contents.records)
     os << record << "\n";
   for (size_t i = 0; i < contents.slots.size(); ++i) {
@@ -135,7 +157,7 @@ bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error
       if (slot.init)
         os << "-";
       else
-        os << offsets[i];
+        os << layout.offsets[i];
       os << " " << (slot.trainable ? "trainable" : "frozen");
     }
     os << "\n";
@@ -164,20 +186,47 @@ bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error
       os << "init " << i << " " << rt::formatInitializer(*slot.init) << "\n";
   }
   os << "end\n";
+  return manifest;
+}
 
-  auto write = [&](const std::string &file, llvm::ArrayRef<char> bytes) {
-    std::error_code ec;
-    llvm::raw_fd_ostream out(stage_ + "/" + file, ec);
-    if (!ec) {
-      out.write(bytes.data(), bytes.size());
-      out.close();
-      ec = out.error();
-    }
-    if (ec)
-      error = "cannot write " + file + ": " + ec.message();
-    return !ec;
-  };
-  if (!write(trc::abi::kWeightsFile, weights) || !write(trc::abi::kManifestFile, manifest))
+} // namespace
+
+bool ArtifactWriter::signature(const ArtifactContents &contents, std::string &text,
+                               std::string &error) {
+  // The manifest as finish() will write it, less the program's and the
+  // weights' checksums, which the signature does not contain.
+  rt::Checksum none = rt::checksumOf(rt::ChecksumKind::Xxh3, nullptr, 0);
+  rt::StatusOr<rt::Manifest> manifest =
+      rt::parseManifest(manifestText(contents, layoutWeights(contents), 0, none, none));
+  if (!manifest.ok()) {
+    error = "the manifest to write does not parse: " + std::string(manifest.status().message());
+    return false;
+  }
+  text = rt::programSignature(*manifest);
+  return true;
+}
+
+bool ArtifactWriter::finish(const ArtifactContents &contents, std::string &error) {
+  auto program = llvm::MemoryBuffer::getFile(stage_ + "/" + trc::abi::kProgramFile);
+  if (!program) {
+    error = "the program was not written";
+    return false;
+  }
+  WeightsLayout layout = layoutWeights(contents);
+  std::vector<char> weights(size_t(layout.bytes), 0);
+  for (size_t i = 0; i < contents.slots.size(); ++i)
+    if (layout.offsets[i] >= 0 && !contents.slots[i].initialBytes.empty())
+      std::memcpy(weights.data() + layout.offsets[i], contents.slots[i].initialBytes.data(),
+                  contents.slots[i].initialBytes.size());
+  std::string manifest = manifestText(
+      contents, layout, (*program)->getBufferSize(),
+      rt::checksumOf(rt::ChecksumKind::Xxh3, (*program)->getBufferStart(),
+                     (*program)->getBufferSize()),
+      rt::checksumOf(rt::ChecksumKind::Xxh3, weights.data(), weights.size()));
+
+  if (!writeArtifactFile(stage_ + "/" + trc::abi::kWeightsFile,
+                         llvm::StringRef(weights.data(), weights.size()), error) ||
+      !writeArtifactFile(stage_ + "/" + trc::abi::kManifestFile, manifest, error))
     return false;
 
   // A single-file artifact: pack the staged folder (atomically replacing

@@ -63,6 +63,10 @@ struct ArtifactContents {
   std::vector<std::string> records;
 };
 
+/// Writes `bytes` to `path` whole; false with `error` naming the file on a
+/// failure (a full disk too: reported, never the stream's fatal error).
+bool writeArtifactFile(const std::string &path, llvm::StringRef bytes, std::string &error);
+
 /// Creates a staging folder for `outPath` (its program.so is written by the
 /// caller), fills manifest and weights, and moves it to `outPath`.
 class ArtifactWriter {
@@ -72,6 +76,11 @@ public:
 
   /// The staging folder; empty with `error` set on failure.
   std::string stage(std::string &error);
+  /// The program signature (runtime/formats/ProgramSignature.h) of the
+  /// manifest finish() writes for `contents`; false with `error` set if
+  /// that manifest would not parse.
+  static bool signature(const ArtifactContents &contents, std::string &text,
+                        std::string &error);
   /// Writes manifest and weights into the stage and publishes it.
   bool finish(const ArtifactContents &contents, std::string &error);
 

@@ -278,6 +278,15 @@ void addEntry(ModuleOp module, int64_t slots) {
   b.create<LLVM::CallOp>(loc, step, args);
   b.create<LLVM::ReturnOp>(loc, ValueRange{});
 }
+/// The constant `trc_signature`: `text` and a NUL, exported.
+void addSignature(ModuleOp module, llvm::StringRef text) {
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  std::string bytes = text.str();
+  bytes.push_back('\0');
+  auto type = LLVM::LLVMArrayType::get(b.getI8Type(), bytes.size());
+  b.create<LLVM::GlobalOp>(module.getLoc(), type, /*isConstant=*/true, LLVM::Linkage::External,
+                           trc::abi::kSignatureSymbol, b.getStringAttr(bytes));
+}
 } // namespace
 
 LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
@@ -484,6 +493,12 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     }
   for (Operation *p : params)
     p->erase();
+  // What the program is compiled for, exported beside its entry so the
+  // loader can refuse a manifest that says otherwise.
+  std::string signature;
+  if (!ArtifactWriter::signature(contents, signature, error))
+    return fail(error);
+  addSignature(module, signature);
 
   {
     TimingScope objectTiming = root.nest("host object (LLVM codegen, link)");

@@ -1,5 +1,6 @@
 //===- CudaArtifact.cpp - PTX -> cubins, kernel table ------------------------===//
 #include "CudaArtifact.h"
+#include "ArtifactWriter.h"
 
 #include "trc/Abi/AttrNames.h"
 
@@ -28,19 +29,6 @@ std::string findPtxas() {
   if (auto onPath = llvm::sys::findProgramByName("ptxas"))
     return *onPath;
   return "";
-}
-
-bool writeFile(const std::string &path, llvm::StringRef bytes, std::string &error) {
-  std::error_code ec;
-  llvm::raw_fd_ostream out(path, ec);
-  if (!ec) {
-    out << bytes;
-    out.close();
-    ec = out.error();
-  }
-  if (ec)
-    error = "cannot write " + path + ": " + ec.message();
-  return !ec;
 }
 
 /// "<kind> <chip> <file> <bytes> xxh3:<hex>" for a file written in `dir`.
@@ -153,7 +141,7 @@ LogicalResult emitCudaKernels(ModuleOp module, llvm::StringRef dir,
       std::string ptxPath = (dir + "/" + job->ptx).str();
       job->ptx = ptxPath;
       job->cubin = (dir + "/" + job->cubin).str();
-      if (!writeFile(ptxPath, object.getObject().getValue(), error) ||
+      if (!writeArtifactFile(ptxPath, object.getObject().getValue(), error) ||
           !job->start(ptxas, error)) {
         ok = false;
         break;

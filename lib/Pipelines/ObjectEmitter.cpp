@@ -94,6 +94,13 @@ LogicalResult emitSharedObject(ModuleOp module, const CompileOptions &options,
       return failure();
     }
     codegen.run(*llvmModule);
+    // A full disk: an error, not the stream's fatal error at destruction.
+    os.close();
+    if (std::error_code written = os.error()) {
+      os.clear_error();
+      error = "cannot write the object file " + objectPath.str().str() + ": " + written.message();
+      return failure();
+    }
   }
   codegenTiming.stop();
   TimingScope linkTiming = timing.nest("link");

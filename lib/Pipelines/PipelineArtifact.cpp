@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Pipelines/Pipelines.h"
+#include "ArtifactWriter.h"
 #include "trc/Abi/AttrNames.h"
 #include "trc/Abi/PipelineNames.h"
 
@@ -73,11 +74,9 @@ LogicalResult compilePipelineArtifact(ModuleOp module, const CompileOptions &opt
   }
   llvm::SmallString<256> indexPath(outPath);
   llvm::sys::path::append(indexPath, rt::kPipelineIndexFile);
-  std::error_code ec;
-  llvm::raw_fd_ostream file(indexPath, ec);
-  if (ec)
-    return fail(llvm::Twine("cannot write ") + rt::kPipelineIndexFile + ": " + ec.message());
-  file << rt::formatPipelineIndex(index);
+  std::string error;
+  if (!writeArtifactFile(indexPath.str().str(), rt::formatPipelineIndex(index), error))
+    return fail(error);
   return success();
 }
 

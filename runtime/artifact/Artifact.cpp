@@ -9,6 +9,7 @@
 #include "runtime/formats/Bundle.h"
 #include "runtime/backends/cuda/CudaProgram.h"
 #include "runtime/formats/FileOps.h"
+#include "runtime/formats/ProgramSignature.h"
 
 #include <cstdlib>
 
@@ -281,6 +282,12 @@ StatusOr<std::unique_ptr<Artifact>> Artifact::loadFolder(const std::string &dir,
     return Status::error(programPath + ": cannot load the program: " +
                          (why ? why : "unknown dlopen error"));
   }
+  // What the program was compiled for must be what the manifest says, or
+  // it would read and write outside the buffers the runtime makes.
+  ::dlerror();
+  auto *signature = static_cast<const char *>(::dlsym(a->dlHandle_, abi::kSignatureSymbol));
+  if (Status s = checkProgramSignature(m, signature, programPath); !s)
+    return s;
   ::dlerror();
   void *sym = ::dlsym(a->dlHandle_, m.entry.c_str());
   if (!sym)

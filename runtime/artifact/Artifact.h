@@ -6,7 +6,9 @@
 // FNV-1a 64 in manifests written before it: Checksum.h) of the program and
 // the weights against the manifest, maps the weights read-only,
 // dlopens the program (RTLD_NOW | RTLD_LOCAL: every trc_rt_* reference must
-// resolve against the process now) and looks up the entry symbol. Every
+// resolve against the process now), checks its signature against the
+// manifest (ProgramSignature.h: a program compiled for another manifest is
+// refused before it runs) and looks up the entry symbol. Every
 // failure is a message naming the file and the problem. The Artifact keeps
 // the program loaded and the weights mapped until it is destroyed.
 // Target cuda: every `cubin`/`ptx` file is read and its size and hash

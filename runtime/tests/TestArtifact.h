@@ -11,6 +11,8 @@
 
 #include "TestFixtures.h"
 #include "runtime/formats/Checksum.h"
+#include "runtime/formats/Manifest.h"
+#include "runtime/formats/ProgramSignature.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -102,7 +104,7 @@ inline std::string testManifest(const std::string &program,
   m += "slot 1 param W f32 2 3 2 0 trainable\n";
   m += "slot 2 output y f32 2 4 2\n";
   m += "slot 3 param b f32 1 2 64 frozen\n";
-  m += "slot 4 output s f32 2 4 3\n";
+  m += "slot 4 output out/sum f32 2 4 3\n";
   m += "slot 5 input in/two f32 2 4 3\n";
   m += "end\n";
   return m;
@@ -116,6 +118,65 @@ inline void writeTestArtifact(const std::string &dir,
   writeFile(dir + "/program.so", program);
   writeFile(dir + "/weights.bin", weights);
   writeFile(dir + "/manifest.trc", testManifest(program, weights, opt));
+}
+
+// Replaces `dir`'s program.so by `source` (TestProgram.c, or another
+// fixture that declares its signature under #ifndef
+// TRC_TEST_SIGNATURE_ELSEWHERE) compiled now, with the C compiler that built
+// the fixtures, with the signature of `dir`'s manifest,
+// and the manifest's program record by the new file's size and checksum:
+// a program compiled for that manifest (ProgramSignature.h). Its code is
+// the fixture's, right for that file's own slots only. False (with
+// `error`) when the manifest does not parse or the compiler fails.
+inline bool compileTestProgramFor(const std::string &dir, std::string &error,
+                                  const std::string &source = TRC_TEST_PROGRAM_SOURCE) {
+  std::string manifest = readFile(dir + "/manifest.trc");
+  StatusOr<Manifest> parsed = parseManifest(manifest);
+  if (!parsed.ok()) {
+    error = std::string(parsed.status().message());
+    return false;
+  }
+  std::string literal;
+  for (char c : programSignature(*parsed))
+    literal += c == '\n' ? std::string("\\n") : c == '"' || c == '\\' ? std::string("\\") + c
+                                                                      : std::string(1, c);
+  writeFile(dir + "/signature.c", "const char trc_signature[] = \"" + literal + "\";\n");
+  std::string command = std::string(TRC_TEST_CC) + " -shared -fPIC -O1 -DTRC_TEST_SIGNATURE_ELSEWHERE '" +
+                        source + "' '" + dir + "/signature.c' -o '" + dir +
+                        "/program.so'";
+  int rc = std::system(command.c_str());
+  std::filesystem::remove(dir + "/signature.c");
+  if (rc != 0) {
+    error = "failed: " + command;
+    return false;
+  }
+  std::string program = readFile(dir + "/program.so");
+  size_t at = manifest.find("\nprogram ");
+  size_t end = manifest.find('\n', at + 1);
+  manifest.replace(at + 1, end - at - 1,
+                   "program program.so " + std::to_string(program.size()) + " " +
+                       manifestChecksum(program));
+  writeFile(dir + "/manifest.trc", manifest);
+  return true;
+}
+
+// The test artifact with W's slot line replaced by `records` (a sharded,
+// split or initialized W) and its program compiled for that manifest. The
+// program computes y = x * W + b for W [3, 2] only: tests of other W
+// layouts load the artifact and its parameters but do not run it.
+inline bool writeTestArtifactWithW(const std::string &dir, const std::string &records,
+                                   std::string &error) {
+  writeTestArtifact(dir);
+  std::string manifest = readFile(dir + "/manifest.trc");
+  std::string from = "slot 1 param W f32 2 3 2 0 trainable\n";
+  size_t at = manifest.find(from);
+  if (at == std::string::npos) {
+    error = "the test manifest has no W slot";
+    return false;
+  }
+  manifest.replace(at, from.size(), records);
+  writeFile(dir + "/manifest.trc", manifest);
+  return compileTestProgramFor(dir, error);
 }
 
 } // namespace trc::rt::test

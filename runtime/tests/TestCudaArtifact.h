@@ -172,7 +172,7 @@ inline std::string testCudaManifest(const std::string &program, const std::strin
   m += "slot 1 param W f32 2 3 2 0 trainable\n";
   m += "slot 2 output y f32 2 4 2\n";
   m += "slot 3 param b f32 1 2 64 frozen\n";
-  m += "slot 4 output s f32 2 4 3\n";
+  m += "slot 4 output out/sum f32 2 4 3\n";
   m += "slot 5 input in/two f32 2 4 3\n";
   m += "end\n";
   return m;

@@ -6,10 +6,10 @@
  *   1 param  W      f32 [3, 2]
  *   2 output y      f32 [4, 2]   y = x * W + b   (x * W via trc_rt_matmul_f32,
  *   3 param  b      f32 [2]                      into the arena)
- *   4 output s      f32 [4, 3]   s = x + in/two  (elementwise)
+ *   4 output out/sum f32 [4, 3]  s = x + in/two  (elementwise)
  *   5 input  in/two f32 [4, 3]
  * The arena holds the 4x2 temporary x * W. The trc-run lit tests use it too
- * (test/Inputs/make_artifact.py, which names slot 4 "out/sum").
+ * (test/Inputs/make_artifact.py).
  *
  *===----------------------------------------------------------------------===*/
 #include <stdint.h>
@@ -19,6 +19,24 @@ void trc_rt_matmul_f32(int64_t batch, int64_t m, int64_t n, int64_t k,
                        int32_t transA, const float *b, int64_t ldb,
                        int64_t strideB, int32_t transB, float *c, int64_t ldc,
                        int64_t strideC);
+
+/* What the program was compiled for (runtime/formats/ProgramSignature.h):
+ * the loader refuses a manifest that says otherwise. Tests of other slot
+ * layouts compile this file with their manifest's signature instead
+ * (TestArtifact.h's compileTestProgramFor). */
+#ifndef TRC_TEST_SIGNATURE_ELSEWHERE
+const char trc_signature[] =
+    "trc-signature 1\n"
+    "target cpu\n"
+    "entry trc_entry\n"
+    "arena 64\n"
+    "slot 0 input x f32 2 4 3\n"
+    "slot 1 param W f32 2 3 2\n"
+    "slot 2 output y f32 2 4 2\n"
+    "slot 3 param b f32 1 2\n"
+    "slot 4 output out/sum f32 2 4 3\n"
+    "slot 5 input in/two f32 2 4 3\n";
+#endif
 
 void trc_entry(void **slots, void *arena) {
   const float *x = (const float *)slots[0];

@@ -27,6 +27,22 @@ enum { kRows = 2, kSeq = 8, kVocab = 64 };
 /* CollectiveAbi.h's codes. */
 enum { kGroupWorld = 0, kGroupTensor = 3, kReduceAvg = 1, kF32 = 0 };
 
+/* What the program was compiled for (runtime/formats/ProgramSignature.h):
+ * the loader refuses a manifest that says otherwise. */
+const char trc_signature[] =
+    "trc-signature 1\n"
+    "target cpu\n"
+    "entry trc_entry\n"
+    "arena 320\n"
+    "slot 0 input ids i64 2 2 8\n"
+    "slot 1 input targets i64 2 2 8\n"
+    "slot 2 input trc.lr f32 0\n"
+    "slot 3 input trc.step f32 0\n"
+    "slot 4 param W f32 1 64\n"
+    "slot 5 output loss f32 0\n"
+    "slot 6 output grad_norm f32 0\n"
+    "slot 7 output update:W f32 1 64\n";
+
 void trc_entry(void **slots, void *arena) {
   const int64_t *ids = (const int64_t *)slots[0];
   const int64_t *targets = (const int64_t *)slots[1];

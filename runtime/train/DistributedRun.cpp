@@ -5,6 +5,7 @@
 #include "runtime/comm/Collectives.h"
 #include "runtime/support/LaunchEnvironment.h"
 #include "runtime/comm/SingleProcessCommunicator.h"
+#include "runtime/comm/mpi/MpiCommunicator.h"
 #include "runtime/formats/FileOps.h"
 #include "runtime/support/Names.h"
 #include "runtime/support/Parse.h"
@@ -299,6 +300,13 @@ Status DistributedRun::agree(const Status &local) {
   if (!isRoot())
     return Status::reported();
   return Status::error(first == 0 ? message : "rank " + std::to_string(first) + ": " + message);
+}
+
+Status DistributedRun::leaveAlone(const Status &s) {
+  if (s.ok() || size() == 1 || s.message().empty())
+    return s;
+  rt::leaveMpiWithoutFinalize();
+  return s.withPrefix("rank " + std::to_string(rank()) + ": ");
 }
 
 Status DistributedRun::shareArtifact(bool compiled, std::string &artifactDir,

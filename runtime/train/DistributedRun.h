@@ -106,6 +106,14 @@ public:
   /// otherwise success everywhere. Without it a rank-local failure left the
   /// others waiting in their next collective until its timeout.
   rt::Status agree(const rt::Status &local);
+  /// `s` ended this rank's run after the ranks agreed: an error of its own
+  /// (a metrics line or checkpoint it could not write) reaches no other
+  /// rank, who wait for it in their next collective. With several ranks its
+  /// message names this rank ("rank R: ...") and MPI is left without its
+  /// finalize (leaveMpiWithoutFinalize), so that this process's exit ends
+  /// the job at once rather than at the collective timeout. Success and
+  /// reported() (every rank stopped together) pass unchanged.
+  rt::Status leaveAlone(const rt::Status &s);
   /// `text` as rank `root` has it, on every rank (collective).
   rt::Status broadcastText(std::string &text, int root = 0);
   /// Rank 0 compiles the step once (`compiled`: whether it succeeded, then

@@ -520,6 +520,7 @@ private:
   Status resume();
   StatusOr<StepResult> runStep(int64_t step);
   Status openPipeline();
+  Status openMetrics();
   Status runPipelineStep(int64_t step, StepResult &result);
   StatusOr<bool> isNonFinite(double loss, double gradNorm);
   Status nonFiniteError(const StepResult &result, int64_t inARow);
@@ -869,15 +870,26 @@ Status TrainingJob::prepareShared(int64_t vocab) {
                                       "could not set up --eval-data");
         !s)
       return s;
-  if (!o_.metricsPath.empty() && dist_.isRoot()) {
+  return openMetrics();
+}
+
+/// --metrics, written by rank 0 (continued after the resumed step on
+/// --resume); every rank learns whether it opened (a bad file on --resume
+/// used to leave the others waiting in their first step).
+Status TrainingJob::openMetrics() {
+  if (o_.metricsPath.empty())
+    return Status::success();
+  Status opened = Status::success();
+  if (dist_.isRoot()) {
     StatusOr<std::unique_ptr<MetricsWriter>> metrics =
         o_.resume ? MetricsWriter::resume(o_.metricsPath, firstStep_)
                   : MetricsWriter::create(o_.metricsPath);
-    if (!metrics.ok())
-      return metrics.status();
-    metrics_ = *std::move(metrics);
+    if (metrics.ok())
+      metrics_ = *std::move(metrics);
+    else
+      opened = metrics.status();
   }
-  return Status::success();
+  return dist_.shareVerdict(opened, "could not open --metrics " + o_.metricsPath);
 }
 
 /// The stage programs this rank holds and the schedule it runs.
@@ -913,15 +925,7 @@ Status TrainingJob::openPipeline() {
   if (o_.resume)
     if (Status s = resume(); !s)
       return s;
-  if (!o_.metricsPath.empty() && dist_.isRoot()) {
-    StatusOr<std::unique_ptr<MetricsWriter>> metrics =
-        o_.resume ? MetricsWriter::resume(o_.metricsPath, firstStep_)
-                  : MetricsWriter::create(o_.metricsPath);
-    if (!metrics.ok())
-      return metrics.status();
-    metrics_ = *std::move(metrics);
-  }
-  return Status::success();
+  return openMetrics();
 }
 
 /// One optimizer step through the pipeline: data rank d's microbatch m
@@ -1643,11 +1647,12 @@ Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
   TrainingJob job(run, *dist, compiler, fromArtifact, onStep);
   if (Status s = job.prepare(); !s)
     return s;
+  // From here on an error may be this rank's alone.
   if (run.evaluateOnly)
-    return job.evaluateAlone();
+    return dist->leaveAlone(job.evaluateAlone());
   if (Status s = job.train(); !s)
-    return s;
-  return job.saveResults(run.options.steps);
+    return dist->leaveAlone(s);
+  return dist->leaveAlone(job.saveResults(run.options.steps));
 }
 
 } // namespace trc::rt

@@ -49,7 +49,7 @@ StatusOr<TrainingArtifactInfo> readTrainingInfo(const std::string &dir) {
   std::string path = dir + "/" + kTrainingInfoFile;
   StatusOr<std::string> text = rt::readSmallFile(path, kMaxInfoBytes);
   if (!text.ok())
-    return Status::error(path + ": " + std::string(text.status().message()) +
+    return Status::error(std::string(text.status().message()) + // names the file
                          " (save a training step with trc-run MODEL.onnx ... --save-artifact DIR)");
   TrainingArtifactInfo info;
   std::istringstream lines(*text);

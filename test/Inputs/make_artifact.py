@@ -2,13 +2,14 @@
 """Writes trc artifacts (docs/ARTIFACT.md) and .npy inputs for the trc-run
 lit tests (test/Runtime/), without the compiler: the program is the
 runtime tests' hand-written program (runtime/tests/TestProgram.c) compiled
-with `cc -shared -fPIC`, the manifest and weights are written here.
+with `cc -shared -fPIC`, the manifest and weights are written here. Each
+program declares the manifest it was written for (trc_signature,
+runtime/formats/ProgramSignature.h).
 
     python3 test/Inputs/make_artifact.py OUT_DIR
 
 Artifacts (folders under OUT_DIR):
-  good/                the artifact of TestProgram.c (see its comment; here its
-                       slot 4 is named out/sum)
+  good/                the artifact of TestProgram.c (see its comment)
   cuda/                the same, but `target cuda`
   bad-weights/         one byte of weights.bin flipped (checksum mismatch)
   truncated-manifest/  manifest.trc cut before its `end` record
@@ -108,6 +109,17 @@ def write_artifact(folder, program, target="cpu"):
 
 GATHER_C = r"""
 #include <stdint.h>
+const char trc_signature[] =
+    "trc-signature 1\n"
+    "target cpu\n"
+    "entry trc_entry\n"
+    "arena 64\n"
+    "slot 0 input idx i64 1 4\n"
+    "bound 0 5\n"
+    "slot 1 param table f32 2 5 2\n"
+    "slot 2 output y f32 2 4 2\n"
+    "slot 3 input lab i64 1 4\n"
+    "labels 3 3 -100\n";
 void trc_entry(void **slots, void *arena) {
   (void)arena;
   const int64_t *idx = (const int64_t *)slots[0];

@@ -20,6 +20,9 @@ inline constexpr const char kWeightsFile[] = "weights.bin";
 
 // The program's one exported function: trc_entry(void **slots, void *arena).
 inline constexpr const char kEntrySymbol[] = "trc_entry";
+// The program's signature: a NUL-terminated text of what it was compiled
+// for (runtime/formats/ProgramSignature.h), checked against the manifest.
+inline constexpr const char kSignatureSymbol[] = "trc_signature";
 
 // The manifest's first record: "trc-artifact <version>".
 inline constexpr const char kManifestMagic[] = "trc-artifact";

@@ -190,9 +190,10 @@ public:
 std::mutex gRuntimeMutex;
 std::weak_ptr<MpiRuntime> gRuntime;
 std::atomic<bool> gFinalizedByUs{false};
+std::atomic<bool> gLeavingAlone{false}; // leaveMpiWithoutFinalize
 
 MpiRuntime::~MpiRuntime() {
-  if (!ownsInit)
+  if (!ownsInit || gLeavingAlone)
     return;
   std::lock_guard<std::mutex> lock(mutex);
   WatchedCall call;
@@ -700,6 +701,8 @@ StatusOr<std::unique_ptr<Communicator>> MpiCommunicator::split(int color, int ke
 }
 
 } // namespace
+
+void leaveMpiWithoutFinalize() { gLeavingAlone = true; }
 
 std::string mpiLibraryName() {
   const char *override = ::getenv("TRC_MPI_LIBRARY");

@@ -54,6 +54,13 @@ namespace trc::rt {
 /// A communicator on MPI_COMM_WORLD (initializing MPI on first use).
 StatusOr<std::unique_ptr<Communicator>> createMpiCommunicator();
 
+/// This process leaves on an error of its own: MPI is not finalized when
+/// its last communicator goes (MPI_Finalize waits for every rank, and the
+/// others wait for this one in their next collective). The launcher ends
+/// the job when this process exits non-zero, or the others' watchdog names
+/// it gone. One way: for a process about to exit.
+void leaveMpiWithoutFinalize();
+
 // The library createMpiCommunicator loads: TRC_MPI_LIBRARY or libmpi.so.40.
 std::string mpiLibraryName();
 

@@ -197,12 +197,64 @@ TEST(Artifact, ReportsProgramsThatCannotLoad) {
   EXPECT_THAT(err, StartsWith(dir2.file("program.so") + ": cannot load the program: ")) << err;
   EXPECT_THAT(err, HasSubstr("undefined symbol: trc_rt_does_not_exist")) << err;
 
-  // A manifest naming an entry the program does not define.
+  // A program compiled for an entry it does not define.
   TempDir dir3;
   ArtifactOptions entry;
   entry.entry = "no_such_entry";
   writeTestArtifact(dir3.path(), entry);
+  std::string error;
+  ASSERT_TRUE(compileTestProgramFor(dir3.path(), error)) << error;
   EXPECT_EQ(loadError(dir3.path()),
             dir3.file("program.so") +
                 ": the program has no entry symbol 'no_such_entry'");
+}
+
+// The program's signature (ProgramSignature.h) against its manifest, with
+// every checksum right: what a program was not compiled for is refused
+// before it runs, naming the first record that differs.
+TEST(Artifact, RefusesAManifestTheProgramWasNotCompiledFor) {
+  auto forged = [](const std::string &from, const std::string &to) {
+    TempDir dir;
+    writeTestArtifact(dir.path());
+    std::string manifest = readFile(dir.file("manifest.trc"));
+    size_t at = manifest.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    manifest.replace(at, from.size(), to);
+    writeFile(dir.file("manifest.trc"), manifest);
+    std::string err = loadError(dir.path());
+    std::string prefix = dir.file("program.so") +
+                         ": the program was compiled for another manifest (another model's "
+                         "program, or an edited manifest.trc): ";
+    EXPECT_THAT(err, StartsWith(prefix)) << err;
+    return err.substr(std::min(err.size(), prefix.size()));
+  };
+  EXPECT_EQ(forged("arena 64\n", "arena 8\n"),
+            "the program has 'arena 64' where the manifest has 'arena 8'");
+  EXPECT_EQ(forged("slot 0 input x f32 2 4 3\n", "slot 0 input x f32 2 2 3\n"),
+            "the program has 'slot 0 input x f32 2 4 3' where the manifest has "
+            "'slot 0 input x f32 2 2 3'");
+  EXPECT_EQ(forged("slot 1 param W f32 2 3 2 0", "slot 1 param W f64 2 3 2 0"),
+            "the program has 'slot 1 param W f32 2 3 2' where the manifest has "
+            "'slot 1 param W f64 2 3 2'");
+  EXPECT_EQ(forged("slot 3 param b f32 1 2 64", "slot 3 param b f32 1 1 64"),
+            "the program has 'slot 3 param b f32 1 2' where the manifest has "
+            "'slot 3 param b f32 1 1'");
+  EXPECT_EQ(forged("slot 5 input in/two f32 2 4 3\n", ""),
+            "the program has 'slot 5 input in/two f32 2 4 3' where the manifest has nothing more");
+  EXPECT_EQ(forged("entry trc_entry\n", "entry trc_rt_matmul_f32\n"),
+            "the program has 'entry trc_entry' where the manifest has 'entry trc_rt_matmul_f32'");
+  EXPECT_EQ(forged("slot 5 input in/two f32 2 4 3\n",
+                   "slot 5 input in/two f32 2 4 3\nslot 6 input more f32 0\n"),
+            "the program has nothing more where the manifest has 'slot 6 input more f32 0'");
+}
+
+TEST(Artifact, RefusesAProgramWithoutASignature) {
+  TempDir dir;
+  ArtifactOptions unsigned_;
+  unsigned_.program = fixturePath(TRC_TEST_PROGRAM_UNSIGNED);
+  writeTestArtifact(dir.path(), unsigned_);
+  EXPECT_EQ(loadError(dir.path()),
+            dir.file("program.so") +
+                ": the program has no signature (trc_signature): it was not compiled by this "
+                "trc's compiler; compile the model again");
 }

@@ -136,6 +136,8 @@ TEST(CudaArtifact, NoKernelsStillRegistersTheProgram) {
   opt.withPtx = false;
   opt.kernels.clear();
   writeTestCudaArtifact(dir.path(), opt);
+  std::string error;
+  ASSERT_TRUE(compileTestProgramFor(dir.path(), error, TRC_TEST_CUDA_PROGRAM_SOURCE)) << error;
   TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Artifact> a, Artifact::load(dir.path(), "cuda"));
   ASSERT_NE(a->cudaProgram(), nullptr);
   EXPECT_TRUE(a->cudaProgram()->kernels.empty());
@@ -172,6 +174,8 @@ TEST(CudaArtifact, SingleFileArtifactsCarryTheirKernels) {
   noKernels.withPtx = false;
   noKernels.kernels.clear();
   writeTestCudaArtifact(plain.path(), noKernels);
+  std::string error;
+  ASSERT_TRUE(compileTestProgramFor(plain.path(), error, TRC_TEST_CUDA_PROGRAM_SOURCE)) << error;
   std::string plainBundle = out.file("plain.trc");
   ASSERT_TRUE(packBundle(plain.path(), plainBundle));
   EXPECT_THAT(readFile(plainBundle), StartsWith("trc-bundle 1\n"));

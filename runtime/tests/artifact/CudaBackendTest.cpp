@@ -851,7 +851,7 @@ TEST(CudaEndToEnd, TheCudaTestArtifactRunsThroughASession) {
     Status s = session->run();
     ASSERT_TRUE(s) << "step " << step << ": " << s.message();
     TRC_ASSERT_OK_AND_ASSIGN(HostTensor y, session->getOutput("y"));
-    TRC_ASSERT_OK_AND_ASSIGN(HostTensor sum, session->getOutput("s"));
+    TRC_ASSERT_OK_AND_ASSIGN(HostTensor sum, session->getOutput("out/sum"));
     for (int i = 0; i < 4; ++i)
       for (int j = 0; j < 2; ++j) {
         float want = kB[j];

@@ -29,13 +29,11 @@ namespace {
 // The test artifact with W ([3, 2], or a shard record) made by `init`.
 std::unique_ptr<Artifact> initializedArtifact(const TempDir &dir, const std::string &slotW,
                                               const std::string &initW) {
-  writeTestArtifact(dir.path());
-  std::string manifest = readFile(dir.file("manifest.trc"));
-  std::string from = "slot 1 param W f32 2 3 2 0 trainable\n";
-  size_t at = manifest.find(from);
-  EXPECT_NE(at, std::string::npos);
-  manifest.replace(at, from.size(), slotW + initW);
-  writeFile(dir.file("manifest.trc"), manifest);
+  std::string error;
+  if (!writeTestArtifactWithW(dir.path(), slotW + initW, error)) {
+    ADD_FAILURE() << error;
+    return nullptr;
+  }
   StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::load(dir.path(), "cpu");
   EXPECT_TRUE(artifact.ok()) << artifact.status().message();
   return artifact.ok() ? *std::move(artifact) : nullptr;

@@ -252,13 +252,10 @@ TEST(TrainerTest, SavedStepOfAnotherTensorDegreeIsRefused) {
   TrainerOptions o = validOptions(writeTokens(dir));
   std::string step = dir.file("step");
   std::filesystem::create_directory(step);
-  trc::rt::test::writeTestArtifact(step);
-  std::string manifest = trc::rt::test::readFile(step + "/manifest.trc");
-  std::string from = "slot 1 param W f32 2 3 2 0 trainable\n";
-  ASSERT_NE(manifest.find(from), std::string::npos);
-  manifest.replace(manifest.find(from), from.size(),
-                   "slot 1 param W f32 2 3 1 0 trainable\nsplit 1 1 1 2 2 3 2\n");
-  trc::rt::test::writeFile(step + "/manifest.trc", manifest);
+  std::string error;
+  ASSERT_TRUE(trc::rt::test::writeTestArtifactWithW(
+      step, "slot 1 param W f32 2 3 1 0 trainable\nsplit 1 1 1 2 2 3 2\n", error))
+      << error;
   TrainingArtifactInfo info;
   info.inputs = "x";
   info.targets = "y";
