@@ -161,12 +161,18 @@ void Watchdog::setPollSeconds(double seconds) {
   pollSeconds_ = seconds;
 }
 
+void Watchdog::setStoppedPeerSeconds(double seconds) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stoppedPeerSeconds_ = seconds;
+}
+
 void Watchdog::setPeers(int selfRank, int worldSize,
                         std::vector<PeerProcess> peers) {
   std::lock_guard<std::mutex> lock(mutex_);
   selfRank_ = selfRank;
   worldSize_ = worldSize;
   peers_ = std::move(peers);
+  stoppedSince_.assign(peers_.size(), {});
   selfNamespace_.clear();
   if (selfRank >= 0 && size_t(selfRank) < peers_.size())
     selfNamespace_ = peers_[size_t(selfRank)].namespaceKey;
@@ -203,6 +209,8 @@ void Watchdog::run() {
   while (!stop_) {
     if (active_.empty()) {
       // Sleep until a call is watched (watch() wakes an idle thread only).
+      // A stop is counted within one stretch of waiting only.
+      std::fill(stoppedSince_.begin(), stoppedSince_.end(), std::chrono::steady_clock::time_point{});
       idle_ = true;
       wake_.wait(lock, [&] { return stop_ || !active_.empty(); });
       idle_ = false;
@@ -221,39 +229,55 @@ void Watchdog::run() {
         checking = &e;
     }
     if (checking) {
-      int lost = findLostPeer(checking->call.peer);
-      if (lost >= 0)
-        die(lostMessage(*checking, lost));
+      LostPeer lost = findLostPeer(checking->call.peer, now);
+      if (lost.rank >= 0)
+        die(lostMessage(*checking, lost.rank, lost.stopped));
     }
   }
 }
 
-int Watchdog::findLostPeer(int preferred) const {
+Watchdog::LostPeer Watchdog::findLostPeer(int preferred,
+                                          std::chrono::steady_clock::time_point now) {
   if (selfNamespace_.empty())
-    return -1;
+    return {};
+  LostPeer found;
+  auto consider = [&](size_t r) {
+    PeerState state = peerState(r);
+    if (state != PeerState::Stopped)
+      stoppedSince_[r] = {};
+    else if (stoppedSince_[r] == std::chrono::steady_clock::time_point{})
+      stoppedSince_[r] = now;
+    bool stoppedTooLong =
+        state == PeerState::Stopped &&
+        std::chrono::duration<double>(now - stoppedSince_[r]).count() >= stoppedPeerSeconds_;
+    if (found.rank < 0 && (state == PeerState::Gone || stoppedTooLong))
+      found = {int(r), state == PeerState::Stopped};
+  };
   // The awaited peer first: when it died and others then gave up, the
   // message names the rank this one was really waiting for.
-  if (preferred >= 0 && size_t(preferred) < peers_.size() && isGone(size_t(preferred)))
-    return preferred;
+  if (preferred >= 0 && size_t(preferred) < peers_.size())
+    consider(size_t(preferred));
   for (size_t r = 0; r < peers_.size(); ++r)
-    if (isGone(r))
-      return int(r);
-  return -1;
+    if (int(r) != preferred)
+      consider(r);
+  return found;
 }
 
-bool Watchdog::isGone(size_t r) const {
+Watchdog::PeerState Watchdog::peerState(size_t r) const {
   const PeerProcess &p = peers_[r];
   if (int(r) == selfRank_ || p.namespaceKey != selfNamespace_ || p.pid <= 0)
-    return false;
+    return PeerState::Running;
   std::string path = "/proc/" + std::to_string(p.pid) + "/stat", stat;
   int err = 0;
-  if (!readProcFile(path.c_str(), stat, err))
-    return err == ENOENT || err == ESRCH; // else: cannot tell
+  if (!readProcFile(path.c_str(), stat, err)) // else: cannot tell
+    return err == ENOENT || err == ESRCH ? PeerState::Gone : PeerState::Running;
   char state = 0;
   uint64_t start = 0;
   if (!parseStat(stat, state, start))
-    return false;
-  return state == 'Z' || state == 'X' || (p.startTime && start != p.startTime);
+    return PeerState::Running;
+  if (state == 'Z' || state == 'X' || (p.startTime && start != p.startTime))
+    return PeerState::Gone;
+  return state == 'T' ? PeerState::Stopped : PeerState::Running;
 }
 
 std::string Watchdog::timeoutMessage(const Entry &e) const {
@@ -279,16 +303,18 @@ std::string Watchdog::timeoutMessage(const Entry &e) const {
          " (rank(s) not responding; " + self + ")";
 }
 
-std::string Watchdog::lostMessage(const Entry &e, int lostRank) const {
+std::string Watchdog::lostMessage(const Entry &e, int lostRank, bool stopped) const {
   const PeerProcess &p = peers_[size_t(lostRank)];
   std::string where = e.call.peer >= 0
                           ? std::string(e.call.what) + " rank " +
                                 std::to_string(e.call.peer)
                           : "collective " + std::string(e.call.what);
-  return "error: rank " + std::to_string(lostRank) + " (pid " +
-         std::to_string(p.pid) + " on host " + p.host +
-         ") is gone (exited or was killed) while rank " +
-         std::to_string(selfRank_) + " waited in " + where;
+  std::string what = stopped ? "has been stopped (SIGSTOP or SIGTSTP) for " +
+                                   formatSeconds(stoppedPeerSeconds_) + " s"
+                             : "is gone (exited or was killed)";
+  return "error: rank " + std::to_string(lostRank) + " (pid " + std::to_string(p.pid) +
+         " on host " + p.host + ") " + what + " while rank " + std::to_string(selfRank_) +
+         " waited in " + where;
 }
 
 void Watchdog::die(const std::string &message) {

@@ -17,6 +17,13 @@
 //     first, so that it is the one named when several are gone):
 //       error: rank 1 (pid 4242 on host h) is gone (exited or was killed)
 //       while rank 0 waited in collective allReduce
+//   - a peer process on this machine has been stopped (SIGSTOP, SIGTSTP;
+//     /proc state T) for stoppedPeerSeconds (30 s) of this call's wait:
+//       error: rank 1 (pid 4242 on host h) has been stopped (SIGSTOP or
+//       SIGTSTP) for 30 s while rank 0 waited in collective allReduce
+//     (a stop the whole job shares, such as Ctrl-Z of the launcher, stops
+//     the watcher too and is not counted; a debugger's stop, state t, is
+//     left alone).
 // The timeout is TRC_COLLECTIVE_TIMEOUT_S (seconds, default 300; 0 turns the
 // timeout off; readCollectiveTimeout parses it). Peers on other machines
 // cannot be checked: their loss surfaces as an MPI error or, at the latest,
@@ -47,6 +54,8 @@ namespace trc::rt {
 
 // Default of TRC_COLLECTIVE_TIMEOUT_S.
 constexpr double kDefaultCollectiveTimeoutSeconds = 300;
+// How long a local peer may stay stopped while a call waits for it.
+constexpr double kDefaultStoppedPeerSeconds = 30;
 
 /// TRC_COLLECTIVE_TIMEOUT_S as seconds (the default when unset, 0 = no
 /// timeout); an error naming the variable when it is not a non-negative
@@ -115,6 +124,8 @@ public:
 
   // How often the thread looks (tests may shorten it before the first watch).
   void setPollSeconds(double seconds);
+  // How long a local peer may stay stopped (tests shorten it).
+  void setStoppedPeerSeconds(double seconds);
 
 private:
   struct Entry {
@@ -126,12 +137,17 @@ private:
   void unwatch(uint64_t id);
   // The message for a call that timed out / lost `lostRank`.
   std::string timeoutMessage(const Entry &e) const;
-  std::string lostMessage(const Entry &e, int lostRank) const;
-  // The world rank of a local peer that is gone (`preferred`, the awaited
-  // peer, if it is), or -1.
-  int findLostPeer(int preferred) const;
-  // Whether local peer `r` (a world rank) has exited or was killed.
-  bool isGone(size_t r) const;
+  std::string lostMessage(const Entry &e, int lostRank, bool stopped) const;
+  // A local peer that is gone, or stopped for stoppedPeerSeconds_ (`preferred`,
+  // the awaited peer, if it is): its world rank, or -1.
+  struct LostPeer {
+    int rank = -1;
+    bool stopped = false;
+  };
+  LostPeer findLostPeer(int preferred, std::chrono::steady_clock::time_point now);
+  enum class PeerState { Running, Stopped, Gone };
+  // Local peer `r` (a world rank) as /proc shows it; Running when it cannot tell.
+  PeerState peerState(size_t r) const;
   [[noreturn]] static void die(const std::string &message);
 
   mutable std::mutex mutex_;
@@ -140,6 +156,9 @@ private:
   bool started_ = false, stop_ = false, idle_ = false;
   double timeout_ = kDefaultCollectiveTimeoutSeconds;
   double pollSeconds_ = 0.25;
+  double stoppedPeerSeconds_ = kDefaultStoppedPeerSeconds;
+  // Since when each peer has been seen stopped (time_point{}: not stopped).
+  std::vector<std::chrono::steady_clock::time_point> stoppedSince_;
   uint64_t nextId_ = 1;
   std::vector<Entry> active_;
   int selfRank_ = 0, worldSize_ = 1;

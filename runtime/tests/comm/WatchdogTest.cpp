@@ -19,6 +19,8 @@
 #include <csignal>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <fstream>
+#include <iterator>
 #include <thread>
 #include <unistd.h>
 
@@ -44,6 +46,21 @@ pid_t startSleeper() {
     ::_exit(0);
   }
   return pid;
+}
+
+// SIGSTOP for a sleeper once it sleeps (state S): stopped earlier, it would
+// not have armed its parent-death signal and could outlive the test.
+void stopSleeper(pid_t pid) {
+  std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  for (int i = 0; i < 500; ++i) {
+    std::ifstream in(path);
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    size_t paren = stat.rfind(')');
+    if (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'S')
+      break;
+    sleepSeconds(0.01);
+  }
+  ::kill(pid, SIGSTOP);
 }
 
 // Peers for a world of `n`: rank 0 is this process, rank `child` a sleeper.
@@ -233,6 +250,51 @@ TEST_F(WatchdogDeath, ZombiePeerIsLost) {
       ::testing::ExitedWithCode(1),
       "error: rank 1 \\(pid [0-9]+ on host .*\\) is gone \\(exited or was "
       "killed\\) while rank 0 waited in send to rank 1");
+}
+
+TEST_F(WatchdogDeath, StoppedPeerIsNamed) {
+  // The stopped sleeper belongs to the test, not to the dying child, so
+  // that the test can end it afterwards.
+  pid_t child = startSleeper();
+  stopSleeper(child);
+  EXPECT_EXIT(
+      {
+        Watchdog dog;
+        dog.setPollSeconds(0.02);
+        dog.setTimeout(0); // no timeout: only the stop can end it
+        dog.setStoppedPeerSeconds(0.3);
+        dog.setPeers(0, 2, peersWith(2, 1, child));
+        WatchedCall call;
+        call.what = "allReduce";
+        auto guard = dog.watch(call);
+        sleepSeconds(30);
+      },
+      ::testing::ExitedWithCode(1),
+      "^error: rank 1 \\(pid [0-9]+ on host .*\\) has been stopped \\(SIGSTOP or SIGTSTP\\) "
+      "for 0.3 s while rank 0 waited in collective allReduce\n$");
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+}
+
+// A peer stopped for less than the grace and continued is not lost.
+TEST(Watchdog, ABriefStopIsLeftAlone) {
+  pid_t child = startSleeper();
+  {
+    Watchdog dog;
+    dog.setPollSeconds(0.02);
+    dog.setTimeout(0);
+    dog.setStoppedPeerSeconds(2);
+    dog.setPeers(0, 2, peersWith(2, 1, child));
+    WatchedCall call;
+    call.what = "allReduce";
+    auto guard = dog.watch(call);
+    stopSleeper(child);
+    sleepSeconds(0.5);
+    ::kill(child, SIGCONT);
+    sleepSeconds(2.5); // past the grace, counted from the stop: still here
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
 }
 
 TEST_F(WatchdogDeath, AwaitedPeerIsNamedFirst) {
