@@ -128,6 +128,9 @@ Status evaluateArtifact(const std::string &artifactDir, Backend &backend,
     }
     outputs.emplace_back(slot->name, std::move(value));
   }
+  // A folder this run creates is removed again when its outputs fail.
+  struct stat before;
+  const bool created = ::stat(options.outputDir.c_str(), &before) != 0;
   if (Status s = makeDirs(options.outputDir); !s)
     return s;
   std::string dir = options.outputDir;
@@ -137,6 +140,8 @@ Status evaluateArtifact(const std::string &artifactDir, Backend &backend,
   auto cleanup = [&]() {
     for (const auto &[temp, final] : written)
       ::unlink(temp.c_str());
+    if (created)
+      ::rmdir(options.outputDir.c_str()); // only if empty
   };
   std::string pid = std::to_string(::getpid());
   for (size_t i = 0; i < outputs.size(); ++i) {

@@ -2,6 +2,7 @@
 #include "runtime/train/TrainingArtifact.h"
 
 #include "runtime/formats/FileOps.h"
+#include "runtime/support/InterruptCleanup.h"
 #include "runtime/support/Names.h"
 #include "runtime/support/Parse.h"
 
@@ -132,26 +133,33 @@ Status installTrainingArtifact(const std::string &built, const std::string &dir)
   // back to a copy), so that installing it is a rename in one folder.
   std::string staging = dir + ".saving";
   fs::remove_all(staging, ec);
+  // A failure (a full disk) or an interrupt leaves no half-written staging.
+  InterruptCleanupGuard interrupted(staging);
+  auto fail = [&](const Status &s) {
+    std::error_code ignored;
+    fs::remove_all(staging, ignored);
+    return s;
+  };
   if (systemFileSystem().rename(built.c_str(), staging.c_str()) != 0) {
     ec.clear();
     fs::copy(built, staging, fs::copy_options::recursive, ec);
     if (ec)
-      return Status::error("cannot write " + staging + ": " + ec.message());
+      return fail(Status::error("cannot write " + staging + ": " + ec.message()));
   }
   if (Status s = fsyncDirectory(parentDirectory(staging)); !s)
-    return s;
+    return fail(s);
   // Swap the old step and the new one in one step (renameat2's
   // RENAME_EXCHANGE), so there is never a moment with no step at `dir`;
   // where there is no old step, a plain rename.
   bool exists = fs::exists(dir, ec);
   if (exists) {
     if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) != 0)
-      return Status::error("cannot replace " + dir + " with " + staging + ": " +
-                           std::strerror(errno));
+      return fail(Status::error("cannot replace " + dir + " with " + staging + ": " +
+                                std::strerror(errno)));
     fs::remove_all(staging, ec); // now the old step
   } else if (systemFileSystem().rename(staging.c_str(), dir.c_str()) != 0) {
-    return Status::error(std::string("cannot rename ") + staging + " into place: " +
-                         std::strerror(errno));
+    return fail(Status::error(std::string("cannot rename ") + staging + " into place: " +
+                              std::strerror(errno)));
   }
   return fsyncDirectory(parentDirectory(dir));
 }
