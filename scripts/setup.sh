@@ -51,12 +51,14 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # safetensors: the runtime tests check trc's safetensors files against it.
 # tokenizers: scripts/prepare_sst2.py trains its byte-level BPE with it.
+# tensorboard: the tests read trc-run --tensorboard's event files with its
+# own reader (event_accumulator).
 # transformers 4.36.2: the last line that works with Debian's torch 1.13;
 # scripts/export_hf.py builds its model families from its own classes. pip
 # resolves tokenizers 0.15 and huggingface_hub 0.36 for it (torch is left
 # alone: transformers does not require it).
-PY_PACKAGES=(lit onnx onnxruntime safetensors tokenizers transformers==4.36.2)
-if ! .venv/bin/python -c "import lit, onnx, onnxruntime, safetensors, tokenizers, transformers" 2>/dev/null; then
+PY_PACKAGES=(lit onnx onnxruntime safetensors tokenizers transformers==4.36.2 tensorboard)
+if ! .venv/bin/python -c "import lit, onnx, onnxruntime, safetensors, tokenizers, transformers, tensorboard" 2>/dev/null; then
   # numpy comes from Debian (python3-numpy) so that python3-torch keeps working.
   .venv/bin/pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}" "numpy<2"
 fi

@@ -342,4 +342,19 @@ void MappedFile::reset() {
   mapped_ = false;
 }
 
+Status writeAllFd(int fd, std::string_view bytes) {
+  const char *p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return Status::error(std::strerror(n < 0 ? errno : ENOSPC));
+    p += n;
+    left -= size_t(n);
+  }
+  return Status::success();
+}
+
 } // namespace trc::rt

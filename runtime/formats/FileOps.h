@@ -127,6 +127,10 @@ Status checkOutputsAreNotInputs(const std::vector<NamedPath> &outputs,
 /// Reads a whole regular file of at most `maxBytes` bytes: its bytes, or an
 /// error naming it ("PATH: cannot open: ...", "PATH: not a regular
 /// file", "PATH: is N bytes, more than the limit of M").
+/// Writes all of `bytes` to `fd` (retrying short writes and EINTR); the
+/// error is strerror's text (a full disk: "No space left on device").
+Status writeAllFd(int fd, std::string_view bytes);
+
 StatusOr<std::string> readSmallFile(const std::string &path, size_t maxBytes);
 
 class MappedFile {

@@ -35,6 +35,20 @@ void MetricValue::appendTo(std::string &out) const {
   }
 }
 
+std::optional<double> MetricValue::number() const {
+  switch (kind_) {
+  case Kind::Null:
+    return std::nullopt;
+  case Kind::Int:
+    return double(int_);
+  case Kind::F32:
+    return double(f32_);
+  case Kind::F64:
+    return f64_;
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 constexpr const char *kFixedKeys[] = {"step",         "loss",
@@ -45,20 +59,6 @@ constexpr const char *kFixedKeys[] = {"step",         "loss",
 // Largest metrics file resume() reads back.
 constexpr size_t kMaxMetricsFile = size_t(4) << 30;
 
-Status writeAllFd(int fd, const std::string &bytes) {
-  const char *p = bytes.data();
-  size_t left = bytes.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return Status::error(std::strerror(n < 0 ? errno : ENOSPC));
-    p += n;
-    left -= size_t(n);
-  }
-  return Status::success();
-}
 
 // The step of a line written by formatMetricsLine.
 bool lineStep(std::string_view line, int64_t &step) {

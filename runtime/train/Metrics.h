@@ -52,6 +52,8 @@ public:
 
   Kind kind() const { return kind_; }
   void appendTo(std::string &out) const;
+  // The value as a double; none when unset.
+  std::optional<double> number() const;
 
 private:
   Kind kind_ = Kind::Null;
@@ -77,7 +79,15 @@ struct StepMetrics {
 /// repeats, or is one of the fixed keys.
 StatusOr<std::string> formatMetricsLine(const StepMetrics &m);
 
-class MetricsWriter {
+/// Where a step's metrics go (the JSON lines below, TensorBoard.h's event
+/// file); the trainer writes each step to every sink it was given.
+class MetricsSink {
+public:
+  virtual ~MetricsSink() = default;
+  virtual Status write(const StepMetrics &m) = 0;
+};
+
+class MetricsWriter : public MetricsSink {
 public:
   /// A writer of `path`, created (an existing file truncated).
   static StatusOr<std::unique_ptr<MetricsWriter>> create(const std::string &path);

@@ -33,6 +33,7 @@
 #include "runtime/train/RespecializeCheck.h"
 #include "runtime/train/RowData.h"
 #include "runtime/train/RunProfile.h"
+#include "runtime/train/TensorBoard.h"
 #include "runtime/train/SaveModel.h"
 #include "runtime/train/TrainerSettings.h"
 #include "runtime/train/TrainingArtifact.h"
@@ -45,6 +46,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 namespace trc::rt {
@@ -386,6 +388,14 @@ void addEvalMetrics(StepMetrics &m, double loss, std::optional<double> accuracy,
     m.extra.push_back({"eval_perplexity", MetricValue(*perplexity)});
 }
 
+/// This process's peak resident memory so far, in MiB (getrusage).
+double peakResidentMegabytes() {
+  struct rusage usage;
+  if (::getrusage(RUSAGE_SELF, &usage) != 0)
+    return 0;
+  return double(usage.ru_maxrss) / 1024.0; // Linux: KiB
+}
+
 /// An evaluation's numbers as the step line shows them.
 std::string describeEval(const EvalResult &e) {
   char text[160];
@@ -556,7 +566,9 @@ private:
   std::vector<float> anomalyCodes_;
   LossScaler scaler_;
   int64_t firstStep_ = 0, rankRows_ = 0, microRows_ = 0;
-  std::unique_ptr<MetricsWriter> metrics_;
+  // Where rank 0 logs each step (--metrics, --tensorboard); empty elsewhere.
+  std::vector<std::unique_ptr<MetricsSink>> metrics_;
+  Status logMetrics(const StepMetrics &m);
   // What each step feeds, allocated once: the batch inputs (run_.feeds'
   // order) and the scalar inputs.
   std::vector<FeedBuffer> feeds_;
@@ -873,23 +885,33 @@ Status TrainingJob::prepareShared(int64_t vocab) {
   return openMetrics();
 }
 
-/// --metrics, written by rank 0 (continued after the resumed step on
-/// --resume); every rank learns whether it opened (a bad file on --resume
-/// used to leave the others waiting in their first step).
+/// --metrics and --tensorboard, written by rank 0 (continued after the
+/// resumed step on --resume); every rank learns whether they opened (a bad
+/// file on --resume used to leave the others waiting in their first step).
 Status TrainingJob::openMetrics() {
-  if (o_.metricsPath.empty())
+  if (o_.metricsPath.empty() && o_.tensorboardDir.empty())
     return Status::success();
   Status opened = Status::success();
-  if (dist_.isRoot()) {
-    StatusOr<std::unique_ptr<MetricsWriter>> metrics =
-        o_.resume ? MetricsWriter::resume(o_.metricsPath, firstStep_)
-                  : MetricsWriter::create(o_.metricsPath);
-    if (metrics.ok())
-      metrics_ = *std::move(metrics);
+  auto add = [&](auto sink) {
+    if (!sink.ok())
+      opened = sink.status();
     else
-      opened = metrics.status();
-  }
-  return dist_.shareVerdict(opened, "could not open --metrics " + o_.metricsPath);
+      metrics_.push_back(*std::move(sink));
+  };
+  if (dist_.isRoot() && !o_.metricsPath.empty())
+    add(o_.resume ? MetricsWriter::resume(o_.metricsPath, firstStep_)
+                  : MetricsWriter::create(o_.metricsPath));
+  if (dist_.isRoot() && opened.ok() && !o_.tensorboardDir.empty())
+    add(o_.resume ? TensorBoardWriter::resume(o_.tensorboardDir, firstStep_)
+                  : TensorBoardWriter::create(o_.tensorboardDir));
+  return dist_.shareVerdict(opened, "could not open its --metrics or --tensorboard output");
+}
+
+Status TrainingJob::logMetrics(const StepMetrics &m) {
+  for (const std::unique_ptr<MetricsSink> &sink : metrics_)
+    if (Status s = sink->write(m); !s)
+      return s;
+  return Status::success();
 }
 
 /// The stage programs this rank holds and the schedule it runs.
@@ -1381,7 +1403,7 @@ Status TrainingJob::train() {
         lastEval = e;
       }
     }
-    if (metrics_) {
+    if (!metrics_.empty()) {
       StepMetrics m;
       m.step = result.step;
       m.loss = MetricValue(result.loss);
@@ -1397,9 +1419,10 @@ Status TrainingJob::train() {
         m.extra.push_back({"loss_scale", MetricValue(scaler_.scale)});
       if (lossScaling_ || o_.onNonFinite == "skip")
         m.extra.push_back({"skipped", MetricValue(result.applied ? 0.0 : 1.0)});
+      m.extra.push_back({"peak_rss_mb", MetricValue(peakResidentMegabytes())});
       if (result.evalLoss)
         addEvalMetrics(m, *result.evalLoss, result.evalAccuracy, result.evalPerplexity);
-      if (Status s = metrics_->write(m); !s)
+      if (Status s = logMetrics(m); !s)
         return s;
     }
     if (onStep_)
@@ -1487,14 +1510,14 @@ Status TrainingJob::evaluateAlone() {
                o_.fromCheckpoint.empty()
                    ? ", the model's own parameters"
                    : (", the parameters of step " + std::to_string(step)).c_str());
-  if (!metrics_)
+  if (metrics_.empty())
     return Status::success();
   StepMetrics m;
   m.step = step;
   m.time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
                .count();
   addEvalMetrics(m, e.loss, e.accuracy, e.perplexity);
-  return metrics_->write(m);
+  return logMetrics(m);
 }
 
 /// The parameters training changed, whole, in the manifest's (or, with

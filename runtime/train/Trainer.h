@@ -72,6 +72,7 @@ struct TrainerOptions {
                                          //                          (--memory-budget)
   bool initWeights = false;              //                          (--init-weights)
   std::string metricsPath;               // JSON lines               (--metrics)
+  std::string tensorboardDir;            // event files, rank 0      (--tensorboard)
   int64_t logEvery = 10;                 // step lines, stderr not a tty (--log-every)
   std::string evalData;                  // rows: .npz / .npy folder (--eval-data)
   int64_t evalEvery = 0;                 // 0: after the last step   (--eval-every)

@@ -247,6 +247,10 @@ Status validateTrainerOptions(const TrainerOptions &o) {
     return Status::error("--profile-steps needs --profile FILE or --profile-summary");
   if (saving && (!o.profilePath.empty() || o.profileSummary))
     return Status::error("--profile records a training run; --save-artifact trains nothing");
+  for (auto [flag, given] : {std::pair{"--metrics", !o.metricsPath.empty()},
+                             std::pair{"--tensorboard", !o.tensorboardDir.empty()}})
+    if (saving && given)
+      return Status::error(std::string(flag) + " logs a training run; --save-artifact trains nothing");
   if (!oneOf(o.onNonFinite, {"stop", "skip"}))
     return Status::error("option '--on-nonfinite' expects stop or skip, got '" + o.onNonFinite +
                          "'");

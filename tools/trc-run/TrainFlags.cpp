@@ -95,7 +95,7 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
   // Plain strings: the library checks their values.
   for (auto [flag, field] :
        {std::pair{"--data", &o.data}, std::pair{"--eval-data", &o.evalData},
-        std::pair{"--metrics", &o.metricsPath},
+        std::pair{"--metrics", &o.metricsPath}, std::pair{"--tensorboard", &o.tensorboardDir},
         std::pair{"--checkpoint-dir", &o.checkpointDir}, std::pair{"--optimizer", &o.optimizer.name},
         std::pair{"--lr-schedule", &o.lrSchedule}, std::pair{"--loss", &o.loss},
         std::pair{"--precision", &o.precision}, std::pair{"--attention", &o.attention},

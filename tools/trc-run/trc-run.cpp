@@ -87,6 +87,8 @@ const char *kUsage =
     "      [--optimizer adamw|adam|sgd] [--lr R] [--lr-schedule SPEC] [--momentum M]\n"
     "      [--nesterov] [--weight-decay W] [--clip-grad-norm C] [--seed S] [--shuffle]\n"
     "      [--feed NAME=inputs|targets|labels] [--metrics FILE.jsonl]\n"
+    "      [--tensorboard DIR]  (the step metrics as TensorBoard scalars: train/loss,\n"
+    "                      train/learning_rate, ..., eval/loss; rank 0)\n"
     "      [--loss cross_entropy [--ignore-index I]]  (for models that output logits)\n"
     "      [--precision auto|fp32|bf16|fp16 [--loss-scale S]] [--grad-accum K]\n"
     "                      (bf16/fp16: 16-bit compute, fp32 master weights;\n"
@@ -166,7 +168,7 @@ const char *kTrainingFlags[] = {
     "--save-artifact", "--profile", "--profile-steps", "--recompute", "--memory-budget",
     "--eval-data", "--eval-every", "--log-every", "--device-profile", "--on-nonfinite",
     "--freeze", "--trainable", "--keep-last", "--epochs", "--from-checkpoint", "--save-model",
-    "--keep-best",
+    "--keep-best", "--tensorboard",
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights",
                                    "--profile-summary", "--overwrite-checkpoints",
@@ -428,8 +430,8 @@ Status checkPaths(const Options &opt) {
       !s)
     return s;
   for (const char *flag :
-       {"--metrics", "--profile", "--export-onnx", "--save-artifact", "--checkpoint-dir",
-        "--save-model"})
+       {"--metrics", "--tensorboard", "--profile", "--export-onnx", "--save-artifact",
+        "--checkpoint-dir", "--save-model"})
     outputs.push_back({flag, value(flag), ""});
   if (!value("--export-onnx").empty()) // its initializers' side file
     outputs.push_back({"--export-onnx", value("--export-onnx") + ".data", ""});

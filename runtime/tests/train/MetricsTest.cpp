@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/train/Metrics.h"
+#include "runtime/train/TensorBoard.h"
 
 #include "runtime/formats/Json.h"
 
@@ -336,4 +337,14 @@ TEST(Metrics, ProgressBarDrawsOnATerminal) {
       << out;
   ::close(slave);
   ::close(master);
+}
+
+// TFRecord's checksum (TensorBoard.h): CRC-32C's check value and an empty
+// input (RFC 3720's examples: 32 zero bytes, 32 bytes 0xFF).
+TEST(TensorBoard, Crc32cIsCastagnoli) {
+  EXPECT_EQ(trc::rt::crc32c("123456789", 9), 0xE3069283u);
+  EXPECT_EQ(trc::rt::crc32c("", 0), 0u);
+  std::string zeros(32, '\0'), ones(32, '\xff');
+  EXPECT_EQ(trc::rt::crc32c(zeros.data(), 32), 0x8A9136AAu);
+  EXPECT_EQ(trc::rt::crc32c(ones.data(), 32), 0x62A8AB43u);
 }
