@@ -13,6 +13,17 @@
 
 namespace trc::rt {
 
+const EvalMetric *findEvalMetric(std::string_view name) {
+  for (const EvalMetric &metric : kEvalMetrics)
+    if (name == metric.name)
+      return &metric;
+  return nullptr;
+}
+
+std::optional<double> evalMetricValue(const EvalResult &e, const EvalMetric &metric) {
+  return metric.optional ? e.*metric.optional : std::optional<double>(e.loss);
+}
+
 LogitsSums logitsSums(const float *logits, const int64_t *labels, int64_t rows, int64_t classes,
                       std::optional<int64_t> ignoreIndex) {
   LogitsSums sums;

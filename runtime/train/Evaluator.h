@@ -36,6 +36,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace trc::rt {
@@ -48,6 +49,25 @@ struct EvalResult {
   int64_t tokens = 0;               // token data: the tokens predicted
   double seconds = 0;
 };
+
+// An evaluation's metrics as they are logged (--metrics keys), shown on
+// the step line (with `format`) and named by --keep-best, in that order;
+// higherIsBetter picks the best.
+struct EvalMetric {
+  const char *name;
+  const char *format;
+  bool higherIsBetter;
+  std::optional<double> EvalResult::*optional; // null: the loss (always set)
+};
+inline constexpr EvalMetric kEvalMetrics[] = {
+    {"eval_loss", "%.4f", false, nullptr},
+    {"eval_accuracy", "%.4f", true, &EvalResult::accuracy},
+    {"eval_perplexity", "%.6g", false, &EvalResult::perplexity},
+};
+/// The metric of kEvalMetrics called `name`, or null.
+const EvalMetric *findEvalMetric(std::string_view name);
+/// `metric`'s value in `e` (none when this evaluation has no such value).
+std::optional<double> evalMetricValue(const EvalResult &e, const EvalMetric &metric);
 
 struct EvaluatorOptions {
   std::string model;          // the .onnx model

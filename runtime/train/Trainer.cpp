@@ -377,15 +377,12 @@ const NamedTensor *findTensor(const std::vector<NamedTensor> &tensors, const std
   return nullptr;
 }
 
-/// An evaluation's metrics keys (one spelling for training and evaluation
-/// alone).
-void addEvalMetrics(StepMetrics &m, double loss, std::optional<double> accuracy,
-                    std::optional<double> perplexity) {
-  m.extra.push_back({"eval_loss", MetricValue(loss)});
-  if (accuracy)
-    m.extra.push_back({"eval_accuracy", MetricValue(*accuracy)});
-  if (perplexity)
-    m.extra.push_back({"eval_perplexity", MetricValue(*perplexity)});
+/// An evaluation's metrics (kEvalMetrics: one spelling for training,
+/// evaluation alone and --keep-best).
+void addEvalMetrics(StepMetrics &m, const EvalResult &e) {
+  for (const EvalMetric &metric : kEvalMetrics)
+    if (std::optional<double> value = evalMetricValue(e, metric))
+      m.extra.push_back({metric.name, MetricValue(*value)});
 }
 
 /// This process's peak resident memory so far, in MiB (getrusage).
@@ -399,16 +396,12 @@ double peakResidentMegabytes() {
 /// An evaluation's numbers as the step line shows them.
 std::string describeEval(const EvalResult &e) {
   char text[160];
-  std::snprintf(text, sizeof text, "eval_loss %.4f", e.loss);
-  std::string out = text;
-  if (e.perplexity) {
-    std::snprintf(text, sizeof text, " | eval_perplexity %.6g", *e.perplexity);
-    out += text;
-  }
-  if (e.accuracy) {
-    std::snprintf(text, sizeof text, " | eval_accuracy %.4f", *e.accuracy);
-    out += text;
-  }
+  std::string out;
+  for (const EvalMetric &metric : kEvalMetrics)
+    if (std::optional<double> value = evalMetricValue(e, metric)) {
+      std::snprintf(text, sizeof text, metric.format, *value);
+      out += (out.empty() ? "" : " | ") + std::string(metric.name) + " " + text;
+    }
   if (e.tokens)
     std::snprintf(text, sizeof text, " (%lld windows, %lld tokens, %.1f s)",
                   static_cast<long long>(e.rows), static_cast<long long>(e.tokens), e.seconds);
@@ -1339,15 +1332,14 @@ Status TrainingJob::checkpoint(int64_t step, const std::optional<EvalResult> &ev
   options.keepLast = o_.keepLast;
   // --keep-best: this step's evaluation against the best so far.
   std::optional<double> value;
-  if (!o_.keepBest.empty() && eval) {
-    value = o_.keepBest == "eval_loss"         ? std::optional<double>(eval->loss)
-            : o_.keepBest == "eval_perplexity" ? eval->perplexity
-                                               : eval->accuracy;
+  const EvalMetric *keepBest = findEvalMetric(o_.keepBest); // validated: null when not given
+  if (keepBest && eval) {
+    value = evalMetricValue(*eval, *keepBest);
     if (!value)
       return Status::error("--keep-best " + o_.keepBest + ": the evaluation of " + o_.evalData +
                            " has no " + o_.keepBest);
   }
-  const bool higherIsBetter = o_.keepBest == "eval_accuracy";
+  const bool higherIsBetter = keepBest && keepBest->higherIsBetter;
   const bool better = value && std::isfinite(*value) &&
                       (!best_ || (higherIsBetter ? *value > best_->value : *value < best_->value));
   options.keepStep = better ? step + 1 : best_ ? best_->step : 0;
@@ -1421,7 +1413,7 @@ Status TrainingJob::train() {
         m.extra.push_back({"skipped", MetricValue(result.applied ? 0.0 : 1.0)});
       m.extra.push_back({"peak_rss_mb", MetricValue(peakResidentMegabytes())});
       if (result.evalLoss)
-        addEvalMetrics(m, *result.evalLoss, result.evalAccuracy, result.evalPerplexity);
+        addEvalMetrics(m, *lastEval);
       if (Status s = logMetrics(m); !s)
         return s;
     }
@@ -1516,7 +1508,7 @@ Status TrainingJob::evaluateAlone() {
   m.step = step;
   m.time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
                .count();
-  addEvalMetrics(m, e.loss, e.accuracy, e.perplexity);
+  addEvalMetrics(m, e);
   return logMetrics(m);
 }
 

@@ -9,6 +9,7 @@
 #include "runtime/support/LaunchEnvironment.h"
 #include "runtime/support/Parse.h"
 #include "runtime/train/DataLoader.h"
+#include "runtime/train/Evaluator.h"
 #include "runtime/train/RowData.h"
 #include "runtime/train/TrainingArtifact.h"
 #include "trc/Abi/SlotNames.h"
@@ -169,9 +170,13 @@ Status validateTrainerOptions(const TrainerOptions &o) {
   if (!o.evalData.empty() && saving)
     return Status::error("--eval-data evaluates a training run; --save-artifact trains nothing");
   if (!o.keepBest.empty()) {
-    if (!oneOf(o.keepBest, {"eval_loss", "eval_perplexity", "eval_accuracy"}))
-      return Status::error("option '--keep-best' expects eval_loss, eval_perplexity or "
-                           "eval_accuracy, got '" + o.keepBest + "'");
+    if (!findEvalMetric(o.keepBest)) {
+      std::string names;
+      for (const EvalMetric &metric : kEvalMetrics)
+        names += std::string(names.empty() ? "" : ", ") + metric.name;
+      return Status::error("option '--keep-best' expects one of " + names + ", got '" +
+                           o.keepBest + "'");
+    }
     if (o.checkpointDir.empty() || o.evalData.empty() || !o.evalEvery)
       return Status::error("--keep-best compares the evaluations of checkpoints: it needs "
                            "--checkpoint-dir, --eval-data and --eval-every");
