@@ -46,6 +46,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <thread>
 #include <sys/resource.h>
 #include <sys/stat.h>
 
@@ -489,7 +490,10 @@ public:
               const std::function<void(const StepResult &)> &onStep)
       : run_(run), o_(run.options), dist_(dist), compiler_(compiler),
         fromArtifact_(fromArtifact), onStep_(onStep), profile_(run.options) {}
-  ~TrainingJob() { setCollectiveBackend(nullptr); } // before the backend goes
+  ~TrainingJob() {
+    (void)awaitCheckpoint(); // an error path left one being written
+    setCollectiveBackend(nullptr); // before the backend goes
+  }
 
   Status prepare();
   Status prepareLocal(int64_t &vocab);
@@ -529,6 +533,9 @@ private:
   Status nonFiniteError(const StepResult &result, int64_t inARow);
   Status stopEveryRank(const Status &rootError);
   Status checkpoint(int64_t step, const std::optional<EvalResult> &eval);
+  struct PendingCheckpoint;
+  std::unique_ptr<PendingCheckpoint> pending_; // rank 0: a checkpoint being written
+  Status awaitCheckpoint();
 
   RunSettings &run_;
   const TrainerOptions &o_;
@@ -1275,27 +1282,64 @@ Status TrainingJob::nonFiniteError(const StepResult &result, int64_t inARow) {
 }
 
 /// Full tensors of every state slot (collective), written by rank 0.
+/// A checkpoint's copies of the state, written by a background thread on
+/// rank 0 while training goes on (torchtitan's asynchronous checkpointing):
+/// saveCheckpoint's atomicity is unchanged (`latest` moves only once the
+/// folder is whole), so a kill during the write resumes from the one before.
+struct TrainingJob::PendingCheckpoint {
+  std::vector<NamedTensor> staged; // pipeline stages' tensors
+  std::vector<HostTensor> values;  // the state slots' tensors
+  double scale = 0;                // fp16 loss scaling
+  int64_t goodSteps = 0;
+  CheckpointState state;
+  CheckpointWriteOptions options;
+  std::optional<BestCheckpoint> best; // set when this is the new best
+  std::thread writer;
+  Status status;
+  std::vector<std::string> warnings;
+};
+
+/// Waits for the checkpoint in the background, if any: its error, if it
+/// failed; a new best is recorded.
+Status TrainingJob::awaitCheckpoint() {
+  if (!pending_)
+    return Status::success();
+  std::unique_ptr<PendingCheckpoint> done = std::move(pending_);
+  {
+    ProfileScope waiting("checkpoint: wait for the previous write");
+    done->writer.join();
+  }
+  for (const std::string &warning : done->warnings)
+    std::fprintf(stderr, "warning: --keep-last: %s\n", warning.c_str());
+  if (done->status.ok() && done->best)
+    best_ = done->best;
+  return done->status;
+}
+
 Status TrainingJob::checkpoint(int64_t step, const std::optional<EvalResult> &eval) {
-  std::vector<HostTensor> values(stateSlots_.size());
-  std::vector<SafetensorsView> views;
+  auto job = std::make_unique<PendingCheckpoint>();
   // Pipeline stages: every stage's tensors gathered on rank 0 over the
   // first data replica's pipeline (the other replicas hold the same).
-  std::vector<NamedTensor> staged;
   if (pipeline_ && dist_.dataIndex() == 0) {
     StatusOr<std::vector<NamedTensor>> gathered = pipeline_->gatherState();
     if (!gathered.ok())
       return gathered.status();
-    staged = *std::move(gathered);
-    for (const NamedTensor &t : staged)
-      views.push_back({t.name, t.tensor.dtype, t.tensor.shape, t.tensor.data()});
+    job->staged = *std::move(gathered);
   }
+  job->values.resize(stateSlots_.size());
   for (size_t i = 0; i < stateSlots_.size(); ++i) {
     StatusOr<HostTensor> value = dist_.readFull(*session_, *stateSlots_[i]);
     if (!value.ok())
       return value.status();
-    values[i] = *std::move(value);
-    views.push_back({stateSlots_[i]->name, values[i].dtype, values[i].shape, values[i].data()});
+    job->values[i] = *std::move(value);
   }
+  // Views of the copies (the job owns them until its write ends).
+  std::vector<SafetensorsView> views;
+  for (const NamedTensor &t : job->staged)
+    views.push_back({t.name, t.tensor.dtype, t.tensor.shape, t.tensor.data()});
+  for (size_t i = 0; i < stateSlots_.size(); ++i)
+    views.push_back({stateSlots_[i]->name, job->values[i].dtype, job->values[i].shape,
+                     job->values[i].data()});
   // A state that is not finite (an update that overflowed) is not
   // checkpointed: `latest` stays on the last good one.
   Status finite = Status::success();
@@ -1312,13 +1356,18 @@ Status TrainingJob::checkpoint(int64_t step, const std::optional<EvalResult> &ev
     }
   if (Status s = dist_.shareVerdict(finite, "found non-finite values to checkpoint"); !s)
     return stopEveryRank(s);
-  double scale = scaler_.scale;
-  int64_t good = scaler_.goodSteps;
+  if (!dist_.isRoot()) // only rank 0 writes; every rank can resume from it
+    return Status::success();
+  // One write at a time: the previous one ends (and says how) first.
+  if (Status s = awaitCheckpoint(); !s)
+    return s;
+  job->scale = scaler_.scale;
+  job->goodSteps = scaler_.goodSteps;
   if (lossScaling_) {
-    views.push_back({LossScaler::kScaleTensor, DType::F64, {1}, &scale});
-    views.push_back({LossScaler::kGoodStepsTensor, DType::I64, {1}, &good});
+    views.push_back({LossScaler::kScaleTensor, DType::F64, {1}, &job->scale});
+    views.push_back({LossScaler::kGoodStepsTensor, DType::I64, {1}, &job->goodSteps});
   }
-  CheckpointState state;
+  CheckpointState &state = job->state;
   state.step = step + 1;
   state.data = rowLoader_ ? rowLoader_->state() : data_->state();
   state.seed = o_.seed;
@@ -1326,10 +1375,7 @@ Status TrainingJob::checkpoint(int64_t step, const std::optional<EvalResult> &ev
   // Recorded, never compared on resume: checkpoints hold logical tensors,
   // so any plan resumes any other plan's checkpoint.
   state.config["parallel_plan"] = dist_.config().describe();
-  if (!dist_.isRoot()) // only rank 0 writes; every rank can resume from it
-    return Status::success();
-  CheckpointWriteOptions options;
-  options.keepLast = o_.keepLast;
+  job->options.keepLast = o_.keepLast;
   // --keep-best: this step's evaluation against the best so far.
   std::optional<double> value;
   const EvalMetric *keepBest = findEvalMetric(o_.keepBest); // validated: null when not given
@@ -1342,15 +1388,22 @@ Status TrainingJob::checkpoint(int64_t step, const std::optional<EvalResult> &ev
   const bool higherIsBetter = keepBest && keepBest->higherIsBetter;
   const bool better = value && std::isfinite(*value) &&
                       (!best_ || (higherIsBetter ? *value > best_->value : *value < best_->value));
-  options.keepStep = better ? step + 1 : best_ ? best_->step : 0;
-  CheckpointSaveResult saved;
-  Status s = saveCheckpoint(o_.checkpointDir, state, views, options, &saved);
-  for (const std::string &warning : saved.warnings)
-    std::fprintf(stderr, "warning: --keep-last: %s\n", warning.c_str());
-  if (!s || !better)
-    return s;
-  best_ = BestCheckpoint{step + 1, o_.keepBest, *value};
-  return writeBestCheckpoint(o_.checkpointDir, *best_);
+  job->options.keepStep = better ? step + 1 : best_ ? best_->step : 0;
+  if (better)
+    job->best = BestCheckpoint{step + 1, o_.keepBest, *value};
+  PendingCheckpoint *writing = job.get();
+  const std::string dir = o_.checkpointDir;
+  writing->writer = std::thread([writing, dir, views = std::move(views)] {
+    CheckpointSaveResult saved;
+    writing->status = saveCheckpoint(dir, writing->state, views, writing->options, &saved);
+    writing->warnings = std::move(saved.warnings);
+    if (writing->status.ok() && writing->best)
+      writing->status = writeBestCheckpoint(dir, *writing->best);
+  });
+  pending_ = std::move(job);
+  if (o_.checkpointSync)
+    return awaitCheckpoint();
+  return Status::success();
 }
 
 Status TrainingJob::train() {
@@ -1425,6 +1478,9 @@ Status TrainingJob::train() {
     if (stop) {
       if (root)
         progress.clear();
+      // The last good checkpoint the error names is whole on disk.
+      if (Status s = awaitCheckpoint(); !s)
+        return s;
       return nonFiniteError(result, nonFiniteInARow);
     }
     if (result.nonFinite && root) {
@@ -1442,6 +1498,8 @@ Status TrainingJob::train() {
   }
   if (root)
     progress.finish();
+  if (Status s = awaitCheckpoint(); !s)
+    return s;
   int64_t ran = o_.steps - firstStep_;
   if (root && ran > 0)
     std::fprintf(stderr,

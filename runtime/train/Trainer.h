@@ -82,6 +82,7 @@ struct TrainerOptions {
   bool resume = false;                   //                          (--resume)
   bool resumeAuto = false;               // resume if D holds one    (--resume auto)
   bool overwriteCheckpoints = false;     // a fresh run replaces D's (--overwrite-checkpoints)
+  bool checkpointSync = false;           // wait for each checkpoint's write (--checkpoint-sync)
   std::string parallelConfig;            // ParallelPlan spec        (--config)
   std::string exportOnnx;                // OUT.onnx after training  (--export-onnx)
   std::string saveModel;                 // trained parameters as PyTorch/HF load them (--save-model)

@@ -194,6 +194,8 @@ Status validateTrainerOptions(const TrainerOptions &o) {
     return Status::error("--epochs: --save-artifact trains nothing");
   if (o.checkpointEvery < 0)
     return Status::error("option '--checkpoint-every' expects a positive integer");
+  if (o.checkpointSync && !o.checkpointEvery)
+    return Status::error("--checkpoint-sync waits for the checkpoints of --checkpoint-every K");
   if (o.checkpointEvery && o.checkpointDir.empty())
     return Status::error("--checkpoint-every needs --checkpoint-dir");
   if (o.keepLast && o.checkpointDir.empty())

@@ -27,6 +27,7 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
   o.initWeights = a.initWeights;
   o.profileSummary = a.profileSummary;
   o.detectAnomaly = a.detectAnomaly;
+  o.checkpointSync = a.checkpointSync;
   if (a.nesterov)
     o.givenFlags.insert("--nesterov");
   if (a.initWeights)

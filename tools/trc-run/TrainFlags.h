@@ -30,6 +30,7 @@ struct TrainArgs {
   bool initWeights = false; // --init-weights: fresh parameters (weights=init)
   bool profileSummary = false; // --profile-summary
   bool detectAnomaly = false;  // --detect-anomaly
+  bool checkpointSync = false; // --checkpoint-sync
 };
 
 /// The Trainer's options from the flags; an error names the flag.

@@ -102,6 +102,8 @@ const char *kUsage =
     "                      layer from its input; auto, the least recomputation\n"
     "                      whose arena fits --memory-budget, or the device)\n"
     "      [--checkpoint-dir D --checkpoint-every K] [--resume [auto] | --overwrite-checkpoints]\n"
+    "      [--checkpoint-sync]  (checkpoints are written in the background while\n"
+    "                      training goes on; this waits for each instead)\n"
     "      [--keep-last K]  (keep the K newest checkpoints in D, removing older\n"
     "                      ones after each save; default: keep all)\n"
     "      [--keep-best eval_loss|eval_perplexity|eval_accuracy]  (D/best names the\n"
@@ -172,7 +174,7 @@ const char *kTrainingFlags[] = {
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights",
                                    "--profile-summary", "--overwrite-checkpoints",
-                                   "--detect-anomaly"};
+                                   "--detect-anomaly", "--checkpoint-sync"};
 
 struct Options {
   std::string model;
@@ -298,6 +300,7 @@ Status parseArgs(int argc, char **argv, Options &opt) {
        : flag == "--profile-summary" ? opt.train.profileSummary
        : flag == "--overwrite-checkpoints" ? opt.train.overwriteCheckpoints
        : flag == "--detect-anomaly"  ? opt.train.detectAnomaly
+       : flag == "--checkpoint-sync" ? opt.train.checkpointSync
                                      : opt.train.nesterov) = true;
       continue;
     }
