@@ -21,15 +21,14 @@ import export_models as em  # noqa: E402
 
 
 def export_gpt2(work, size="bench", name="gpt2.onnx", dynamic=True, init="gpt2",
-                example_shape=None, seed=0):
-    """GPT-2 of export_models' `size` exported to work/name (opset 17)."""
-    import torch
+                example_shape=None):
+    """GPT-2 of export_models' `size` exported to work/name (opset 17; traced
+    at `example_shape` [batch, seq] when given)."""
     import warnings
     warnings.filterwarnings("ignore")
     em.configure(size)
     if example_shape:
         em.EXAMPLE_SHAPE[:] = list(example_shape)
-    torch.manual_seed(seed)
     path = os.path.join(work, name)
     em.export(em.build("gpt2", init=init), path, 17, dynamic)
     return path

@@ -9,52 +9,34 @@ bit-identical (the checks must not change the arithmetic).
         [--size bench] [--steps 20] [--batch 8] [--seq 128]
 """
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
-import export_models as em  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
 
 
 def run(trc_run, model, data, work, name, a, extra):
-    metrics = os.path.join(work, name + ".jsonl")
-    start = time.time()
-    done = subprocess.run(
-        [trc_run, model, "--data", data, "--batch-size", str(a.batch), "--seq-len", str(a.seq),
-         "--steps", str(a.steps), "--metrics", metrics, *extra], capture_output=True, text=True)
-    if done.returncode:
-        sys.exit(f"{name}: trc-run failed: {done.stderr[-2000:]}")
-    wall = time.time() - start
-    lines = [json.loads(l) for l in open(metrics)]
+    r = common.train(trc_run, model, data, work, name, a.batch, a.seq, a.steps, extra)
+    lines = r["lines"]
     steps = [l["step_time_ms"] for l in lines[len(lines) // 2:]]
     return {"losses": [l["loss"] for l in lines], "step_ms": statistics.median(steps),
-            "compile_s": wall - sum(l["step_time_ms"] for l in lines) / 1000.0}
+            "compile_s": r["wall_s"] - sum(l["step_time_ms"] for l in lines) / 1000.0}
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--trc-run", default=os.path.join(HERE, "..", "build", "tools", "trc-run",
-                                                     "trc-run"))
+    p.add_argument("--trc-run", default=common.TRC_RUN)
     p.add_argument("--size", default="bench")
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--seq", type=int, default=128)
     a = p.parse_args()
-    import warnings
-    warnings.filterwarnings("ignore")
     work = tempfile.mkdtemp(prefix="detect-anomaly-")
-    em.configure(a.size)
-    model = os.path.join(work, "gpt2.onnx")
-    em.export(em.build("gpt2", init="gpt2"), model, 17, dynamic=True)
-    data = os.path.join(work, "data.txt")
-    text = open(os.path.join(HERE, "..", "..", "shared", "data", "tinyshakespeare.txt")).read()
-    open(data, "w").write(text[:400000])
+    model = common.export_gpt2(work, a.size)
+    data = common.text_data(work)
     plain = run(a.trc_run, model, data, work, "plain", a, [])
     checked = run(a.trc_run, model, data, work, "checked", a, ["--detect-anomaly"])
     print(f"model: GPT-2 '{a.size}', batch {a.batch} x {a.seq}, {a.steps} steps (CPU)")

@@ -11,52 +11,32 @@ losses agree.
         [--size bench] [--steps 3] [--repeats 3]
 """
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
-import export_models as em  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--trc-run", default=os.path.join(HERE, "..", "build", "tools", "trc-run",
-                                                     "trc-run"))
+    p.add_argument("--trc-run", default=common.TRC_RUN)
     p.add_argument("--size", default="bench")
     p.add_argument("--steps", type=int, default=3)
     p.add_argument("--repeats", type=int, default=3)
     a = p.parse_args()
-    import torch
-    import warnings
-    warnings.filterwarnings("ignore")
     work = tempfile.mkdtemp(prefix="respecialize-")
-    em.configure(a.size)
-    em.EXAMPLE_SHAPE[:] = [8, 128]
-    paths = {}
-    for dynamic in (False, True):
-        torch.manual_seed(0)
-        paths[dynamic] = os.path.join(work, f"gpt2_{'dyn' if dynamic else 'static'}.onnx")
-        em.export(em.build("gpt2"), paths[dynamic], 17, dynamic)
+    paths = {dynamic: common.export_gpt2(work, a.size, f"gpt2_{'dyn' if dynamic else 'static'}.onnx",
+                                         dynamic, init="torch", example_shape=(8, 128))
+             for dynamic in (False, True)}
     data = os.path.join(work, "data.txt")
     with open(data, "w") as f:
         f.write("to be or not to be, that is the question. " * 4000)
 
     def run(model):
-        metrics = os.path.join(work, "m.jsonl")
-        start = time.perf_counter()
-        done = subprocess.run([a.trc_run, model, "--device", "cpu", "--data", data,
-                               "--batch-size", "4", "--seq-len", "128", "--steps", str(a.steps),
-                               "--metrics", metrics], capture_output=True, text=True)
-        seconds = time.perf_counter() - start
-        if done.returncode:
-            sys.exit(f"error: trc-run {model} failed:\n{done.stderr}")
-        with open(metrics) as f:
-            return seconds, [json.loads(line)["loss"] for line in f if line.strip()]
+        r = common.train(a.trc_run, model, data, work, "m", 4, 128, a.steps)
+        return r["wall_s"], [line["loss"] for line in r["lines"]]
 
     times = {False: [], True: []}
     losses = {}
