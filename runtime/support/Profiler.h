@@ -61,6 +61,7 @@ inline constexpr const char kCompute[] = "compute";       // other device work (
 inline constexpr const char kOp[] = "op";                 // a loop nest or BLAS call inside a program
 inline constexpr const char kCollective[] = "collective"; // a collective a program issues
 inline constexpr const char kP2p[] = "p2p";               // send / recv (a recv's wait included)
+inline constexpr const char kCounter[] = "counter";       // a sample of counters (its args), no duration
 inline constexpr const char kComputeLane[] = "compute";
 inline constexpr const char kCommLane[] = "comm";
 /// The default lane of a category: kCommLane for kCollective and kP2p,

@@ -19,7 +19,7 @@ namespace {
 std::map<std::string, int64_t> laneIds(const RankTimeline &rank) {
   std::map<std::string, int64_t> ids{{profile::kComputeLane, 1}, {profile::kCommLane, 2}};
   for (const Span &s : rank.spans)
-    if (!ids.count(s.lane))
+    if (s.category != profile::kCounter && !ids.count(s.lane))
       ids.emplace(s.lane, int64_t(ids.size()) + 1);
   return ids;
 }
@@ -45,19 +45,26 @@ void appendMetadata(std::string &out, const char *name, int64_t pid, int64_t tid
   out += "}},\n";
 }
 
+/// A complete ("X") event, or for a counter sample a "C" event (no
+/// duration or thread: counters belong to the process).
 void appendSpan(std::string &out, const Span &s, int64_t pid, int64_t tid) {
+  const bool counter = s.category == profile::kCounter;
   out += "{\"name\":";
   appendJsonString(out, s.name);
   out += ",\"cat\":";
   appendJsonString(out, s.category);
-  out += ",\"ph\":\"X\",\"ts\":";
+  out += counter ? ",\"ph\":\"C\",\"ts\":" : ",\"ph\":\"X\",\"ts\":";
   appendMicroseconds(out, s.startNs);
-  out += ",\"dur\":";
-  appendMicroseconds(out, std::max<int64_t>(s.durationNs, 0));
+  if (!counter) {
+    out += ",\"dur\":";
+    appendMicroseconds(out, std::max<int64_t>(s.durationNs, 0));
+  }
   out += ",\"pid\":";
   appendJsonInt(out, pid);
-  out += ",\"tid\":";
-  appendJsonInt(out, tid);
+  if (!counter) {
+    out += ",\"tid\":";
+    appendJsonInt(out, tid);
+  }
   if (!s.args.empty()) {
     out += ",\"args\":{";
     for (size_t i = 0; i < s.args.size(); ++i) {
@@ -96,7 +103,7 @@ std::string chromeTraceJson(const std::vector<RankTimeline> &ranks) {
       return a->startNs != b->startNs ? a->startNs < b->startNs : a->durationNs > b->durationNs;
     });
     for (const Span *s : order)
-      appendSpan(out, *s, pid, lanes.at(s->lane));
+      appendSpan(out, *s, pid, s->category == profile::kCounter ? 0 : lanes.at(s->lane));
   }
   if (out.size() >= 2 && out.compare(out.size() - 2, 2, ",\n") == 0)
     out.erase(out.size() - 2, 1); // no comma after the last event

@@ -9,7 +9,10 @@
 // thread_name metadata), and one complete ("ph":"X") event per span: ts and
 // dur in microseconds from the common origin, cat = the span's category,
 // args = its args. Events of a rank are sorted by start, longer first, so
-// a span and the spans inside it nest in the viewers. Strings are escaped
+// a span and the spans inside it nest in the viewers. A span of category
+// profile::kCounter is a counter ("ph":"C") event instead: its numeric args
+// are the counters' values at ts, drawn as a track of the rank's process
+// (the utilisation samples of RunProfile). Strings are escaped
 // by runtime/formats/Json.h. Pure: no files, no clocks.
 //
 //===----------------------------------------------------------------------===//

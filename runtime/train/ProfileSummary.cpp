@@ -47,6 +47,8 @@ RankProfileSummary summarizeTimeline(const RankTimeline &timeline, size_t topCou
   int64_t first = INT64_MAX, last = INT64_MIN;
   std::map<std::pair<std::string, std::string>, ProfileConsumer> consumers;
   for (const Span &s : timeline.spans) {
+    if (s.category == profile::kCounter) // samples, not work
+      continue;
     Kind kind = kindOf(s.category);
     int64_t end = s.startNs + std::max<int64_t>(s.durationNs, 0);
     first = std::min(first, s.startNs);

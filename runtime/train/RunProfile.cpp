@@ -8,6 +8,7 @@
 #include "runtime/train/RunProfile.h"
 
 #include "runtime/formats/FileOps.h"
+#include "runtime/formats/Json.h"
 #include "runtime/train/ChromeTrace.h"
 #include "runtime/train/ProfileSummary.h"
 
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 namespace trc::rt {
@@ -119,6 +121,53 @@ RunProfile::~RunProfile() {
     Profiler::instance().stop(), Profiler::instance().takeSpans();
 }
 
+namespace {
+
+double processCpuSeconds() {
+  timespec t{};
+  if (::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0)
+    return 0;
+  return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
+}
+
+// Resident memory in MiB (/proc/self/statm's second field, in pages).
+double residentMegabytes() {
+  std::FILE *f = std::fopen("/proc/self/statm", "r");
+  if (!f)
+    return 0;
+  long long size = 0, resident = 0;
+  int read = std::fscanf(f, "%lld %lld", &size, &resident);
+  std::fclose(f);
+  return read == 2 ? double(resident) * double(::sysconf(_SC_PAGESIZE)) / (1 << 20) : 0;
+}
+
+SpanArg numberArg(const char *key, double value) {
+  std::string text;
+  appendJsonDouble(text, value);
+  return {key, text, true};
+}
+
+} // namespace
+
+void RunProfile::sampleUtilisation() {
+  Profiler &profiler = Profiler::instance();
+  if (!Profiler::recording())
+    return;
+  double cpu = processCpuSeconds();
+  int64_t now = profiler.nowNs();
+  Span sample;
+  sample.name = "utilisation";
+  sample.category = profile::kCounter;
+  sample.startNs = now;
+  double wall = double(now - lastSampleNs_) * 1e-9;
+  sample.args.push_back(
+      numberArg("cpu_percent", wall > 0 ? 100.0 * (cpu - lastCpuSeconds_) / wall : 0.0));
+  sample.args.push_back(numberArg("rss_mb", residentMegabytes()));
+  profiler.record(std::move(sample));
+  lastCpuSeconds_ = cpu;
+  lastSampleNs_ = now;
+}
+
 Status RunProfile::begin(DistributedRun &dist, int64_t firstStep) {
   if (!enabled_)
     return Status::success();
@@ -131,20 +180,31 @@ Status RunProfile::begin(DistributedRun &dist, int64_t firstStep) {
     return s.withPrefix("--profile: ");
   Profiler::instance().start();
   running_ = true;
+  lastCpuSeconds_ = processCpuSeconds();
+  lastSampleNs_ = Profiler::instance().nowNs();
+  sampleUtilisation();
   if (firstRecorded_ > firstStep)
     Profiler::instance().pause();
   return Status::success();
 }
 
 void RunProfile::beforeStep(int64_t step) {
-  if (running_ && step == firstRecorded_)
+  if (!running_)
+    return;
+  if (step == firstRecorded_ && !Profiler::recording()) {
     Profiler::instance().resume();
+    // The first recorded step's sample covers it alone, not the skipped ones.
+    lastCpuSeconds_ = processCpuSeconds();
+    lastSampleNs_ = Profiler::instance().nowNs();
+  }
+  sampleUtilisation();
 }
 
 Status RunProfile::finish(DistributedRun &dist) {
   if (!running_)
     return Status::success();
   Profiler &profiler = Profiler::instance();
+  sampleUtilisation(); // the last step's share
   profiler.stop();
   running_ = false;
   RankTimeline mine;

@@ -12,6 +12,11 @@
 //   * beforeStep(step): records only the last N steps of the run with
 //     --profile-steps N (the first steps, warm-up included, are skipped;
 //     by default every step is recorded, the first one too);
+//   * at begin, before each recorded step and at finish, a utilisation
+//     sample (a profile::kCounter span "utilisation"): the process's CPU
+//     time over wall time since the previous sample (cpu_percent, 100 = one
+//     core busy) and its resident memory (rss_mb, /proc/self/statm), drawn
+//     as counter tracks of each rank in the trace;
 //   * finish(): every rank stops and sends its spans to rank 0 (over the
 //     world communicator, point to point), which writes FILE
 //     (ChromeTrace.h; atomically) and, with --profile-summary, prints
@@ -68,8 +73,12 @@ public:
   Status finish(DistributedRun &dist);
 
 private:
+  // Records a utilisation sample (while recording).
+  void sampleUtilisation();
   const TrainerOptions &options_;
   bool enabled_ = false, running_ = false;
+  double lastCpuSeconds_ = 0;
+  int64_t lastSampleNs_ = 0;
   int64_t firstStep_ = 0, firstRecorded_ = 0;
 };
 

@@ -109,6 +109,10 @@ protected:
           names_[pid] = e.find("args")->find("name")->text();
         continue;
       }
+      if (e.find("ph")->text() == "C") { // a utilisation sample of rank `pid`
+        ++counters_[pid];
+        continue;
+      }
       Event ev;
       ev.name = e.find("name")->text();
       ASSERT_TRUE(e.find("ts")->asDouble(ev.ts));
@@ -146,6 +150,7 @@ protected:
   std::string mpirun_, output_;
   test::TempDir dir_;
   std::map<int64_t, std::vector<Event>> events_;
+  std::map<int64_t, int64_t> counters_; // "ph":"C" events per rank
   std::map<int64_t, std::string> names_;
 };
 
@@ -157,6 +162,8 @@ TEST_F(ProfileMpi, DataParallelRunWritesOneTraceWithTwoRanks) {
   for (int64_t pid : {0, 1}) {
     EXPECT_EQ(named(pid, "step").size(), 3u) << "rank " << pid;
     EXPECT_EQ(named(pid, "program step").size(), 3u) << "rank " << pid;
+    // Each rank's own utilisation track: start, before each step, end.
+    EXPECT_EQ(counters_[pid], 5) << "rank " << pid;
   }
   expectAlignedCollectives("all-reduce world");
   EXPECT_THAT(output_, HasSubstr("rank 0 (data 0, tensor 0): 3 steps"));

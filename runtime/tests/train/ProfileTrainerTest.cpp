@@ -66,6 +66,13 @@ protected:
       Event ev;
       ev.name = e.find("name")->text();
       ASSERT_TRUE(e.find("pid")->asInt64(ev.pid));
+      if (e.find("ph")->text() == "C") { // a counter sample: the process's, no thread
+        ev.category = e.find("cat")->text();
+        ASSERT_TRUE(e.find("ts")->asDouble(ev.ts));
+        ev.args = e.find("args");
+        counters_.push_back(ev);
+        continue;
+      }
       ASSERT_TRUE(e.find("tid")->asInt64(ev.tid));
       if (e.find("ph")->text() == "M") {
         if (ev.name == "process_name")
@@ -93,8 +100,32 @@ protected:
   std::string text_;
   JsonValue doc_;
   std::vector<Event> events_;
+  std::vector<Event> counters_; // "ph":"C" events
   std::map<int64_t, std::string> processNames_;
 };
+
+// Each rank's utilisation is sampled at the start, before every recorded
+// step and at the end: counter events of its process, in time order, with
+// the CPU share of the interval before and the resident memory.
+TEST_F(ProfileTrainer, UtilisationSamplesAreCounterTracks) {
+  options_.profilePath = dir_.file("trace.json");
+  ASSERT_TRUE(runTrainer(options_, nullptr).ok());
+  readTrace(options_.profilePath);
+  ASSERT_EQ(counters_.size(), size_t(options_.steps + 2));
+  for (size_t i = 0; i < counters_.size(); ++i) {
+    const Event &c = counters_[i];
+    EXPECT_EQ(c.name, "utilisation");
+    EXPECT_EQ(c.category, "counter");
+    EXPECT_EQ(c.pid, 0);
+    if (i)
+      EXPECT_GE(c.ts, counters_[i - 1].ts);
+    double cpu = -1, rss = -1;
+    ASSERT_TRUE(c.args && c.args->find("cpu_percent")->asDouble(cpu));
+    ASSERT_TRUE(c.args->find("rss_mb")->asDouble(rss));
+    EXPECT_GE(cpu, 0);
+    EXPECT_GT(rss, 1); // this test process holds more than a MiB
+  }
+}
 
 TEST_F(ProfileTrainer, TraceNestsProgramsAndCollectivesInsideStepPhases) {
   options_.profilePath = dir_.file("trace.json");
