@@ -22,6 +22,7 @@
 #include "runtime/support/HalfFloat.h"
 #include "runtime/support/Profiler.h"
 #include "runtime/support/SplitMix64.h"
+#include "runtime/support/StopSignals.h"
 #include "runtime/support/ThreadPool.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/DataLoader.h"
@@ -536,6 +537,8 @@ private:
   struct PendingCheckpoint;
   std::unique_ptr<PendingCheckpoint> pending_; // rank 0: a checkpoint being written
   Status awaitCheckpoint();
+  StatusOr<int> stopSignal();
+  Status stopOnSignal(int signal, int64_t step, bool checkpointed);
 
   RunSettings &run_;
   const TrainerOptions &o_;
@@ -1406,8 +1409,38 @@ Status TrainingJob::checkpoint(int64_t step, const std::optional<EvalResult> &ev
   return Status::success();
 }
 
+/// The stop signal any rank caught (StopSignals), agreed on by every rank
+/// (collective with several), or 0.
+StatusOr<int> TrainingJob::stopSignal() {
+  int64_t caught = StopSignals::pending();
+  if (dist_.size() > 1)
+    if (Status s = dist_.world().allReduce(&caught, &caught, 1, DType::I64, ReduceOp::Max); !s)
+      return s;
+  return int(caught);
+}
+
+/// Ends the run after step `step` (0-based) because of `signal`: its state
+/// checkpointed (unless it just was), waited for, and one error line that
+/// says how to continue (every rank calls it).
+Status TrainingJob::stopOnSignal(int signal, int64_t step, bool checkpointed) {
+  std::string what = "stopped by " + StopSignals::name(signal) + " after step " +
+                     std::to_string(step + 1) + " of " + std::to_string(o_.steps);
+  if (o_.checkpointDir.empty())
+    return stopEveryRank(Status::error(what + "; nothing saved (no --checkpoint-dir)"));
+  if (!checkpointed)
+    if (Status s = checkpoint(step, std::nullopt); !s)
+      return s;
+  if (Status s = awaitCheckpoint(); !s)
+    return s;
+  return stopEveryRank(Status::error(what + ": checkpoint " + o_.checkpointDir + "/step-" +
+                                     std::to_string(step + 1) +
+                                     " written; continue with --resume"));
+}
+
 Status TrainingJob::train() {
   const bool root = dist_.isRoot();
+  // SIGTERM, SIGINT and SIGUSR1 stop the run between steps (stopSignal).
+  StopSignals signals(o_.signalGrace);
   ProgressBar progress(o_.steps, firstStep_, 2, false, o_.logEvery);
   if (Status s = profile_.begin(dist_, firstStep_); !s)
     return s;
@@ -1488,12 +1521,25 @@ Status TrainingJob::train() {
       std::fprintf(stderr, "trc-run: step %lld: %s; update skipped (--on-nonfinite skip)\n",
                    static_cast<long long>(result.step), describeNonFinite(result).c_str());
     }
-    if (o_.checkpointEvery && ((step + 1) % o_.checkpointEvery == 0 || last)) {
+    const bool checkpointed = o_.checkpointEvery && ((step + 1) % o_.checkpointEvery == 0 || last);
+    if (checkpointed) {
       if (root)
         progress.clear();
       ProfileScope checkpointPhase("checkpoint");
       if (Status s = checkpoint(step, result.evalLoss ? lastEval : std::nullopt); !s)
         return s;
+    }
+    // Asked to stop (Slurm's SIGTERM before a preemption, Ctrl-C): every
+    // rank learns it after the same step, which is checkpointed.
+    if (!last) {
+      StatusOr<int> asked = stopSignal();
+      if (!asked.ok())
+        return asked.status();
+      if (*asked) {
+        if (root)
+          progress.clear();
+        return stopOnSignal(*asked, step, checkpointed);
+      }
     }
   }
   if (root)

@@ -83,6 +83,10 @@ struct TrainerOptions {
   bool resumeAuto = false;               // resume if D holds one    (--resume auto)
   bool overwriteCheckpoints = false;     // a fresh run replaces D's (--overwrite-checkpoints)
   bool checkpointSync = false;           // wait for each checkpoint's write (--checkpoint-sync)
+  // SIGTERM/SIGINT/SIGUSR1 stop the run after the step in flight, with a
+  // checkpoint; past this many seconds the process ends anyway (0: no
+  // bound; Slurm's KillWait is 30 s)                            (--signal-grace)
+  double signalGrace = 25;
   std::string parallelConfig;            // ParallelPlan spec        (--config)
   std::string exportOnnx;                // OUT.onnx after training  (--export-onnx)
   std::string saveModel;                 // trained parameters as PyTorch/HF load them (--save-model)

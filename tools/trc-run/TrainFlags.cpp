@@ -3,6 +3,7 @@
 
 #include "RunHelpers.h"
 
+#include <cmath>
 #include <limits>
 
 namespace trc {
@@ -66,6 +67,11 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
       return Status::error(std::string("option '") + flag + "' expects a non-negative number");
     *field = v;
   }
+  if (has("--signal-grace") &&
+      (!parseFloat(text("--signal-grace"), o.signalGrace) || !(o.signalGrace >= 0) ||
+       !std::isfinite(o.signalGrace)))
+    return Status::error("option '--signal-grace' expects seconds >= 0 (0: no bound), got '" +
+                         text("--signal-grace") + "'");
   if (has("--profile-steps") && !parseInt(text("--profile-steps"), 1, o.profileSteps))
     return Status::error("option '--profile-steps' expects a positive integer, got '" +
                          text("--profile-steps") + "'");

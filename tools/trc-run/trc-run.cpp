@@ -104,6 +104,10 @@ const char *kUsage =
     "      [--checkpoint-dir D --checkpoint-every K] [--resume [auto] | --overwrite-checkpoints]\n"
     "      [--checkpoint-sync]  (checkpoints are written in the background while\n"
     "                      training goes on; this waits for each instead)\n"
+    "      [--signal-grace S]  (SIGTERM, SIGINT or SIGUSR1 stop the run after the\n"
+    "                      step in flight, with a checkpoint of it in\n"
+    "                      --checkpoint-dir, exit 1; the process ends anyway S\n"
+    "                      seconds after the signal, default 25, 0: no bound)\n"
     "      [--keep-last K]  (keep the K newest checkpoints in D, removing older\n"
     "                      ones after each save; default: keep all)\n"
     "      [--keep-best eval_loss|eval_perplexity|eval_accuracy]  (D/best names the\n"
@@ -170,7 +174,7 @@ const char *kTrainingFlags[] = {
     "--save-artifact", "--profile", "--profile-steps", "--recompute", "--memory-budget",
     "--eval-data", "--eval-every", "--log-every", "--device-profile", "--on-nonfinite",
     "--freeze", "--trainable", "--keep-last", "--epochs", "--from-checkpoint", "--save-model",
-    "--keep-best", "--tensorboard",
+    "--keep-best", "--tensorboard", "--signal-grace",
 };
 const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights",
                                    "--profile-summary", "--overwrite-checkpoints",
