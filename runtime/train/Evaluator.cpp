@@ -122,6 +122,11 @@ Status Evaluator::setParameter(const std::string &name, const HostTensor &value)
   return Status::success();
 }
 
+bool Evaluator::hasParameter(const std::string &name) const {
+  return !programs_.empty() &&
+         programs_.front()->loaded.session->manifest().find(SlotKind::Param, name) != nullptr;
+}
+
 StatusOr<EvalResult> Evaluator::evaluate() {
   auto start = std::chrono::steady_clock::now();
   const bool appended = !options_.lossTargets.empty();

@@ -91,6 +91,8 @@ public:
 
   /// Sets parameter `name` in every program.
   Status setParameter(const std::string &name, const HostTensor &value);
+  /// Whether the eval programs have a parameter called `name`.
+  bool hasParameter(const std::string &name) const;
   StatusOr<EvalResult> evaluate();
   int64_t rows() const { return data_->rows(); }
 

@@ -360,8 +360,10 @@ Status checkPipelineOptions(const TrainerOptions &o, const ParallelPlan &plan) {
     return refuse("a saved training step (--save-artifact, or a step folder as the model)");
   if (o.precision == "fp16") // its loss scaling skips steps: not across stages yet
     return refuse("--precision fp16 (use bf16)");
-  if (!o.evalData.empty()) // rank 0 would need every stage's parameters
-    return refuse("--eval-data");
+  if (!o.evalData.empty() && plan.tensorDegree > 1) // the stages' parts are not gathered
+    return refuse("--eval-data with tensor-parallel stages");
+  if (!o.evalData.empty() && o.data.empty())
+    return refuse("evaluation alone (--eval-data without --data)");
   if (o.detectAnomaly) // its sites would span several stage programs
     return refuse("--detect-anomaly");
   if (o.batchSize % (int64_t(plan.dataDegree()) * plan.microbatches) != 0)
@@ -527,8 +529,9 @@ private:
   Status zeroState();
   Status resume();
   StatusOr<StepResult> runStep(int64_t step);
-  Status openPipeline();
+  Status openPipeline(int64_t vocab);
   Status openMetrics();
+  Status openSharedEvaluator(int64_t vocab);
   Status runPipelineStep(int64_t step, StepResult &result);
   StatusOr<bool> isNonFinite(double loss, double gradNorm);
   Status nonFiniteError(const StepResult &result, int64_t inARow);
@@ -676,18 +679,32 @@ bool changesDuringTraining(const Manifest &manifest, const Slot &slot) {
 }
 
 /// The trained parameters, gathered whole (collective: every rank takes
-/// part), into rank 0's eval programs, then rank 0 evaluates.
+/// part; pipeline stages: gathered on rank 0 over the first data replica's
+/// pipeline, as for a checkpoint), into rank 0's eval programs, then rank 0
+/// evaluates.
 StatusOr<std::optional<EvalResult>> TrainingJob::evaluate() {
   ProfileScope evalPhase("eval");
-  for (const Slot *slot : artifact_->manifest().slotsOfKind(SlotKind::Param)) {
-    if (!changesDuringTraining(artifact_->manifest(), *slot))
-      continue;
-    StatusOr<HostTensor> value = dist_.readFull(*session_, *slot);
-    if (!value.ok())
-      return value.status();
-    if (evaluator_)
-      if (Status s = evaluator_->setParameter(slot->name, *value); !s)
-        return s;
+  if (pipeline_) {
+    if (dist_.dataIndex() == 0) {
+      StatusOr<std::vector<NamedTensor>> gathered = pipeline_->gatherState();
+      if (!gathered.ok())
+        return gathered.status();
+      for (const NamedTensor &t : *gathered) // parameters; not optimizer state
+        if (evaluator_ && evaluator_->hasParameter(t.name))
+          if (Status s = evaluator_->setParameter(t.name, t.tensor); !s)
+            return s;
+    }
+  } else {
+    for (const Slot *slot : artifact_->manifest().slotsOfKind(SlotKind::Param)) {
+      if (!changesDuringTraining(artifact_->manifest(), *slot))
+        continue;
+      StatusOr<HostTensor> value = dist_.readFull(*session_, *slot);
+      if (!value.ok())
+        return value.status();
+      if (evaluator_)
+        if (Status s = evaluator_->setParameter(slot->name, *value); !s)
+          return s;
+    }
   }
   if (!evaluator_)
     return std::optional<EvalResult>();
@@ -847,7 +864,7 @@ Status TrainingJob::prepareShared(int64_t vocab) {
       return s;
   }
   if (isPipelineArtifact(artifactDir_))
-    return openPipeline();
+    return openPipeline(vocab);
   StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::load(artifactDir_, backend_->target());
   if (!artifact.ok())
     return artifact.status();
@@ -880,12 +897,17 @@ Status TrainingJob::prepareShared(int64_t vocab) {
   if (o_.resume)
     if (Status s = resume(); !s)
       return s;
-  if (!o_.evalData.empty())
-    if (Status s = dist_.shareVerdict(dist_.isRoot() ? openEvaluator(vocab) : Status::success(),
-                                      "could not set up --eval-data");
-        !s)
-      return s;
+  if (Status s = openSharedEvaluator(vocab); !s)
+    return s;
   return openMetrics();
+}
+
+/// --eval-data's programs on rank 0; every rank learns whether they opened.
+Status TrainingJob::openSharedEvaluator(int64_t vocab) {
+  if (o_.evalData.empty())
+    return Status::success();
+  return dist_.shareVerdict(dist_.isRoot() ? openEvaluator(vocab) : Status::success(),
+                            "could not set up --eval-data");
 }
 
 /// --metrics and --tensorboard, written by rank 0 (continued after the
@@ -918,7 +940,7 @@ Status TrainingJob::logMetrics(const StepMetrics &m) {
 }
 
 /// The stage programs this rank holds and the schedule it runs.
-Status TrainingJob::openPipeline() {
+Status TrainingJob::openPipeline(int64_t vocab) {
   const ParallelPlan &plan = dist_.config();
   StatusOr<ScheduleKind> kind = parseScheduleKind(plan.pipelineSchedule);
   if (!kind.ok())
@@ -950,6 +972,8 @@ Status TrainingJob::openPipeline() {
   if (o_.resume)
     if (Status s = resume(); !s)
       return s;
+  if (Status s = openSharedEvaluator(vocab); !s)
+    return s;
   return openMetrics();
 }
 
