@@ -12,6 +12,7 @@
 #include "runtime/support/Version.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -97,6 +98,14 @@ std::string encodeState(const CheckpointState &st, uint64_t tensorBytes,
     appendJsonString(j, kv.second);
   }
   j += first ? "},\n" : "\n  },\n";
+  j += "  \"metrics\": {";
+  for (size_t i = 0; i < st.metrics.size(); ++i) {
+    j += i ? ", " : "";
+    appendJsonString(j, st.metrics[i].first);
+    j += ": ";
+    appendJsonDouble(j, st.metrics[i].second); // null when not finite
+  }
+  j += "},\n";
   j += "  \"tensors\": {\"file\": \"";
   j += kTensorsFile;
   j += "\", \"bytes\": ";
@@ -205,8 +214,6 @@ Status decodeState(const std::string &text, const std::string &path,
     return Status::error(path + ": not a JSON object");
   std::string where = path + ": ";
   Fields top(where, root);
-  TRC_TRY(top.only({"format", "format_version", "trc_version", "step", "data",
-                    "rng", "config", "tensors", "checksum"}));
   std::string format;
   TRC_TRY(top.string("format", format));
   if (format != "trc-checkpoint")
@@ -221,6 +228,16 @@ Status decodeState(const std::string &text, const std::string &path,
                          std::to_string(kOldestCheckpointFormatVersion) +
                          " to " + std::to_string(kCheckpointFormatVersion) +
                          ")");
+  // Format 3 added "metrics"; the keys are exactly the version's.
+  if (version >= 3)
+    TRC_TRY(top.only({"format", "format_version", "trc_version", "step", "data", "rng", "config",
+                      "metrics", "tensors", "checksum"}));
+  else if (root.find("metrics"))
+    return Status::error(where + "'metrics' is not part of format_version " +
+                         std::to_string(version));
+  else
+    TRC_TRY(top.only({"format", "format_version", "trc_version", "step", "data", "rng", "config",
+                      "tensors", "checksum"}));
   TRC_TRY(top.string("trc_version", st.trcVersion));
   TRC_TRY(top.int64("step", st.step));
 
@@ -259,6 +276,19 @@ Status decodeState(const std::string &text, const std::string &path,
       return Status::error(where + "config: '" + kv.first +
                            "' must be a string");
     st.config[kv.first] = kv.second.text();
+  }
+
+  // Format 3 records the step's metrics (numbers, or null); earlier ones none.
+  st.metrics.clear();
+  if (version >= 3) {
+    const JsonValue *metrics;
+    TRC_TRY(top.object("metrics", metrics));
+    for (const auto &kv : metrics->members()) {
+      double value = std::nan("");
+      if (!kv.second.isNull() && !kv.second.asDouble(value))
+        return Status::error(where + "metrics: '" + kv.first + "' must be a number or null");
+      st.metrics.emplace_back(kv.first, value);
+    }
   }
 
   TRC_TRY(top.object("tensors", tensors));

@@ -5,7 +5,7 @@
 //   D/step-<N>/state.json           step, data position, RNG state, config
 //   D/latest                        "step-<N>\n": the checkpoint to resume
 //
-// state.json (format_version 2), written with exactly this layout:
+// state.json (format_version 3), written with exactly this layout:
 //   {
 //     "format": "trc-checkpoint",
 //     "format_version": 2,
@@ -15,6 +15,7 @@
 //              "num_tokens": NT, "shuffle": false, "seed": S},
 //     "rng": {"seed": S, "state": [W0, W1, ...]},
 //     "config": {"key": "value", ...},
+//     "metrics": {"loss": 3.24, "eval_loss": 3.5, ...},
 //     "tensors": {"file": "tensors.safetensors", "bytes": B,
 //                 "checksum": "xxh3:<16 hex digits>"},
 //     "checksum": "xxh3:<16 hex digits>"
@@ -25,6 +26,10 @@
 // says). Integers are exact (uint64 where they are seeds or RNG words).
 // Unknown keys are errors.
 //
+// "metrics" are the checkpointed step's numbers as --metrics logs them
+// (loss, learning_rate, grad_norm, eval_*; null when not finite), for
+// people and tools choosing a checkpoint; resuming does not read them.
+// format_version 2 (before metrics) is read without them.
 // format_version 1 (written before XXH3) is still read: the same layout
 // with "format_version": 1, the tensors' hash under "fnv1a64" as 16 bare
 // hex digits, and "checksum": "fnv1a64:<16 hex digits>", both FNV-1a 64.
@@ -72,7 +77,7 @@
 namespace trc::rt {
 
 // The format saveCheckpoint writes, and the oldest one loading accepts.
-constexpr int64_t kCheckpointFormatVersion = 2;
+constexpr int64_t kCheckpointFormatVersion = 3;
 constexpr int64_t kOldestCheckpointFormatVersion = 1;
 // Largest state.json read back.
 constexpr size_t kMaxCheckpointStateBytes = size_t(16) << 20;
@@ -83,6 +88,8 @@ struct CheckpointState {
   uint64_t seed = 0;          // the run's --seed
   std::vector<uint64_t> rng;  // the caller's generator state (opaque words)
   std::map<std::string, std::string> config; // the user's run settings
+  // The step's metrics, in logging order (format_version 3; NaN: null).
+  std::vector<std::pair<std::string, double>> metrics;
   std::string trcVersion;     // set by load; save writes kTrcVersion
 };
 

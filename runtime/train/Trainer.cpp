@@ -536,12 +536,13 @@ private:
   StatusOr<bool> isNonFinite(double loss, double gradNorm);
   Status nonFiniteError(const StepResult &result, int64_t inARow);
   Status stopEveryRank(const Status &rootError);
-  Status checkpoint(int64_t step, const std::optional<EvalResult> &eval);
+  Status checkpoint(int64_t step, const StepResult &result,
+                    const std::optional<EvalResult> &eval);
   struct PendingCheckpoint;
   std::unique_ptr<PendingCheckpoint> pending_; // rank 0: a checkpoint being written
   Status awaitCheckpoint();
   StatusOr<int> stopSignal();
-  Status stopOnSignal(int signal, int64_t step, bool checkpointed);
+  Status stopOnSignal(int signal, int64_t step, const StepResult &result, bool checkpointed);
 
   RunSettings &run_;
   const TrainerOptions &o_;
@@ -1343,7 +1344,8 @@ Status TrainingJob::awaitCheckpoint() {
   return done->status;
 }
 
-Status TrainingJob::checkpoint(int64_t step, const std::optional<EvalResult> &eval) {
+Status TrainingJob::checkpoint(int64_t step, const StepResult &result,
+                               const std::optional<EvalResult> &eval) {
   auto job = std::make_unique<PendingCheckpoint>();
   // Pipeline stages: every stage's tensors gathered on rank 0 over the
   // first data replica's pipeline (the other replicas hold the same).
@@ -1402,6 +1404,14 @@ Status TrainingJob::checkpoint(int64_t step, const std::optional<EvalResult> &ev
   // Recorded, never compared on resume: checkpoints hold logical tensors,
   // so any plan resumes any other plan's checkpoint.
   state.config["parallel_plan"] = dist_.config().describe();
+  // The step's numbers, for whoever picks a checkpoint later.
+  state.metrics = {{"loss", result.loss},
+                   {"learning_rate", result.learningRate},
+                   {"grad_norm", result.gradNorm}};
+  if (eval)
+    for (const EvalMetric &metric : kEvalMetrics)
+      if (std::optional<double> v = evalMetricValue(*eval, metric))
+        state.metrics.emplace_back(metric.name, *v);
   job->options.keepLast = o_.keepLast;
   // --keep-best: this step's evaluation against the best so far.
   std::optional<double> value;
@@ -1446,13 +1456,14 @@ StatusOr<int> TrainingJob::stopSignal() {
 /// Ends the run after step `step` (0-based) because of `signal`: its state
 /// checkpointed (unless it just was), waited for, and one error line that
 /// says how to continue (every rank calls it).
-Status TrainingJob::stopOnSignal(int signal, int64_t step, bool checkpointed) {
+Status TrainingJob::stopOnSignal(int signal, int64_t step, const StepResult &result,
+                                 bool checkpointed) {
   std::string what = "stopped by " + StopSignals::name(signal) + " after step " +
                      std::to_string(step + 1) + " of " + std::to_string(o_.steps);
   if (o_.checkpointDir.empty())
     return stopEveryRank(Status::error(what + "; nothing saved (no --checkpoint-dir)"));
   if (!checkpointed)
-    if (Status s = checkpoint(step, std::nullopt); !s)
+    if (Status s = checkpoint(step, result, std::nullopt); !s)
       return s;
   if (Status s = awaitCheckpoint(); !s)
     return s;
@@ -1550,7 +1561,7 @@ Status TrainingJob::train() {
       if (root)
         progress.clear();
       ProfileScope checkpointPhase("checkpoint");
-      if (Status s = checkpoint(step, result.evalLoss ? lastEval : std::nullopt); !s)
+      if (Status s = checkpoint(step, result, result.evalLoss ? lastEval : std::nullopt); !s)
         return s;
     }
     // Asked to stop (Slurm's SIGTERM before a preemption, Ctrl-C): every
@@ -1562,7 +1573,7 @@ Status TrainingJob::train() {
       if (*asked) {
         if (root)
           progress.clear();
-        return stopOnSignal(*asked, step, checkpointed);
+        return stopOnSignal(*asked, step, result, checkpointed);
       }
     }
   }

@@ -26,6 +26,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <cmath>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -153,12 +155,21 @@ std::string resign(const std::string &text,
          "\"\n}\n";
 }
 
-// A format_version 2 state.json rewritten as trc wrote format_version 1
-// before XXH3: the tensors' FNV-1a 64 as bare hex under "fnv1a64", and the
-// file's own checksum "fnv1a64:<hex>".
+// state.json without its "metrics" line (format 3's addition).
+std::string withoutMetrics(std::string text) {
+  size_t at = text.find("  \"metrics\": {");
+  EXPECT_NE(at, std::string::npos);
+  if (at != std::string::npos)
+    text.erase(at, text.find('\n', at) + 1 - at);
+  return text;
+}
+
+// A format_version 3 state.json rewritten as trc wrote format_version 1
+// before XXH3 (and metrics): the tensors' FNV-1a 64 as bare hex under
+// "fnv1a64", and the file's own checksum "fnv1a64:<hex>".
 std::string asFormat1(const std::string &state, const std::string &tensors) {
-  std::string text = state;
-  size_t at = text.find("\"format_version\": 2,");
+  std::string text = withoutMetrics(state);
+  size_t at = text.find("\"format_version\": 3,");
   EXPECT_NE(at, std::string::npos);
   text.replace(at, 20, "\"format_version\": 1,");
   std::string key = "\"checksum\": \"xxh3:";
@@ -248,6 +259,26 @@ TEST(Checkpoint, SavesAndLoads) {
   EXPECT_EQ(file.metadata.at("step"), "10");
 }
 
+// The step's metrics are written in their order, a non-finite one as null,
+// and read back (format 3).
+TEST(Checkpoint, MetricsRoundTrip) {
+  TempDir tmp;
+  std::string dir = tmp.file("ckpt");
+  Model m(1);
+  CheckpointState st = stateAt(7);
+  st.metrics = {{"loss", 3.25}, {"grad_norm", std::nan("")}, {"eval_loss", 0.1}};
+  ASSERT_TRUE(saveCheckpoint(dir, st, m.views()));
+  EXPECT_THAT(readFile(dir + "/step-7/state.json"),
+              HasSubstr("  \"metrics\": {\"loss\": 3.25, \"grad_norm\": null, "
+                        "\"eval_loss\": 0.1},\n"));
+  TRC_ASSERT_OK_AND_ASSIGN(CheckpointContents read, readCheckpoint(dir + "/step-7"));
+  ASSERT_EQ(read.state.metrics.size(), 3u);
+  std::map<std::string, double> byName(read.state.metrics.begin(), read.state.metrics.end());
+  EXPECT_EQ(byName["loss"], 3.25);
+  EXPECT_TRUE(std::isnan(byName["grad_norm"]));
+  EXPECT_EQ(byName["eval_loss"], 0.1);
+}
+
 TEST(Checkpoint, StateJsonLayout) {
   TempDir tmp;
   std::string dir = tmp.file("ckpt");
@@ -257,7 +288,7 @@ TEST(Checkpoint, StateJsonLayout) {
   std::string body =
       std::string("{\n"
                   "  \"format\": \"trc-checkpoint\",\n"
-                  "  \"format_version\": 2,\n"
+                  "  \"format_version\": 3,\n"
                   "  \"trc_version\": \"") +
       kTrcVersion +
       "\",\n"
@@ -271,6 +302,7 @@ TEST(Checkpoint, StateJsonLayout) {
       "    \"model\": \"gpt2.onnx\",\n"
       "    \"q\\\"uote\": \"a\\\\b\\n\"\n"
       "  },\n"
+      "  \"metrics\": {},\n"
       "  \"tensors\": {\"file\": \"tensors.safetensors\", \"bytes\": " +
       std::to_string(tensors.size()) + ", \"checksum\": \"xxh3:" +
       toHex16(xxh3_64(tensors.data(), tensors.size())) + "\"},\n";
@@ -287,7 +319,7 @@ TEST(Checkpoint, StateJsonLayout) {
   ASSERT_TRUE(saveCheckpoint(dir, st, m.views()));
   got = readFile(dir + "/step-6/state.json");
   EXPECT_THAT(got,
-              HasSubstr("\"state\": []},\n  \"config\": {},\n  \"tensors\""));
+              HasSubstr("\"state\": []},\n  \"config\": {},\n  \"metrics\": {},\n  \"tensors\""));
   TRC_ASSERT_OK_AND_ASSIGN(CheckpointContents back, readCheckpoint(dir + "/step-6"));
   expectSameState(back.state, st);
 }
@@ -473,12 +505,18 @@ TEST(Checkpoint, RejectsSignedButWrongState) {
   std::string p = statePath + ": ";
   EXPECT_EQ(withState(resign(replaced(state, "\"step\": 3", "\"step\": 4"))),
             p + "step 4 does not match the folder name step-3");
-  EXPECT_EQ(withState(resign(replaced(state, "\"format_version\": 2",
-                                      "\"format_version\": 3"))),
-            p + "format_version 3 is not supported (this trc reads 1 to 2)");
-  EXPECT_EQ(withState(resign(replaced(state, "\"format_version\": 2",
+  EXPECT_EQ(withState(resign(replaced(state, "\"format_version\": 3",
+                                      "\"format_version\": 4"))),
+            p + "format_version 4 is not supported (this trc reads 1 to 3)");
+  EXPECT_EQ(withState(resign(replaced(state, "\"format_version\": 3",
                                       "\"format_version\": 0"))),
-            p + "format_version 0 is not supported (this trc reads 1 to 2)");
+            p + "format_version 0 is not supported (this trc reads 1 to 3)");
+  // Metrics are format 3's: numbers or null, and not in format 2.
+  EXPECT_EQ(withState(resign(replaced(state, "\"metrics\": {}", "\"metrics\": {\"loss\": \"x\"}"))),
+            p + "metrics: 'loss' must be a number or null");
+  EXPECT_EQ(withState(resign(replaced(state, "\"format_version\": 3",
+                                      "\"format_version\": 2"))),
+            p + "'metrics' is not part of format_version 2");
   EXPECT_EQ(withState(resign(replaced(state, "\"trc-checkpoint\"",
                                       "\"other\""))),
             p + "'format' is 'other', not 'trc-checkpoint'");
@@ -517,7 +555,7 @@ TEST(Checkpoint, RejectsSignedButWrongState) {
   EXPECT_EQ(withState(resign(replaced(state, "\"checksum\": \"xxh3:",
                                       "\"fnv1a64\": \"xxh3:"))),
             p + "tensors: unexpected key 'fnv1a64'");
-  EXPECT_EQ(withState(resign(replaced(state, "\"format_version\": 2",
+  EXPECT_EQ(withState(resign(replaced(withoutMetrics(state), "\"format_version\": 3",
                                       "\"format_version\": 1"))),
             p + "tensors: unexpected key 'checksum'");
   EXPECT_THAT(withState(resign(replaced(state, "\"step\": 3,", "\"step\": 3"))),
@@ -596,9 +634,9 @@ TEST(Checkpoint, Format1CheckpointsWithFnvChecksumsStillLoad) {
   EXPECT_EQ(loadError(f), p + "tensors: 'fnv1a64' is not 16 lower-case hex "
                               "digits");
 
-  // Saving again writes format 2 with XXH3.
+  // Saving again writes format 3 with XXH3.
   ASSERT_TRUE(save(dir, 3, m));
-  EXPECT_THAT(readFile(statePath), HasSubstr("\"format_version\": 2,"));
+  EXPECT_THAT(readFile(statePath), HasSubstr("\"format_version\": 3,"));
   EXPECT_THAT(readFile(statePath), HasSubstr("\"checksum\": \"xxh3:"));
 }
 
