@@ -18,24 +18,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mpi_training import ENV, fail, mpirun  # noqa: E402
+from mpi_training import ENV, fail, mpirun, rank_process  # noqa: E402
 
 STEPS = 600
-
-
-def children(parent):
-    """Pids whose parent is `parent` (from /proc)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open("/proc/%s/stat" % entry) as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-                if int(fields[1]) == parent:
-                    found.append(int(entry))
-            except OSError:
-                pass
-    return sorted(found)
 
 
 def losses(path):
@@ -56,12 +41,15 @@ def main():
     run = subprocess.Popen(base + ["--checkpoint-dir", ckpt, "--metrics", metrics], env=ENV,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     # Some steps in, signal a rank: the process itself, or under mpirun the
-    # last of its children.
+    # last rank.
     while run.poll() is None and (not os.path.exists(metrics) or len(losses(metrics)) < 5):
         time.sleep(0.01)
     if run.poll() is not None:
         fail("the run ended before it was signalled:\n" + run.stderr.read())
-    target = run.pid if ranks == 1 else children(run.pid)[-1]
+    target = run.pid if ranks == 1 else rank_process(ranks - 1, metrics)
+    if target is None:
+        run.kill()
+        fail("no process of rank %d found" % (ranks - 1))
     os.kill(target, signal.SIGTERM)
     signalled = time.time()
     try:

@@ -60,6 +60,25 @@ def refused(trc_run, model, data, ranks, config, expected, name):
     print(f"{name}: refused")
 
 
+def rank_process(rank, marker):
+    """The pid of MPI rank `rank` of the job whose command line holds
+    `marker` (e.g. its metrics file, so that another job, a concurrent test
+    run's, is never hit), or None."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read().split(b"\0")
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except OSError:
+            continue
+        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in environ and marker.encode() in cmdline:
+            return int(pid)
+    return None
+
+
 def killed_rank(trc_run, model, data, work, ranks=2, config=None, name="killed rank"):
     """Kills rank 1 once training runs; the job must end within 60 s, naming it."""
     metrics = os.path.join(work, name.replace(" ", "-") + ".jsonl")
@@ -79,21 +98,7 @@ def killed_rank(trc_run, model, data, work, ranks=2, config=None, name="killed r
     else:
         job.kill()
         fail(f"{name}: training never started")
-    victim = None
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                environ = f.read().split(b"\0")
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read()
-        except OSError:
-            continue
-        # This job's rank 1 only: its command line names this run's metrics
-        # file (other jobs, e.g. a concurrent test run, must not be hit).
-        if b"OMPI_COMM_WORLD_RANK=1" in environ and metrics.encode() in cmdline:
-            victim = int(pid)
+    victim = rank_process(1, metrics)
     if victim is None:
         job.kill()
         fail(f"{name}: no process of rank 1 found")
