@@ -27,6 +27,8 @@ DEBIAN_PACKAGES=(
   libxxhash-dev
   # distributed and BLAS
   libopenmpi-dev openmpi-bin libopenblas-dev libopenblas0-pthread
+  # a one-node Slurm cluster for the srun tests (scripts/slurm_local.sh)
+  slurmctld slurmd slurm-client munge
   # Python: reference trainer/exporter and test tools
   python3 python3-venv python3-numpy python3-torch
   # torchvision 0.14 (matches torch 1.13): ResNet-18 of scripts/export_hf.py

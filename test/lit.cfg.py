@@ -32,6 +32,10 @@ config.substitutions.append(("%python", config.trc_python))
 import shutil as _shutil
 if _shutil.which("mpirun"):
     config.available_features.add("mpirun")
+# A one-node Slurm cluster can be started (scripts/slurm_local.sh).
+if _shutil.which("srun") and all(os.path.exists("/usr/sbin/" + d)
+                                 for d in ("slurmctld", "slurmd", "munged")):
+    config.available_features.add("slurm")
 config.substitutions.append(("%models", config.trc_models_dir))
 config.substitutions.append(("%scripts", os.path.join(config.trc_src_root, "scripts")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))

@@ -25,10 +25,18 @@ def mpirun(ranks):
     return ["mpirun", "--oversubscribe", "-np", str(ranks)]
 
 
-def train(trc_run, model, data, work, ranks, name, steps, config=None, extra=()):
-    """Trains `steps` steps (global batch 4 x 16 tokens); returns the losses."""
+def srun(ranks):
+    """srun's command for `ranks` tasks wired up by PMIx (the environment
+    names the cluster: SLURM_CONF)."""
+    return ["srun", "-n", str(ranks), "--mpi=pmix"]
+
+
+def train(trc_run, model, data, work, ranks, name, steps, config=None, extra=(), launcher=None):
+    """Trains `steps` steps (global batch 4 x 16 tokens) on `ranks` ranks
+    started by `launcher` (mpirun by default; 1 rank runs alone); returns
+    the losses."""
     metrics = os.path.join(work, name + ".jsonl")
-    command = mpirun(ranks) + [trc_run, model, "--data", data, "--batch-size", "4",
+    command = (launcher or mpirun)(ranks) + [trc_run, model, "--data", data, "--batch-size", "4",
                                "--seq-len", "16", "--steps", str(steps), "--metrics", metrics,
                                *extra]
     if config is not None:
@@ -74,15 +82,20 @@ def rank_process(rank, marker):
                 cmdline = f.read()
         except OSError:
             continue
-        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in environ and marker.encode() in cmdline:
+        # mpirun names the rank in the environment it starts the rank with;
+        # srun too (and srun's own process, which holds the marker too, has
+        # no SLURM_PROCID).
+        names = (f"OMPI_COMM_WORLD_RANK={rank}".encode(), f"SLURM_PROCID={rank}".encode())
+        if any(n in environ for n in names) and marker.encode() in cmdline:
             return int(pid)
     return None
 
 
-def killed_rank(trc_run, model, data, work, ranks=2, config=None, name="killed rank"):
+def killed_rank(trc_run, model, data, work, ranks=2, config=None, name="killed rank",
+                launcher=None):
     """Kills rank 1 once training runs; the job must end within 60 s, naming it."""
     metrics = os.path.join(work, name.replace(" ", "-") + ".jsonl")
-    command = mpirun(ranks) + [trc_run, model, "--data", data, "--batch-size", "4",
+    command = (launcher or mpirun)(ranks) + [trc_run, model, "--data", data, "--batch-size", "4",
                                "--seq-len", "16", "--steps", "100000", "--metrics", metrics]
     if config is not None:
         command += ["--config", json.dumps(config)]
