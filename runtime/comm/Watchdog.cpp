@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/comm/Watchdog.h"
 
+#include "runtime/support/ExitCodes.h"
 #include "runtime/support/Parse.h"
 
 #include <algorithm>
@@ -330,7 +331,7 @@ void Watchdog::die(const std::string &message) {
     p += n;
     left -= size_t(n);
   }
-  ::_exit(1);
+  ::_exit(kExitRankLost);
 }
 
 } // namespace trc::rt

@@ -5,7 +5,8 @@
 // is a background thread that the communicators arm around every blocking
 // call (watch() returns a guard; the call is watched until the guard dies).
 // Every `pollSeconds` (0.25 s) it looks at the calls in progress and ends the
-// process, printing one line to stderr and calling _exit(1), when
+// process, printing one line to stderr and calling _exit(kExitRankLost)
+// (support/ExitCodes.h: a relaunch can continue the job), when
 //   - a call has waited longer than the timeout:
 //       error: collective allReduce timed out after 300 s waiting for ranks
 //       1, 2, 3 (rank(s) not responding; this is rank 0 of 4)

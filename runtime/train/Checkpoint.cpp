@@ -509,6 +509,15 @@ StatusOr<std::string> latestCheckpoint(const std::string &dir) {
   return folder;
 }
 
+StatusOr<int64_t> latestCheckpointStep(const std::string &dir) {
+  StatusOr<std::string> folder = latestCheckpoint(dir);
+  if (!folder.ok())
+    return folder.status();
+  int64_t step = 0;
+  parseStepName(std::string_view(*folder).substr(dir.size() + 1), step); // checked above
+  return step;
+}
+
 constexpr const char *kBestFile = "best";
 
 Status writeBestCheckpoint(const std::string &dir, const BestCheckpoint &best) {

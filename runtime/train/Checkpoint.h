@@ -119,6 +119,8 @@ Status saveCheckpoint(const std::string &dir, const CheckpointState &state,
 /// missing ("no checkpoint"), malformed, or names a folder that does not
 /// exist.
 StatusOr<std::string> latestCheckpoint(const std::string &dir);
+/// The step of latestCheckpoint(dir) (its errors the same).
+StatusOr<int64_t> latestCheckpointStep(const std::string &dir);
 
 /// A checkpoint as a user names it: a folder holding `latest` is that
 /// latest; any other path is taken as a step-<N> folder itself.

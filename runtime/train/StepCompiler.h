@@ -98,6 +98,9 @@ struct TrainingBuild {
 /// "optimizer=adamw weight-decay=0.01 accumulate=true": what saved steps and
 /// checkpoints record (and compare on reuse).
 std::string describeTrainStep(const TrainingBuild &build);
+/// A describeTrainStep record without its accumulation (the optimizer's
+/// state does not depend on it).
+std::string withoutAccumulation(std::string trainStepRecord);
 /// trc-data-parallel's options, e.g. "zero-stage=3 shard-degree=2
 /// bucket-mb=25.000000 hybrid=true", as saved steps record the plan.
 std::string describeDataParallel(const DataParallelBuild &dp);

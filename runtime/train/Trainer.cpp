@@ -1057,6 +1057,22 @@ Status TrainingJob::resume() {
                    config["lr_schedule"].c_str(), savedSchedule->second.c_str());
     config["lr_schedule"] = savedSchedule->second;
   }
+  // Fewer data ranks after a relaunch accumulate more microbatches
+  // (trc-launch): the global batch, hence the run, is the same.
+  auto savedAccum = state.config.find("grad_accum");
+  if (savedAccum != state.config.end() && savedAccum->second != config["grad_accum"] &&
+      state.config.count("batch_size") && state.config.at("batch_size") == config["batch_size"]) {
+    if (dist_.isRoot())
+      std::fprintf(stderr,
+                   "trc-run: --resume at step %lld: --grad-accum %s (the checkpoint's run "
+                   "accumulated %s); the global batch, %s rows, is the same\n",
+                   static_cast<long long>(state.step), config["grad_accum"].c_str(),
+                   savedAccum->second.c_str(), config["batch_size"].c_str());
+    config["grad_accum"] = savedAccum->second;
+    if (state.config.count("optimizer") &&
+        withoutAccumulation(state.config.at("optimizer")) == withoutAccumulation(config["optimizer"]))
+      config["optimizer"] = state.config.at("optimizer");
+  }
   if (Status s = checkCheckpointConfig(folder, state, config); !s)
     return s;
   auto find = [&](const std::string &name) { return findTensor(tensors, name); };
@@ -1070,6 +1086,10 @@ Status TrainingJob::resume() {
   }
   for (const Slot *slot : stateSlots_) {
     const NamedTensor *found = find(slot->name);
+    // A step's first micro-step restarts its accumulators (trc.keep_accum
+    // 0): a checkpoint of a run without accumulation has none to give.
+    if (!found && isAccumulator(slot->name))
+      continue;
     if (!found)
       return Status::error(folder + ": the checkpoint has no tensor '" +
                            percentEncode(slot->name) + "'");

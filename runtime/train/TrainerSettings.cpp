@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <charconv>
 #include <cmath>
@@ -47,6 +48,10 @@ bool oneOf(const std::string &value, std::initializer_list<const char *> allowed
 
 } // namespace
 
+namespace {
+constexpr const char *kAccumulateRecord = " accumulate=true";
+} // namespace
+
 std::string describeTrainStep(const TrainingBuild &b) {
   std::string options = "optimizer=" + b.optimizer.name;
   for (const auto &[value, key] : {std::pair{&b.optimizer.momentum, "momentum"},
@@ -57,8 +62,15 @@ std::string describeTrainStep(const TrainingBuild &b) {
   if (b.optimizer.nesterov)
     options += " nesterov=true";
   if (b.accumulate)
-    options += " accumulate=true";
+    options += kAccumulateRecord;
   return options;
+}
+
+std::string withoutAccumulation(std::string record) {
+  size_t at = record.find(kAccumulateRecord);
+  if (at != std::string::npos)
+    record.erase(at, std::strlen(kAccumulateRecord));
+  return record;
 }
 
 std::string describeParameterChoice(const TrainingBuild &b) {

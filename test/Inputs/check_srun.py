@@ -9,7 +9,8 @@ and srun -n 4 jobs wired up by PMIx (data parallel with ZeRO-1, tensor
 parallel, pipeline parallel, tensor x data, pipeline x tensor) give the 1-rank
 run's per-step losses within 1e-5; a 4-task checkpoint resumes under srun -n 2
 on the same curve; a task killed by SIGKILL ends the job within 60 s naming
-its rank. The cluster is stopped however the checks end. Prints SKIPPED when
+its rank; trc-launch --launcher srun relaunches a job whose task was killed
+and it ends on the 1-rank curve. The cluster is stopped however the checks end. Prints SKIPPED when
 Slurm is not installed (slurm_local.sh's exit status 3).
 """
 import os
@@ -17,6 +18,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_elastic  # noqa: E402
 import mpi_training  # noqa: E402
 from mpi_training import compare, fail, killed_rank, srun, train  # noqa: E402
 
@@ -71,6 +73,15 @@ def checks(trc_run, models, data, work):
             first + rest)
 
     killed_rank(trc_run, gpt2, data, work, ranks=2, name="srun killed task", launcher=srun)
+
+    # trc-launch relaunches an srun job whose task was killed.
+    elastic = check_elastic.Args()
+    elastic.trc_launch, elastic.trc_run, elastic.model, elastic.data = (
+        "trc-launch", trc_run, gpt2, data)
+    elastic.work = work
+    check_elastic.check_relaunch(elastic, run(1, "one-rank-30", steps=check_elastic.STEPS),
+                                 "trc-launch srun -n 2, task 1 killed",
+                                 ["--launcher", "srun", "-n", "2"], None, 2, 1)
 
 
 if __name__ == "__main__":

@@ -2,13 +2,14 @@
 //
 // The watchdog in death tests (each runs in a re-executed child): a watched
 // call past the timeout, and a peer process that is gone (reaped, a zombie,
-// or its pid reused), end the process with exit status 1 and one `error:`
+// or its pid reused), end the process with exit status kExitRankLost (75) and one `error:`
 // line naming the rank(s); calls that finish in time, calls with the
 // timeout off, and calls that do not check peers are left alone.
 // TRC_COLLECTIVE_TIMEOUT_S parsing.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/comm/Watchdog.h"
+#include "runtime/support/ExitCodes.h"
 
 #include "ScopedEnvironment.h"
 #include "ScopedLocale.h"
@@ -170,7 +171,7 @@ TEST_F(WatchdogDeath, CollectiveTimesOut) {
         auto guard = dog.watch(call);
         sleepSeconds(30);
       },
-      ::testing::ExitedWithCode(1),
+      ::testing::ExitedWithCode(kExitRankLost),
       "^error: collective allReduce timed out after 0.2 s waiting for ranks "
       "1, 2, 3 \\(rank\\(s\\) not responding; this is rank 0 of 4\\)\n$");
 }
@@ -189,7 +190,7 @@ TEST_F(WatchdogDeath, SubgroupCollectiveNamesItsMembers) {
         auto guard = dog.watch(call);
         sleepSeconds(30);
       },
-      ::testing::ExitedWithCode(1),
+      ::testing::ExitedWithCode(kExitRankLost),
       "error: collective broadcast timed out after 0.2 s waiting for ranks "
       "0, 4, 6 \\(rank\\(s\\) not responding; this is rank 2 of 8\\)");
 }
@@ -207,7 +208,7 @@ TEST_F(WatchdogDeath, PointToPointNamesThePeer) {
         auto guard = dog.watch(call);
         sleepSeconds(30);
       },
-      ::testing::ExitedWithCode(1),
+      ::testing::ExitedWithCode(kExitRankLost),
       "error: recv from rank 1 timed out after 0.3 s waiting for rank 1 "
       "\\(not responding; this is rank 0 of 2\\)");
 }
@@ -227,7 +228,7 @@ TEST_F(WatchdogDeath, LostPeerIsNamed) {
         ::waitpid(child, nullptr, 0);
         sleepSeconds(30);
       },
-      ::testing::ExitedWithCode(1),
+      ::testing::ExitedWithCode(kExitRankLost),
       "^error: rank 3 \\(pid [0-9]+ on host .*\\) is gone \\(exited or was "
       "killed\\) while rank 0 waited in collective allReduce\n$");
 }
@@ -247,7 +248,7 @@ TEST_F(WatchdogDeath, ZombiePeerIsLost) {
         ::kill(child, SIGKILL); // not reaped: a zombie
         sleepSeconds(30);
       },
-      ::testing::ExitedWithCode(1),
+      ::testing::ExitedWithCode(kExitRankLost),
       "error: rank 1 \\(pid [0-9]+ on host .*\\) is gone \\(exited or was "
       "killed\\) while rank 0 waited in send to rank 1");
 }
@@ -269,7 +270,7 @@ TEST_F(WatchdogDeath, StoppedPeerIsNamed) {
         auto guard = dog.watch(call);
         sleepSeconds(30);
       },
-      ::testing::ExitedWithCode(1),
+      ::testing::ExitedWithCode(kExitRankLost),
       "^error: rank 1 \\(pid [0-9]+ on host .*\\) has been stopped \\(SIGSTOP or SIGTSTP\\) "
       "for 0.3 s while rank 0 waited in collective allReduce\n$");
   ::kill(child, SIGKILL);
@@ -321,7 +322,7 @@ TEST_F(WatchdogDeath, AwaitedPeerIsNamedFirst) {
         auto guard = dog.watch(call);
         sleepSeconds(30);
       },
-      ::testing::ExitedWithCode(1),
+      ::testing::ExitedWithCode(kExitRankLost),
       "^error: rank 2 \\(pid [0-9]+ on host .*\\) is gone \\(exited or was "
       "killed\\) while rank 0 waited in irecv tag 3 from rank 2\n$");
 }
@@ -341,7 +342,7 @@ TEST_F(WatchdogDeath, ReusedPidIsLost) {
         auto guard = dog.watch(call);
         sleepSeconds(30);
       },
-      ::testing::ExitedWithCode(1), "error: rank 1 .* is gone");
+      ::testing::ExitedWithCode(kExitRankLost), "error: rank 1 .* is gone");
 }
 
 TEST(Watchdog, PeersAreNotCheckedWhenTheCallSaysSo) {
