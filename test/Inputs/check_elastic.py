@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""trc-launch: a trc-run job that survives a killed rank, for
+test/Training/elastic-launch.test.
+
+  check_elastic.py TRC_LAUNCH TRC_RUN MODEL DATA WORKDIR
+
+With the same global batch (4 rows of 16 tokens, AdamW, 30 steps,
+a checkpoint every 5 steps):
+  * 4 ranks under mpirun, rank 1 killed (SIGKILL) after step 12: trc-launch
+    relaunches 4 ranks from the checkpoint of step 10 and the run ends at
+    step 30 on the 1-rank per-step losses within 1e-5;
+  * the same with the hostfile cut from 4 slots to 2 before the kill: the
+    relaunch runs 2 ranks with --grad-accum 2, on the same curve;
+  * a job that fails with an error of its own (a missing data file) is not
+    relaunched.
+Prints what it compared and each check's restart figures (kill to the first
+step of the relaunch, steps lost); exits 1 with the reason when a check
+fails.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mpi_training import ENV, compare, fail, rank_process, train  # noqa: E402
+
+STEPS = 30
+
+
+def steps_written(metrics):
+    try:
+        with open(metrics) as f:
+            return [json.loads(line) for line in f if line.strip()]
+    except (OSError, ValueError):
+        return []
+
+
+def elastic_run(args, name, launch_flags, kill_after, before_kill=None):
+    """Runs the job under trc-launch, kills rank 1 once `kill_after` steps
+    are written; returns (exit status, trc-launch's output, the metrics
+    lines, seconds from the kill to the relaunch's first step)."""
+    work = os.path.join(args.work, name)
+    os.makedirs(work, exist_ok=True)
+    metrics = os.path.join(work, "metrics.jsonl")
+    command = [args.trc_launch, *launch_flags, "--max-restarts", "2", "--",
+               args.trc_run, args.model, "--data", args.data, "--batch-size", "4",
+               "--seq-len", "16", "--steps", str(STEPS), "--checkpoint-dir",
+               os.path.join(work, "ckpt"), "--checkpoint-every", "5", "--metrics", metrics]
+    job = subprocess.Popen(command, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+    deadline = time.time() + 900
+    while len(steps_written(metrics)) < kill_after:
+        if time.time() > deadline or job.poll() is not None:
+            job.kill()
+            fail(f"{name}: training never reached step {kill_after}:\n{job.communicate()[0]}")
+        time.sleep(0.05)
+    if before_kill:
+        before_kill()
+    victim = rank_process(1, metrics)
+    if victim is None:
+        job.kill()
+        fail(f"{name}: no process of rank 1 found")
+    os.kill(victim, signal.SIGKILL)
+    killed = time.time()
+    at_kill = len(steps_written(metrics))
+    # The relaunch's first step: a metrics line written after the kill.
+    first_new_step = None
+    while job.poll() is None and time.time() < deadline:
+        lines = steps_written(metrics)
+        if first_new_step is None and any(m["time"] > killed for m in lines):
+            first_new_step = min(m["time"] for m in lines if m["time"] > killed)
+        time.sleep(0.02)
+    output, _ = job.communicate(timeout=60)
+    lines = steps_written(metrics)
+    if first_new_step is None:
+        first_new = [m["time"] for m in lines if m["time"] > killed]
+        first_new_step = min(first_new) if first_new else None
+    restart = None if first_new_step is None else first_new_step - killed
+    return job.returncode, output, lines, restart, at_kill
+
+
+def check_relaunch(args, reference, name, launch_flags, before_kill, want_ranks, want_accum):
+    """trc-launch with `launch_flags` (what precedes "--"), rank 1 killed
+    after step 12: one relaunch on `want_ranks` ranks with --grad-accum
+    `want_accum`, the run on the `reference` losses."""
+    status, output, lines, restart, at_kill = elastic_run(args, name, launch_flags, 12,
+                                                          before_kill)
+    if status != 0:
+        fail(f"{name}: trc-launch exited {status}:\n{output}")
+    launches = [l for l in output.splitlines() if l.startswith("trc-launch: relaunch 1 of 2:")]
+    want = f"trc-launch: relaunch 1 of 2: {want_ranks} ranks"
+    if len(launches) != 1 or not launches[0].startswith(want) or \
+            f"--grad-accum {want_accum}, resuming from the checkpoint of step " not in launches[0]:
+        fail(f"{name}: expected one relaunch on {want_ranks} ranks with --grad-accum "
+             f"{want_accum}:\n{output}")
+    if "ended after" not in output or "a rank was killed by signal 9" not in output:
+        fail(f"{name}: the first launch's end and its cause are not reported:\n{output}")
+    resumed_from = int(launches[0].rsplit("step ", 1)[1].split(":")[0])
+    losses = [m["loss"] for m in lines]
+    if [m["step"] for m in lines] != list(range(1, STEPS + 1)):
+        fail(f"{name}: the metrics do not hold steps 1..{STEPS} once each")
+    compare(name, reference, losses)
+    print(f"{name}: killed after step {at_kill}, relaunched on {want_ranks} ranks from step "
+          f"{resumed_from} ({at_kill - resumed_from} steps lost), first new step "
+          f"{restart:.1f} s after the kill")
+
+
+class Args:
+    pass
+
+
+def main():
+    if len(sys.argv) != 6:
+        fail(__doc__)
+    args = Args()
+    args.trc_launch, args.trc_run, args.model, args.data, args.work = sys.argv[1:]
+    os.makedirs(args.work, exist_ok=True)
+    reference = train(args.trc_run, args.model, args.data, args.work, 1, "one-rank", STEPS)
+
+    oversubscribe = ["--launcher-arg", "--oversubscribe"]
+    check_relaunch(args, reference, "4 ranks, rank 1 killed", ["-n", "4", *oversubscribe], None,
+                   4, 1)
+
+    hostfile = os.path.join(args.work, "hosts")
+    with open(hostfile, "w") as f:
+        f.write("localhost slots=4\n")
+
+    def lose_two_slots():
+        with open(hostfile, "w") as f:
+            f.write("localhost slots=2  # two slots' node is gone\n")
+
+    check_relaunch(args, reference, "4 ranks, hostfile cut to 2, rank 1 killed",
+                   ["--hostfile", hostfile, "--min-ranks", "2", *oversubscribe], lose_two_slots,
+                   2, 2)
+
+    # An error the job names is not retried.
+    done = subprocess.run([args.trc_launch, "-n", "2", "--launcher-arg", "--oversubscribe", "--",
+                           args.trc_run, args.model, "--data", os.path.join(args.work, "nope.txt"),
+                           "--batch-size", "4", "--seq-len", "16", "--steps", "5",
+                           "--checkpoint-dir", os.path.join(args.work, "ckpt-error")],
+                          env=ENV, capture_output=True, text=True)
+    output = done.stdout + done.stderr
+    if done.returncode != 1 or "relaunch 1" in output or \
+            "not relaunched: a relaunch would meet it again" not in output:
+        fail(f"a job's own error: expected exit 1 and no relaunch, got {done.returncode}:\n"
+             + output)
+    print("a job's own error: not relaunched")
+
+
+if __name__ == "__main__":
+    main()
