@@ -18,6 +18,7 @@ from), and the interrupted run's wall time over an uninterrupted run's.
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -76,19 +77,26 @@ def run(command, metrics, kill=None):
             sys.exit(f"error: no process with {entry.decode()}")
         os.kill(pid, signal.SIGKILL)
         killed = time.time()
-        before = lines(metrics)
-        figures["last_step_before_kill"] = before[-1]["step"]
-        while job.poll() is None:
-            new = [l for l in lines(metrics) if l["time"] > killed]
-            if new:
-                figures["restart_s"] = new[0]["time"] - killed
-                figures["resumed_from"] = new[0]["step"] - 1
-                break
-            time.sleep(0.01)
+        figures["last_step_before_kill"] = lines(metrics)[-1]["step"]
     output, _ = job.communicate()
+    figures["wall_s"] = time.time() - start
     if job.returncode != 0:
         sys.exit(f"error: {command[0]} exited {job.returncode}:\n{output[-3000:]}")
-    figures["wall_s"] = time.time() - start
+    if kill:
+        # The relaunch's first line: PyTorch's worker appends, so its steps
+        # jump back where the relaunch starts; trc-run --resume keeps the
+        # lines up to its checkpoint's step and writes the rest anew.
+        final = lines(metrics)
+        jumps = [i for i in range(1, len(final)) if final[i]["step"] <= final[i - 1]["step"]]
+        resumed = re.search(r"resuming from the checkpoint of step (\d+)", output)
+        if jumps:
+            first = final[jumps[-1]]
+        elif resumed:
+            first = next(l for l in final if l["step"] == int(resumed.group(1)) + 1)
+        else:
+            first = next(l for l in final if l["time"] > killed)
+        figures["restart_s"] = first["time"] - killed
+        figures["resumed_from"] = first["step"] - 1
     figures["first_step_s"] = lines(metrics)[0]["time"] - start # launch to first step
     figures["steps_lost"] = figures.get("last_step_before_kill", 0) - figures.get(
         "resumed_from", 0) if kill else 0

@@ -21,19 +21,25 @@
 namespace trc::plan {
 namespace {
 
-// Activation bytes one layer keeps for one microbatch (Korthikanti et al.).
+// Activation bytes one layer keeps for one microbatch (Korthikanti et al.:
+// 34 s b h + 5 a s^2 b for GPT, of which 24 s b h is split by tensor
+// parallelism). The split part follows the model's widths: the MLP keeps
+// 4 s b F (6 when gated: gate, up and their activation) where GPT's 4h MLP
+// keeps 16 s b h, and K and V keep 4 s b kvWidth where GPT's keep 4 s b h.
 double layerActivations(const GptModel &m, const Candidate &c, Recompute r) {
   double s = m.seq, b = c.microbatchSize, h = m.hidden, a = m.heads, t = c.tensor;
+  double split = 24 + (m.gatedMlp ? 6 : 4) * m.ffn / h - 16 + 4 * m.kvWidth() / h - 4;
   bool sp = c.sequenceParallel;
   switch (r) {
   case Recompute::Full:
     return sp ? 2 * s * b * h / t : 2 * s * b * h;
   case Recompute::Selective:
-    return sp ? 34 * s * b * h / t : s * b * h * (10 + 24 / t);
+    return sp ? (10 + split) * s * b * h / t : s * b * h * (10 + split / t);
   case Recompute::None:
     break;
   }
-  return sp ? s * b * h / t * (34 + 5 * a * s / h) : s * b * h * (10 + 24 / t + 5 * a * s / (h * t));
+  return sp ? s * b * h / t * (10 + split + 5 * a * s / h)
+            : s * b * h * (10 + split / t + 5 * a * s / (h * t));
 }
 
 } // namespace
@@ -150,7 +156,7 @@ Prediction evaluate(const GptModel &m, const Cluster &cluster, const Candidate &
   const DeviceProfile &d = cluster.device;
   const DeviceTimes dt(cluster); // every rank of the node busy
   const double e = dt.elementBytes();
-  const double s = m.seq, h = m.hidden, f = m.ffn, V = m.vocab;
+  const double s = m.seq, h = m.hidden, V = m.vocab;
   const double t = c.tensor, b = c.microbatchSize, T = b * s;
   const int p = c.pipeline, mb = c.microbatches, v = c.virtualStages;
   const double Ls = double(m.layers) / p;
@@ -173,7 +179,7 @@ Prediction evaluate(const GptModel &m, const Cluster &cluster, const Candidate &
 
   // Parameters on the fullest (first) stage.
   double stageParams = Ls * m.layerParams() / t + m.embeddingParams() / t;
-  double stageTensors = Ls * 12 + 4; // GPT-2's per layer, plus embeddings and the final norm
+  double stageTensors = Ls * m.layerTensors() + 4; // plus embeddings and the final norm
   int shard = c.zeroStage > 0 ? c.shardDegree : 1, replicas = c.data / shard;
   double grads = e * stageParams;
   long long shardSpan = (long long)c.tensor * shard, dataSpan = (long long)c.tensor * c.data;
@@ -201,7 +207,7 @@ Prediction evaluate(const GptModel &m, const Cluster &cluster, const Candidate &
                r.optimizerTime;
 
   // Megatron's accounting: 3 forward passes' FLOPs plus the recomputation.
-  double layerFlops = s * (8 * h * h + 4 * h * f + 4 * s * h); // per sample, forward
+  double layerFlops = s * (2 * m.layerMatmulWeights() + 4 * s * h); // per sample, forward
   double perSample = 3 * (m.layers * layerFlops + 2 * s * h * V);
   if (c.recompute == Recompute::Full)
     perSample += m.layers * layerFlops;

@@ -1,7 +1,8 @@
 //===- Search.cpp - exhaustive search over the pruned plan space -------------===//
 //
 // The space is enumerated layout first (data x tensor x pipeline), pruned
-// by divisibility (tensor divides heads and the devices of a node, pipeline divides
+// by divisibility (tensor divides the query and key/value heads and the devices
+// of a node, pipeline divides
 // layers, data divides the global batch), then microbatches, schedule,
 // ZeRO stage, sequence parallelism and recomputation. Every point costs a
 // closed-form evaluate(), so even 3,072 devices take milliseconds.
@@ -40,8 +41,8 @@ SearchResult search(const GptModel &model, const Cluster &cluster, long long glo
   std::vector<Ranked> fitting;
   const long long world = cluster.devices();
   for (long long tp : divisors(world)) {
-    if (cluster.device.devicesPerNode % tp || model.heads % tp || model.ffn % tp ||
-        !allows(k.tensor, int(tp)))
+    if (cluster.device.devicesPerNode % tp || model.heads % tp || model.kvHeads % tp ||
+        model.ffn % tp || !allows(k.tensor, int(tp)))
       continue;
     for (long long pp : divisors(world / tp)) {
       if (model.layers % pp || !allows(k.pipeline, int(pp)))

@@ -27,11 +27,16 @@ constexpr double kEmbeddingElements = 8, kEmbeddingOps = 10; // the first stage'
 
 struct Shape {
   double s, h, a, f, V, t, b, T, hd;
-  bool sp;
+  double qkv, mlpIn, weights; // QKV output width, MLP input matrices, matmul weights
+  bool sp, gated;
   Shape(const GptModel &m, const Candidate &c)
       : s(double(m.seq)), h(double(m.hidden)), a(double(m.heads)), f(double(m.ffn)),
         V(double(m.vocab)), t(c.tensor), b(c.microbatchSize), T(b * s), hd(h / a),
-        sp(c.sequenceParallel && c.tensor > 1) {}
+        qkv(m.qkvWidth()), mlpIn(m.mlpInputMatrices()), weights(m.layerMatmulWeights()),
+        sp(c.sequenceParallel && c.tensor > 1), gated(m.gatedMlp) {}
+  // Elementwise work on the MLP's inner width, relative to GELU's (the gate
+  // adds its SiLU and product).
+  double mlpElementwise() const { return gated ? 1.5 : 1.0; }
 };
 
 // Megatron-LM's fused kernels on a GPU (the accounting CostModel.h
@@ -40,10 +45,11 @@ Work megatronLayer(const Shape &x, const Candidate &c, const DeviceTimes &dt) {
   double attnCore = dt.matmul(x.s, x.s, x.hd, x.b * x.a / x.t) +
                     dt.matmul(x.s, x.hd, x.s, x.b * x.a / x.t) +
                     dt.stream(x.b * (x.a / x.t) * x.s * x.s * 9);
-  double dense = dt.matmul(x.T, 3 * x.h / x.t, x.h) + dt.matmul(x.T, x.h, x.h / x.t) +
-                 dt.matmul(x.T, x.f / x.t, x.h) + dt.matmul(x.T, x.h, x.f / x.t);
+  double dense = dt.matmul(x.T, x.qkv / x.t, x.h) + dt.matmul(x.T, x.h, x.h / x.t) +
+                 dt.matmul(x.T, x.mlpIn * x.f / x.t, x.h) + dt.matmul(x.T, x.h, x.f / x.t);
   double elementwise = dt.stream(x.T * x.h * 24 / (c.sequenceParallel ? x.t : 1) +
-                                 x.T * x.f / x.t * 6 + x.T * x.h / x.t * 8);
+                                 x.T * x.f / x.t * 6 * x.mlpElementwise() +
+                                 x.T * x.h / x.t * 8);
   double fwd = attnCore + dense + elementwise;
   double ar = dt.collective(Collective::AllReduce, c.tensor, x.T * x.h * dt.elementBytes(),
                             c.tensor);
@@ -78,13 +84,14 @@ double tpOneWay(const Shape &x, const Candidate &c, const DeviceTimes &dt) {
 
 Work trcLayer(const Shape &x, const Candidate &c, const DeviceTimes &dt) {
   const TrcTraffic &k = x.sp ? kTrcSp : kTrcNoSp;
-  Product qkv = product(dt, x.T, 3 * x.h / x.t, x.h), out = product(dt, x.T, x.h, x.h / x.t),
-          fc = product(dt, x.T, x.f / x.t, x.h), proj = product(dt, x.T, x.h, x.f / x.t),
+  Product qkv = product(dt, x.T, x.qkv / x.t, x.h), out = product(dt, x.T, x.h, x.h / x.t),
+          fc = product(dt, x.T, x.mlpIn * x.f / x.t, x.h), proj = product(dt, x.T, x.h, x.f / x.t),
           scores = product(dt, x.s, x.s, x.hd, x.b * x.a / x.t),
           context = product(dt, x.s, x.hd, x.s, x.b * x.a / x.t);
   double attnElements = k.attn * x.T * x.a * x.s / x.t;
-  double weights = (4 * x.h * x.h + 2 * x.h * x.f) / x.t;
-  double elements = x.T * (k.rep * x.h + k.split * x.h / x.t + k.ffn * x.f / x.t) +
+  double weights = x.weights / x.t;
+  double elements = x.T * (k.rep * x.h + k.split * x.h / x.t +
+                           k.ffn * x.f / x.t * x.mlpElementwise()) +
                     attnElements + k.weights * weights;
   if (c.pipeline > 1)
     elements += kPipelineWeights * weights + kPipelineActivations * x.T * x.h / (x.sp ? x.t : 1);

@@ -1,24 +1,27 @@
 #!/usr/bin/env python3
 """trc-launch: a trc-run job that survives a killed rank, for
-test/Training/elastic-launch.test.
+test/Training/elastic-launch.test (issue 34's acceptance).
 
-  check_elastic.py TRC_LAUNCH TRC_RUN MODEL DATA WORKDIR
+  check_elastic.py TRC_LAUNCH TRC_RUN MODEL DATA WORKDIR [--trials N]
 
 With the same global batch (4 rows of 16 tokens, AdamW, 30 steps,
 a checkpoint every 5 steps):
-  * 4 ranks under mpirun, rank 1 killed (SIGKILL) after step 12: trc-launch
-    relaunches 4 ranks from the checkpoint of step 10 and the run ends at
-    step 30 on the 1-rank per-step losses within 1e-5;
-  * the same with the hostfile cut from 4 slots to 2 before the kill: the
-    relaunch runs 2 ranks with --grad-accum 2, on the same curve;
+  * N trials (default 2) of 4 ranks under mpirun with rank 1 killed (SIGKILL)
+    after a random step in 6..25: trc-launch relaunches 4 ranks from the last
+    checkpoint, the run ends at step 30 and its losses equal an uninterrupted
+    4-rank run's bit for bit;
+  * the hostfile cut from 4 slots to 2 before the kill: the relaunch runs 2
+    ranks with --grad-accum 2 and the run matches 1 rank within 1e-5;
   * a job that fails with an error of its own (a missing data file) is not
     relaunched.
-Prints what it compared and each check's restart figures (kill to the first
+Prints what it compared and each run's restart figures (kill to the first
 step of the relaunch, steps lost); exits 1 with the reason when a check
 fails.
 """
+import argparse
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -41,7 +44,7 @@ def steps_written(metrics):
 def elastic_run(args, name, launch_flags, kill_after, before_kill=None):
     """Runs the job under trc-launch, kills rank 1 once `kill_after` steps
     are written; returns (exit status, trc-launch's output, the metrics
-    lines, seconds from the kill to the relaunch's first step)."""
+    lines, the kill's time, the steps logged when it came)."""
     work = os.path.join(args.work, name)
     os.makedirs(work, exist_ok=True)
     metrics = os.path.join(work, "metrics.jsonl")
@@ -56,7 +59,7 @@ def elastic_run(args, name, launch_flags, kill_after, before_kill=None):
         if time.time() > deadline or job.poll() is not None:
             job.kill()
             fail(f"{name}: training never reached step {kill_after}:\n{job.communicate()[0]}")
-        time.sleep(0.05)
+        time.sleep(0.005)
     if before_kill:
         before_kill()
     victim = rank_process(1, metrics)
@@ -66,27 +69,21 @@ def elastic_run(args, name, launch_flags, kill_after, before_kill=None):
     os.kill(victim, signal.SIGKILL)
     killed = time.time()
     at_kill = len(steps_written(metrics))
-    # The relaunch's first step: a metrics line written after the kill.
-    first_new_step = None
-    while job.poll() is None and time.time() < deadline:
-        lines = steps_written(metrics)
-        if first_new_step is None and any(m["time"] > killed for m in lines):
-            first_new_step = min(m["time"] for m in lines if m["time"] > killed)
-        time.sleep(0.02)
-    output, _ = job.communicate(timeout=60)
-    lines = steps_written(metrics)
-    if first_new_step is None:
-        first_new = [m["time"] for m in lines if m["time"] > killed]
-        first_new_step = min(first_new) if first_new else None
-    restart = None if first_new_step is None else first_new_step - killed
-    return job.returncode, output, lines, restart, at_kill
+    try:
+        output, _ = job.communicate(timeout=900)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        fail(f"{name}: trc-launch still runs 900 s after the kill")
+    return job.returncode, output, steps_written(metrics), killed, at_kill
 
 
-def check_relaunch(args, reference, name, launch_flags, before_kill, want_ranks, want_accum):
+def check_relaunch(args, reference, name, launch_flags, before_kill, want_ranks, want_accum,
+                   kill_after=12, exact=False):
     """trc-launch with `launch_flags` (what precedes "--"), rank 1 killed
-    after step 12: one relaunch on `want_ranks` ranks with --grad-accum
-    `want_accum`, the run on the `reference` losses."""
-    status, output, lines, restart, at_kill = elastic_run(args, name, launch_flags, 12,
+    after step `kill_after`: one relaunch on `want_ranks` ranks with
+    --grad-accum `want_accum`, the run on the `reference` losses (bit for
+    bit when `exact`)."""
+    status, output, lines, killed, at_kill = elastic_run(args, name, launch_flags, kill_after,
                                                           before_kill)
     if status != 0:
         fail(f"{name}: trc-launch exited {status}:\n{output}")
@@ -102,10 +99,20 @@ def check_relaunch(args, reference, name, launch_flags, before_kill, want_ranks,
     losses = [m["loss"] for m in lines]
     if [m["step"] for m in lines] != list(range(1, STEPS + 1)):
         fail(f"{name}: the metrics do not hold steps 1..{STEPS} once each")
-    compare(name, reference, losses)
+    if exact:
+        differ = [i + 1 for i, (a, b) in enumerate(zip(losses, reference)) if a != b]
+        if differ:
+            fail(f"{name}: steps {differ} differ from the uninterrupted run's")
+        print(f"{name}: {len(losses)} steps, bit-identical to the uninterrupted run")
+    else:
+        compare(name, reference, losses)
+    # The relaunch's first step: the one after the step it resumed from (the
+    # resumed run drops the lines after its checkpoint's step). A kill after
+    # the last checkpoint was written leaves no step to redo.
+    first = "no step left to train" if resumed_from == STEPS else \
+        f"first new step {lines[resumed_from]['time'] - killed:.1f} s after the kill"
     print(f"{name}: killed after step {at_kill}, relaunched on {want_ranks} ranks from step "
-          f"{resumed_from} ({at_kill - resumed_from} steps lost), first new step "
-          f"{restart:.1f} s after the kill")
+          f"{resumed_from} ({at_kill - resumed_from} steps lost), {first}")
 
 
 class Args:
@@ -113,16 +120,21 @@ class Args:
 
 
 def main():
-    if len(sys.argv) != 6:
-        fail(__doc__)
-    args = Args()
-    args.trc_launch, args.trc_run, args.model, args.data, args.work = sys.argv[1:]
+    parser = argparse.ArgumentParser()
+    for name in ("trc_launch", "trc_run", "model", "data", "work"):
+        parser.add_argument(name)
+    parser.add_argument("--trials", type=int, default=2)
+    args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
-    reference = train(args.trc_run, args.model, args.data, args.work, 1, "one-rank", STEPS)
-
     oversubscribe = ["--launcher-arg", "--oversubscribe"]
-    check_relaunch(args, reference, "4 ranks, rank 1 killed", ["-n", "4", *oversubscribe], None,
-                   4, 1)
+    reference = train(args.trc_run, args.model, args.data, args.work, 1, "one-rank", STEPS)
+    four = train(args.trc_run, args.model, args.data, args.work, 4, "four-ranks", STEPS)
+
+    chance = random.Random(34)
+    for trial in range(args.trials):
+        check_relaunch(args, four, f"trial {trial + 1}: 4 ranks, rank 1 killed",
+                       ["-n", "4", *oversubscribe], None, 4, 1,
+                       kill_after=chance.randint(6, 25), exact=True)
 
     hostfile = os.path.join(args.work, "hosts")
     with open(hostfile, "w") as f:
@@ -137,7 +149,7 @@ def main():
                    2, 2)
 
     # An error the job names is not retried.
-    done = subprocess.run([args.trc_launch, "-n", "2", "--launcher-arg", "--oversubscribe", "--",
+    done = subprocess.run([args.trc_launch, "-n", "2", *oversubscribe, "--",
                            args.trc_run, args.model, "--data", os.path.join(args.work, "nope.txt"),
                            "--batch-size", "4", "--seq-len", "16", "--steps", "5",
                            "--checkpoint-dir", os.path.join(args.work, "ckpt-error")],

@@ -178,11 +178,10 @@ rt::Status describeOnnxModel(const std::string &path, const std::string &dims,
   m.ffn = ffnWidth(*module, m.hidden);
   if (!m.ffn)
     m.ffn = 4 * m.hidden;
+  m.kvHeads = m.heads;
   out.model = m;
   out.countedParams = params;
-  out.spec = "gpt:layers=" + std::to_string(m.layers) + ",hidden=" + std::to_string(m.hidden) +
-             ",heads=" + std::to_string(m.heads) + ",seq=" + std::to_string(m.seq) +
-             ",vocab=" + std::to_string(m.vocab) + ",ffn=" + std::to_string(m.ffn);
+  out.spec = m.spec();
   return rt::Status::success();
 }
 

@@ -1,6 +1,7 @@
 //===- trc-plan.cpp - plan and predict a training run on a cluster -----------===//
 //
-// trc-plan --model gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F]
+// trc-plan --model gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F,kv_heads=K,mlp=swiglu,...]
+//                  (or llama:...: Llama's defaults; trc/Plan/Model.h)
 //          --cluster KIND:N|FILE.json [--device-profile PROFILE.json]
 //          --global-batch B [--plan JSON] [--json] [--alternatives K]
 // trc-plan --model MODEL.onnx [--dim NAME=N,...] ...   (built with the compiler)
@@ -144,7 +145,9 @@ int main(int argc, char **argv) {
       continue;
     }
     if (arg == "-h" || arg == "--help") {
-      std::printf("usage: trc-plan --model gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F]"
+      std::printf("usage: trc-plan --model gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F,"
+                  "kv_heads=K,mlp=gelu|swiglu,positions=learned|rotary,tied=true|false,"
+                  "bias=true|false]|llama:...(same keys; Llama's defaults)"
 #ifdef TRC_PLAN_WITH_COMPILER
                   "|MODEL.onnx [--dim NAME=N,...]"
 #endif
@@ -175,7 +178,8 @@ int main(int argc, char **argv) {
     havePlan |= flag == "--plan";
   }
   if (modelSpec.empty())
-    return fail("--model: required (gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F])");
+    return fail("--model: required (gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F,...], "
+                "llama:... or MODEL.onnx)");
   if (clusterSpec.empty())
     return fail("--cluster: required (KIND:N or FILE.json)");
   if (batchSpec.empty())
@@ -218,7 +222,8 @@ int main(int argc, char **argv) {
   if (onnx)
     return fail("--model '" + modelSpec +
                 "': ONNX models need trc-plan built with the compiler (TRC_ENABLE_COMPILER=ON); "
-                "describe the model as gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F]");
+                "describe the model as gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F,...] "
+                "or llama:...");
 #endif
   if (rt::Status s = parseModelSpec(modelSpec, model); !s)
     return fail(s.message());
@@ -299,10 +304,15 @@ int main(int argc, char **argv) {
   // Billions for real models, millions for small ones (a test model is 0.1M).
   double params = model.params();
   bool billions = params >= 1e9;
-  std::printf("model: %.1f%s parameters (%lld layers, hidden %lld, %lld heads, seq %lld, vocab %lld)\n",
+  std::string heads = std::to_string(model.heads) + " heads" +
+                      (model.kvHeads != model.heads
+                           ? " (" + std::to_string(model.kvHeads) + " key/value)"
+                           : "");
+  std::printf("model: %.1f%s parameters (%lld layers, hidden %lld, %s, seq %lld, vocab %lld%s)\n",
               billions ? params / 1e9 : params / 1e6, billions ? "B" : "M",
-              (long long)model.layers, (long long)model.hidden,
-              (long long)model.heads, (long long)model.seq, (long long)model.vocab);
+              (long long)model.layers, (long long)model.hidden, heads.c_str(),
+              (long long)model.seq, (long long)model.vocab,
+              model.gatedMlp ? ", SwiGLU MLP" : "");
   std::printf("cluster: %d x %s (%d nodes of %d), global batch %lld\n", cluster.devices(),
               cluster.device.kind.c_str(), cluster.nodes, cluster.device.devicesPerNode,
               (long long)*batch);

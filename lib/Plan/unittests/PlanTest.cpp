@@ -47,6 +47,70 @@ TEST(PlanModel, ParsesAndNamesBadKeys) {
   EXPECT_NE(s.message().find("unknown key 'depth'"), std::string::npos) << s.message();
 }
 
+TEST(PlanModel, LlamaShapesCountTheirParameters) {
+  // Llama-2-7B: 6,738,415,616 parameters (Hugging Face's count).
+  GptModel m;
+  ASSERT_TRUE(
+      parseModelSpec("llama:layers=32,hidden=4096,heads=32,seq=4096,vocab=32000,ffn=11008", m).ok());
+  EXPECT_DOUBLE_EQ(m.params(), 6738415616.0);
+  EXPECT_TRUE(m.gatedMlp);
+  EXPECT_EQ(m.kvHeads, 32);
+  // The same spelled with gpt:'s keys.
+  GptModel same;
+  ASSERT_TRUE(parseModelSpec("gpt:layers=32,hidden=4096,heads=32,seq=4096,vocab=32000,ffn=11008,"
+                             "mlp=swiglu,positions=rotary,tied=false,bias=false",
+                             same).ok());
+  EXPECT_DOUBLE_EQ(same.params(), m.params());
+  EXPECT_EQ(same.spec(), "gpt:layers=32,hidden=4096,heads=32,seq=4096,vocab=32000,ffn=11008,"
+                         "mlp=swiglu,positions=rotary,tied=false,bias=false");
+  // Llama-3-8B (grouped-query, 8 key/value heads): 8,030,261,248.
+  GptModel l3;
+  ASSERT_TRUE(parseModelSpec("llama:layers=32,hidden=4096,heads=32,kv_heads=8,seq=8192,"
+                             "vocab=128256,ffn=14336",
+                             l3).ok());
+  EXPECT_DOUBLE_EQ(l3.params(), 8030261248.0);
+  EXPECT_DOUBLE_EQ(l3.qkvWidth(), 4096 + 2 * 1024);
+  // GPT's defaults keep Megatron's count (4h^2 + 4h + 2hF + F + h + 4h).
+  GptModel g = gpt(24, 2304, 24);
+  double h = 2304, f = 4 * h;
+  EXPECT_DOUBLE_EQ(g.layerParams(), 4 * h * h + 4 * h + 2 * h * f + f + h + 4 * h);
+  EXPECT_DOUBLE_EQ(g.layerMatmulWeights(), 4 * h * h + 2 * h * f);
+}
+
+TEST(PlanModel, NamesBadShapeChoices) {
+  GptModel m;
+  rt::Status s = parseModelSpec("gpt:layers=2,hidden=64,heads=4,seq=8,vocab=9,kv_heads=3", m);
+  EXPECT_EQ(s.message(), "--model 'gpt:layers=2,hidden=64,heads=4,seq=8,vocab=9,kv_heads=3': "
+                         "key 'kv_heads': 3 does not divide heads 4");
+  s = parseModelSpec("gpt:layers=2,hidden=64,heads=4,seq=8,vocab=9,mlp=relu", m);
+  EXPECT_NE(s.message().find("key 'mlp': expected swiglu or gelu, got 'relu'"), std::string::npos)
+      << s.message();
+  s = parseModelSpec("llama:layers=2,hidden=64,heads=4,seq=8,vocab=9,tied=maybe", m);
+  EXPECT_NE(s.message().find("key 'tied': expected true or false"), std::string::npos)
+      << s.message();
+  s = parseModelSpec("gpt:layers=2,hidden=64,heads=4,seq=8,vocab=9,bias=true,bias=false", m);
+  EXPECT_NE(s.message().find("key 'bias' given twice"), std::string::npos) << s.message();
+}
+
+TEST(PlanSearch, TensorDegreeDividesTheKeyValueHeads) {
+  // 2 key/value heads: tensor 4 cannot split them (Megatron's query groups).
+  GptModel m;
+  ASSERT_TRUE(parseModelSpec("llama:layers=8,hidden=1024,heads=16,kv_heads=2,seq=1024,"
+                             "vocab=32000,ffn=2816",
+                             m).ok());
+  SearchResult r = search(m, cluster("h100-80gb:8"), 64, Constraints{});
+  ASSERT_FALSE(r.ranked.empty());
+  for (const Ranked &p : r.ranked)
+    EXPECT_LE(p.plan.tensor, 2);
+  // A gated MLP prices a wider input product and more weights than GELU's
+  // at the same F.
+  GptModel gelu = m;
+  gelu.gatedMlp = false;
+  Candidate c = r.ranked[0].plan;
+  EXPECT_GT(evaluate(m, cluster("h100-80gb:8"), c).computeTime,
+            evaluate(gelu, cluster("h100-80gb:8"), c).computeTime);
+}
+
 TEST(PlanCluster, KindsAndFiles) {
   Cluster c = cluster("a100-80gb:3072");
   EXPECT_EQ(c.nodes, 384);
