@@ -10,6 +10,13 @@
 //           parameters win over other gathers);
 //   ffn     the widest F != hidden with both an hidden->F and an F->hidden
 //           trc.dot_general (the MLP's up and down projections), else 4h;
+//           mlp=swiglu when there are two hidden->F products per layer;
+//   kv_heads  W / head width for a hidden->W product (W < hidden) made twice
+//           per layer (grouped-query K and V projections), else heads;
+//   positions learned when another hidden-wide parameter table than the
+//           token table is gathered from, else rotary (or none);
+//   tied    when the token table also feeds a product (the output layer);
+//   bias    when the model has layer norms (trc.layer_norm), not RMSNorm;
 // and counts the elements of every trc.parameter.
 //
 //===----------------------------------------------------------------------===//
@@ -27,6 +34,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <set>
 #include <utility>
 
@@ -34,9 +42,21 @@ namespace trc::plan {
 
 namespace {
 
-/// Rows of the embedding table an integer input of `main` indexes, or 0.
-int64_t vocabulary(mlir::func::FuncOp main) {
-  int64_t fromParameter = 0, other = 0;
+/// The embedding table an integer input of `main` indexes (tables that are
+/// parameters win over other gathers): its rows (0: none) and its value.
+struct TokenTable {
+  int64_t rows = 0;
+  mlir::Value table;
+};
+
+bool isParameter(mlir::func::FuncOp main, mlir::Value v) {
+  auto arg = llvm::dyn_cast<mlir::BlockArgument>(v);
+  return (arg && main.getArgAttr(arg.getArgNumber(), trc::abi::kParamAttr)) ||
+         llvm::isa_and_nonnull<GetParameterOp>(v.getDefiningOp());
+}
+
+TokenTable tokenTable(mlir::func::FuncOp main) {
+  TokenTable fromParameter, other;
   for (mlir::BlockArgument arg : main.getArguments()) {
     auto type = llvm::dyn_cast<mlir::RankedTensorType>(arg.getType());
     if (!type || !type.getElementType().isInteger())
@@ -50,19 +70,16 @@ int64_t vocabulary(mlir::func::FuncOp main) {
           int64_t rows = table.getDimSize(gather.getAxis());
           if (mlir::ShapedType::isDynamic(rows))
             continue;
-          auto tableArg = llvm::dyn_cast<mlir::BlockArgument>(gather.getOperand());
-          bool isParameter =
-              (tableArg && main.getArgAttr(tableArg.getArgNumber(), trc::abi::kParamAttr)) ||
-              llvm::isa_and_nonnull<GetParameterOp>(gather.getOperand().getDefiningOp());
-          (isParameter ? fromParameter : other) =
-              std::max(isParameter ? fromParameter : other, rows);
+          TokenTable &best = isParameter(main, gather.getOperand()) ? fromParameter : other;
+          if (rows > best.rows)
+            best = {rows, gather.getOperand()};
         }
         if (llvm::isa<ReshapeOp>(user))
           worklist.push_back(user->getResult(0));
       }
     }
   }
-  return fromParameter ? fromParameter : other;
+  return fromParameter.rows ? fromParameter : other;
 }
 
 int64_t product(mlir::RankedTensorType type, llvm::ArrayRef<int64_t> dims, bool complement) {
@@ -78,9 +95,10 @@ int64_t product(mlir::RankedTensorType type, llvm::ArrayRef<int64_t> dims, bool 
   return n;
 }
 
-/// The widest F with an hidden->F and an F->hidden dot_general, or 0.
-int64_t ffnWidth(mlir::ModuleOp module, int64_t hidden) {
-  std::set<std::pair<int64_t, int64_t>> projections; // (contracted, rhs free)
+/// The dot_generals' (contracted K, free N of the right side) pairs, each
+/// with how many products have it.
+std::map<std::pair<int64_t, int64_t>, int64_t> products(mlir::ModuleOp module) {
+  std::map<std::pair<int64_t, int64_t>, int64_t> counts;
   module.walk([&](DotGeneralOp dot) {
     auto lhs = llvm::dyn_cast<mlir::RankedTensorType>(dot.getLhs().getType());
     auto rhs = llvm::dyn_cast<mlir::RankedTensorType>(dot.getRhs().getType());
@@ -91,13 +109,64 @@ int64_t ffnWidth(mlir::ModuleOp module, int64_t hidden) {
     llvm::append_range(notFree, dot.getRhsBatchingDims());
     int64_t n = product(rhs, notFree, /*complement=*/true);
     if (k > 0 && n > 0)
-      projections.insert({k, n});
+      ++counts[{k, n}];
   });
+  return counts;
+}
+
+/// The widest F with an hidden->F and an F->hidden product, or 0; `gated`
+/// when there are two hidden->F products per layer (SwiGLU's gate and up).
+int64_t ffnWidth(const std::map<std::pair<int64_t, int64_t>, int64_t> &counts, int64_t hidden,
+                 int64_t layers, bool &gated) {
   int64_t best = 0;
-  for (auto [k, n] : projections)
-    if (k == hidden && n != hidden && projections.count({n, hidden}))
-      best = std::max(best, n);
+  gated = false;
+  for (auto [kn, count] : counts)
+    if (kn.first == hidden && kn.second != hidden && counts.count({kn.second, hidden}) &&
+        kn.second > best) {
+      best = kn.second;
+      gated = count >= 2 * layers;
+    }
   return best;
+}
+
+/// Key/value heads: a hidden->W product with W a multiple of the head width
+/// below hidden, two per layer (K and V projections of grouped-query
+/// attention); else `heads`.
+int64_t keyValueHeads(const std::map<std::pair<int64_t, int64_t>, int64_t> &counts,
+                      int64_t hidden, int64_t heads, int64_t layers) {
+  int64_t headWidth = hidden / heads;
+  for (auto [kn, count] : counts)
+    if (kn.first == hidden && kn.second < hidden && kn.second % headWidth == 0 &&
+        heads % (kn.second / headWidth) == 0 && count >= 2 * layers)
+      return kn.second / headWidth;
+  return heads;
+}
+
+/// Whether another parameter table [R, hidden] than the token table is
+/// gathered from (a learned position table).
+bool learnedPositions(mlir::func::FuncOp main, mlir::Value tokens, int64_t hidden) {
+  bool found = false;
+  main.walk([&](GatherOp g) {
+    auto type = llvm::cast<mlir::RankedTensorType>(g.getOperand().getType());
+    if (g.getOperand() != tokens && isParameter(main, g.getOperand()) && type.getRank() == 2 &&
+        type.getDimSize(1) == hidden)
+      found = true;
+  });
+  return found;
+}
+
+/// Whether the token table also feeds a product (directly or transposed):
+/// the output layer shares it.
+bool tiedOutput(mlir::Value tokens) {
+  for (mlir::Operation *user : tokens.getUsers()) {
+    if (llvm::isa<DotGeneralOp>(user))
+      return true;
+    if (llvm::isa<TransposeOp>(user))
+      for (mlir::Operation *next : user->getResult(0).getUsers())
+        if (llvm::isa<DotGeneralOp>(next))
+          return true;
+  }
+  return false;
 }
 
 } // namespace
@@ -171,14 +240,21 @@ rt::Status describeOnnxModel(const std::string &path, const std::string &dims,
   m.heads = query.getDimSize(r - 3);
   m.seq = query.getDimSize(r - 2);
   m.hidden = m.heads * query.getDimSize(r - 1);
-  m.vocab = vocabulary(main);
+  TokenTable tokens = tokenTable(main);
+  m.vocab = tokens.rows;
   if (!m.vocab)
     return err("no embedding lookup (trc.gather) of an integer input found: cannot tell the "
                "vocabulary");
-  m.ffn = ffnWidth(*module, m.hidden);
+  auto counts = products(*module);
+  m.ffn = ffnWidth(counts, m.hidden, m.layers, m.gatedMlp);
   if (!m.ffn)
     m.ffn = 4 * m.hidden;
-  m.kvHeads = m.heads;
+  m.kvHeads = keyValueHeads(counts, m.hidden, m.heads, m.layers);
+  m.learnedPositions = learnedPositions(main, tokens.table, m.hidden);
+  m.tiedOutput = tiedOutput(tokens.table);
+  bool layerNorm = false;
+  module->walk([&](LayerNormOp) { layerNorm = true; });
+  m.biases = layerNorm;
   out.model = m;
   out.countedParams = params;
   out.spec = m.spec();

@@ -288,10 +288,13 @@ int main(int argc, char **argv) {
     appendNumber(j, "seq", double(model.seq));
     appendNumber(j, "vocab", double(model.vocab));
     appendNumber(j, "ffn", double(model.ffn));
+    appendNumber(j, "kv_heads", double(model.kvHeads));
+    j += ", \"mlp\": ";
+    rt::appendJsonString(j, model.gatedMlp ? "swiglu" : "gelu");
     appendNumber(j, "parameters", model.params());
+    j += ", \"spec\": ";
+    rt::appendJsonString(j, model.spec());
     if (!derivedSpec.empty()) {
-      j += ", \"spec\": ";
-      rt::appendJsonString(j, derivedSpec);
       appendNumber(j, "model_parameters", countedParams);
     }
     j += "}}\n";
