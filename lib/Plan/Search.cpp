@@ -10,11 +10,24 @@
 //===----------------------------------------------------------------------===//
 #include "trc/Plan/Search.h"
 
+#include "runtime/spec/EngineSupport.h"
+
 #include <algorithm>
 #include <chrono>
 
 namespace trc::plan {
 namespace {
+
+// The training engines run it (runtime/spec/EngineSupport.h: the one list,
+// which the trainer's refusals read too).
+bool enginesRun(const Candidate &c) {
+  rt::ParallelPlan plan;
+  plan.pipelineDegree = c.pipeline;
+  plan.zeroStage = c.zeroStage;
+  plan.tensorDegree = c.tensor;
+  plan.sequenceParallel = c.sequenceParallel;
+  return rt::engineRuns(plan).ok();
+}
 
 std::vector<long long> divisors(long long n) {
   std::vector<long long> out;
@@ -93,7 +106,7 @@ SearchResult search(const GptModel &model, const Cluster &cluster, long long glo
                 c.recompute = rc;
                 c.schedule = sched;
                 c.virtualStages = v;
-                if (k.admissible && !k.admissible(c))
+                if (!enginesRun(c))
                   continue;
                 Prediction pr = evaluate(model, cluster, c);
                 ++out.evaluated;

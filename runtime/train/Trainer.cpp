@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/train/Trainer.h"
+
+#include "runtime/spec/EngineSupport.h"
 #include "trc/Abi/AttrNames.h"
 #include "trc/Abi/SlotNames.h"
 
@@ -264,21 +266,8 @@ Status saveTrainingStep(StepCompiler &compiler, RunSettings &run, DistributedRun
 /// pipeline stages). The rest of a ParallelPlan parses, and is refused here
 /// by the key that asks for it.
 Status checkRunnable(const ParallelPlan &plan) {
-  auto notYet = [](const std::string &key, const std::string &what) {
-    return Status::error("--config: key '" + key + "': " + what +
-                         " is not available yet; this trc trains data-, tensor- and "
-                         "pipeline-parallel plans with recomputation and offloading (ddp, "
-                         "zero_stage, "
-                         "sharded_data_parallel_degree, hybrid_shard_degree, "
-                         "tensor_parallel_degree, sequence_parallel, pipeline_parallel_degree, "
-                         "microbatches, pipeline_schedule, virtual_stages, recompute, "
-                         "offload_activations, activation_loading_horizon)");
-  };
-  if (plan.pipelineDegree > 1 && plan.zeroStage > 0)
-    return notYet("zero_stage", "ZeRO sharding of pipeline stages");
-  if (plan.offloadActivations && plan.pipelineDegree > 1)
-    return Status::error("--config: key 'offload_activations': activation offloading is not "
-                         "available with 'pipeline_parallel_degree' yet");
+  if (Status s = engineRuns(plan); !s)
+    return s;
   // trc-run replaces an auto_partition config by the planner's plan before
   // it gets here (tools/trc-run/AutoPlan.h); what remains is a saved step,
   // or a trainer embedded without the planner.

@@ -2,9 +2,12 @@
 //
 // Imports MODEL.onnx (as trc-run does, tools/trc-run/CompileInProcess.cpp),
 // runs trc-parameters-to-arguments and func.func(trc-fuse-attention), then:
-//   layers  the number of trc.attention ops;
-//   heads   dim -3 of the first attention's query [batch..., heads, T, D],
-//   hidden  heads x D, seq T;
+//   layers  the number of trc.attention ops, or (attention the fusion does not
+//           match: Hugging Face's causal masks) of softmaxes over square
+//           [batch..., heads, T, T] scores;
+//   heads   dim -3 of the first attention's query [batch..., heads, T, D]
+//           (or scores), hidden heads x D (D: what the scores' product
+//           contracts), seq T;
 //   vocab   rows of the table the token input's trc.gather reads (an integer
 //           input of @main, directly or through reshapes; tables that are
 //           parameters win over other gathers);
@@ -169,6 +172,81 @@ bool tiedOutput(mlir::Value tokens) {
   return false;
 }
 
+struct AttentionShape {
+  int64_t layers = 0, heads = 0, seq = 0, headWidth = 0;
+  std::string problem; // why the shape cannot be read
+};
+
+std::string typeText(mlir::Type t) {
+  std::string text;
+  llvm::raw_string_ostream(text) << t;
+  return text;
+}
+
+/// From the trc.attention ops: the first query's [batch..., heads, T, D].
+AttentionShape fusedAttention(mlir::ModuleOp module) {
+  AttentionShape a;
+  mlir::RankedTensorType query;
+  module.walk([&](AttentionOp op) {
+    if (!a.layers++)
+      query = llvm::dyn_cast<mlir::RankedTensorType>(op.getQ().getType());
+  });
+  if (!a.layers)
+    return a;
+  if (!query || query.getRank() < 3 || !query.hasStaticShape()) {
+    a.problem = "attention query " + (query ? typeText(query) : std::string("of unknown type")) +
+                " is not a static [batch..., heads, T, D] tensor";
+    return a;
+  }
+  int64_t r = query.getRank();
+  a.heads = query.getDimSize(r - 3);
+  a.seq = query.getDimSize(r - 2);
+  a.headWidth = query.getDimSize(r - 1);
+  return a;
+}
+
+/// From the softmaxes over square [batch..., heads, T, T] scores; the head
+/// width is what the product making the scores contracts (found through
+/// the mask's and scale's elementwise ops).
+AttentionShape decomposedAttention(mlir::ModuleOp module) {
+  AttentionShape a;
+  module.walk([&](SoftmaxOp softmax) {
+    auto scores = llvm::dyn_cast<mlir::RankedTensorType>(softmax.getOperand().getType());
+    if (!scores || scores.getRank() < 3 || !scores.hasStaticShape())
+      return;
+    int64_t r = scores.getRank();
+    if (scores.getDimSize(r - 1) != scores.getDimSize(r - 2))
+      return;
+    if (a.layers++)
+      return;
+    a.heads = scores.getDimSize(r - 3);
+    a.seq = scores.getDimSize(r - 1);
+    llvm::SmallVector<mlir::Value> worklist{softmax.getOperand()};
+    for (int visited = 0; !worklist.empty() && visited < 16 && !a.headWidth; ++visited) {
+      mlir::Operation *op = worklist.pop_back_val().getDefiningOp();
+      if (!op)
+        continue;
+      // The scores' elements, in any layout ([batch x heads, T, T] too).
+      auto sameElements = [&](mlir::Type t) {
+        auto type = llvm::dyn_cast<mlir::RankedTensorType>(t);
+        return type && type.hasStaticShape() && type.getNumElements() == scores.getNumElements();
+      };
+      if (auto dot = llvm::dyn_cast<DotGeneralOp>(op)) {
+        auto lhs = llvm::dyn_cast<mlir::RankedTensorType>(dot.getLhs().getType());
+        if (lhs && sameElements(dot.getType()))
+          a.headWidth = product(lhs, dot.getLhsContractingDims(), /*complement=*/false);
+        continue;
+      }
+      for (mlir::Value operand : op->getOperands())
+        if (sameElements(operand.getType()))
+          worklist.push_back(operand);
+    }
+  });
+  if (a.layers && a.headWidth <= 0)
+    a.problem = "no product making the attention scores found: cannot tell the head width";
+  return a;
+}
+
 } // namespace
 
 rt::Status describeOnnxModel(const std::string &path, const std::string &dims,
@@ -217,34 +295,35 @@ rt::Status describeOnnxModel(const std::string &path, const std::string &dims,
   auto main = module->lookupSymbol<mlir::func::FuncOp>("main");
   if (!main)
     return err("no @main after import");
-  int64_t layers = 0;
-  mlir::RankedTensorType query;
-  module->walk([&](AttentionOp a) {
-    if (!layers++)
-      query = llvm::dyn_cast<mlir::RankedTensorType>(a.getQ().getType());
-  });
-  if (!layers)
-    return err("no attention found: trc-plan plans transformer models");
-  if (!query || query.getRank() < 3 || !query.hasStaticShape()) {
-    std::string t = "of unknown type";
-    if (query) {
-      t.clear();
-      llvm::raw_string_ostream(t) << query;
-    }
-    return err("attention query " + t +
-               " is not a static [batch..., heads, T, D] tensor (set dynamic axes with --dim)");
-  }
+  // Attention the fusion recognized; else (a causal mask it does not
+  // match, as Hugging Face's exports build) each softmax over a square
+  // [batch..., heads, T, T] of scores.
+  AttentionShape attention = fusedAttention(*module);
+  if (!attention.layers)
+    attention = decomposedAttention(*module);
+  if (!attention.layers)
+    return err("no attention found (no trc.attention, no softmax over [batch..., heads, T, T] "
+               "scores): trc-plan plans transformer models");
+  if (attention.problem.size())
+    return err(attention.problem + " (set dynamic axes with --dim)");
   GptModel m;
-  int64_t r = query.getRank();
-  m.layers = layers;
-  m.heads = query.getDimSize(r - 3);
-  m.seq = query.getDimSize(r - 2);
-  m.hidden = m.heads * query.getDimSize(r - 1);
+  m.layers = attention.layers;
+  m.heads = attention.heads;
+  m.seq = attention.seq;
+  m.hidden = attention.heads * attention.headWidth;
   TokenTable tokens = tokenTable(main);
   m.vocab = tokens.rows;
   if (!m.vocab)
     return err("no embedding lookup (trc.gather) of an integer input found: cannot tell the "
                "vocabulary");
+  // Scores laid out [batch x heads, T, T] (OPT) fold the batch into the
+  // heads: the token table's width is the hidden size.
+  auto table = llvm::cast<mlir::RankedTensorType>(tokens.table.getType());
+  if (table.getRank() == 2 && table.getDimSize(1) != m.hidden &&
+      table.getDimSize(1) % attention.headWidth == 0) {
+    m.hidden = table.getDimSize(1);
+    m.heads = m.hidden / attention.headWidth;
+  }
   auto counts = products(*module);
   m.ffn = ffnWidth(counts, m.hidden, m.layers, m.gatedMlp);
   if (!m.ffn)

@@ -39,11 +39,6 @@ rt::StatusOr<bool> wantsAutoPartition(const std::string &config, std::string &js
   return autoPartition && autoPartition->isBool() && autoPartition->boolValue();
 }
 
-// What runTrainer runs today (Trainer.cpp checkRunnable/checkPipelineOptions;
-// every recomputation policy runs; microbatches without stages are gradient
-// accumulation).
-bool trainerRuns(const plan::Candidate &c) { return c.pipeline == 1 || c.zeroStage == 0; }
-
 // The plan's JSON plus the keys of `given` that are not the plan's
 // (bucket_cap_mb, communicator).
 std::string planConfig(const plan::Candidate &best, const std::string &given) {
@@ -91,7 +86,6 @@ Status resolveAutoPlan(rt::TrainerOptions &options, const std::string &profilePa
       return Status::error("--config: " + s.message().substr(s.message().rfind("--plan: ", 0) == 0
                                                                 ? 8
                                                                 : 0));
-  constraints.admissible = trainerRuns;
   plan::Cluster cluster;
   if (Status s = plan::parseCluster("cpu:" + std::to_string(world), cluster, profilePath); !s)
     return s;

@@ -7,8 +7,10 @@
 // recomputation none/selective/full and the schedule (1F1B, ZB-H1,
 // interleaved with virtual stages dividing the layers per stage and m a
 // multiple of p; GPipe only when the constraints ask for it).
-// Candidates that break a constraint given in `Constraints` are skipped;
-// those that do not fit in device memory are rejected. The rest are ranked
+// Candidates the training engines cannot run (runtime/spec/EngineSupport.h:
+// ZeRO with pipeline stages today) and those that break a constraint given
+// in `Constraints` are skipped; those that do not fit in device memory are
+// rejected. The rest are ranked
 // by the objective: "speed" (step time) or "memory" (SMP's memory_weight w:
 // (1 - w) x time / best time + w x memory / least memory).
 //
@@ -21,7 +23,6 @@
 
 #include "trc/Plan/CostModel.h"
 
-#include <functional>
 #include <optional>
 #include <vector>
 
@@ -35,9 +36,6 @@ struct Constraints {
   std::optional<Schedule> schedule;
   std::string optimize = "speed";
   double memoryWeight = 0.8;
-  // What else a plan must satisfy (e.g. what a trainer can run); null:
-  // anything.
-  std::function<bool(const Candidate &)> admissible;
 };
 
 struct Ranked {
