@@ -49,7 +49,9 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
+#include <utility>
 #include <sys/resource.h>
 #include <sys/stat.h>
 
@@ -531,6 +533,9 @@ private:
   std::unique_ptr<PendingCheckpoint> pending_; // rank 0: a checkpoint being written
   Status awaitCheckpoint();
   StatusOr<int> stopSignal();
+  // The stop signal every rank agreed on with this step's loss check, until
+  // stopSignal takes it (several ranks only).
+  std::optional<int> agreedSignal_;
   Status stopOnSignal(int signal, int64_t step, const StepResult &result, bool checkpointed);
 
   RunSettings &run_;
@@ -1276,10 +1281,15 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
 /// ranks they also agree over the world, so that none goes on alone).
 StatusOr<bool> TrainingJob::isNonFinite(double loss, double gradNorm) {
   int64_t bad = !std::isfinite(loss) || (!lossScaling_ && !std::isfinite(gradNorm)) ? 1 : 0;
-  if (dist_.size() > 1)
-    if (Status s = dist_.world().allReduce(&bad, &bad, 1, DType::I64, ReduceOp::Max); !s)
-      return s;
-  return bad != 0;
+  if (dist_.size() == 1)
+    return bad != 0;
+  // The stop signals ride the same collective (stopSignal takes the answer
+  // after the step), one all-reduce a step instead of two.
+  int64_t verdict[2] = {bad, StopSignals::pending()};
+  if (Status s = dist_.world().allReduce(verdict, verdict, 2, DType::I64, ReduceOp::Max); !s)
+    return s;
+  agreedSignal_ = int(verdict[1]);
+  return verdict[0] != 0;
 }
 
 /// Ends the run on every rank (all call it) with rank 0's `rootError` as
@@ -1455,6 +1465,8 @@ Status TrainingJob::checkpoint(int64_t step, const StepResult &result,
 /// The stop signal any rank caught (StopSignals), agreed on by every rank
 /// (collective with several), or 0.
 StatusOr<int> TrainingJob::stopSignal() {
+  if (std::optional<int> agreed = std::exchange(agreedSignal_, std::nullopt))
+    return *agreed; // agreed with the step's loss check (isNonFinite)
   int64_t caught = StopSignals::pending();
   if (dist_.size() > 1)
     if (Status s = dist_.world().allReduce(&caught, &caught, 1, DType::I64, ReduceOp::Max); !s)
