@@ -197,7 +197,7 @@ void resolvePrecision(RunSettings &run, const std::string &target) {
 }
 
 /// Compiles the training step for `target` with micro-batches of
-/// `microRows` rows (feeds chosen).
+/// `microRows` rows (feeds chosen, precision resolved for `target`).
 StatusOr<CompiledStep> compileStep(StepCompiler &compiler, RunSettings &run, int64_t microRows,
                                    const std::string &target) {
   std::map<std::string, std::vector<int64_t>> shapes = stepShapes(run, microRows);
@@ -207,7 +207,6 @@ StatusOr<CompiledStep> compileStep(StepCompiler &compiler, RunSettings &run, int
   // what limits the batch; unfused on the CPU, where recomputing them costs
   // time (measured: up to 20% of a step).
   run.build.fuseAttention = attention == "fused" || (attention == "auto" && target == "cuda");
-  resolvePrecision(run, target);
   // Likewise a layer norm's statistics: kept for the backward on the CPU
   // unless recomputation was asked for (memory first).
   run.build.recomputeStatistics = target == "cuda" || run.build.recompute != "none";
@@ -226,6 +225,7 @@ Status saveTrainingStep(StepCompiler &compiler, RunSettings &run, DistributedRun
     return Status::error("option '--device' expects cpu, cuda or auto, got '" + o.device + "'");
   // The step is compiled for the device it will run on, not this machine's.
   std::string target = o.device == "cuda" ? "cuda" : "cpu";
+  resolvePrecision(run, target);
   std::error_code ec;
   if (std::filesystem::exists(dir, ec) &&
       !(std::filesystem::is_directory(dir, ec) && isTrainingArtifact(dir)))
@@ -521,6 +521,7 @@ private:
   Status resume();
   StatusOr<StepResult> runStep(int64_t step);
   Status openPipeline(int64_t vocab);
+  Status finishPreparing(int64_t vocab);
   Status openMetrics();
   Status openSharedEvaluator(int64_t vocab);
   Status runPipelineStep(int64_t step, StepResult &result);
@@ -885,10 +886,18 @@ Status TrainingJob::prepareShared(int64_t vocab) {
   dropout_ = manifest.find(SlotKind::Input, abi::kRngKey) != nullptr;
   stateSlots_ = stateSlots(manifest);
   scaler_.scale = run_.initialLossScale;
+  return finishPreparing(vocab);
+}
+
+/// What both engines do last: the step's buffers, the state (the one
+/// program's zeroed first; the pipeline's stages start theirs zeroed), the
+/// resumed checkpoint, the evaluator and the metrics.
+Status TrainingJob::finishPreparing(int64_t vocab) {
   if (Status s = allocateStepBuffers(); !s)
     return s;
-  if (Status s = zeroState(); !s)
-    return s;
+  if (session_)
+    if (Status s = zeroState(); !s)
+      return s;
   if (o_.resume)
     if (Status s = resume(); !s)
       return s;
@@ -962,14 +971,7 @@ Status TrainingJob::openPipeline(int64_t vocab) {
                  dist_.pipelineDegree() * plan.virtualStages == 1 ? "" : "s",
                  plan.pipelineSchedule.c_str(), plan.microbatches,
                  static_cast<long long>(microRows_));
-  if (Status s = allocateStepBuffers(); !s)
-    return s;
-  if (o_.resume)
-    if (Status s = resume(); !s)
-      return s;
-  if (Status s = openSharedEvaluator(vocab); !s)
-    return s;
-  return openMetrics();
+  return finishPreparing(vocab);
 }
 
 /// One optimizer step through the pipeline: data rank d's microbatch m
