@@ -530,11 +530,13 @@ namespace {
 /// The state slots of a stage: its forward's parameters, its apply's
 /// optimizer state (inputs "<kind>:<param>" other than the accumulators).
 template <typename Visit> Status forEachStateSlot(const PipelineExecutor::StageSessions &st,
-                                                  Visit visit) {
+                                                  Visit visit, bool optimizerState = true) {
   for (const Slot &slot : st.forward->manifest().slots)
     if (slot.kind == SlotKind::Param)
       if (Status s = visit(*st.forward, slot); !s)
         return s;
+  if (!optimizerState)
+    return Status::success();
   for (const Slot &slot : st.apply->manifest().slots)
     if (slot.kind == SlotKind::Input && abi::isOptimizerStateSlot(slot.name))
       if (Status s = visit(*st.apply, slot); !s)
@@ -604,11 +606,12 @@ Status deserialize(const std::string &bytes, std::vector<NamedTensor> &out) {
 
 } // namespace
 
-StatusOr<std::vector<NamedTensor>> PipelineExecutor::readState() const {
+StatusOr<std::vector<NamedTensor>> PipelineExecutor::readState(StateParts parts) const {
   std::vector<NamedTensor> out;
   std::map<std::string, bool> seen;
   for (const StageSessions &st : stages_) {
-    Status s = forEachStateSlot(st, [&](const Session &session, const Slot &slot) -> Status {
+    Status s = forEachStateSlot(
+        st, [&](const Session &session, const Slot &slot) -> Status {
       if (seen[slot.name])
         return Status::success();
       seen[slot.name] = true;
@@ -622,15 +625,15 @@ StatusOr<std::vector<NamedTensor>> PipelineExecutor::readState() const {
         return e;
       out.push_back(std::move(t));
       return Status::success();
-    });
+    }, parts == StateParts::ParametersAndOptimizer);
     if (!s)
       return s;
   }
   return out;
 }
 
-StatusOr<std::vector<NamedTensor>> PipelineExecutor::gatherState() const {
-  StatusOr<std::vector<NamedTensor>> mine = readState();
+StatusOr<std::vector<NamedTensor>> PipelineExecutor::gatherState(StateParts parts) const {
+  StatusOr<std::vector<NamedTensor>> mine = readState(parts);
   if (!mine.ok())
     return mine.status();
   if (pipeline_.rank() != 0) {

@@ -74,12 +74,15 @@ public:
   StatusOr<PipelineStepResult> runStep(const FeedMicrobatch &feed, float lr, float step,
                                        const ApplyDecision &decide = nullptr);
 
-  /// The parameters and optimizer state of the stages this rank holds, by
+  /// What readState and gatherState take: the parameters alone (an
+  /// evaluation, an export) or with the optimizer state (a checkpoint).
+  enum class StateParts { Parameters, ParametersAndOptimizer };
+  /// The parameters (and optimizer state) of the stages this rank holds, by
   /// name (a tied parameter once): logical tensors, as any plan names them.
-  StatusOr<std::vector<NamedTensor>> readState() const;
+  StatusOr<std::vector<NamedTensor>> readState(StateParts parts) const;
   /// The same gathered on pipeline rank 0 from every stage (collective over
   /// the pipeline group; other ranks get an empty list).
-  StatusOr<std::vector<NamedTensor>> gatherState() const;
+  StatusOr<std::vector<NamedTensor>> gatherState(StateParts parts) const;
   /// Sets every parameter and optimizer state this rank holds from
   /// `find` (null: the tensor is missing, an error naming it).
   Status writeState(const std::function<const HostTensor *(const std::string &)> &find);

@@ -682,10 +682,11 @@ StatusOr<std::optional<EvalResult>> TrainingJob::evaluate() {
   ProfileScope evalPhase("eval");
   if (pipeline_) {
     if (dist_.dataIndex() == 0) {
-      StatusOr<std::vector<NamedTensor>> gathered = pipeline_->gatherState();
+      StatusOr<std::vector<NamedTensor>> gathered =
+          pipeline_->gatherState(PipelineExecutor::StateParts::Parameters);
       if (!gathered.ok())
         return gathered.status();
-      for (const NamedTensor &t : *gathered) // parameters; not optimizer state
+      for (const NamedTensor &t : *gathered)
         if (evaluator_ && evaluator_->hasParameter(t.name))
           if (Status s = evaluator_->setParameter(t.name, t.tensor); !s)
             return s;
@@ -1371,7 +1372,8 @@ Status TrainingJob::checkpoint(int64_t step, const StepResult &result,
   // Pipeline stages: every stage's tensors gathered on rank 0 over the
   // first data replica's pipeline (the other replicas hold the same).
   if (pipeline_ && dist_.dataIndex() == 0) {
-    StatusOr<std::vector<NamedTensor>> gathered = pipeline_->gatherState();
+    StatusOr<std::vector<NamedTensor>> gathered =
+        pipeline_->gatherState(PipelineExecutor::StateParts::ParametersAndOptimizer);
     if (!gathered.ok())
       return gathered.status();
     job->staged = *std::move(gathered);
@@ -1682,13 +1684,11 @@ StatusOr<std::vector<NamedTensor>> TrainingJob::gatherTrained() {
   if (pipeline_) { // every stage's parameters, gathered on rank 0
     if (dist_.dataIndex() != 0)
       return trained;
-    StatusOr<std::vector<NamedTensor>> gathered = pipeline_->gatherState();
+    StatusOr<std::vector<NamedTensor>> gathered =
+        pipeline_->gatherState(PipelineExecutor::StateParts::Parameters);
     if (!gathered.ok())
       return gathered.status();
-    for (NamedTensor &t : *gathered)
-      if (!abi::isOptimizerStateSlot(t.name))
-        trained.push_back(std::move(t));
-    return trained;
+    return *std::move(gathered);
   }
   for (const Slot *slot : artifact_->manifest().slotsOfKind(SlotKind::Param))
     if (changesDuringTraining(artifact_->manifest(), *slot)) {
