@@ -27,6 +27,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
+sys.path.insert(0, os.path.join(common.ROOT, "test", "Inputs"))
+from mpi_training import process_with  # noqa: E402  (the tests' process finder)
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMP_NUM_THREADS="1")
@@ -42,22 +44,6 @@ def lines(path):
         return []
 
 
-def rank_pid(entry, marker):
-    """The pid whose environment holds `entry` (e.g. b"RANK=1") and whose
-    command line holds `marker`."""
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                environ = f.read().split(b"\0")
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read()
-        except OSError:
-            continue
-        if entry in environ and marker.encode() in cmdline:
-            return int(pid)
-    return None
-
-
 def run(command, metrics, kill=None):
     """Runs `command`; with kill=(step, env entry) kills that rank once
     `step` is logged. Returns wall seconds, output and the kill's figures."""
@@ -71,7 +57,7 @@ def run(command, metrics, kill=None):
             if job.poll() is not None:
                 sys.exit("error: the job ended early:\n" + job.stdout.read())
             time.sleep(0.01)
-        pid = rank_pid(entry, metrics)
+        pid = process_with((entry,), metrics)
         if pid is None:
             job.kill()
             sys.exit(f"error: no process with {entry.decode()}")

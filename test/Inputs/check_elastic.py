@@ -22,13 +22,12 @@ import argparse
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mpi_training import ENV, compare, fail, rank_process, train  # noqa: E402
+from mpi_training import ENV, compare, fail, kill_rank, train  # noqa: E402
 
 STEPS = 30
 
@@ -62,12 +61,7 @@ def elastic_run(args, name, launch_flags, kill_after, before_kill=None):
         time.sleep(0.005)
     if before_kill:
         before_kill()
-    victim = rank_process(1, metrics)
-    if victim is None:
-        job.kill()
-        fail(f"{name}: no process of rank 1 found")
-    os.kill(victim, signal.SIGKILL)
-    killed = time.time()
+    killed = kill_rank(job, 1, metrics, name)
     at_kill = len(steps_written(metrics))
     try:
         output, _ = job.communicate(timeout=900)

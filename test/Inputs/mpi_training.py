@@ -68,10 +68,11 @@ def refused(trc_run, model, data, ranks, config, expected, name):
     print(f"{name}: refused")
 
 
-def rank_process(rank, marker):
-    """The pid of MPI rank `rank` of the job whose command line holds
-    `marker` (e.g. its metrics file, so that another job, a concurrent test
-    run's, is never hit), or None."""
+def process_with(entries, marker):
+    """The pid of a process whose environment holds one of `entries` (e.g.
+    b"RANK=1", whole "NAME=value" entries) and whose command line holds
+    `marker` (e.g. its job's metrics file, so that another job, a concurrent
+    test run's, is never hit), or None."""
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -82,13 +83,29 @@ def rank_process(rank, marker):
                 cmdline = f.read()
         except OSError:
             continue
-        # mpirun names the rank in the environment it starts the rank with;
-        # srun too (and srun's own process, which holds the marker too, has
-        # no SLURM_PROCID).
-        names = (f"OMPI_COMM_WORLD_RANK={rank}".encode(), f"SLURM_PROCID={rank}".encode())
-        if any(n in environ for n in names) and marker.encode() in cmdline:
+        if any(e in environ for e in entries) and marker.encode() in cmdline:
             return int(pid)
     return None
+
+
+def rank_process(rank, marker):
+    """The pid of MPI rank `rank` of the job whose command line holds
+    `marker`, or None. mpirun names the rank in the environment it starts
+    the rank with; srun too (and srun's own process, which holds the marker
+    too, has no SLURM_PROCID)."""
+    return process_with((f"OMPI_COMM_WORLD_RANK={rank}".encode(),
+                         f"SLURM_PROCID={rank}".encode()), marker)
+
+
+def kill_rank(job, rank, marker, name):
+    """Kills rank `rank` of `job` (SIGKILL); the time of the kill. Fails the
+    check, ending the job, when no such process is found."""
+    victim = rank_process(rank, marker)
+    if victim is None:
+        job.kill()
+        fail(f"{name}: no process of rank {rank} found")
+    os.kill(victim, signal.SIGKILL)
+    return time.time()
 
 
 def killed_rank(trc_run, model, data, work, ranks=2, config=None, name="killed rank",
@@ -111,12 +128,7 @@ def killed_rank(trc_run, model, data, work, ranks=2, config=None, name="killed r
     else:
         job.kill()
         fail(f"{name}: training never started")
-    victim = rank_process(1, metrics)
-    if victim is None:
-        job.kill()
-        fail(f"{name}: no process of rank 1 found")
-    os.kill(victim, signal.SIGKILL)
-    killed = time.time()
+    killed = kill_rank(job, 1, metrics, name)
     try:
         output, _ = job.communicate(timeout=60)
     except subprocess.TimeoutExpired:
