@@ -91,8 +91,9 @@ void setTokenFeeds(RunSettings &run) {
 }
 
 /// Which graph inputs take the batch's inputs and targets: the feeds given,
-/// else the first two integer inputs.
-Status chooseFeeds(StepCompiler &compiler, RunSettings &run) {
+/// else the first two integer inputs. `say`: print what was chosen for a
+/// model that shifts its own labels (one rank of a job does).
+Status chooseFeeds(StepCompiler &compiler, RunSettings &run, bool say) {
   const std::string &model = run.options.model;
   StatusOr<std::vector<GraphInput>> listed = compiler.listGraphInputs(model);
   if (!listed.ok())
@@ -150,12 +151,13 @@ Status chooseFeeds(StepCompiler &compiler, RunSettings &run) {
   for (const GraphInput &in : inputs)
     if (in.name == run.targetsName && !in.shiftedBy.empty() && !chosenWindow) {
       run.targetsAreWindow = true;
-      std::fprintf(stderr,
-                   "trc-run: the model shifts '%s' itself (node '%s' slices it from position "
-                   "1): it takes the token window, as '%s' does (--feed %s=targets feeds the "
-                   "next tokens instead)\n",
-                   in.name.c_str(), in.shiftedBy.c_str(), run.inputsName.c_str(),
-                   in.name.c_str());
+      if (say)
+        std::fprintf(stderr,
+                     "trc-run: the model shifts '%s' itself (node '%s' slices it from "
+                     "position 1): it takes the token window, as '%s' does (--feed "
+                     "%s=targets feeds the next tokens instead)\n",
+                     in.name.c_str(), in.shiftedBy.c_str(), run.inputsName.c_str(),
+                     in.name.c_str());
     }
   setTokenFeeds(run);
   return Status::success();
@@ -231,7 +233,7 @@ Status saveTrainingStep(StepCompiler &compiler, RunSettings &run, DistributedRun
       !(std::filesystem::is_directory(dir, ec) && isTrainingArtifact(dir)))
     return Status::error("--save-artifact " + dir + ": exists and is not a saved training step "
                          "(not replaced)");
-  if (Status s = chooseFeeds(compiler, run); !s)
+  if (Status s = chooseFeeds(compiler, run, /*say=*/true); !s) // rank 0 only here
     return s;
   int64_t microRows = o.batchSize / dist.dataDegree() / o.gradAccum;
   StatusOr<CompiledStep> compiled = compileStep(compiler, run, microRows, target);
@@ -829,7 +831,7 @@ Status TrainingJob::prepareLocal(int64_t &vocab) {
   } else if (rowData) {
     if (Status s = openRows(); !s)
       return s;
-  } else if (Status s = chooseFeeds(*compiler_, run_); !s) {
+  } else if (Status s = chooseFeeds(*compiler_, run_, dist_.isRoot()); !s) {
     return s;
   }
   // Token data is opened once before compiling so that a bad data file
