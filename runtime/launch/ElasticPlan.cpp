@@ -235,8 +235,9 @@ std::vector<std::string> launchCommand(const LaunchOptions &options, const World
 }
 
 int64_t lastCheckpointStep(const std::string &checkpointDir) {
-  StatusOr<int64_t> step = checkpointDir.empty() ? StatusOr<int64_t>(Status::error(""))
-                                                  : latestCheckpointStep(checkpointDir);
+  if (checkpointDir.empty())
+    return -1;
+  StatusOr<int64_t> step = latestCheckpointStep(checkpointDir);
   return step.ok() ? *step : -1;
 }
 

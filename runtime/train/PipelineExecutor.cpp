@@ -527,15 +527,18 @@ StatusOr<PipelineStepResult> PipelineExecutor::runStep(const FeedMicrobatch &fee
 
 namespace {
 
-/// The state slots of a stage: its forward's parameters, its apply's
-/// optimizer state (inputs "<kind>:<param>" other than the accumulators).
-template <typename Visit> Status forEachStateSlot(const PipelineExecutor::StageSessions &st,
-                                                  Visit visit, bool optimizerState = true) {
+/// The state slots of a stage: its forward's parameters and, unless `parts`
+/// asks for the parameters only, its apply's optimizer state (inputs
+/// "<kind>:<param>" other than the accumulators).
+template <typename Visit>
+Status forEachStateSlot(const PipelineExecutor::StageSessions &st, Visit visit,
+                        PipelineExecutor::StateParts parts =
+                            PipelineExecutor::StateParts::ParametersAndOptimizer) {
   for (const Slot &slot : st.forward->manifest().slots)
     if (slot.kind == SlotKind::Param)
       if (Status s = visit(*st.forward, slot); !s)
         return s;
-  if (!optimizerState)
+  if (parts == PipelineExecutor::StateParts::Parameters)
     return Status::success();
   for (const Slot &slot : st.apply->manifest().slots)
     if (slot.kind == SlotKind::Input && abi::isOptimizerStateSlot(slot.name))
@@ -610,8 +613,7 @@ StatusOr<std::vector<NamedTensor>> PipelineExecutor::readState(StateParts parts)
   std::vector<NamedTensor> out;
   std::map<std::string, bool> seen;
   for (const StageSessions &st : stages_) {
-    Status s = forEachStateSlot(
-        st, [&](const Session &session, const Slot &slot) -> Status {
+    Status s = forEachStateSlot(st, [&](const Session &session, const Slot &slot) -> Status {
       if (seen[slot.name])
         return Status::success();
       seen[slot.name] = true;
@@ -625,7 +627,7 @@ StatusOr<std::vector<NamedTensor>> PipelineExecutor::readState(StateParts parts)
         return e;
       out.push_back(std::move(t));
       return Status::success();
-    }, parts == StateParts::ParametersAndOptimizer);
+    }, parts);
     if (!s)
       return s;
   }

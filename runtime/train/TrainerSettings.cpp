@@ -46,10 +46,9 @@ bool oneOf(const std::string &value, std::initializer_list<const char *> allowed
   return false;
 }
 
-} // namespace
-
-namespace {
+// What describeTrainStep appends for gradient accumulation.
 constexpr const char *kAccumulateRecord = " accumulate=true";
+
 } // namespace
 
 std::string describeTrainStep(const TrainingBuild &b) {
