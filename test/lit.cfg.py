@@ -30,8 +30,26 @@ for var in ("HOME", "TMPDIR"):
 config.substitutions.append(("%python", config.trc_python))
 # Multi-process tests (OpenMPI from Debian).
 import shutil as _shutil
+import subprocess as _subprocess
 if _shutil.which("mpirun"):
     config.available_features.add("mpirun")
+# Open MPI's shared-memory segments (4 MiB a rank, and left behind by a
+# killed job) go to the build tree, not /dev/shm: a container's /dev/shm can
+# be 64 MiB, which the suite's concurrent jobs fill, and a full /dev/shm
+# kills every libomp process at its start with SIGBUS (trc-run now refuses
+# to start instead: checkOpenMpSharedMemory), failing tests at random.
+_mpi_shm = os.path.join(config.test_exec_root, "mpi-shm")
+os.makedirs(_mpi_shm, exist_ok=True)
+config.environment["OMPI_MCA_btl_vader_backing_directory"] = _mpi_shm
+config.environment["OMPI_MCA_osc_sm_backing_directory"] = _mpi_shm
+# A private mount namespace may mount its own small tmpfs over /dev/shm
+# (root in a container that allows it): the full-/dev/shm tests need one.
+try:
+    if _subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /dev/shm"],
+                       capture_output=True, timeout=20).returncode == 0:
+        config.available_features.add("private-tmpfs")
+except (OSError, _subprocess.TimeoutExpired):
+    pass
 # A one-node Slurm cluster can be started (scripts/slurm_local.sh).
 if _shutil.which("srun") and all(os.path.exists("/usr/sbin/" + d)
                                  for d in ("slurmctld", "slurmd", "munged")):

@@ -22,6 +22,8 @@ int threadsPerRank(int localSize, int onlineCores, int allowedCores) {
 Status checkEnvironment() {
   if (Status s = checkThreadVariables(); !s)
     return s;
+  if (Status s = checkOpenMpSharedMemory(); !s)
+    return s;
   if (Status s = checkCpuGemmVariable(); !s)
     return s;
   if (StatusOr<double> timeout = readCollectiveTimeout(); !timeout.ok())

@@ -31,8 +31,9 @@ int threadsPerRank(int localSize, int onlineCores, int allowedCores);
 /// tool's start, before libomp, the thread pool or a communicator reads
 /// them: TRC_NUM_THREADS and OMP_NUM_THREADS (ThreadPool.h), TRC_CPU_GEMM
 /// (Blas.h), TRC_COLLECTIVE_TIMEOUT_S (Watchdog.h) and the launcher's rank
-/// variables (LaunchEnvironment.h). The error names the variable and its
-/// value.
+/// variables (LaunchEnvironment.h), and the room libomp needs in /dev/shm
+/// (ThreadPool.h). The error names the variable and its value, or the
+/// folder and its free bytes.
 Status checkEnvironment();
 
 /// The threads this process uses: the value applied, or the pool's

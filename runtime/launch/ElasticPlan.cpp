@@ -5,6 +5,7 @@
 #include "runtime/support/ExitCodes.h"
 #include "runtime/support/Parse.h"
 #include "runtime/train/Checkpoint.h"
+#include "runtime/train/RunFlags.h"
 
 #include <algorithm>
 #include <csignal>
@@ -16,8 +17,8 @@
 namespace trc::rt {
 namespace {
 
-// trc-run's flags a relaunch reads or rewrites (trc-run's usage spells
-// them; these are the ones with a value).
+// trc-run's flags a relaunch reads or rewrites; which of the job's flags
+// take a value is trc-run's table (runtime/train/RunFlags.h).
 constexpr const char *kCheckpointDir = "--checkpoint-dir";
 constexpr const char *kBatchSize = "--batch-size";
 constexpr const char *kGradAccum = "--grad-accum";
@@ -34,10 +35,8 @@ std::pair<std::string, std::optional<std::string>> splitFlag(const std::string &
 }
 
 bool takesValue(const std::string &flag) {
-  for (const char *f : {kCheckpointDir, kBatchSize, kGradAccum, kConfig})
-    if (flag == f)
-      return true;
-  return false;
+  const RunFlag *known = findRunFlag(flag);
+  return known && known->arity == FlagArity::Value;
 }
 
 } // namespace
@@ -64,7 +63,7 @@ StatusOr<JobCommand> readJobCommand(const std::vector<std::string> &command) {
       job.config = value;
     else if (flag == kBatchSize)
       batch = value;
-    else
+    else if (flag == kGradAccum)
       accum = value;
   }
   auto positive = [](const char *flag, const std::optional<std::string> &text,
@@ -214,8 +213,11 @@ std::vector<std::string> launchCommand(const LaunchOptions &options, const World
   argv.push_back(job[0]);
   for (size_t i = 1; i < job.size(); ++i) {
     auto [flag, inlineValue] = splitFlag(job[i]);
+    // A value travels with its flag: one that looks like a flag is never
+    // taken for one.
+    bool separateValue = !inlineValue && takesValue(flag) && i + 1 < job.size();
     if (flag == kGradAccum) {
-      if (!inlineValue)
+      if (separateValue)
         ++i;
       continue;
     }
@@ -227,6 +229,8 @@ std::vector<std::string> launchCommand(const LaunchOptions &options, const World
       continue;
     }
     argv.push_back(job[i]);
+    if (separateValue)
+      argv.push_back(job[++i]);
   }
   argv.insert(argv.end(), {kGradAccum, std::to_string(world.gradAccum)});
   if (resume)

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <sys/statvfs.h>
 #include <thread>
 #include <vector>
 
@@ -205,6 +206,27 @@ Status checkThreadVariables() {
       return Status::error(std::string("OMP_NUM_THREADS='") + v + "' asks for more than " +
                            std::to_string(kMaxThreads) + " threads");
   }
+  return Status::success();
+}
+
+Status checkOpenMpSharedMemory(const char *dir) {
+#ifdef TRC_PARALLEL_FOR_OPENMP
+  // libomp needs one page; a margin of a few more for the processes that
+  // start beside this one (an mpirun job's ranks, a test suite's jobs).
+  constexpr unsigned long long kNeededBytes = 64 * 1024;
+  struct statvfs fs;
+  if (::statvfs(dir, &fs) != 0)
+    return Status::success();
+  unsigned long long freeBytes = (unsigned long long)fs.f_bavail * fs.f_frsize;
+  if (freeBytes < kNeededBytes)
+    return Status::error(
+        std::string(dir) + " has " + std::to_string(freeBytes) +
+        " bytes free: the OpenMP runtime (libomp) maps a page there when it starts and dies "
+        "of SIGBUS without one; remove what fills it (left-over vader_segment.* files of "
+        "killed MPI jobs) or give the container more (docker run --shm-size)");
+#else
+  (void)dir;
+#endif
   return Status::success();
 }
 

@@ -37,6 +37,14 @@ void parallelFor(int64_t n, const std::function<void(int64_t)> &fn);
 /// variable and its value.
 Status checkThreadVariables();
 
+/// Where the runtime's threads are libomp's: whether `dir` (libomp's, by
+/// default: /dev/shm) has room for the one page libomp maps there at its
+/// first parallel region. libomp writes that page through the mapping, so
+/// a full /dev/shm kills the process with SIGBUS and no message; refused
+/// here instead, with the free bytes. A missing `dir` passes (libomp then
+/// registers under /tmp); so does every build without libomp.
+Status checkOpenMpSharedMemory(const char *dir = "/dev/shm");
+
 /// Whether the user set TRC_NUM_THREADS or OMP_NUM_THREADS.
 bool threadCountSetByUser();
 

@@ -1037,7 +1037,11 @@ Status TrainingJob::resume() {
   StatusOr<CheckpointContents> read = readCheckpoint(folder);
   if (!read.ok())
     return read.status();
-  const CheckpointState &state = read->state;
+  CheckpointState &state = read->state;
+  // The optimizer record leaves accumulation to grad_accum (checkpoints
+  // written before 2026-11-28 had it in both): compared without it.
+  if (auto optimizer = state.config.find("optimizer"); optimizer != state.config.end())
+    optimizer->second = withoutAccumulation(optimizer->second);
   const std::vector<NamedTensor> &tensors = read->tensors;
   std::map<std::string, std::string> config = checkpointConfig(run_);
   // A run extended with more --steps: a schedule total that followed
@@ -1068,9 +1072,6 @@ Status TrainingJob::resume() {
                    static_cast<long long>(state.step), config["grad_accum"].c_str(),
                    savedAccum->second.c_str(), config["batch_size"].c_str());
     config["grad_accum"] = savedAccum->second;
-    if (state.config.count("optimizer") &&
-        withoutAccumulation(state.config.at("optimizer")) == withoutAccumulation(config["optimizer"]))
-      config["optimizer"] = state.config.at("optimizer");
   }
   if (Status s = checkCheckpointConfig(folder, state, config); !s)
     return s;

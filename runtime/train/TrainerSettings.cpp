@@ -473,7 +473,9 @@ std::map<std::string, std::string> compileSettings(const RunSettings &run) {
 std::map<std::string, std::string> checkpointConfig(const RunSettings &run) {
   return {{"batch_size", std::to_string(run.options.batchSize)},
           {"seq_len", std::to_string(run.options.seqLen)},
-          {"optimizer", run.trainStepRecord},
+          // Accumulation is grad_accum's: a relaunch on fewer ranks accumulates
+          // more with the same optimizer state (Trainer::resume).
+          {"optimizer", withoutAccumulation(run.trainStepRecord)},
           {"loss", lossSetting(run)},
           {"precision", run.build.precision},
           {"grad_accum", std::to_string(run.options.gradAccum)},

@@ -9,32 +9,36 @@
 namespace trc {
 using rt::Status;
 
+const std::vector<std::string> &TrainArgs::list(const std::string &flag) const {
+  static const std::vector<std::string> none;
+  auto it = lists.find(flag);
+  return it == lists.end() ? none : it->second;
+}
+
 rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
   rt::TrainerOptions o;
   o.model = a.model;
   o.device = a.device;
-  o.feeds = a.feeds;
-  o.freeze = a.freeze;
-  o.trainable = a.trainable;
-  for (auto [flag, given] : {std::pair{"--freeze", !a.freeze.empty()},
-                             std::pair{"--trainable", !a.trainable.empty()}})
-    if (given)
-      o.givenFlags.insert(flag);
-  o.shuffle = a.shuffle;
-  o.resume = a.resume;
-  o.resumeAuto = a.resumeAuto;
-  o.overwriteCheckpoints = a.overwriteCheckpoints;
-  o.optimizer.nesterov = a.nesterov;
-  o.initWeights = a.initWeights;
-  o.profileSummary = a.profileSummary;
-  o.detectAnomaly = a.detectAnomaly;
-  o.checkpointSync = a.checkpointSync;
-  if (a.nesterov)
-    o.givenFlags.insert("--nesterov");
-  if (a.initWeights)
-    o.givenFlags.insert("--init-weights");
-  for (const auto &[flag, value] : a.values)
+  o.feeds = a.list("--feed");
+  o.freeze = a.list("--freeze");
+  o.trainable = a.list("--trainable");
+  for (const auto &[flag, given] : a.lists)
     o.givenFlags.insert(flag);
+  o.shuffle = a.on("--shuffle");
+  o.resume = a.on("--resume");
+  o.resumeAuto = a.values.count("--resume") > 0; // --resume auto
+  o.overwriteCheckpoints = a.on("--overwrite-checkpoints");
+  o.optimizer.nesterov = a.on("--nesterov");
+  o.initWeights = a.on("--init-weights");
+  o.profileSummary = a.on("--profile-summary");
+  o.detectAnomaly = a.on("--detect-anomaly");
+  o.checkpointSync = a.on("--checkpoint-sync");
+  for (const char *flag : {"--nesterov", "--init-weights"})
+    if (a.on(flag))
+      o.givenFlags.insert(flag);
+  for (const auto &[flag, value] : a.values)
+    if (flag != "--resume")
+      o.givenFlags.insert(flag);
   auto has = [&](const char *flag) { return a.values.count(flag) > 0; };
   auto text = [&](const char *flag) { return a.values.at(flag); };
 

@@ -14,23 +14,22 @@
 #include "runtime/train/Trainer.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace trc {
 
-/// The training flags as given on the command line.
+/// The training flags as given on the command line (which flags exist,
+/// and whether they take a value, is runtime/train/RunFlags.h's table).
 struct TrainArgs {
   std::string model, device = "auto";
-  std::map<std::string, std::string> values;   // --flag value
-  std::vector<std::string> feeds;              // --feed NAME=inputs|targets
-  std::vector<std::string> freeze, trainable;  // --freeze / --trainable REGEX
-  bool shuffle = false, resume = false, resumeAuto = false, overwriteCheckpoints = false,
-       nesterov = false;
-  bool initWeights = false; // --init-weights: fresh parameters (weights=init)
-  bool profileSummary = false; // --profile-summary
-  bool detectAnomaly = false;  // --detect-anomaly
-  bool checkpointSync = false; // --checkpoint-sync
+  std::map<std::string, std::string> values;              // --flag value
+  std::map<std::string, std::vector<std::string>> lists;  // repeatable: --feed, --freeze
+  std::set<std::string> switches;                         // --shuffle, --resume, ...
+
+  bool on(const std::string &flag) const { return switches.count(flag) > 0; }
+  const std::vector<std::string> &list(const std::string &flag) const;
 };
 
 /// The Trainer's options from the flags; an error names the flag.

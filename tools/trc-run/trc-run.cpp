@@ -13,7 +13,8 @@
 // in-process (input shapes from the .npy inputs; inputs that determine
 // shapes, such as a Reshape's shape or Slice's starts, are specialized on
 // their values) into a temporary artifact that is removed afterwards. Training flags (--data, --steps, ...) select
-// the training mode (runtime/train/Trainer.h, flags in TrainFlags.h);
+// the training mode (runtime/train/Trainer.h; every flag is declared once in
+// runtime/train/RunFlags.h, the table this parser and --help read);
 // --export-onnx belongs to it alone.
 //
 //===----------------------------------------------------------------------===//
@@ -25,6 +26,7 @@
 #include "runtime/formats/Npy.h"
 #include "runtime/support/Names.h"
 #include "runtime/train/ProfileSummary.h"
+#include "runtime/train/RunFlags.h"
 #include "runtime/train/Trainer.h"
 
 #include "Calibrate.h"
@@ -42,6 +44,7 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <set>
 #include <string>
 #include <sys/stat.h>
 #include <utility>
@@ -50,135 +53,6 @@
 using namespace trc::rt;
 
 namespace {
-
-const char *kUsage =
-    "usage: trc-run ARTIFACT_DIR [--device cpu|cuda|auto] --input NAME=FILE.npy ...\n"
-    "               --output-dir DIR\n"
-    "\n"
-    "Runs a compiled trc artifact (a folder written by\n"
-    "`trc-opt MODEL --trc-compile=\"target=cpu\" -o ARTIFACT_DIR`) once and\n"
-    "writes DIR/<output>.npy for each of its outputs.\n"
-    "\n"
-    "  --device D          cpu, cuda, or auto (default: an artifact's own target;\n"
-    "                      for an .onnx model the GPU when present, else the CPU)\n"
-    "  --input NAME=FILE   bind input NAME to a NumPy .npy file (dtype and\n"
-    "                      shape must match the artifact exactly)\n"
-    "  --output-dir DIR    where the outputs are written (created if needed)\n"
-    "  --repeat N          after the first run, time N more and print the\n"
-    "                      mean and best time per run to stderr\n"
-    "  --profile-summary   with --repeat: where the timed runs' time went, per\n"
-    "                      compiled loop nest and BLAS call (CPU)\n"
-    "  -h, --help          print this help\n"
-    "\n"
-    "Training (MODEL.onnx; see README):\n"
-    "  trc-run MODEL.onnx --data FILE --batch-size B --seq-len T --steps N\n"
-    "  trc-run MODEL.onnx --data ROWS.npz --batch-size B --steps N  (labelled rows:\n"
-    "                      arrays named after the model's inputs, one row per\n"
-    "                      example; or a folder of NAME.npy files)\n"
-    "      [--epochs E]  (E passes over --data; with --steps N, at most N steps)\n"
-    "      [--eval-data ROWS.npz|TEXT [--eval-every K]]  (held-out loss, and\n"
-    "                      accuracy for a model with logits, every K steps and\n"
-    "                      at the end; token data: per token, and perplexity)\n"
-    "  trc-run MODEL.onnx --eval-data ROWS.npz|TEXT --batch-size B [--seq-len T]\n"
-    "      [--from-checkpoint D]  (evaluation alone: the model's parameters or a\n"
-    "                      checkpoint's, a step-<N> folder or D/latest)\n"
-    "      [--log-every N]  (when stderr is not a terminal: a step line every N\n"
-    "                      steps, default 10)\n"
-    "      [--optimizer adamw|adam|sgd] [--lr R] [--lr-schedule SPEC] [--momentum M]\n"
-    "      [--nesterov] [--weight-decay W] [--clip-grad-norm C] [--seed S] [--shuffle]\n"
-    "      [--feed NAME=inputs|targets|labels] [--metrics FILE.jsonl]\n"
-    "      [--tensorboard DIR]  (the step metrics as TensorBoard scalars: train/loss,\n"
-    "                      train/learning_rate, ..., eval/loss; rank 0)\n"
-    "      [--loss cross_entropy [--ignore-index I]]  (for models that output logits)\n"
-    "      [--precision auto|fp32|bf16|fp16 [--loss-scale S]] [--grad-accum K]\n"
-    "                      (bf16/fp16: 16-bit compute, fp32 master weights;\n"
-    "                      auto, the default: bf16 on cuda, fp32 on cpu)\n"
-    "      [--attention auto|fused|unfused]  (fused: attention is one op whose\n"
-    "                      backward recomputes the probabilities instead of\n"
-    "                      keeping them; auto, the default: fused on cuda)\n"
-    "      [--recompute none|selective|full|auto] [--memory-budget BYTES]\n"
-    "                      (activations recomputed in the backward instead of\n"
-    "                      kept: selective, the attention core; full, every\n"
-    "                      layer from its input; auto, the least recomputation\n"
-    "                      whose arena fits --memory-budget, or the device)\n"
-    "      [--checkpoint-dir D --checkpoint-every K] [--resume [auto] | --overwrite-checkpoints]\n"
-    "      [--checkpoint-sync]  (checkpoints are written in the background while\n"
-    "                      training goes on; this waits for each instead)\n"
-    "      [--signal-grace S]  (SIGTERM, SIGINT or SIGUSR1 stop the run after the\n"
-    "                      step in flight, with a checkpoint of it in\n"
-    "                      --checkpoint-dir, exit 1; the process ends anyway S\n"
-    "                      seconds after the signal, default 25, 0: no bound)\n"
-    "      [--keep-last K]  (keep the K newest checkpoints in D, removing older\n"
-    "                      ones after each save; default: keep all)\n"
-    "      [--keep-best eval_loss|eval_perplexity|eval_accuracy]  (D/best names the\n"
-    "                      checkpoint evaluated best, kept whatever --keep-last\n"
-    "                      says; needs --eval-data and --eval-every)\n"
-    "      [--detect-anomaly]  (every value of the step is checked for NaN/inf,\n"
-    "                      a non-finite step's error names the op that first\n"
-    "                      made one; same results, slower steps and compile)\n"
-    "      [--on-nonfinite stop|skip]  (a step whose loss or gradient norm is\n"
-    "                      inf/NaN: stop with an error, the default, or discard\n"
-    "                      its update and go on, at most 10 in a row; fp16\n"
-    "                      overflows are the loss scaler's skips either way)\n"
-    "      [--init-weights]  (start from fresh values drawn like the model's own:\n"
-    "                         each trainable weight's constant, normal or uniform\n"
-    "                         recipe, seeded by --seed; see docs/ARTIFACT.md)\n"
-    "      [--freeze REGEX] [--trainable REGEX]  (repeatable; which float\n"
-    "                      initializers train: --trainable matches train,\n"
-    "                      then --freeze matches are frozen, then the\n"
-    "                      exporter's tags decide (torch 2.x: PARAMETER\n"
-    "                      trains); see README \"Bring your own model\")\n"
-    "      [--config JSON|FILE.json|auto]  (the parallel plan: ddp, zero_stage,\n"
-    "                      shard_optimizer_state, sharded_data_parallel_degree,\n"
-    "                      hybrid_shard_degree, bucket_cap_mb, communicator,\n"
-    "                      tensor_parallel_degree, sequence_parallel run today;\n"
-    "                      pipeline_parallel_degree, microbatches,\n"
-    "                      pipeline_schedule, recompute,\n"
-    "                      offload_activations, activation_loading_horizon run\n"
-    "                      today; auto_partition is refused; launch with\n"
-    "                      mpirun)\n"
-    "      [--export-onnx OUT.onnx]  (after training: MODEL.onnx with the trained\n"
-    "                                 weights, for onnxruntime and other runtimes)\n"
-    "      [--save-model DIR]  (after training: the trained parameters under the\n"
-    "                      model's own names, DIR/model.safetensors, and for a\n"
-    "                      Hugging Face export config.json: from_pretrained(DIR))\n"
-    "      [--save-artifact DIR]  (compile the step for --device cpu|cuda, keep it\n"
-    "                              in DIR and stop; --data and --steps optional)\n"
-    "      [--profile FILE.json]  (each rank's timeline: steps, phases, program\n"
-    "                      runs, collectives; rank 0 writes one Chrome-trace\n"
-    "                      file for ui.perfetto.dev or chrome://tracing)\n"
-    "      [--profile-summary]  (rank 0 prints, per rank, the top consumers and\n"
-    "                      the compute / communication / host / idle shares)\n"
-    "      [--profile-steps N]  (record the last N steps only; default: every\n"
-    "                      step, the first (warm-up) one included)\n"
-    "  trc-run DIR --data FILE --batch-size B --seq-len T --steps N [...]\n"
-    "      trains a saved step without compiling (the runtime-only build too);\n"
-    "      its batch shape, plan and compile-time flags are the step's\n"
-    "      [--device-profile PROFILE.json]  (what --config auto plans with,\n"
-    "                      from --calibrate; default: the cpu spec sheet)\n"
-    "\n"
-    "Calibration (the planner's device profile; see README \"Planning\"):\n"
-    "  [mpirun -np N] trc-run --calibrate [--calibrate-out PROFILE.json] [--device cpu]\n"
-    "      times matrix products, compiled kernels and (N > 1) MPI collectives\n"
-    "      with N ranks at once; writes or updates the N-rank entry of\n"
-    "      PROFILE.json (stdout without --calibrate-out)\n";
-
-// Flags of the training mode (TrainFlags.h): valued, boolean, and
-// those recognised to say they are not available yet rather than "unknown".
-const char *kTrainingFlags[] = {
-    "--data",       "--batch-size",     "--seq-len",          "--steps",
-    "--optimizer",  "--lr",             "--seed",             "--metrics",
-    "--lr-schedule", "--momentum",      "--weight-decay",     "--clip-grad-norm",
-    "--checkpoint-dir", "--checkpoint-every", "--feed", "--loss", "--ignore-index",
-    "--precision", "--grad-accum", "--loss-scale", "--config", "--attention",
-    "--save-artifact", "--profile", "--profile-steps", "--recompute", "--memory-budget",
-    "--eval-data", "--eval-every", "--log-every", "--device-profile", "--on-nonfinite",
-    "--freeze", "--trainable", "--keep-last", "--epochs", "--from-checkpoint", "--save-model",
-    "--keep-best", "--tensorboard", "--signal-grace",
-};
-const char *kTrainingSwitches[] = {"--shuffle", "--resume", "--nesterov", "--init-weights",
-                                   "--profile-summary", "--overwrite-checkpoints",
-                                   "--detect-anomaly", "--checkpoint-sync"};
 
 struct Options {
   std::string model;
@@ -205,18 +79,7 @@ bool endsWith(const std::string &s, const char *suffix) {
 
 /// One of trc-run's own options (with or without =value).
 bool isOption(const std::string &arg) {
-  std::string name = arg.substr(0, arg.find('='));
-  for (const char *f : kTrainingFlags)
-    if (name == f)
-      return true;
-  for (const char *f : kTrainingSwitches)
-    if (name == f)
-      return true;
-  for (const char *f : {"--device", "--input", "--output-dir", "--repeat", "--export-onnx",
-                        "--help", "--calibrate", "--calibrate-out"})
-    if (name == f)
-      return true;
-  return false;
+  return arg == "-h" || findRunFlag(arg.substr(0, arg.find('='))) != nullptr;
 }
 
 /// The value after `flag` (argv[i + 1]); an option there means the value
@@ -233,139 +96,116 @@ Status takeSeparateValue(const std::string &flag, int argc, char **argv, int &i,
   return Status();
 }
 
-Status parseArgs(int argc, char **argv, Options &opt) {
-  bool sawDevice = false, sawOutputDir = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      opt.help = true;
-      return Status::success();
-    }
-    if (arg == "--calibrate") {
-      opt.calibrate = true;
-      continue;
-    }
-    if (arg == "--calibrate-out" || arg.rfind("--calibrate-out=", 0) == 0) {
-      size_t eq = arg.find('=');
-      if (eq != std::string::npos)
-        opt.calibrateOut = arg.substr(eq + 1);
-      else if (i + 1 < argc)
-        opt.calibrateOut = argv[++i];
-      if (opt.calibrateOut.empty())
-        return Status::error("option '--calibrate-out' needs a file name");
-      continue;
-    }
-    if (arg.size() < 2 || arg[0] != '-' || arg == "-") {
-      if (!opt.model.empty())
-        return Status::error("unexpected argument '" + arg + "' (the model is '" +
-                             opt.model + "')");
-      opt.model = arg;
-      continue;
-    }
-    if (arg == "--") {
-      for (++i; i < argc; ++i) {
-        if (!opt.model.empty())
-          return Status::error(std::string("unexpected argument '") + argv[i] +
-                               "' (the model is '" + opt.model + "')");
-        opt.model = argv[i];
-      }
-      break;
-    }
-    // --flag=value or --flag value.
-    std::string flag = arg, value;
-    bool inlineValue = false;
-    size_t eq = arg.find('=');
-    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      flag = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      inlineValue = true;
-    }
-    bool isSwitch = false;
-    for (const char *sw : kTrainingSwitches)
-      isSwitch |= flag == sw;
-    // --resume auto (or --resume=auto): resume when there is a checkpoint.
-    if (flag == "--resume" && ((inlineValue && value == "auto") ||
-                               (!inlineValue && i + 1 < argc && std::string(argv[i + 1]) == "auto"))) {
-      if (!inlineValue)
-        ++i;
-      opt.training = true;
-      opt.train.resumeAuto = true;
-      continue;
-    }
-    if (isSwitch) {
-      if (inlineValue)
-        return Status::error("option '" + flag + "' takes no value" +
-                             (flag == "--resume" ? " but auto" : ""));
-      // --profile-summary alone profiles an evaluation's --repeat runs.
-      opt.training |= flag != "--profile-summary";
-      (flag == "--shuffle"           ? opt.train.shuffle
-       : flag == "--resume"          ? opt.train.resume
-       : flag == "--init-weights"    ? opt.train.initWeights
-       : flag == "--profile-summary" ? opt.train.profileSummary
-       : flag == "--overwrite-checkpoints" ? opt.train.overwriteCheckpoints
-       : flag == "--detect-anomaly"  ? opt.train.detectAnomaly
-       : flag == "--checkpoint-sync" ? opt.train.checkpointSync
-                                     : opt.train.nesterov) = true;
-      continue;
-    }
-    bool isTraining = false;
-    for (const char *training : kTrainingFlags)
-      isTraining |= flag == training;
-    if (isTraining || flag == "--export-onnx") {
-      if (!inlineValue) {
-        if (Status s = takeSeparateValue(flag, argc, argv, i, value); !s.ok())
-          return s;
-      }
-      // --export-onnx alone does not make a training run (checked below).
-      opt.training |= isTraining;
-      if (flag == "--feed")
-        opt.train.feeds.push_back(value);
-      else if (flag == "--freeze")
-        opt.train.freeze.push_back(value);
-      else if (flag == "--trainable")
-        opt.train.trainable.push_back(value);
-      else if (!opt.train.values.emplace(flag, value).second)
-        return Status::error("option '" + flag + "' given twice");
-      continue;
-    }
-    if (flag != "--device" && flag != "--input" && flag != "--output-dir" &&
-        flag != "--repeat")
-      return Status::error("unknown option '" + flag + "' (see trc-run --help)");
-    if (!inlineValue) {
-      if (Status s = takeSeparateValue(flag, argc, argv, i, value); !s.ok())
-        return s;
-    }
+/// The model (the one positional argument).
+Status takeModel(const std::string &arg, Options &opt) {
+  if (!opt.model.empty())
+    return Status::error("unexpected argument '" + arg + "' (the model is '" + opt.model + "')");
+  opt.model = arg;
+  return Status::success();
+}
+
+/// Records `flag` (with `value` unless a switch) where its mode keeps it.
+/// The training flags are kept as given (TrainFlags.cpp reads them); the
+/// evaluation and calibration flags are checked here.
+Status applyFlag(const RunFlag &flag, const std::string &value, Options &opt) {
+  std::string name(flag.name);
+  if (name == "--help") {
+    opt.help = true;
+  } else if (name == "--calibrate") {
+    opt.calibrate = true;
+  } else if (name == "--calibrate-out") {
     if (value.empty())
-      return Status::error("option '" + flag + "' needs a non-empty value");
-    if (flag == "--repeat") {
+      return Status::error("option '--calibrate-out' needs a file name");
+    opt.calibrateOut = value;
+  } else if (flag.mode == RunMode::Evaluation || name == "--device") {
+    if (value.empty())
+      return Status::error("option '" + name + "' needs a non-empty value");
+    if (name == "--repeat") {
       int64_t n;
       if (!trc::parseInt(value, 1, n, 1000000))
         return Status::error("option '--repeat' expects a count from 1 to 1000000, got '" +
                              value + "'");
       opt.repeat = static_cast<int>(n);
-    } else if (flag == "--device") {
-      if (sawDevice)
-        return Status::error("option '--device' given twice");
-      sawDevice = true;
+    } else if (name == "--device") {
       if (value != "cpu" && value != "cuda" && value != "auto")
         return Status::error("option '--device' expects cpu, cuda or auto, got '" + value + "'");
       opt.device = value;
-    } else if (flag == "--output-dir") {
-      if (sawOutputDir)
-        return Status::error("option '--output-dir' given twice");
-      sawOutputDir = true;
+    } else if (name == "--output-dir") {
       opt.outputDir = value;
-    } else {
+    } else { // --input NAME=FILE
       size_t sep = value.find('=');
       if (sep == std::string::npos || sep == 0 || sep + 1 == value.size())
-        return Status::error("option '--input' expects NAME=FILE.npy, got '" +
-                             value + "'");
-      std::string name = value.substr(0, sep);
+        return Status::error("option '--input' expects NAME=FILE.npy, got '" + value + "'");
+      std::string input = value.substr(0, sep);
       for (const auto &[seen, file] : opt.inputs)
-        if (seen == name)
-          return Status::error("input '" + percentEncode(name) + "' given twice");
-      opt.inputs.emplace_back(name, value.substr(sep + 1));
+        if (seen == input)
+          return Status::error("input '" + percentEncode(input) + "' given twice");
+      opt.inputs.emplace_back(input, value.substr(sep + 1));
     }
+  } else if (flag.arity == FlagArity::Switch ||
+             (flag.arity == FlagArity::SwitchOrAuto && value.empty())) {
+    opt.train.switches.insert(name);
+  } else if (flag.repeatable) {
+    opt.train.lists[name].push_back(value);
+  } else {
+    opt.train.values[name] = value;
+  }
+  if (flag.mode == RunMode::Training && flag.selectsMode)
+    opt.training = true;
+  return Status::success();
+}
+
+Status parseArgs(int argc, char **argv, Options &opt) {
+  std::set<std::string_view> given;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") { // everything after it is the model
+      for (++i; i < argc; ++i)
+        if (Status s = takeModel(argv[i], opt); !s)
+          return s;
+      break;
+    }
+    if (arg.size() < 2 || arg[0] != '-' || arg == "-") {
+      if (Status s = takeModel(arg, opt); !s)
+        return s;
+      continue;
+    }
+    // --flag=value or --flag value.
+    std::string name = arg == "-h" ? "--help" : arg, value;
+    bool inlineValue = false;
+    size_t eq = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      inlineValue = true;
+    }
+    const RunFlag *flag = findRunFlag(name);
+    if (!flag)
+      return Status::error("unknown option '" + name + "' (see trc-run --help)");
+    if (!flag->repeatable && !given.insert(flag->name).second)
+      return Status::error("option '" + name + "' given twice");
+    switch (flag->arity) {
+    case FlagArity::Switch:
+      if (inlineValue)
+        return Status::error("option '" + name + "' takes no value");
+      break;
+    case FlagArity::SwitchOrAuto: // --resume, --resume auto, --resume=auto
+      if (inlineValue && value != flag->valueName)
+        return Status::error("option '" + name + "' takes no value but " +
+                             std::string(flag->valueName));
+      if (!inlineValue && i + 1 < argc && argv[i + 1] == flag->valueName)
+        value = argv[++i];
+      break;
+    case FlagArity::Value:
+      if (!inlineValue)
+        if (Status s = takeSeparateValue(name, argc, argv, i, value); !s)
+          return s;
+      break;
+    }
+    if (Status s = applyFlag(*flag, value, opt); !s)
+      return s;
+    if (opt.help)
+      return Status::success();
   }
   if (!opt.calibrateOut.empty() && !opt.calibrate)
     return Status::error("option '--calibrate-out' names where --calibrate writes its profile");
@@ -383,7 +223,7 @@ Status parseArgs(int argc, char **argv, Options &opt) {
     return Status::error("option '--export-onnx' writes the weights a training run ends "
                          "with; evaluation does not change them (train with --data, "
                          "--batch-size, --seq-len, --steps)");
-  if (opt.train.profileSummary && !opt.training && !opt.repeat)
+  if (opt.train.on("--profile-summary") && !opt.training && !opt.repeat)
     return Status::error("option '--profile-summary' profiles training steps or an "
                          "evaluation's --repeat runs; give --repeat N to time a model");
   if (opt.training) {
@@ -499,11 +339,11 @@ int runEvaluation(const Options &opt) {
   evaluation.outputDir = opt.outputDir;
   evaluation.repeat = opt.repeat;
   std::vector<Span> spans;
-  if (opt.train.profileSummary)
+  if (opt.train.on("--profile-summary"))
     evaluation.profileSpans = &spans;
   if (Status s = evaluateArtifact(artifactDir, *backend, evaluation); !s)
     return fail(s.message());
-  if (opt.train.profileSummary) {
+  if (opt.train.on("--profile-summary")) {
     RankTimeline timeline;
     timeline.label = "evaluation";
     timeline.spans = std::move(spans);
@@ -523,7 +363,7 @@ int main(int argc, char **argv) {
     if (Status s = parseArgs(argc, argv, opt); !s)
       return fail(s.message());
     if (opt.help) {
-      std::fputs(kUsage, stdout);
+      std::fputs(runUsage().c_str(), stdout);
       return 0;
     }
     // The environment is checked (RankThreads.h: checkEnvironment) and

@@ -47,6 +47,21 @@ TEST(ElasticPlanTest, ReadsTheFlagsARelaunchNeedsInBothSpellings) {
   EXPECT_EQ(j->config, "{\"tensor_parallel_degree\": 2}");
 }
 
+TEST(ElasticPlanTest, AValueThatLooksLikeAFlagStaysTheValueOfItsFlag) {
+  // trc-run's table says --metrics takes a value: "--grad-accum" here is a
+  // file name, neither read as the job's accumulation nor dropped.
+  std::vector<std::string> command =
+      job({"--metrics", "--grad-accum", "--batch-size", "8", "--lr", "0.1"});
+  StatusOr<JobCommand> j = readJobCommand(command);
+  ASSERT_TRUE(j.ok()) << j.status().message();
+  EXPECT_EQ(j->batchSize, 8);
+  EXPECT_EQ(j->gradAccum, 1);
+  EXPECT_EQ(launchCommand(options(2, 1, command), {2, 2}, false),
+            (std::vector<std::string>{"mpirun", "-np", "2", "trc-run", "model.onnx", "--metrics",
+                                      "--grad-accum", "--batch-size", "8", "--lr", "0.1",
+                                      "--grad-accum", "2"}));
+}
+
 TEST(ElasticPlanTest, RefusesAJobWithoutItsGlobalBatchOrWithBadNumbers) {
   EXPECT_EQ(errorOf(readJobCommand(job({"--steps", "5"}))),
             ("the job has no --batch-size: a relaunch keeps the global batch, so the "

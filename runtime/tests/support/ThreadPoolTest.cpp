@@ -213,3 +213,11 @@ TEST(ThreadPool, ThreadVariablesAreCheckedWithTheirValue) {
               std::string("TRC_NUM_THREADS='") + bad + "' is not a whole number from 1 to 1024")
         << bad;
 }
+
+TEST(ThreadPool, SharedMemoryCheckPassesWithRoomOrWithoutTheFolder) {
+  // The refusal of a full folder needs a private tmpfs (a mount):
+  // test/Training/full-dev-shm.test.
+  EXPECT_TRUE(checkOpenMpSharedMemory("/nonexistent-folder-of-trc-tests"));
+  const char *tmp = std::getenv("TMPDIR");
+  EXPECT_TRUE(checkOpenMpSharedMemory(tmp ? tmp : "/tmp"));
+}
