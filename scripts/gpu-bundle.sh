@@ -12,7 +12,7 @@
 #   lib/       every shared library they load except glibc's and the driver's
 #              (Abseil, xxHash, zlib: run.sh puts it on LD_LIBRARY_PATH);
 #   fixtures/  the tests' fixture programs (TRC_TEST_FIXTURES points here);
-#   fake-cuda/ the tests' CPU stand-in for the driver and cuBLASLt (dry runs);
+#   fake-cuda/ the tests' CPU stand-in for the driver, cuBLASLt and NVML (dry runs);
 #   steps/     saved CUDA training steps (weights=init): GPT-2 124M at batch 8 x
 #              1024 in bf16 and fp32, and a small GPT (4 layers, 256 wide,
 #              batch 4 x 256) in fp32 and bf16 for parity;
@@ -76,7 +76,7 @@ if [[ ! -f "$BUILD/build.ninja" ]]; then
 fi
 note "building the runtime-only trc-run and CUDA tests in $BUILD"
 ninja -C "$BUILD" -j"$(nproc)" trc-run trc-backends-tests trc-artifact-tests \
-  trc-fake-cuda trc-fake-cublaslt >"$BUILD.build.log" 2>&1 ||
+  trc-fake-cuda trc-fake-cublaslt trc-fake-nvml >"$BUILD.build.log" 2>&1 ||
   { tail -30 "$BUILD.build.log" >&2; die "building $BUILD failed (log: $BUILD.build.log)"; }
 
 STAGE=$(mktemp -d "${TMPDIR:-/tmp}/trc-gpu-bundle.XXXXXX")
@@ -87,7 +87,8 @@ cp "$BUILD/tools/trc-run/trc-run" "$BUILD/runtime/tests/trc-backends-tests" \
    "$BUILD/runtime/tests/trc-artifact-tests" "$B/bin/"
 cp "$BUILD"/runtime/tests/libtrc-test-*.so "$B/fixtures/"
 cp -L "$BUILD"/runtime/tests/fake-cuda/libcuda.so.1 "$BUILD"/runtime/tests/fake-cuda/libcublasLt.so.13 \
-   "$B/fake-cuda/"
+   "$BUILD"/runtime/tests/fake-cuda/libnvidia-ml.so.1 "$B/fake-cuda/"
+cp -L "$BUILD"/runtime/tests/fake-cuda/libnvidia-ml.so.1 "$B/fixtures/"
 # The loader's view of each binary: everything but glibc and the driver goes
 # along (a newer Linux has a newer glibc; the driver is the machine's own).
 for f in "$B"/bin/* "$B"/fixtures/*.so; do

@@ -119,9 +119,13 @@ RankedTensorType ImportContext::inputType(int i) {
 DenseElementsAttr ImportContext::constantInput(int i, StringRef what, StringRef hint) {
   Value v = input(i);
   DenseElementsAttr attr;
-  if (v && !matchPattern(v, m_Constant(&attr)))
+  if (v && !matchPattern(v, m_Constant(&attr))) {
+    std::vector<std::string> &needed = state_.outermost().neededConstants;
+    if (llvm::find(needed, node_.input(i)) == needed.end())
+      needed.push_back(node_.input(i));
     (void)fail(what, " (input '", node_.input(i), "') must be a compile-time constant; ",
                hint);
+  }
   return attr;
 }
 

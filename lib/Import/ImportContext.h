@@ -72,6 +72,10 @@ struct GraphState {
   /// Loop and Scan iterations unrolled so far in the whole model (counted in
   /// the outermost scope; nested loops multiply).
   mutable int64_t unrolledIterations = 0;
+  /// Values nodes needed as compile-time constants and found computed at
+  /// run time (a Reshape's shape, Slice's starts...), in order, each once
+  /// (collected in the outermost scope; ImportReport::neededConstants).
+  mutable std::vector<std::string> neededConstants;
 
   /// A scope nested in `outer` (same file and opsets, no names yet).
   static GraphState nestedIn(const GraphState &outer);

@@ -77,6 +77,8 @@ public:
   /// After a failed run: when the caller gave static inputs other sizes than
   /// the export traced, a note saying that this is the likely cause.
   void noteRetracedInputs();
+  /// The values the import needed as compile-time constants (GraphState).
+  const std::vector<std::string> &neededConstants() const { return state_.neededConstants; }
 
 private:
   bool checkOpsets();
@@ -605,7 +607,7 @@ OwningOpRef<ModuleOp> importRespecialized(const onnx::ModelProto &model, llvm::S
                                           const std::vector<RetracedInput> &retraced,
                                           llvm::raw_ostream &diag,
                                           std::vector<InitializerChoice> *choices,
-                                          RespecializeReport *report) {
+                                          ImportReport *report) {
   std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> pairs;
   ImportOptions passOptions = options;
   for (const RetracedInput &r : retraced) {
@@ -637,20 +639,22 @@ OwningOpRef<ModuleOp> importRespecialized(const onnx::ModelProto &model, llvm::S
       if (k > 0) // at its traced sizes the export fails for reasons of its own
         importer.noteRetracedInputs();
       diag << passDiagnostics;
+      if (report)
+        report->neededConstants = importer.neededConstants();
       return nullptr;
     }
     if (!last)
       continue;
     if (report) {
-      *report = RespecializeReport();
+      RespecializeReport &respecialized = report->respecialized;
       for (const RetracedInput &r : retraced) {
-        report->inputs.push_back("'" + r.name + "' " + shapeString(r.traced) + " -> " +
-                                 shapeString(r.size));
-        report->tracedShapes[r.name] = r.traced;
+        respecialized.inputs.push_back("'" + r.name + "' " + shapeString(r.traced) + " -> " +
+                                       shapeString(r.size));
+        respecialized.tracedShapes[r.name] = r.traced;
       }
       for (const Retrace &pass : passes)
-        report->constants.insert(report->constants.end(), pass.changes.begin(),
-                                 pass.changes.end());
+        respecialized.constants.insert(respecialized.constants.end(), pass.changes.begin(),
+                                       pass.changes.end());
     }
     return module;
   }
@@ -666,7 +670,9 @@ OwningOpRef<ModuleOp> importOnnxBytes(llvm::StringRef bytes, llvm::StringRef pat
                                       MLIRContext *context, const ImportOptions &options,
                                       llvm::raw_ostream &diag,
                                       std::vector<InitializerChoice> *choices,
-                                      RespecializeReport *report) {
+                                      ImportReport *report) {
+  if (report)
+    *report = ImportReport();
   loadImportDialects(*context);
   auto fail = [&](const std::string &message) {
     diag << "error: " << path << ": " << message << "\n";
@@ -690,8 +696,11 @@ OwningOpRef<ModuleOp> importOnnxBytes(llvm::StringRef bytes, llvm::StringRef pat
   if (retraced.empty()) {
     GraphImporter importer(model, path, context, options, diag, choices);
     OwningOpRef<ModuleOp> module = importer.run();
-    if (!module)
+    if (!module) {
       importer.noteRetracedInputs();
+      if (report)
+        report->neededConstants = importer.neededConstants();
+    }
     return module;
   }
   return importRespecialized(model, path, context, options, retraced, diag, choices, report);
@@ -700,7 +709,7 @@ OwningOpRef<ModuleOp> importOnnxBytes(llvm::StringRef bytes, llvm::StringRef pat
 OwningOpRef<ModuleOp> importOnnxFile(llvm::StringRef path, MLIRContext *context,
                                      const ImportOptions &options, llvm::raw_ostream &diag,
                                      std::vector<InitializerChoice> *choices,
-                                     RespecializeReport *report) {
+                                     ImportReport *report) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer) {
@@ -776,24 +785,6 @@ bool parseConstantInputSpec(llvm::StringRef spec, ImportOptions &options,
   }
   options.constantInputs[name.str()] = file.str();
   return true;
-}
-
-std::vector<std::string> inputsNeededAtCompileTime(llvm::StringRef diagnostics) {
-  std::vector<std::string> names;
-  llvm::SmallVector<llvm::StringRef> lines;
-  diagnostics.split(lines, '\n');
-  for (llvm::StringRef line : lines) {
-    size_t marker = line.find("') must be a compile-time constant");
-    if (marker == llvm::StringRef::npos)
-      continue;
-    size_t at = line.take_front(marker).rfind("(input '");
-    if (at == llvm::StringRef::npos)
-      continue;
-    std::string name = line.slice(at + 8, marker).str();
-    if (llvm::find(names, name) == names.end())
-      names.push_back(name);
-  }
-  return names;
 }
 
 bool parseInputShapeSpec(llvm::StringRef spec, ImportOptions &options,

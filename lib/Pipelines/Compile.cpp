@@ -28,7 +28,7 @@
 #include "runtime/support/Names.h"
 #include "runtime/support/TensorSplit.h"
 
-#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include <algorithm>
 
 using namespace mlir;
@@ -289,9 +289,22 @@ void addSignature(ModuleOp module, llvm::StringRef text) {
 }
 } // namespace
 
+std::string describeMemoryPlan(const MemoryPlanSummary &m) {
+  auto ratio = [&](int64_t over) {
+    return llvm::formatv("{0:F3}", over ? double(m.arenaBytes) / double(over) : 1.0).str();
+  };
+  std::string text = "memory: arena " + std::to_string(m.arenaBytes) + " bytes, lower bound " +
+                     std::to_string(m.lowerBoundBytes) + " (arena/bound " +
+                     ratio(m.lowerBoundBytes) + "), no reuse " + std::to_string(m.noReuseBytes) +
+                     " (arena/no-reuse " + ratio(m.noReuseBytes) + ")";
+  if (m.hostArenaBytes > 0)
+    text += ", host arena " + std::to_string(m.hostArenaBytes) + " bytes";
+  return text;
+}
+
 LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
                                 llvm::StringRef outPath, llvm::raw_ostream &log,
-                                TimingScope *timing) {
+                                TimingScope *timing, CompileReport *report) {
   // Untimed callers time into a scope that records nothing.
   TimingScope untimed;
   TimingScope &root = timing ? *timing : untimed;
@@ -301,7 +314,7 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   };
   // A step split into pipeline stages is a folder of stage programs.
   if (options.entry == "main" && isPipelineModule(module))
-    return compilePipelineArtifact(module, options, outPath, log);
+    return compilePipelineArtifact(module, options, outPath, log, report);
   bool cuda = options.target == "cuda";
   if (options.target != "cpu" && !cuda)
     return fail("unknown target '" + options.target + "' (expected cpu or cuda)");
@@ -449,16 +462,11 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   contents.arenaBytes = arena ? arena.getInt() : 0;
   contents.hostArenaBytes = hostArena ? hostArena.getInt() : 0;
   if (arena && bound && noReuse) {
-    log << "memory: arena " << arena.getInt() << " bytes, lower bound " << bound.getInt()
-        << " (arena/bound "
-        << llvm::format("%.3f", bound.getInt() ? double(arena.getInt()) / bound.getInt() : 1.0)
-        << "), no reuse " << noReuse.getInt() << " (arena/no-reuse "
-        << llvm::format("%.3f",
-                        noReuse.getInt() ? double(arena.getInt()) / noReuse.getInt() : 1.0)
-        << ")";
-    if (contents.hostArenaBytes > 0)
-      log << ", host arena " << contents.hostArenaBytes << " bytes";
-    log << "\n";
+    MemoryPlanSummary memory{arena.getInt(), bound.getInt(), noReuse.getInt(),
+                             contents.hostArenaBytes};
+    log << describeMemoryPlan(memory) << "\n";
+    if (report)
+      report->programs.push_back(memory);
   }
 
   // trc-profile-calls' spans and trc-detect-anomaly's sites: the

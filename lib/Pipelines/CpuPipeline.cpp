@@ -52,7 +52,11 @@ static const char *kCpuLowering =
     // memref ops first: alloca_scope (OpenMP reductions) must see its
     // region before scf-to-cf splits it into blocks
     "finalize-memref-to-llvm, "
-    "convert-scf-to-cf, trc-approximate-math, convert-math-to-llvm, convert-math-to-libm, "
+    // bf16 math and arithmetic in f32, and its conversions and selects in
+    // integer ops, not compiler-rt calls (which Debian 12's libgcc lacks)
+    "convert-scf-to-cf, math-extend-to-supported-types{target-type=f32}, trc-approximate-math, "
+    "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}, trc-expand-bf16, "
+    "convert-math-to-llvm, convert-math-to-libm, "
     "convert-arith-to-llvm, convert-index-to-llvm, finalize-memref-to-llvm, "
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, convert-cf-to-llvm, "
     "convert-openmp-to-llvm, "

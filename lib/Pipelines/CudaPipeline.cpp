@@ -93,7 +93,9 @@ std::string cudaLoweringPipeline() {
 /// kernels' indexing, fusion and reduction order.
 std::string cudaEmulationPipeline() {
   return kernelsPipeline(/*cublasLt=*/false) +
-         "func.func(trc-gpu-launch-to-loops), canonicalize, trc-approximate-math, "
+         "func.func(trc-gpu-launch-to-loops), canonicalize, "
+         "math-extend-to-supported-types{target-type=f32}, trc-approximate-math, "
+         "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}, trc-expand-bf16, "
          "expand-strided-metadata, lower-affine, convert-math-to-funcs, "
          "convert-scf-to-cf, convert-vector-to-llvm, finalize-memref-to-llvm, "
          "convert-math-to-llvm, convert-math-to-libm, convert-arith-to-llvm, "

@@ -31,7 +31,8 @@ bool isPipelineModule(ModuleOp module) {
 }
 
 LogicalResult compilePipelineArtifact(ModuleOp module, const CompileOptions &options,
-                                      llvm::StringRef outPath, llvm::raw_ostream &log) {
+                                      llvm::StringRef outPath, llvm::raw_ostream &log,
+                                      CompileReport *report) {
   auto fail = [&](const llvm::Twine &message) {
     log << "error: " << outPath << ": " << message << "\n";
     return failure();
@@ -61,7 +62,7 @@ LogicalResult compilePipelineArtifact(ModuleOp module, const CompileOptions &opt
       CompileOptions programOptions = options;
       programOptions.entry = entry;
       log << "stage " << s << " " << kind << ":\n";
-      if (failed(compileToArtifact(*copy, programOptions, out, log)))
+      if (failed(compileToArtifact(*copy, programOptions, out, log, nullptr, report)))
         return failure();
     }
   for (Attribute a : transfers) {

@@ -133,6 +133,26 @@ def CopiesToLinalg : Pass<"trc-copies-to-linalg", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def ExpandBf16 : Pass<"trc-expand-bf16", "mlir::ModuleOp"> {
+  let summary = "bf16 conversions as integer operations (no compiler-rt call)";
+  let description = [{
+    `arith.truncf` f32 -> bf16 and `arith.extf` bf16 -> f32 become shifts,
+    adds and selects on i32/i16 (round to nearest even; a NaN stays a NaN),
+    for code compiled to the CPU: x86 without AVX512-BF16 has no instruction
+    for them and LLVM lowers the truncation to compiler-rt's __truncsfbf2,
+    which the linked libgcc may not have. The integer form vectorizes.
+
+    ```mlir
+    %b = arith.truncf %x : f32 to bf16
+    // becomes
+    %i = arith.bitcast %x : f32 to i32
+    ... rounding bias added, NaN selected ...
+    %b = arith.bitcast %t : i16 to bf16
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def ApproximateMath : Pass<"trc-approximate-math", "mlir::ModuleOp"> {
   let summary = "replaces f32 math calls by polynomial approximations";
   let description = [{

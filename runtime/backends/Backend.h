@@ -35,6 +35,9 @@ public:
   virtual ~Backend() = default;
   // The artifact target this backend runs ("cpu", "cuda").
   virtual const char *target() const = 0;
+  /// The device's PCI bus id as NVML spells it ("00000000:3B:00.0"): how
+  /// the GPU's utilisation is found (Nvml.h); empty for the CPU.
+  virtual std::string pciBusId() const { return ""; }
   // The bytes the device holds (the CPU's: physical memory); 0: unknown.
   virtual int64_t memoryBytes() const = 0;
   /// A block of at least `bytes` bytes (a zero-byte request still yields a

@@ -275,6 +275,7 @@ int cuDeviceGetAttribute(int *value, int attr, int device) {
   case abi::kAttrComputeCapabilityMajor: *value = 9; break;
   case abi::kAttrComputeCapabilityMinor: *value = 0; break;
   case abi::kAttrMultiprocessorCount: *value = 132; break;
+  case abi::kAttrPciBusId: *value = 0x3b; break; // 00000000:3B:00.0, FakeNvml.cpp's GPU
   case abi::kAttrMaxSharedMemoryPerBlockOptin: *value = 232448; break;
   default: *value = 0;
   }

@@ -163,14 +163,26 @@ void RunProfile::sampleUtilisation() {
   sample.args.push_back(
       numberArg("cpu_percent", wall > 0 ? 100.0 * (cpu - lastCpuSeconds_) / wall : 0.0));
   sample.args.push_back(numberArg("rss_mb", residentMegabytes()));
+  if (gpu_)
+    if (StatusOr<GpuSample> g = gpu_->sample(); g.ok()) {
+      sample.args.push_back(numberArg("gpu_percent", g->utilisationPercent));
+      sample.args.push_back(numberArg("gpu_memory_mb", g->memoryUsedMb));
+    }
   profiler.record(std::move(sample));
   lastCpuSeconds_ = cpu;
   lastSampleNs_ = now;
 }
 
-Status RunProfile::begin(DistributedRun &dist, int64_t firstStep) {
+Status RunProfile::begin(DistributedRun &dist, int64_t firstStep, const std::string &gpuBusId) {
   if (!enabled_)
     return Status::success();
+  if (!gpuBusId.empty()) {
+    StatusOr<std::unique_ptr<NvmlDevice>> gpu = NvmlDevice::open(gpuBusId);
+    if (gpu.ok())
+      gpu_ = *std::move(gpu);
+    else
+      gpuProblem_ = std::string(gpu.status().message());
+  }
   firstStep_ = firstStep;
   firstRecorded_ = options_.profileSteps > 0
                        ? std::max(firstStep, options_.steps - options_.profileSteps)
@@ -224,6 +236,8 @@ Status RunProfile::finish(DistributedRun &dist) {
         !s)
       return s.withPrefix("--profile " + options_.profilePath + ": ");
   std::string text = profileHeadline(options_, firstStep_, firstRecorded_, options_.steps);
+  if (!gpuProblem_.empty())
+    text += "trc-run: the profile has no GPU utilisation counters: " + gpuProblem_ + "\n";
   if (options_.profileSummary)
     for (const RankTimeline &rank : *all)
       text += formatProfileSummary({summarizeTimeline(rank)});

@@ -15,8 +15,12 @@
 //   * at begin, before each recorded step and at finish, a utilisation
 //     sample (a profile::kCounter span "utilisation"): the process's CPU
 //     time over wall time since the previous sample (cpu_percent, 100 = one
-//     core busy) and its resident memory (rss_mb, /proc/self/statm), drawn
-//     as counter tracks of each rank in the trace;
+//     core busy) and its resident memory (rss_mb, /proc/self/statm), and on
+//     a GPU what NVML says of it (gpu_percent: the share of the driver's
+//     last sample period a kernel ran; gpu_memory_mb: its memory in use,
+//     every process's; Nvml.h), drawn as counter tracks of each rank in the
+//     trace (a GPU whose NVML cannot be read is said once, on rank 0's
+//     headline, and has no GPU counters);
 //   * finish(): every rank stops and sends its spans to rank 0 (over the
 //     world communicator, point to point), which writes FILE
 //     (ChromeTrace.h; atomically) and, with --profile-summary, prints
@@ -30,6 +34,7 @@
 #ifndef TRC_RUNTIME_TRAIN_RUNPROFILE_H
 #define TRC_RUNTIME_TRAIN_RUNPROFILE_H
 
+#include "runtime/backends/cuda/Nvml.h"
 #include "runtime/comm/Communicator.h"
 #include "runtime/support/Profiler.h"
 #include "runtime/support/Status.h"
@@ -37,6 +42,7 @@
 #include "runtime/train/Trainer.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -66,8 +72,9 @@ public:
   ~RunProfile();
   bool enabled() const { return enabled_; }
 
-  /// Starts recording steps [firstStep, options.steps) (see above).
-  Status begin(DistributedRun &dist, int64_t firstStep);
+  /// Starts recording steps [firstStep, options.steps) (see above);
+  /// `gpuBusId` is the rank's GPU (Backend::pciBusId; empty: none).
+  Status begin(DistributedRun &dist, int64_t firstStep, const std::string &gpuBusId);
   void beforeStep(int64_t step);
   /// Stops, gathers, writes FILE and prints the summary (rank 0).
   Status finish(DistributedRun &dist);
@@ -76,6 +83,8 @@ private:
   // Records a utilisation sample (while recording).
   void sampleUtilisation();
   const TrainerOptions &options_;
+  std::unique_ptr<NvmlDevice> gpu_; // the rank's GPU, when NVML reads it
+  std::string gpuProblem_;          // why it does not
   bool enabled_ = false, running_ = false;
   double lastCpuSeconds_ = 0;
   int64_t lastSampleNs_ = 0;

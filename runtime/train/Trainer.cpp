@@ -1505,7 +1505,7 @@ Status TrainingJob::train() {
   // SIGTERM, SIGINT and SIGUSR1 stop the run between steps (stopSignal).
   StopSignals signals(o_.signalGrace);
   ProgressBar progress(o_.steps, firstStep_, 2, false, o_.logEvery);
-  if (Status s = profile_.begin(dist_, firstStep_); !s)
+  if (Status s = profile_.begin(dist_, firstStep_, backend_->pciBusId()); !s)
     return s;
   // The run's summary (Hugging Face Trainer's names): the mean loss and
   // the time of the steps, evaluation excluded.

@@ -11,7 +11,9 @@ within what is left of --budget-s seconds (default 450: the device call's
               fails them instead of skipping);
   parity      the small GPT's saved CUDA steps (fp32, bf16) trained on the
               bundle's data, losses against the CPU's from the build machine
-              (relative, per step: fp32 1e-4, bf16 2e-2);
+              (relative, per step: fp32 1e-4, bf16 2e-2), with trc-run's
+              --profile: the GPU utilisation NVML gave its counters (mean
+              gpu_percent over the steps, largest gpu_memory_mb);
   sanitizer   compute-sanitizer memcheck over 2 steps of the fp32 small GPT;
   throughput  GPT-2 124M (batch 8 x 1024): trc bf16/fp32 with CUDA graphs on
               and off, PyTorch eager and torch.compile (bf16 autocast, fp32),
@@ -184,7 +186,7 @@ def phase_tests(run):
     return {"ok": ok, **rows}
 
 
-def train(run, step, steps, timeout, extra_env=None, sample_gpu=False, prefix=()):
+def train(run, step, steps, timeout, extra_env=None, sample_gpu=False, prefix=(), extra=()):
     """Trains a saved step of the bundle; (status, losses, step ms, peak, output)."""
     cfg = run.info["parity"] if step.startswith("small") else run.info["throughput"]
     metrics = os.path.join(run.out, f"metrics-{step}.jsonl")
@@ -194,7 +196,7 @@ def train(run, step, steps, timeout, extra_env=None, sample_gpu=False, prefix=()
         os.path.join(BUNDLE, "bin", "trc-run"), os.path.join(BUNDLE, "steps", step),
         "--device", "cuda", "--data", os.path.join(BUNDLE, "data", "tokens.txt"),
         "--batch-size", str(cfg["batch"]), "--seq-len", str(cfg["seq"]),
-        "--steps", str(steps), "--lr", str(cfg["lr"]), "--metrics", metrics]
+        "--steps", str(steps), "--lr", str(cfg["lr"]), "--metrics", metrics, *extra]
     env = dict(run.env, **(extra_env or {}))
     if run.dry:  # a model's products on the fake's CPU loops take minutes: checked only
         env["TRC_FAKE_CUBLASLT_CHECK_ONLY"] = "1"
@@ -203,14 +205,37 @@ def train(run, step, steps, timeout, extra_env=None, sample_gpu=False, prefix=()
     return status, [r["loss"] for r in rows], [r["step_time_ms"] for r in rows], peak, output
 
 
+def gpu_counters(trace_path):
+    """The utilisation counters of trc-run's --profile trace: (gpu_percent
+    samples, gpu_memory_mb samples); empty lists where there are none."""
+    try:
+        events = json.load(open(trace_path))["traceEvents"]
+    except (OSError, ValueError, KeyError):
+        return [], []
+    args = [e.get("args", {}) for e in events if e.get("ph") == "C"]
+    return ([a["gpu_percent"] for a in args if "gpu_percent" in a],
+            [a["gpu_memory_mb"] for a in args if "gpu_memory_mb" in a])
+
+
 def phase_parity(run):
     info = run.info["parity"]
     out = {}
     for p in ("fp32", "bf16"):
         ref = json.load(open(os.path.join(BUNDLE, "reference", f"small-gpt-{p}.json")))["losses"]
         steps = 2 if run.dry else info["steps"]
-        status, losses, _, _, output = train(run, f"small-gpt-{p}", steps, 120)
+        trace = os.path.join(run.out, f"trace-small-gpt-{p}.json")
+        status, losses, _, _, output = train(run, f"small-gpt-{p}", steps, 120,
+                                             extra=("--profile", trace))
         row = {"status": status, "steps": len(losses)}
+        busy, memory = gpu_counters(trace)
+        if not busy:  # trc-run says why on its profile line
+            row["gpu_counters"] = "none: " + next(
+                (l for l in output.splitlines() if "no GPU utilisation" in l), "not in the trace")
+        elif run.dry:
+            row["gpu_counters"] = f"present ({len(busy)} samples of the fake NVML)"
+        else:  # the first sample precedes every step: not part of the run
+            row.update(gpu_percent_mean=statistics.mean(busy[1:] or busy),
+                       gpu_memory_mb_max=max(memory))
         if status != 0 or len(losses) != steps:
             row.update(ok=False, error=last_line(output))
         elif run.dry:
@@ -410,6 +435,9 @@ def print_table(run):
                     f"{r['steps']} steps (tolerance {r['tolerance']:g})")
         elif isinstance(r, dict) and "error" in r:
             run.say(f"    parity {p}: {r['error']}")
+        if isinstance(r, dict) and "gpu_percent_mean" in r:
+            run.say(f"    parity {p}: GPU {r['gpu_percent_mean']:.0f}% busy (NVML, mean over the "
+                    f"steps), {r['gpu_memory_mb_max']:.0f} MiB in use at most")
     rows = res["phases"].get("throughput", {}).get("rows", [])
     if rows:
         run.say(f"    {'engine':<14} {'prec':<5} {'graphs':<6} {'tokens/s':>10} {'ms/step':>9} "

@@ -4,8 +4,9 @@
 # it elsewhere and runs its run.sh --dry-run against the tests' fake driver.
 # It checks what can be checked without a GPU: the bundle is complete and
 # under 30 MiB, its binaries load only glibc from the system, the CUDA tests'
-# host side passes from the unpacked folder, both small steps train two steps,
-# nothing is reported as measured; and a damaged bundle is refused.
+# host side passes from the unpacked folder, both small steps train two steps
+# with GPU utilisation counters in their profiles (the fake NVML), nothing is
+# reported as measured; and a damaged bundle is refused.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(cd "$1" && pwd)
@@ -48,8 +49,11 @@ for t in ("backends", "artifact"):
     assert ph["tests"][t]["tests"] > 10 and ph["tests"][t]["failures"] == 0, ph["tests"][t]
 for p in ("fp32", "bf16"):
     assert ph["parity"][p]["steps"] == 2 and "max_rel_diff" not in ph["parity"][p], ph["parity"][p]
+    # trc-run's --profile read the fake device's NVML (FakeNvml.cpp).
+    assert ph["parity"][p]["gpu_counters"].startswith("present"), ph["parity"][p]
 text = json.dumps(r)
-for measured in ("tokens_per_s", "max_rel_diff", "peak_gpu_bytes", "mfu", "median_step_ms"):
+for measured in ("tokens_per_s", "max_rel_diff", "peak_gpu_bytes", "mfu", "median_step_ms",
+                 "gpu_percent_mean"):
     assert measured not in text, f"a dry run reported '{measured}'"
 print("dry run results: ok")
 PY

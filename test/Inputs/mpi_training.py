@@ -31,17 +31,20 @@ def srun(ranks):
     return ["srun", "-n", str(ranks), "--mpi=pmix"]
 
 
-def train(trc_run, model, data, work, ranks, name, steps, config=None, extra=(), launcher=None):
+def train(trc_run, model, data, work, ranks, name, steps, config=None, extra=(), launcher=None,
+          threads=None):
     """Trains `steps` steps (global batch 4 x 16 tokens) on `ranks` ranks
-    started by `launcher` (mpirun by default; 1 rank runs alone); returns
-    the losses."""
+    started by `launcher` (mpirun by default; 1 rank runs alone), each rank
+    on `threads` threads when given (TRC_NUM_THREADS); returns the losses."""
     metrics = os.path.join(work, name + ".jsonl")
     command = (launcher or mpirun)(ranks) + [trc_run, model, "--data", data, "--batch-size", "4",
                                "--seq-len", "16", "--steps", str(steps), "--metrics", metrics,
                                *extra]
     if config is not None:
         command += ["--config", json.dumps(config)]
-    done = subprocess.run(command, env=ENV, capture_output=True, text=True)
+    env = ENV if threads is None else dict(ENV, TRC_NUM_THREADS=str(threads),
+                                           OMP_NUM_THREADS=str(threads))
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         fail(f"{name}: exit {done.returncode}\n{done.stdout}\n{done.stderr}")
     with open(metrics) as f:

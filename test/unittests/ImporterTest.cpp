@@ -104,6 +104,34 @@ TEST(Reshape, ZeroCopiesAndMinusOneInfers) {
   EXPECT_EQ(m.resultShape(), (Shape{2, 6, 2})) << m.lastError();
 }
 
+/// What an import of Slice(Reshape(x, shape), starts, ends) reports it
+/// needs at compile time, with `shape` a graph input or an initializer.
+std::vector<std::string> neededConstants(bool shapeIsInput) {
+  OnnxBuilder m(14);
+  m.input("x", {2, 3, 4});
+  if (shapeIsInput)
+    m.input("shape", {3}, onnx::TensorProto::INT64);
+  else
+    m.initializer("shape", {3}, {0, -1, 2});
+  m.input("starts", {1}, onnx::TensorProto::INT64);
+  m.input("ends", {1}, onnx::TensorProto::INT64);
+  m.node("Reshape", {"x", "shape"}, {"y"});
+  m.node("Slice", {"y", "starts", "ends"}, {"z"});
+  m.output("z");
+  mlir::MLIRContext context;
+  std::string diagnostics;
+  trc::ImportReport report;
+  EXPECT_FALSE(m.import(context, diagnostics, {}, &report));
+  return report.neededConstants;
+}
+
+TEST(Reshape, RunTimeOperandsAreReportedAsNeededAtCompileTime) {
+  // The import fails and says, as data, which values it needs bound
+  // (trc-run binds them from its --input files and imports again).
+  EXPECT_EQ(neededConstants(true), (std::vector<std::string>{"shape", "starts", "ends"}));
+  EXPECT_EQ(neededConstants(false), (std::vector<std::string>{"starts", "ends"}));
+}
+
 TEST(Squeeze, AttributeBefore13InputAfter) {
   OnnxBuilder old(11);
   old.input("x", {1, 3, 1});

@@ -77,14 +77,16 @@ public:
     a->set_s(v);
   }
 
-  /// Imports the model; `diagnostics` receives what the importer printed.
+  /// Imports the model; `diagnostics` receives what the importer printed,
+  /// `report` (when given) what it learned (ImportReport).
   mlir::OwningOpRef<mlir::ModuleOp> import(mlir::MLIRContext &context,
                                            std::string &diagnostics,
-                                           const ImportOptions &options = {}) {
+                                           const ImportOptions &options = {},
+                                           ImportReport *report = nullptr) {
     std::string bytes;
     model_.SerializeToString(&bytes);
     llvm::raw_string_ostream os(diagnostics);
-    return importOnnxBytes(bytes, "unit.onnx", &context, options, os);
+    return importOnnxBytes(bytes, "unit.onnx", &context, options, os, nullptr, report);
   }
 
   /// The shape of @main's result `i` after import, or {-1} on failure.

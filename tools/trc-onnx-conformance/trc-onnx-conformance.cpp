@@ -211,11 +211,12 @@ mlir::OwningOpRef<mlir::ModuleOp> importTest(const TestCase &test, const std::st
   while (true) {
     std::string diagnostics;
     llvm::raw_string_ostream diag(diagnostics);
-    if (auto module = trc::importOnnxFile(test.path + "/model.onnx", &context, options, diag))
+    trc::ImportReport report;
+    if (auto module = trc::importOnnxFile(test.path + "/model.onnx", &context, options, diag,
+                                          nullptr, &report))
       return module;
     reason = firstErrorLine(diagnostics);
-    auto asked = trc::inputsNeededAtCompileTime(reason);
-    std::string needed = asked.empty() ? "" : asked.front();
+    std::string needed = report.neededConstants.empty() ? "" : report.neededConstants.front();
     if (needed.empty() || options.constantInputs.size() == files.size())
       return nullptr;
     if (files.count(needed) && !options.constantInputs.count(needed)) {

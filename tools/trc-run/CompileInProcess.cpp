@@ -136,21 +136,6 @@ void readRecomputePlan(mlir::ModuleOp module, CompileOutcome &outcome) {
         outcome.recomputeChoices.push_back(choice.str());
 }
 
-/// The "memory: arena N bytes ..." lines of the compile log (one per
-/// program; the largest arena is the step's).
-void readMemoryLines(const std::string &log, CompileOutcome &outcome) {
-  llvm::SmallVector<llvm::StringRef> lines;
-  llvm::StringRef(log).split(lines, '\n');
-  for (llvm::StringRef line : lines) {
-    if (!line.starts_with("memory: arena "))
-      continue;
-    outcome.memoryLines.push_back(line.str());
-    int64_t bytes = 0;
-    if (!line.drop_front(strlen("memory: arena ")).split(' ').first.getAsInteger(10, bytes))
-      outcome.arenaBytes = std::max(outcome.arenaBytes, bytes);
-  }
-}
-
 /// The name of @main's argument `i` (its graph input) or result `i`.
 std::string inputName(mlir::func::FuncOp main, unsigned i) {
   auto name = main.getArgAttrOfType<mlir::StringAttr>(i, trc::abi::kInputAttr);
@@ -244,7 +229,7 @@ std::string npyAsTensorProto(const std::string &file, const std::string &out) {
 /// their names go to `specialized`.
 mlir::OwningOpRef<mlir::ModuleOp>
 importSpecialized(const std::string &model, mlir::MLIRContext &context, ImportOptions &options,
-                  std::vector<InitializerChoice> &choices, RespecializeReport &report,
+                  std::vector<InitializerChoice> &choices, ImportReport &report,
                   const std::map<std::string, std::string> *valueFiles,
                   std::vector<std::string> *specialized, llvm::raw_ostream &diag) {
   llvm::SmallString<128> dir;
@@ -259,8 +244,7 @@ importSpecialized(const std::string &model, mlir::MLIRContext &context, ImportOp
     auto module = importOnnxFile(model, &context, options, attempt, &choices, &report);
     bool bound = false;
     for (const std::string &name :
-         module || !valueFiles ? std::vector<std::string>{}
-                               : inputsNeededAtCompileTime(diagnostics)) {
+         module || !valueFiles ? std::vector<std::string>{} : report.neededConstants) {
       auto file = valueFiles->find(name);
       if (file == valueFiles->end() || options.constantInputs.count(name))
         continue;
@@ -309,11 +293,12 @@ bool compile(const std::string &model,
     options.trainablePatterns = training->trainable;
   }
   std::vector<InitializerChoice> choices;
-  RespecializeReport respecialized;
-  auto module = importSpecialized(model, context, options, choices, respecialized, valueFiles,
+  ImportReport imported;
+  auto module = importSpecialized(model, context, options, choices, imported, valueFiles,
                                   specialized, diag);
   if (!module)
     return false;
+  const RespecializeReport &respecialized = imported.respecialized;
   outcome.info.respecializedInputs = respecialized.inputs;
   outcome.info.rederivedConstants = static_cast<int64_t>(respecialized.constants.size());
   outcome.info.tracedShapes = respecialized.tracedShapes;
@@ -367,13 +352,16 @@ bool compile(const std::string &model,
   std::string log;
   llvm::raw_string_ostream logStream(log);
   std::string out = (dir + "/artifact").str();
-  if (mlir::failed(compileToArtifact(*module, compile, out, logStream))) {
+  CompileReport compiled;
+  if (mlir::failed(compileToArtifact(*module, compile, out, logStream, nullptr, &compiled))) {
     llvm::sys::fs::remove_directories(dir);
     diag << log;
     return false;
   }
   outcome.artifactDir = out;
-  readMemoryLines(log, outcome);
+  outcome.memory = compiled.programs;
+  for (const MemoryPlanSummary &program : compiled.programs) // the largest is the step's
+    outcome.arenaBytes = std::max(outcome.arenaBytes, program.arenaBytes);
   return true;
 }
 } // namespace
@@ -411,8 +399,8 @@ bool compileOnnxForTraining(const std::string &model,
   if (!ok)
     return false;
   // What the step's memory costs (trc-opt prints the same lines).
-  for (const std::string &line : outcome.memoryLines)
-    std::fprintf(stderr, "trc-run: %s\n", line.c_str());
+  for (const MemoryPlanSummary &program : outcome.memory)
+    std::fprintf(stderr, "trc-run: %s\n", describeMemoryPlan(program).c_str());
   artifactDir = outcome.artifactDir;
   info = outcome.info;
   return true;

@@ -18,6 +18,7 @@
 
 #include "runtime/train/StepCompiler.h"
 #include "trc/Passes.h"
+#include "trc/Pipelines/Pipelines.h"
 
 #include <functional>
 #include <string>
@@ -33,7 +34,7 @@ struct CompileOutcome {
   int64_t stateBytes = 0;        // the step's slots: parameters, state, I/O
   int64_t estimatedPeak = 0;     // trc-recompute's estimate (0: not run)
   std::vector<std::string> recomputeChoices; // per layer
-  std::vector<std::string> memoryLines;      // "memory: arena ..."
+  std::vector<MemoryPlanSummary> memory;     // per program
 };
 
 using CompileOnce =

@@ -66,15 +66,26 @@ struct RespecializeReport {
   std::vector<std::string> constants;
 };
 
+/// What an import learned beside its module, as data.
+struct ImportReport {
+  /// How a static export was re-specialized (empty when it was not).
+  RespecializeReport respecialized;
+  /// On failure: the values nodes needed as compile-time constants (a
+  /// Reshape's shape, Slice's starts, Tile's repeats...), in order, each
+  /// once. Tools that hold input values (trc-run, trc-onnx-conformance)
+  /// bind those through `constantInputs` and import again.
+  std::vector<std::string> neededConstants;
+};
+
 /// Reads `path` (an .onnx file, external data beside it) into a trc module.
 /// Diagnostics go to `diag`; returns null on error. When `choices` is given,
 /// it receives the decision for every float initializer declared as a
-/// parameter (which train, which are frozen, and why); `report`, how a
-/// static export was re-specialized (empty when it was not).
+/// parameter (which train, which are frozen, and why); `report`, what else
+/// the import learned (ImportReport).
 mlir::OwningOpRef<mlir::ModuleOp>
 importOnnxFile(llvm::StringRef path, mlir::MLIRContext *context, const ImportOptions &options,
                llvm::raw_ostream &diag, std::vector<InitializerChoice> *choices = nullptr,
-               RespecializeReport *report = nullptr);
+               ImportReport *report = nullptr);
 
 /// Same, from bytes already in memory (the fuzzer's entry point). `path` names
 /// the model in diagnostics and anchors relative external-data locations.
@@ -82,7 +93,7 @@ mlir::OwningOpRef<mlir::ModuleOp>
 importOnnxBytes(llvm::StringRef bytes, llvm::StringRef path, mlir::MLIRContext *context,
                 const ImportOptions &options, llvm::raw_ostream &diag,
                 std::vector<InitializerChoice> *choices = nullptr,
-                RespecializeReport *report = nullptr);
+                ImportReport *report = nullptr);
 
 /// Parses "name=value[,name=value]" into `options.dimSizes` and
 /// "name=AxBxC" into `options.inputShapes`; false (and a message) on bad text.
@@ -92,13 +103,6 @@ bool parseInputShapeSpec(llvm::StringRef spec, ImportOptions &options,
 /// Parses "name=FILE.pb" into `options.constantInputs`.
 bool parseConstantInputSpec(llvm::StringRef spec, ImportOptions &options,
                             std::string &error);
-
-/// The graph inputs that import diagnostics ask to be compile-time constants
-/// ("... (input 'NAME') must be a compile-time constant ..." lines: a
-/// Reshape's shape, Slice's starts, Tile's repeats...), in order, each once.
-/// Tools that hold the input values (trc-run, trc-onnx-conformance) bind
-/// those through `constantInputs` and import again.
-std::vector<std::string> inputsNeededAtCompileTime(llvm::StringRef diagnostics);
 
 /// A graph input (not an initializer) as the file declares it.
 struct GraphInputInfo {

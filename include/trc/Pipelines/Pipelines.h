@@ -13,7 +13,9 @@
 #include "mlir/Support/Timing.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace trc {
 
@@ -66,14 +68,34 @@ void buildCudaKernelsPipeline(mlir::OpPassManager &pm);
 /// `--trc-cuda-kernels` (the pipelines above) and `--trc-training-pipeline` (TrainingPipeline.h) with trc-opt.
 void registerTrcPipelines();
 
+/// A compiled program's memory plan (trc-plan-memory's figures, bytes).
+struct MemoryPlanSummary {
+  int64_t arenaBytes = 0;      // the planned arena
+  int64_t lowerBoundBytes = 0; // the most bytes live at once
+  int64_t noReuseBytes = 0;    // every buffer its own bytes
+  int64_t hostArenaBytes = 0;  // offloaded activations' host arena (0: none)
+};
+
+/// "memory: arena A bytes, lower bound L (arena/bound ...), no reuse N
+/// (arena/no-reuse ...)[, host arena H bytes]": what trc-opt and trc-run
+/// print for a program.
+std::string describeMemoryPlan(const MemoryPlanSummary &memory);
+
+/// What a compile produced, as data: one memory plan per program (a
+/// pipeline-split step has one per stage program).
+struct CompileReport {
+  std::vector<MemoryPlanSummary> programs;
+};
+
 /// Compiles an imported module into an artifact folder at `outPath`
 /// (written atomically: a previous artifact there is replaced only on
-/// success). Prints the memory-plan summary to `log`. With `timing`, each
-/// stage (passes, kernel binaries, host object) is timed under it
-/// (trc-opt's -mlir-timing).
+/// success). Prints the memory-plan summary to `log` and, with `report`,
+/// appends it there. With `timing`, each stage (passes, kernel binaries,
+/// host object) is timed under it (trc-opt's -mlir-timing).
 mlir::LogicalResult compileToArtifact(mlir::ModuleOp module, const CompileOptions &options,
                                       llvm::StringRef outPath, llvm::raw_ostream &log,
-                                      mlir::TimingScope *timing = nullptr);
+                                      mlir::TimingScope *timing = nullptr,
+                                      CompileReport *report = nullptr);
 
 /// Whether `module` is a training step split into pipeline stages
 /// (trc-pipeline-split).
@@ -83,7 +105,8 @@ bool isPipelineModule(mlir::ModuleOp module);
 /// per stage program (stage<s>/forward, backward, apply) and the index
 /// pipeline.trc (docs/ARTIFACT.md "Pipeline artifacts").
 mlir::LogicalResult compilePipelineArtifact(mlir::ModuleOp module, const CompileOptions &options,
-                                            llvm::StringRef outPath, llvm::raw_ostream &log);
+                                            llvm::StringRef outPath, llvm::raw_ostream &log,
+                                            CompileReport *report = nullptr);
 
 } // namespace trc
 

@@ -42,6 +42,9 @@ constexpr int kErrorStreamCaptureInvalidated = 901;
 
 // CUdevice_attribute
 constexpr int kAttrMultiprocessorCount = 16;
+constexpr int kAttrPciBusId = 33;
+constexpr int kAttrPciDeviceId = 34;
+constexpr int kAttrPciDomainId = 50;
 constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
 constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;

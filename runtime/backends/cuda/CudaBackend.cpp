@@ -148,6 +148,15 @@ StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::create(int ordinal) {
     return s.withPrefix(where);
   (void)attribute(cudaabi::kAttrMultiprocessorCount, b->sms_,
                   "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
+  int domain = 0, bus = 0, slot = 0;
+  if (attribute(cudaabi::kAttrPciDomainId, domain, "").ok() &&
+      attribute(cudaabi::kAttrPciBusId, bus, "").ok() &&
+      attribute(cudaabi::kAttrPciDeviceId, slot, "").ok()) {
+    char id[32];
+    std::snprintf(id, sizeof id, "%08X:%02X:%02X.0", unsigned(domain), unsigned(bus),
+                  unsigned(slot));
+    b->pciBusId_ = id;
+  }
   (void)api->DeviceTotalMem(&b->totalMemory_, b->device_);
   (void)api->DriverGetVersion(&b->driverVersion_);
 

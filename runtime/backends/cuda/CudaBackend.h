@@ -126,6 +126,7 @@ public:
   void deallocateHost(void *ptr) override;
   StatusOr<CopyEngine *> copyEngine() override;
 
+  std::string pciBusId() const override { return pciBusId_; }
   int ordinal() const { return ordinal_; }
   int computeMajor() const { return major_; }
   int computeMinor() const { return minor_; }
@@ -198,6 +199,7 @@ private:
   size_t totalMemory_ = 0;
   int driverVersion_ = 0;
   std::string name_;
+  std::string pciBusId_; // "00000000:3B:00.0" (empty when the driver does not say)
   bool preferPtx_ = false;
 
   std::map<uint64_t, LoadedModule> modules_;

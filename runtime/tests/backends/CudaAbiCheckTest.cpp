@@ -127,6 +127,9 @@ static_assert(cabi::kErrorNotFound == CUDA_ERROR_NOT_FOUND);
 static_assert(cabi::kErrorNotReady == CUDA_ERROR_NOT_READY);
 static_assert(cabi::kErrorStreamCaptureInvalidated == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
 static_assert(cabi::kAttrMultiprocessorCount == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+static_assert(cabi::kAttrPciBusId == CU_DEVICE_ATTRIBUTE_PCI_BUS_ID);
+static_assert(cabi::kAttrPciDeviceId == CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID);
+static_assert(cabi::kAttrPciDomainId == CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID);
 static_assert(cabi::kAttrComputeCapabilityMajor ==
               CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
 static_assert(cabi::kAttrComputeCapabilityMinor ==
