@@ -8,7 +8,7 @@ against the ZeRO paper's formulas (Rajbhandari et al., 2020).
 What it measures. For ZeRO stages 0, 1, 2, 3 (shard degree = N ranks) and
 hybrid sharding (stage 3, shard degree --hybrid-degree, replicated across
 the N / degree groups), it compiles the model with trc-opt through the
-training pipeline of trc-run (tools/trc-run/CompileInProcess.cpp):
+training pipeline of trc-run (lib/Driver/CompileInProcess.cpp):
 
     trc-parameters-to-arguments, trc-lower-dropout, trc-autodiff,
     trc-data-parallel{zero-stage=S shard-degree=G bucket-mb=M hybrid=H},

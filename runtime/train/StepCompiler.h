@@ -2,7 +2,7 @@
 //
 // The runtime never links the compiler (DESIGN.md): a Trainer given an .onnx
 // model asks a StepCompiler, which the front end supplies when it is built
-// with the compiler (tools/trc-run/CompileInProcess.h), to list the model's
+// with the compiler (lib/Driver: trc/Driver/CompileInProcess.h), to list the model's
 // graph inputs, compile its training step (and, for --eval-data, its forward
 // program) into an artifact folder, and write the trained weights back into
 // ONNX. A runtime-only build passes none and

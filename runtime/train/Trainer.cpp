@@ -273,7 +273,7 @@ Status checkRunnable(const ParallelPlan &plan) {
   if (Status s = engineRuns(plan); !s)
     return s;
   // trc-run replaces an auto_partition config by the planner's plan before
-  // it gets here (tools/trc-run/AutoPlan.h); what remains is a saved step,
+  // it gets here (lib/Driver: trc/Driver/AutoPlan.h); what remains is a saved step,
   // or a trainer embedded without the planner.
   if (plan.autoPartition)
     return Status::error("--config: key 'auto_partition': the planner chooses the plan when "

@@ -28,7 +28,7 @@
 #include "runtime/support/Parse.h"
 #include "trc/Plan/PlanSpec.h"
 #ifdef TRC_PLAN_WITH_COMPILER
-#include "OnnxModelSpec.h"
+#include "trc/Driver/OnnxModelSpec.h"
 #endif
 
 #include <cmath>

@@ -29,13 +29,13 @@
 #include "runtime/train/RunFlags.h"
 #include "runtime/train/Trainer.h"
 
-#include "Calibrate.h"
+#include "trc/Plan/Calibrate.h"
 #include "RunHelpers.h"
 #include "TrainFlags.h"
 #ifdef TRC_RUN_WITH_COMPILER
-#include "AutoPlan.h"
-#include "CalibrateKernels.h"
-#include "CompileInProcess.h"
+#include "trc/Driver/AutoPlan.h"
+#include "trc/Driver/CalibrateKernels.h"
+#include "trc/Driver/CompileInProcess.h"
 #include <map>
 #endif
 

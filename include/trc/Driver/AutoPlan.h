@@ -20,8 +20,8 @@
 // are the planner's and the config parser's errors.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TRC_TOOLS_TRC_RUN_AUTOPLAN_H
-#define TRC_TOOLS_TRC_RUN_AUTOPLAN_H
+#ifndef TRC_DRIVER_AUTOPLAN_H
+#define TRC_DRIVER_AUTOPLAN_H
 
 #include "runtime/train/Trainer.h"
 
@@ -31,4 +31,4 @@ rt::Status resolveAutoPlan(rt::TrainerOptions &options, const std::string &profi
 
 } // namespace trc
 
-#endif // TRC_TOOLS_TRC_RUN_AUTOPLAN_H
+#endif // TRC_DRIVER_AUTOPLAN_H

@@ -6,8 +6,8 @@
 // interface so trc-plan.cpp needs no MLIR header.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TRC_TOOLS_TRC_PLAN_ONNXMODELSPEC_H
-#define TRC_TOOLS_TRC_PLAN_ONNXMODELSPEC_H
+#ifndef TRC_DRIVER_ONNXMODELSPEC_H
+#define TRC_DRIVER_ONNXMODELSPEC_H
 
 #include "runtime/support/Status.h"
 #include "trc/Plan/Model.h"
@@ -31,4 +31,4 @@ rt::Status describeOnnxModel(const std::string &path, const std::string &dims,
 
 } // namespace trc::plan
 
-#endif // TRC_TOOLS_TRC_PLAN_ONNXMODELSPEC_H
+#endif // TRC_DRIVER_ONNXMODELSPEC_H

@@ -7,10 +7,10 @@
 // seconds per run).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TRC_TOOLS_TRC_RUN_CALIBRATEKERNELS_H
-#define TRC_TOOLS_TRC_RUN_CALIBRATEKERNELS_H
+#ifndef TRC_DRIVER_CALIBRATEKERNELS_H
+#define TRC_DRIVER_CALIBRATEKERNELS_H
 
-#include "Calibrate.h"
+#include "trc/Plan/Calibrate.h"
 
 namespace trc {
 
@@ -19,4 +19,4 @@ rt::StatusOr<plan::KernelSample> runKernelProbe(int64_t rows, rt::Communicator &
 
 } // namespace trc
 
-#endif // TRC_TOOLS_TRC_RUN_CALIBRATEKERNELS_H
+#endif // TRC_DRIVER_CALIBRATEKERNELS_H

@@ -23,7 +23,7 @@
 // and counts the elements of every trc.parameter.
 //
 //===----------------------------------------------------------------------===//
-#include "OnnxModelSpec.h"
+#include "trc/Driver/OnnxModelSpec.h"
 
 #include "trc/Abi/AttrNames.h"
 #include "trc/Dialect/Trc.h"

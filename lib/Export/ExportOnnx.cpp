@@ -1,5 +1,5 @@
 //===- ExportOnnx.cpp - trc-run --export-onnx: trained weights into ONNX ----===//
-#include "ExportOnnx.h"
+#include "trc/Export/ExportOnnx.h"
 #include "trc/Abi/ArtifactNames.h"
 
 #include "runtime/support/Parse.h"

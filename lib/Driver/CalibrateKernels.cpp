@@ -15,7 +15,7 @@
 // OpenMP runtime and threads a training step's kernels run on.
 //
 //===----------------------------------------------------------------------===//
-#include "CalibrateKernels.h"
+#include "trc/Driver/CalibrateKernels.h"
 
 #include "runtime/artifact/Artifact.h"
 #include "runtime/artifact/Session.h"

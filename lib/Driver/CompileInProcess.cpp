@@ -1,7 +1,7 @@
 //===- CompileInProcess.cpp - trc-run MODEL.onnx: compile, then run ---------===//
-#include "CompileInProcess.h"
+#include "trc/Driver/CompileInProcess.h"
 #include "RecomputeAuto.h"
-#include "ExportOnnx.h"
+#include "trc/Export/ExportOnnx.h"
 
 #include "runtime/formats/Npy.h"
 #include "trc/Abi/AttrNames.h"

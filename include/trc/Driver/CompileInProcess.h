@@ -6,8 +6,8 @@
 // folder that the caller removes.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TRC_TOOLS_TRC_RUN_COMPILEINPROCESS_H
-#define TRC_TOOLS_TRC_RUN_COMPILEINPROCESS_H
+#ifndef TRC_DRIVER_COMPILEINPROCESS_H
+#define TRC_DRIVER_COMPILEINPROCESS_H
 
 #include "runtime/train/StepCompiler.h"
 

@@ -22,8 +22,8 @@
 // to stdout; a summary goes to stderr.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TRC_TOOLS_TRC_RUN_CALIBRATE_H
-#define TRC_TOOLS_TRC_RUN_CALIBRATE_H
+#ifndef TRC_PLAN_CALIBRATE_H
+#define TRC_PLAN_CALIBRATE_H
 
 #include "runtime/comm/Communicator.h"
 #include "runtime/support/Status.h"
@@ -58,4 +58,4 @@ rt::StatusOr<double> timeOnEveryRank(rt::Communicator &world, double window,
 
 } // namespace trc
 
-#endif // TRC_TOOLS_TRC_RUN_CALIBRATE_H
+#endif // TRC_PLAN_CALIBRATE_H

@@ -7,7 +7,7 @@
 // (sysconf). Everything is f32, what trc's CPU backend trains in.
 //
 //===----------------------------------------------------------------------===//
-#include "Calibrate.h"
+#include "trc/Plan/Calibrate.h"
 
 #include "absl/strings/str_join.h"
 

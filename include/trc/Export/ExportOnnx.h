@@ -27,8 +27,8 @@
 // imported from, unchanged since; the host is little-endian (ONNX raw_data is).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TRC_TOOLS_TRC_RUN_EXPORTONNX_H
-#define TRC_TOOLS_TRC_RUN_EXPORTONNX_H
+#ifndef TRC_EXPORT_EXPORTONNX_H
+#define TRC_EXPORT_EXPORTONNX_H
 
 #include "runtime/artifact/Session.h"
 #include "runtime/support/Status.h"

@@ -1,7 +1,7 @@
 //===- AutoPlan.cpp - `--config auto` and auto_partition (AutoPlan.h) ------===//
-#include "AutoPlan.h"
+#include "trc/Driver/AutoPlan.h"
 
-#include "../trc-plan/OnnxModelSpec.h"
+#include "trc/Driver/OnnxModelSpec.h"
 #include "runtime/support/LaunchEnvironment.h"
 #include "runtime/formats/FileOps.h"
 #include "runtime/formats/Json.h"

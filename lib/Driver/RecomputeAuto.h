@@ -13,8 +13,8 @@
 // Built with the compiler only.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TRC_TOOLS_TRC_RUN_RECOMPUTEAUTO_H
-#define TRC_TOOLS_TRC_RUN_RECOMPUTEAUTO_H
+#ifndef TRC_DRIVER_RECOMPUTEAUTO_H
+#define TRC_DRIVER_RECOMPUTEAUTO_H
 
 #include "runtime/train/StepCompiler.h"
 #include "trc/Passes.h"
