@@ -29,6 +29,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from trc.onnx_export import mark_buffers_frozen  # noqa: E402,F401  (export_hf imports it from here)
+
 VOCAB = 256      # byte-level: any text is valid input
 CONTEXT = 64     # positions
 WIDTH = 64
@@ -413,20 +416,6 @@ def export(model, path, opset, dynamic, folding=False, logits=False):
         training=torch.onnx.TrainingMode.TRAINING,
         dynamic_axes=axes if dynamic else None)
     mark_buffers_frozen(model, path)
-
-
-def mark_buffers_frozen(model, path):
-    """PyTorch 1.13 exports buffers (masks, rotary tables) as initializers, like
-    parameters. Record their names in metadata 'trc.frozen' so that trc does not
-    train them (trc-opt's --freeze REGEX does the same for other models)."""
-    import onnx
-    proto = onnx.load(path)
-    initializers = {i.name for i in proto.graph.initializer}
-    buffers = [name for name, _ in model.named_buffers() if name in initializers]
-    if buffers:
-        entry = proto.metadata_props.add()
-        entry.key, entry.value = "trc.frozen", ",".join(buffers)
-        onnx.save(proto, path)
 
 
 def main():

@@ -29,8 +29,9 @@ DEBIAN_PACKAGES=(
   libopenmpi-dev openmpi-bin libopenblas-dev libopenblas0-pthread
   # a one-node Slurm cluster for the srun tests (scripts/slurm_local.sh)
   slurmctld slurmd slurm-client munge
-  # Python: reference trainer/exporter and test tools
-  python3 python3-venv python3-numpy python3-torch
+  # Python: reference trainer/exporter and test tools; pybind11 and the
+  # headers for the package's extension (python/)
+  python3 python3-venv python3-numpy python3-torch python3-dev pybind11-dev
   # torchvision 0.14 (matches torch 1.13): ResNet-18 of scripts/export_hf.py
   python3-torchvision
   # zlib1g-dev: also the runtime's inflate of np.savez_compressed .npz data
@@ -55,12 +56,15 @@ fi
 # tokenizers: scripts/prepare_sst2.py trains its byte-level BPE with it.
 # tensorboard: the tests read trc-run --tensorboard's event files with its
 # own reader (event_accumulator).
+# pytest: the Python package's tests (python/tests, run by ctest);
+# accelerate 0.25 (the line transformers 4.36 was released with):
+# transformers.Trainer needs it, and trc.hf.Trainer's tests compare with it.
 # transformers 4.36.2: the last line that works with Debian's torch 1.13;
 # scripts/export_hf.py builds its model families from its own classes. pip
 # resolves tokenizers 0.15 and huggingface_hub 0.36 for it (torch is left
 # alone: transformers does not require it).
-PY_PACKAGES=(lit onnx onnxruntime safetensors tokenizers transformers==4.36.2 tensorboard)
-if ! .venv/bin/python -c "import lit, onnx, onnxruntime, safetensors, tokenizers, transformers, tensorboard" 2>/dev/null; then
+PY_PACKAGES=(lit onnx onnxruntime safetensors tokenizers transformers==4.36.2 tensorboard pytest accelerate==0.25.0)
+if ! .venv/bin/python -c "import lit, onnx, onnxruntime, safetensors, tokenizers, transformers, tensorboard, pytest, accelerate" 2>/dev/null; then
   # numpy comes from Debian (python3-numpy) so that python3-torch keeps working.
   .venv/bin/pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}" "numpy<2"
 fi

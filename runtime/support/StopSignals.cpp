@@ -12,6 +12,7 @@ namespace {
 
 constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGUSR1};
 volatile std::sig_atomic_t gPending = 0;
+std::atomic<bool> gGuarded{false}; // a StopSignals guard lives
 // The watcher's wake-up: the destructor sets it (no handler touches it).
 std::atomic<bool> *gStopWatching = nullptr;
 
@@ -36,6 +37,7 @@ void onStopSignal(int sig) {
 
 StopSignals::StopSignals(double graceSeconds) {
   gPending = 0;
+  gGuarded = true;
   for (size_t i = 0; i < 3; ++i) {
     struct sigaction action {};
     action.sa_handler = onStopSignal;
@@ -71,9 +73,17 @@ StopSignals::~StopSignals() {
   }
   for (size_t i = 0; i < 3; ++i)
     sigaction(kStopSignals[i], &previous_[i], nullptr);
+  gGuarded = false;
 }
 
 int StopSignals::pending() { return gPending; }
+
+bool StopSignals::request(int signal) {
+  if (!gGuarded)
+    return false;
+  onStopSignal(signal);
+  return true;
+}
 
 std::string StopSignals::name(int signal) {
   switch (signal) {

@@ -33,6 +33,9 @@ public:
 
   /// The first signal caught since the guard began, or 0.
   static int pending();
+  /// Asks for the stop `signal` would ask for, from code (a Python
+  /// callback that raised); false when no guard lives (nothing to stop).
+  static bool request(int signal);
   /// "SIGTERM", "SIGINT", "SIGUSR1" (or "signal N").
   static std::string name(int signal);
 

@@ -28,7 +28,7 @@ double LrSchedule::at(int64_t step) const {
   if (step < 0)
     step = 0;
   if (step < warmupSteps)
-    return lr * double(step + 1) / double(warmupSteps);
+    return lr * double(step + warmupFrom) / double(warmupSteps);
   if (kind == LrScheduleKind::Constant)
     return lr;
   if (step >= totalSteps)
@@ -71,6 +71,8 @@ std::string LrSchedule::spec() const {
   if (warmupSteps > 0) {
     s += sep + "warmup=" + std::to_string(warmupSteps);
     sep = ",";
+    if (warmupFrom != 1)
+      s += ",warmup_from=" + std::to_string(warmupFrom);
   }
   if (kind != LrScheduleKind::Constant) {
     s += sep + "min=" + numberText(minLr) + ",total=" +
@@ -103,7 +105,7 @@ StatusOr<LrSchedule> parseLrSchedule(std::string_view spec, double lr, int64_t d
     return Status::error(where + "unknown schedule '" + std::string(kindText) +
                          "' (expected constant, cosine or linear)");
 
-  bool haveWarmup = false, haveMin = false, haveRatio = false,
+  bool haveWarmup = false, haveFrom = false, haveMin = false, haveRatio = false,
        haveTotal = false;
   double ratio = 0;
   if (colon != std::string_view::npos) {
@@ -116,14 +118,15 @@ StatusOr<LrSchedule> parseLrSchedule(std::string_view spec, double lr, int64_t d
       std::string_view value = item.substr(eq + 1);
       std::string bad =
           where + "bad value '" + std::string(value) + "' for " + key;
-      bool *seen = key == "warmup"      ? &haveWarmup
-                   : key == "min"       ? &haveMin
+      bool *seen = key == "warmup"        ? &haveWarmup
+                   : key == "warmup_from" ? &haveFrom
+                   : key == "min"         ? &haveMin
                    : key == "min_ratio" ? &haveRatio
                    : key == "total"     ? &haveTotal
                                         : nullptr;
       if (!seen)
         return Status::error(where + "unknown key '" + key +
-                             "' (expected warmup, min, min_ratio or total)");
+                             "' (expected warmup, warmup_from, min, min_ratio or total)");
       if (*seen)
         return Status::error(where + "duplicate key '" + key + "'");
       *seen = true;
@@ -132,6 +135,11 @@ StatusOr<LrSchedule> parseLrSchedule(std::string_view spec, double lr, int64_t d
         if (!v)
           return Status::error(bad + " (expected a non-negative integer)");
         s.warmupSteps = *v;
+      } else if (key == "warmup_from") {
+        std::optional<int64_t> v = parseInt64(value, 0, 1);
+        if (!v)
+          return Status::error(bad + " (expected 0 or 1)");
+        s.warmupFrom = int(*v);
       } else if (key == "total") {
         std::optional<int64_t> v = parseInt64(value, 1);
         if (!v)
@@ -153,7 +161,7 @@ StatusOr<LrSchedule> parseLrSchedule(std::string_view spec, double lr, int64_t d
   if (haveMin && haveRatio)
     return Status::error(where + "min and min_ratio exclude each other");
   if (s.kind == LrScheduleKind::Constant && (haveMin || haveRatio || haveTotal))
-    return Status::error(where + "the constant schedule takes only warmup");
+    return Status::error(where + "the constant schedule takes only warmup and warmup_from");
   if (haveRatio)
     s.minLr = ratio * lr;
   if (Status st = s.validate(); !st)

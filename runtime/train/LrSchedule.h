@@ -3,15 +3,18 @@
 // The learning rate of step s (0-based: the step about to run) as a pure
 // function of s, with base rate `lr`, W = warmupSteps, N = totalSteps and
 // m = minLr:
-//   * warm-up (every kind, when W > 0): for s < W, lr * (s + 1) / W
-//     (llm.c's: the first step already moves, step W-1 reaches lr);
+//   * warm-up (every kind, when W > 0): for s < W, lr * (s + f) / W with
+//     f = warmupFrom: 1 (llm.c's: the first step already moves, step W-1
+//     reaches lr) or 0 (PyTorch's LambdaLR warm-ups, Hugging Face's
+//     schedules: the first step runs at rate 0, step W reaches lr);
 //   * constant: lr after the warm-up;
 //   * cosine:   for W <= s < N, m + (lr - m) * 0.5 * (1 + cos(pi * d)) with
 //               d = (s - W) / (N - W); m from step N on;
 //   * linear:   for W <= s < N, m + (lr - m) * (1 - d); m from step N on.
 //
 // Specs (the --lr-schedule flag): a kind, then optional key=value pairs
-// after ':', separated by ','. Keys: warmup (steps), min (absolute rate),
+// after ':', separated by ','. Keys: warmup (steps), warmup_from (0 or 1,
+// default 1), min (absolute rate),
 // min_ratio (min as a fraction of lr; not with min), total (steps; default:
 // the run's step count). Examples:
 //   constant        constant:warmup=100
@@ -38,6 +41,7 @@ struct LrSchedule {
   LrScheduleKind kind = LrScheduleKind::Constant;
   double lr = 1e-3;        // peak (base) rate
   int64_t warmupSteps = 0; // W
+  int warmupFrom = 1;       // f
   int64_t totalSteps = 0;  // N (decay horizon; unused by constant)
   double minLr = 0;        // m
 

@@ -1665,6 +1665,15 @@ Status TrainingJob::evaluateAlone() {
   if (!dist_.isRoot() || !*evaluated)
     return Status::success();
   const EvalResult &e = **evaluated;
+  if (onStep_) { // the evaluation as a step's results (no update)
+    StepResult result;
+    result.step = step;
+    result.applied = false;
+    result.evalLoss = e.loss;
+    result.evalAccuracy = e.accuracy;
+    result.evalPerplexity = e.perplexity;
+    onStep_(result);
+  }
   std::fprintf(stderr, "trc-run: %s%s\n", describeEval(e).c_str(),
                o_.fromCheckpoint.empty()
                    ? ", the model's own parameters"

@@ -21,8 +21,8 @@
 // recipe (docs/ARTIFACT.md). saveArtifact compiles the step and keeps it
 // with its training.trc (TrainingArtifact.h) instead of training.
 //
-// trc-run is a thin front end over this (tools/trc-run/TrainFlags.h turns
-// its flags into TrainerOptions). Errors are Status messages that name the
+// trc-run and Python's trc.Trainer are thin front ends over this
+// (TrainFlags.h turns their flags into TrainerOptions). Errors are Status messages that name the
 // trc-run flag or --config key at fault; every rank must call run().
 //
 //===----------------------------------------------------------------------===//
@@ -133,7 +133,9 @@ struct StepResult {
 };
 
 /// Runs the job. `compiler` compiles .onnx models (null in a runtime-only
-/// build: only saved steps train). `onStep` (optional) sees every step.
+/// build: only saved steps train). `onStep` (optional) sees every step; an
+/// evaluation alone is reported to it on rank 0 as one result with the
+/// checkpoint's step, `applied` false and the eval fields set.
 Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
                   const std::function<void(const StepResult &)> &onStep = nullptr);
 

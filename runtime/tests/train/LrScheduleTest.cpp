@@ -52,6 +52,26 @@ TEST(LrSchedule, WarmupIsLlmCs) {
   EXPECT_DOUBLE_EQ(s.at(-1), 0.025);
 }
 
+TEST(LrSchedule, WarmupFromZeroIsHuggingFaces) {
+  // warmup_from=0: lr * step / warmup (LambdaLR's): the first step runs at
+  // 0 and step `warmup` reaches lr; the decay after it is unchanged.
+  TRC_ASSERT_OK_AND_ASSIGN(LrSchedule s,
+                           parseLrSchedule("linear:warmup=4,warmup_from=0", 1.0, 12));
+  EXPECT_DOUBLE_EQ(s.at(0), 0.0);
+  EXPECT_DOUBLE_EQ(s.at(1), 0.25);
+  EXPECT_DOUBLE_EQ(s.at(3), 0.75);
+  EXPECT_DOUBLE_EQ(s.at(4), 1.0);
+  EXPECT_DOUBLE_EQ(s.at(8), 0.5);
+  EXPECT_EQ(s.spec(), "linear:warmup=4,warmup_from=0,min=0,total=12");
+  TRC_ASSERT_OK_AND_ASSIGN(LrSchedule back, parseLrSchedule(s.spec(), 1.0, 99));
+  EXPECT_DOUBLE_EQ(back.at(1), 0.25);
+  EXPECT_EQ(back.totalSteps, 12);
+  EXPECT_FALSE(parseLrSchedule("constant:warmup=4,warmup_from=2", 1.0, 0).ok());
+  TRC_ASSERT_OK_AND_ASSIGN(s, parseLrSchedule("constant:warmup=2,warmup_from=0", 1.0, 0));
+  EXPECT_DOUBLE_EQ(s.at(0), 0.0);
+  EXPECT_DOUBLE_EQ(s.at(2), 1.0);
+}
+
 TEST(LrSchedule, CosineDecayToTheMinimum) {
   LrSchedule s = make(LrScheduleKind::Cosine, 1.0, 10, 110, 0.1);
   EXPECT_DOUBLE_EQ(s.at(0), 0.1);

@@ -1,14 +1,15 @@
 //===- TrainFlags.h - trc-run's training flags to TrainerOptions -*- C++ -*-===//
 //
-// trc-run's training mode is a front end over the Trainer library
-// (runtime/train/Trainer.h): the flags it collected (TrainArgs) become
-// TrainerOptions here, with errors that name the flag and its bad value
-// ("option '--lr' expects a positive number"). Checks that involve several
+// Training is a front end over the Trainer library (Trainer.h): the flags
+// a command line gave (TrainArgs, collected by RunCommand.h: trc-run's and
+// the Python package's `trc.Trainer`) become TrainerOptions here, with
+// errors that name the flag and its bad value ("option '--lr' expects a
+// positive number"). Checks that involve several
 // options are the library's (validateTrainerOptions).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TRC_TOOLS_TRC_RUN_TRAINFLAGS_H
-#define TRC_TOOLS_TRC_RUN_TRAINFLAGS_H
+#ifndef TRC_RUNTIME_TRAIN_TRAINFLAGS_H
+#define TRC_RUNTIME_TRAIN_TRAINFLAGS_H
 
 #include "runtime/support/Status.h"
 #include "runtime/train/Trainer.h"
@@ -18,7 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace trc {
+namespace trc::rt {
 
 /// The training flags as given on the command line (which flags exist,
 /// and whether they take a value, is runtime/train/RunFlags.h's table).
@@ -33,8 +34,8 @@ struct TrainArgs {
 };
 
 /// The Trainer's options from the flags; an error names the flag.
-rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &args);
+StatusOr<TrainerOptions> trainerOptionsFromFlags(const TrainArgs &args);
 
-} // namespace trc
+} // namespace trc::rt
 
-#endif // TRC_TOOLS_TRC_RUN_TRAINFLAGS_H
+#endif // TRC_RUNTIME_TRAIN_TRAINFLAGS_H

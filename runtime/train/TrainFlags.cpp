@@ -1,13 +1,12 @@
 //===- TrainFlags.cpp - trc-run's training flags to TrainerOptions --------===//
-#include "TrainFlags.h"
+#include "runtime/train/TrainFlags.h"
 
-#include "RunHelpers.h"
+#include "runtime/train/FlagValues.h"
 
 #include <cmath>
 #include <limits>
 
-namespace trc {
-using rt::Status;
+namespace trc::rt {
 
 const std::vector<std::string> &TrainArgs::list(const std::string &flag) const {
   static const std::vector<std::string> none;
@@ -15,8 +14,8 @@ const std::vector<std::string> &TrainArgs::list(const std::string &flag) const {
   return it == lists.end() ? none : it->second;
 }
 
-rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
-  rt::TrainerOptions o;
+StatusOr<TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
+  TrainerOptions o;
   o.model = a.model;
   o.device = a.device;
   o.feeds = a.list("--feed");
@@ -45,21 +44,21 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
   for (auto [flag, field] : {std::pair{"--batch-size", &o.batchSize},
                              std::pair{"--seq-len", &o.seqLen}, std::pair{"--steps", &o.steps},
                              std::pair{"--epochs", &o.epochs}})
-    if (has(flag) && !parseInt(text(flag), 1, *field))
+    if (has(flag) && !parseIntFlag(text(flag), 1, *field))
       return Status::error(std::string("option '") + flag + "' expects a positive integer, got '" +
                            text(flag) + "'");
   for (auto [flag, field] : {std::pair{"--checkpoint-every", &o.checkpointEvery},
                              std::pair{"--eval-every", &o.evalEvery},
                              std::pair{"--log-every", &o.logEvery},
                              std::pair{"--keep-last", &o.keepLast}})
-    if (has(flag) && !parseInt(text(flag), 1, *field))
+    if (has(flag) && !parseIntFlag(text(flag), 1, *field))
       return Status::error(std::string("option '") + flag + "' expects a positive integer, got '" +
                            text(flag) + "'");
   int64_t seed = 0;
-  if (has("--seed") && !parseInt(text("--seed"), 0, seed))
+  if (has("--seed") && !parseIntFlag(text("--seed"), 0, seed))
     return Status::error("option '--seed' expects a non-negative integer");
   o.seed = uint64_t(seed);
-  if (has("--lr") && (!parseFloat(text("--lr"), o.lr) || o.lr <= 0))
+  if (has("--lr") && (!parseFloatFlag(text("--lr"), o.lr) || o.lr <= 0))
     return Status::error("option '--lr' expects a positive number");
   for (auto [flag, field] : {std::pair{"--momentum", &o.optimizer.momentum},
                              std::pair{"--weight-decay", &o.optimizer.weightDecay},
@@ -67,37 +66,37 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
     double v;
     if (!has(flag))
       continue;
-    if (!parseFloat(text(flag), v) || v < 0)
+    if (!parseFloatFlag(text(flag), v) || v < 0)
       return Status::error(std::string("option '") + flag + "' expects a non-negative number");
     *field = v;
   }
   if (has("--signal-grace") &&
-      (!parseFloat(text("--signal-grace"), o.signalGrace) || !(o.signalGrace >= 0) ||
+      (!parseFloatFlag(text("--signal-grace"), o.signalGrace) || !(o.signalGrace >= 0) ||
        !std::isfinite(o.signalGrace)))
     return Status::error("option '--signal-grace' expects seconds >= 0 (0: no bound), got '" +
                          text("--signal-grace") + "'");
-  if (has("--profile-steps") && !parseInt(text("--profile-steps"), 1, o.profileSteps))
+  if (has("--profile-steps") && !parseIntFlag(text("--profile-steps"), 1, o.profileSteps))
     return Status::error("option '--profile-steps' expects a positive integer, got '" +
                          text("--profile-steps") + "'");
   if (has("--config") && text("--config").find_first_not_of(" \t\r\n") == std::string::npos)
     return Status::error("option '--config' needs a value (inline JSON, auto or a JSON file)");
   if (has("--profile") && text("--profile").empty())
     return Status::error("option '--profile' needs a file name");
-  if (has("--memory-budget") && !parseInt(text("--memory-budget"), 1, o.memoryBudget))
+  if (has("--memory-budget") && !parseIntFlag(text("--memory-budget"), 1, o.memoryBudget))
     return Status::error("option '--memory-budget' expects a positive byte count, got '" +
                          text("--memory-budget") + "'");
-  if (has("--grad-accum") && !parseInt(text("--grad-accum"), 1, o.gradAccum))
+  if (has("--grad-accum") && !parseIntFlag(text("--grad-accum"), 1, o.gradAccum))
     return Status::error("option '--grad-accum' expects a positive integer");
   if (has("--ignore-index")) {
     int64_t v;
-    if (!parseInt(text("--ignore-index"), std::numeric_limits<int64_t>::min(), v))
+    if (!parseIntFlag(text("--ignore-index"), std::numeric_limits<int64_t>::min(), v))
       return Status::error("option '--ignore-index' expects an integer, got '" +
                            text("--ignore-index") + "'");
     o.ignoreIndex = v;
   }
   if (has("--loss-scale")) {
     double v;
-    if (!parseFloat(text("--loss-scale"), v) || v < 1)
+    if (!parseFloatFlag(text("--loss-scale"), v) || v < 1)
       return Status::error(a.values.count("--precision") && text("--precision") == "fp16"
                                ? "option '--loss-scale' expects a number >= 1"
                                : "--loss-scale is the initial loss scale of --precision fp16");
@@ -120,4 +119,4 @@ rt::StatusOr<rt::TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
   return o;
 }
 
-} // namespace trc
+} // namespace trc::rt
