@@ -194,7 +194,12 @@ class Trainer:
         kind = SCHEDULES[_value(a.lr_scheduler_type)]
         if _value(a.lr_scheduler_type) == "constant":
             warmup = 0
-        spec = kind + (f":warmup={warmup},warmup_from=0" if warmup else "")
+        keys = ([f"warmup={warmup}", "warmup_from=0"] if warmup else []) + \
+            ([f"total={steps}"] if kind != "constant" else [])
+        spec = kind + (":" + ",".join(keys) if keys else "")
+        # The rate the scheduler holds after the last step (what transformers
+        # logs there): the decays end at 0.
+        self._final_lr = self.args.learning_rate if kind == "constant" else 0.0
         return steps, per_epoch, spec
 
     def _options(self, steps, spec, world):
@@ -262,7 +267,7 @@ class Trainer:
             window.append(s["loss"])
             epoch = round(s["step"] / per_epoch, 2)
             if every and (s["step"] % every == 0 or (a.logging_first_step and s["step"] == 1)):
-                lr = steps[i + 1]["learning_rate"] if i + 1 < len(steps) else s["learning_rate"]
+                lr = steps[i + 1]["learning_rate"] if i + 1 < len(steps) else self._final_lr
                 history.append({"loss": round(sum(window) / len(window), 4), "learning_rate": lr,
                                 "epoch": epoch, "step": s["step"]})
                 window = []

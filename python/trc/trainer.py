@@ -28,7 +28,7 @@ _TRAINING_ONLY = {
     "steps", "epochs", "eval_every", "checkpoint_dir", "checkpoint_every", "keep_last",
     "keep_best", "resume", "overwrite_checkpoints", "checkpoint_sync", "export_onnx",
     "save_model", "profile", "profile_summary", "profile_steps", "detect_anomaly", "metrics",
-    "tensorboard", "grad_accum", "shuffle", "log_every", "signal_grace",
+    "tensorboard", "grad_accum", "shuffle", "log_every", "signal_grace", "lr_schedule",
 }
 _NEVER = 10 ** 9   # a checkpoint interval no run reaches: only the last step's
 
