@@ -11,7 +11,8 @@ The model is a small GPT-2 sequence classifier (GPT2ForSequenceClassification:
 pretrained weights can be fetched here; the tokenizer is
 scripts/prepare_sst2.py's byte-level BPE (4096 entries, trained on the train
 split), rows of 64 tokens padded with 0. One epoch, AdamW 1e-3 with
-warm-up and linear decay, weight decay 0.01, batch 32, seed 1. After
+warm-up and linear decay, weight decay 0.01, batch 32, seed 1, PyTorch on
+every core (--threads; trc uses every core a rank has). After
 training, the saved folder is loaded back with from_pretrained and the dev
 accuracy computed in PyTorch (the same code for both Trainers). Prints one
 JSON line: train_loss, train_runtime, samples/s, dev loss and accuracy.
@@ -63,7 +64,12 @@ def main():
     p.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared",
                                                   "data", "sst2"))
     p.add_argument("--max-steps", type=int, default=-1)
+    p.add_argument("--threads", type=int, default=os.cpu_count(),
+                   help="PyTorch's threads (default: every core, as trc uses)")
     a = p.parse_args()
+    # Debian's torch starts with one OpenMP thread here (omp_get_max_threads
+    # is 1); trc takes every core a rank has: the same cores for both.
+    torch.set_num_threads(a.threads)
     if a.trainer == "trc":
         from trc.hf import Trainer
     else:

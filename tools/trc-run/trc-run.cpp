@@ -1,7 +1,8 @@
 //===- trc-run.cpp - run a compiled trc artifact ----------------------------===//
 //
-// A thin front end: it parses the flags and hands them to the runtime's
-// libraries. Evaluation mode:
+// A thin front end: the command line is read by runtime/train/RunCommand.h
+// (every flag is declared once in runtime/train/RunFlags.h, the table the
+// parser and --help read) and handed to the libraries. Evaluation mode:
 //   trc-run ARTIFACT_DIR [--device cpu|cuda|auto] --input NAME=FILE.npy ...
 //           --output-dir DIR
 // runs the artifact once on the inputs and writes DIR/<output name>.npy for
@@ -12,10 +13,10 @@
 // .onnx file when trc-run is built with the compiler: it is compiled
 // in-process (input shapes from the .npy inputs; inputs that determine
 // shapes, such as a Reshape's shape or Slice's starts, are specialized on
-// their values) into a temporary artifact that is removed afterwards. Training flags (--data, --steps, ...) select
-// the training mode (runtime/train/Trainer.h; every flag is declared once in
-// runtime/train/RunFlags.h, the table this parser and --help read);
-// --export-onnx belongs to it alone.
+// their values) into a temporary artifact that is removed afterwards.
+// Training flags (--data, --steps, ...) select the training mode, run by
+// lib/Driver's runTrainCommand (the path Python's trc.Trainer takes too; a
+// runtime-only build trains saved steps); --export-onnx belongs to it alone.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/artifact/Artifact.h"
@@ -43,7 +44,6 @@
 #include <cstring>
 #include <exception>
 #include <new>
-#include <set>
 #include <string>
 #include <sys/stat.h>
 #include <utility>
