@@ -4,9 +4,6 @@
 # Then points the .venv at this checkout's Python package (trc.pth).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# ccache keys on paths relative to the checkout, so a fresh clone elsewhere
-# reuses what any other checkout on this machine compiled.
-export CCACHE_BASEDIR="$PWD"
 if [ ! -f build/build.ninja ]; then
   cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE=Release
 fi
