@@ -172,7 +172,7 @@ TEST(LrSchedule, RejectsBadSpecs) {
             "min_ratio (expected a number in [0, 1])");
   EXPECT_EQ(parseError("cosine:decay=3"),
             "--lr-schedule 'cosine:decay=3': unknown key 'decay' (expected "
-            "warmup, min, min_ratio or total)");
+            "warmup, warmup_from, min, min_ratio or total)");
   EXPECT_EQ(parseError("cosine:warmup=1,warmup=2"),
             "--lr-schedule 'cosine:warmup=1,warmup=2': duplicate key "
             "'warmup'");
@@ -181,7 +181,7 @@ TEST(LrSchedule, RejectsBadSpecs) {
             "min_ratio exclude each other");
   EXPECT_EQ(parseError("constant:total=5"),
             "--lr-schedule 'constant:total=5': the constant schedule takes "
-            "only warmup");
+            "only warmup and warmup_from");
   EXPECT_EQ(parseError("cosine:warmup=100,total=50"),
             "--lr-schedule 'cosine:warmup=100,total=50': the cosine schedule "
             "needs total steps (50) above the warm-up steps (100)");
