@@ -7,6 +7,7 @@
 #include "runtime/formats/FileOps.h"
 #include "runtime/support/InterruptCleanup.h"
 
+#include <filesystem>
 #include <functional>
 
 #include <cerrno>
@@ -148,6 +149,52 @@ Status writeFileAtomicWith(const std::string &path, FileSystemHooks &fs,
     return Status::error(path + ": cannot rename " + temp + ": " + std::strerror(e));
   }
   return fsyncDirectory(parentDirectory(path));
+}
+
+Status checkOwnedFolder(const std::string &flag, const std::string &dir,
+                        const std::string &record) {
+  if (dir.empty())
+    return Status::error("option '" + flag + "' needs a folder");
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0)
+    return Status::success();
+  if (!S_ISDIR(st.st_mode) || ::access((dir + "/" + record).c_str(), F_OK) != 0)
+    return Status::error(flag + " " + dir + ": exists and is not a folder " + flag +
+                         " wrote (no " + record + "); nothing is overwritten");
+  return Status::success();
+}
+
+StatusOr<std::string> stageFolder(const std::string &dir) {
+  namespace fs = std::filesystem;
+  const std::string staged = dir + ".tmp-" + std::to_string(::getpid());
+  std::error_code ec;
+  fs::remove_all(staged, ec);
+  if (!fs::create_directories(staged, ec) || ec)
+    return Status::error("cannot create " + staged + ": " + ec.message());
+  return staged;
+}
+
+Status replaceFolder(const std::string &staged, const std::string &dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  auto fail = [&](const std::string &why) {
+    fs::remove_all(staged, ec);
+    return Status::error(why);
+  };
+  const std::string old = dir + ".old-" + std::to_string(::getpid());
+  bool replacing = fs::exists(dir, ec);
+  if (replacing && (fs::rename(dir, old, ec), ec))
+    return fail("cannot move the previous folder aside: " + ec.message());
+  fs::rename(staged, dir, ec);
+  if (ec) {
+    std::string why = "cannot rename " + staged + " into place: " + ec.message();
+    if (replacing)
+      fs::rename(old, dir, ec);
+    return fail(why);
+  }
+  if (replacing)
+    fs::remove_all(old, ec);
+  return fsyncDirectory(parentDirectory(dir));
 }
 
 Status writeFileAtomic(const std::string &path, std::string_view bytes,

@@ -95,6 +95,19 @@ Status writeFileAtomicWith(const std::string &path, FileSystemHooks &fs,
 Status writeFileAtomic(const std::string &path, std::string_view bytes,
                        FileSystemHooks &fs);
 
+/// A folder an output flag fills and replaces as a whole (--save-model,
+/// --predictions): `dir` may be absent, or a folder holding `record` (the
+/// file the flag writes last); anything else is "FLAG DIR: exists and is
+/// not a folder FLAG wrote (no RECORD); nothing is overwritten".
+Status checkOwnedFolder(const std::string &flag, const std::string &dir,
+                        const std::string &record);
+/// Creates the staging folder for `dir` (`dir`.tmp-<pid>, emptied first).
+StatusOr<std::string> stageFolder(const std::string &dir);
+/// Puts the complete `staged` folder in place of `dir`: the old folder is
+/// moved aside, `staged` renamed to `dir`, the old one removed and the
+/// parent fsynced; on failure `dir` is as it was and `staged` is removed.
+Status replaceFolder(const std::string &staged, const std::string &dir);
+
 /// Opens `path` read-only, refusing anything but a regular file without
 /// blocking on it (a FIFO, a device, a folder): the descriptor (the
 /// caller closes it), or "PATH: cannot open: ..." / "PATH: not a regular

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 
 namespace trc::rt {
 
@@ -127,12 +128,40 @@ bool Evaluator::hasParameter(const std::string &name) const {
          programs_.front()->loaded.session->manifest().find(SlotKind::Param, name) != nullptr;
 }
 
-StatusOr<EvalResult> Evaluator::evaluate() {
+Status Evaluator::keepRowOutputs(Session &session, int64_t rows, int64_t first,
+                                 std::vector<NamedTensor> &outputs) const {
+  const bool firstBatch = outputs.empty();
+  size_t kept = 0;
+  for (const Slot *slot : session.manifest().slotsOfKind(SlotKind::Output)) {
+    if (slot->shape.empty() || slot->shape[0] != rows)
+      continue; // not one value per row: a mean loss
+    StatusOr<HostTensor> value = session.getOutput(slot->name);
+    if (!value.ok())
+      return value.status();
+    if (firstBatch) {
+      std::vector<int64_t> shape = value->shape;
+      shape[0] = data_->rows();
+      outputs.push_back({slot->name, {}});
+      if (Status s = outputs.back().tensor.allocate(value->dtype, shape); !s)
+        return s;
+    }
+    // Every program (full batches, the remainder) has the same outputs.
+    HostTensor &all = outputs[kept++].tensor;
+    size_t rowBytes = value->byteSize() / size_t(rows);
+    std::memcpy(static_cast<char *>(all.data()) + size_t(first) * rowBytes, value->data(),
+                value->byteSize());
+  }
+  return Status::success();
+}
+
+StatusOr<EvalResult> Evaluator::evaluate(std::vector<NamedTensor> *outputs) {
   auto start = std::chrono::steady_clock::now();
   const bool appended = !options_.lossTargets.empty();
   const bool accuracy = !info_.logitsOutput.empty() && labels_;
   double lossSum = 0;
   LogitsSums sums;
+  if (outputs)
+    outputs->clear();
   std::vector<int64_t> ids;
   HostTensor batch, labels;
   for (int64_t first = 0; first < data_->rows();) {
@@ -182,6 +211,9 @@ StatusOr<EvalResult> Evaluator::evaluate() {
       sums.counted += batchSums.counted;
       sums.correct += batchSums.correct;
     }
+    if (outputs)
+      if (Status s = keepRowOutputs(session, p.rows, first, *outputs); !s)
+        return s;
     first += p.rows;
   }
   EvalResult result;

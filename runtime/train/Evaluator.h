@@ -13,7 +13,11 @@
 //     logits' argmax (first maximum on ties);
 //   * for token data (TokenWindows.h: every window of the file, each token
 //     predicted once): the loss per token, the perplexity exp(loss) and the
-//     number of tokens.
+//     number of tokens;
+//   * given `outputs` (--predictions), the model's outputs for every row:
+//     each output of the forward program whose first dimension is the
+//     batch's rows (logits, hidden states; not a mean loss), the batches'
+//     values joined in row order.
 // The program is compiled for batches of `batch` rows and, when that does
 // not divide the row count, once more for the remainder, so every row
 // counts once and no padding enters a mean.
@@ -93,7 +97,8 @@ public:
   Status setParameter(const std::string &name, const HostTensor &value);
   /// Whether the eval programs have a parameter called `name`.
   bool hasParameter(const std::string &name) const;
-  StatusOr<EvalResult> evaluate();
+  /// The metrics of every row; with `outputs`, the row outputs too.
+  StatusOr<EvalResult> evaluate(std::vector<NamedTensor> *outputs = nullptr);
   int64_t rows() const { return data_->rows(); }
 
 private:
@@ -104,6 +109,10 @@ private:
   };
   Evaluator() = default;
   Status addProgram(StepCompiler &compiler, Backend &backend, int64_t rows);
+  /// Copies `session`'s row outputs into `outputs` at row `first`
+  /// (allocating them, for all the data's rows, on the first batch).
+  Status keepRowOutputs(Session &session, int64_t rows, int64_t first,
+                        std::vector<NamedTensor> &outputs) const;
 
   EvaluatorOptions options_;
   TrainingModelInfo info_;

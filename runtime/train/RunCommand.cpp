@@ -210,7 +210,7 @@ Status checkRunPaths(const RunCommand &opt) {
     return s;
   for (const char *flag :
        {"--metrics", "--tensorboard", "--profile", "--export-onnx", "--save-artifact",
-        "--checkpoint-dir", "--save-model"})
+        "--checkpoint-dir", "--save-model", "--predictions"})
     outputs.push_back({flag, value(flag), ""});
   if (!value("--export-onnx").empty()) // its initializers' side file
     outputs.push_back({"--export-onnx", value("--export-onnx") + ".data", ""});

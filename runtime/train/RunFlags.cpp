@@ -45,6 +45,9 @@ const std::vector<RunFlag> kFlags = {
      "data) every --eval-every steps and at the end; without --data, evaluation alone of the "
      "model's parameters or --from-checkpoint's"},
     {"--eval-every", "K", A::Value, M::Training, kOnce, kSelects, "evaluate every K steps"},
+    {"--predictions", "DIR", A::Value, M::Training, kOnce, kSelects,
+     "with --eval-data: after each evaluation, the model's outputs for every eval row "
+     "(logits...) as DIR/<output>.npy in row order, with DIR/predictions.json"},
     {"--from-checkpoint", "D", A::Value, M::Training, kOnce, kSelects,
      "evaluation alone: a checkpoint's parameters (a step-<N> folder or D/latest)"},
     {"--log-every", "N", A::Value, M::Training, kOnce, kSelects,

@@ -18,15 +18,7 @@ namespace trc::rt {
 namespace fs = std::filesystem;
 
 Status checkSaveModelTarget(const std::string &dir) {
-  if (dir.empty())
-    return Status::error("option '--save-model' needs a folder");
-  struct stat st;
-  if (::lstat(dir.c_str(), &st) != 0)
-    return Status::success();
-  if (!S_ISDIR(st.st_mode) || ::access((dir + "/" + kSavedModelRecord).c_str(), F_OK) != 0)
-    return Status::error("--save-model " + dir + ": exists and is not a folder --save-model "
-                         "wrote (no " + kSavedModelRecord + "); nothing is overwritten");
-  return Status::success();
+  return checkOwnedFolder("--save-model", dir, kSavedModelRecord);
 }
 
 namespace {
@@ -71,12 +63,11 @@ Status saveModel(const SavedModel &m) {
     names.push_back(prefixed ? t.name.substr(prefix.size()) : t.name);
     views.push_back({names.back(), t.tensor.dtype, t.tensor.shape, t.tensor.data()});
   }
-  const std::string staged = m.dir + ".tmp-" + std::to_string(::getpid());
+  StatusOr<std::string> stagedOr = stageFolder(m.dir);
+  if (!stagedOr.ok())
+    return Status(stagedOr.status()).withPrefix("--save-model " + m.dir + ": ");
+  const std::string staged = *stagedOr;
   std::error_code ec;
-  fs::remove_all(staged, ec);
-  if (!fs::create_directories(staged, ec) || ec)
-    return Status::error("--save-model " + m.dir + ": cannot create " + staged + ": " +
-                         ec.message());
   auto fail = [&](const Status &s) {
     fs::remove_all(staged, ec);
     return s.withPrefix("--save-model " + m.dir + ": ");
@@ -94,19 +85,9 @@ Status saveModel(const SavedModel &m) {
       !s)
     return fail(s);
   // The old folder (one --save-model wrote) goes only once the new one is complete.
-  const std::string old = m.dir + ".old-" + std::to_string(::getpid());
-  bool replacing = fs::exists(m.dir, ec);
-  if (replacing && (fs::rename(m.dir, old, ec), ec))
-    return fail(Status::error("cannot move the previous folder aside: " + ec.message()));
-  fs::rename(staged, m.dir, ec);
-  if (ec) {
-    if (replacing)
-      fs::rename(old, m.dir, ec);
-    return fail(Status::error("cannot rename " + staged + " into place"));
-  }
-  if (replacing)
-    fs::remove_all(old, ec);
-  return fsyncDirectory(parentDirectory(m.dir));
+  if (Status s = replaceFolder(staged, m.dir); !s)
+    return s.withPrefix("--save-model " + m.dir + ": ");
+  return Status::success();
 }
 
 } // namespace trc::rt

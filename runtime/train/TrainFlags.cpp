@@ -113,6 +113,7 @@ StatusOr<TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
         std::pair{"--save-artifact", &o.saveArtifact}, std::pair{"--profile", &o.profilePath},
         std::pair{"--recompute", &o.recompute}, std::pair{"--on-nonfinite", &o.onNonFinite},
         std::pair{"--from-checkpoint", &o.fromCheckpoint}, std::pair{"--save-model", &o.saveModel},
+        std::pair{"--predictions", &o.predictionsDir},
         std::pair{"--keep-best", &o.keepBest}})
     if (has(flag))
       *field = text(flag);

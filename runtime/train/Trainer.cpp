@@ -30,6 +30,7 @@
 #include "runtime/train/DataLoader.h"
 #include "runtime/train/DistributedRun.h"
 #include "runtime/train/Evaluator.h"
+#include "runtime/train/Predictions.h"
 #include "runtime/train/LossScaler.h"
 #include "runtime/train/Metrics.h"
 #include "runtime/train/PipelineExecutor.h"
@@ -516,7 +517,9 @@ private:
   Status getStep(int64_t &vocab);
   Status checkRespecialization(const TrainingModelInfo &info);
   Status openEvaluator(int64_t vocab);
-  StatusOr<std::optional<EvalResult>> evaluate();
+  /// Evaluates the trained parameters (after `step` steps); with
+  /// --predictions rank 0 writes the rows' outputs.
+  StatusOr<std::optional<EvalResult>> evaluate(int64_t step);
   Status allocateStepBuffers();
   void takeRows(FeedBuffer &feed, int64_t micro);
   Status zeroState();
@@ -680,7 +683,7 @@ bool changesDuringTraining(const Manifest &manifest, const Slot &slot) {
 /// part; pipeline stages: gathered on rank 0 over the first data replica's
 /// pipeline, as for a checkpoint), into rank 0's eval programs, then rank 0
 /// evaluates.
-StatusOr<std::optional<EvalResult>> TrainingJob::evaluate() {
+StatusOr<std::optional<EvalResult>> TrainingJob::evaluate(int64_t step) {
   ProfileScope evalPhase("eval");
   if (pipeline_) {
     if (dist_.dataIndex() == 0) {
@@ -707,9 +710,14 @@ StatusOr<std::optional<EvalResult>> TrainingJob::evaluate() {
   }
   if (!evaluator_)
     return std::optional<EvalResult>();
-  StatusOr<EvalResult> result = evaluator_->evaluate();
+  std::vector<NamedTensor> outputs;
+  const bool predicting = !o_.predictionsDir.empty();
+  StatusOr<EvalResult> result = evaluator_->evaluate(predicting ? &outputs : nullptr);
   if (!result.ok())
     return result.status();
+  if (predicting)
+    if (Status s = writePredictions(o_.predictionsDir, step, outputs); !s)
+      return s;
   return std::optional<EvalResult>(*result);
 }
 
@@ -1534,7 +1542,7 @@ Status TrainingJob::train() {
     // --eval-data: every --eval-every steps and after the last one.
     if (!stop && !o_.evalData.empty() &&
         (last || (o_.evalEvery && (step + 1) % o_.evalEvery == 0))) {
-      StatusOr<std::optional<EvalResult>> evaluated = evaluate();
+      StatusOr<std::optional<EvalResult>> evaluated = evaluate(result.step);
       if (!evaluated.ok())
         return evaluated.status();
       if (const std::optional<EvalResult> &e = *evaluated) {
@@ -1659,7 +1667,7 @@ Status TrainingJob::evaluateAlone() {
       return loaded.status();
     step = *loaded;
   }
-  StatusOr<std::optional<EvalResult>> evaluated = evaluate();
+  StatusOr<std::optional<EvalResult>> evaluated = evaluate(step);
   if (!evaluated.ok())
     return evaluated.status();
   if (!dist_.isRoot() || !*evaluated)
@@ -1776,6 +1784,9 @@ Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
       return s;
   if (!options.saveModel.empty())
     if (Status s = checkSaveModelTarget(options.saveModel); !s)
+      return s;
+  if (!options.predictionsDir.empty())
+    if (Status s = checkPredictionsTarget(options.predictionsDir); !s)
       return s;
   // Ranks, groups and the data-parallel plan (one process: world size 1).
   StatusOr<std::unique_ptr<DistributedRun>> created = DistributedRun::create(options.parallelConfig);

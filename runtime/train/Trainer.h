@@ -90,6 +90,7 @@ struct TrainerOptions {
   std::string parallelConfig;            // ParallelPlan spec        (--config)
   std::string exportOnnx;                // OUT.onnx after training  (--export-onnx)
   std::string saveModel;                 // trained parameters as PyTorch/HF load them (--save-model)
+  std::string predictionsDir;            // the eval rows' outputs (--predictions, Predictions.h)
   std::string keepBest;                  // eval_loss | eval_perplexity | eval_accuracy:
                                          // D/best names the best checkpoint, kept (--keep-best)
   std::string saveArtifact;              // compile and keep, no run (--save-artifact)

@@ -134,6 +134,7 @@ Status validateEvaluationOnly(const TrainerOptions &o) {
   TrainerOptions asRun = o;
   asRun.data = o.evalData;
   asRun.evalData.clear();
+  asRun.predictionsDir.clear();
   asRun.fromCheckpoint.clear();
   asRun.steps = 1;
   return validateTrainerOptions(asRun);
@@ -197,6 +198,9 @@ Status validateTrainerOptions(const TrainerOptions &o) {
                            "--eval-every " + std::to_string(o.evalEvery) +
                            ", so that every checkpoint has its evaluation");
   }
+  if (!o.predictionsDir.empty() && o.evalData.empty())
+    return Status::error("--predictions writes the outputs of an evaluation: it needs "
+                         "--eval-data");
   if (!o.saveModel.empty() && saving)
     return Status::error("--save-model saves the trained model; --save-artifact trains nothing");
   if (o.steps < 1 && o.epochs < 1 && !saving)
