@@ -138,6 +138,43 @@ def test_compile_then_train_the_compiled_step(run, tmp_path):
     assert [s["loss"] for s in saved.steps] == [s["loss"] for s in direct.steps]
 
 
+class TinyLMWithLogits(TinyLM):
+    """TinyLM returning (loss, logits), as Hugging Face models do."""
+
+    def forward(self, input_ids, labels):
+        logits = self.head(torch.tanh(self.hidden(self.norm(self.embed(input_ids)))))
+        return nn.functional.cross_entropy(logits.reshape(-1, VOCAB), labels.reshape(-1)), logits
+
+
+def test_predict_gives_the_trained_modules_logits(run, tmp_path):
+    torch.manual_seed(0)
+    model = TinyLMWithLogits()
+    trainer = trc.Trainer(model, run.data, example_inputs=example(run.data), export_logits=True,
+                          output_dir=tmp_path, **dict(OPTIONS, steps=4))
+    own = trainer.predict(run.held)          # before train(): the module's own parameters
+    with torch.no_grad():
+        held = {k: torch.from_numpy(v) for k, v in run.held.items()}
+        loss, logits = model(**held)
+    assert own.step == 0 and list(own.outputs) == ["logits"]
+    np.testing.assert_allclose(own.predictions, logits.numpy(), rtol=1e-4, atol=1e-5)
+    trainer.train()
+    model.load_state_dict(trainer.state_dict())
+    with torch.no_grad():
+        loss, logits = model(**held)
+    trained = trainer.predict(run.held)
+    assert trained.step == 4 and trained.predictions.shape == (8, SEQ, VOCAB)
+    np.testing.assert_allclose(trained.predictions, logits.numpy(), rtol=1e-4, atol=1e-5)
+    assert trained.metrics["eval_loss"] == pytest.approx(loss.item(), rel=1e-5)
+    accuracy = (logits.argmax(-1) == held["labels"]).float().mean().item()
+    assert trained.metrics["eval_accuracy"] == pytest.approx(accuracy)
+
+
+def test_predict_without_per_row_outputs_says_so(run, tmp_path):
+    trainer = trc.Trainer(run.out / "model.onnx", output_dir=tmp_path, **OPTIONS)
+    with pytest.raises(trc.Error, match="no output with one value per row"):
+        trainer.predict(run.held)
+
+
 def test_unknown_keyword_is_a_type_error(run):
     with pytest.raises(TypeError, match="'learning_rate'.*--learning-rate"):
         trc.Trainer(run.out / "model.onnx", run.out / "train.npz", learning_rate=0.1)

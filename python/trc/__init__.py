@@ -20,6 +20,8 @@ import pkgutil
 
 __path__ = pkgutil.extend_path(__path__, __name__)
 
-from .trainer import CompiledStep, Error, Trainer, TrainResult, compile, export  # noqa: E402
+from .trainer import (CompiledStep, Error, PredictionOutput, Trainer, TrainResult,  # noqa: E402
+                      compile, export)
 
-__all__ = ["CompiledStep", "Error", "Trainer", "TrainResult", "compile", "export"]
+__all__ = ["CompiledStep", "Error", "PredictionOutput", "Trainer", "TrainResult", "compile",
+           "export"]

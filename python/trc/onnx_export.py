@@ -9,7 +9,10 @@ export_for_training.
 `model` is called with the example inputs as keyword arguments and returns
 the loss: a scalar tensor, an object with a `.loss` (transformers' outputs)
 or a tuple whose first element is the loss. The graph's inputs are the
-dict's keys, in order; its one output is "loss".
+dict's keys, in order; its output is "loss", and with logits=True also
+"logits" (the output's `.logits`, or the tuple's second element), which
+trc-run --predictions writes for every eval row (and trc's evaluation pairs
+with an integer labels input of its shape for eval_accuracy).
 
 Why not torch.onnx.export's defaults: torch 2's default (the dynamo exporter
 with optimize=True) folds parameters and constants into new initializers
@@ -57,19 +60,30 @@ KIND_KEY = "pkg.torch.export.graph_signature.InputSpec.kind"
 
 class LossModule(nn.Module):
     """`model` called with keyword arguments `names` (the graph's inputs, in
-    order), returning its loss alone."""
+    order), returning its loss alone, or (loss, logits) with `logits`."""
 
-    def __init__(self, model, names):
+    def __init__(self, model, names, logits=False):
         super().__init__()
-        self.model, self.names = model, list(names)
+        self.model, self.names, self.logits = model, list(names), logits
 
     def forward(self, *args):
         out = self.model(**dict(zip(self.names, args)))
         if hasattr(out, "loss"):
-            out = out.loss
+            loss, logits = out.loss, getattr(out, "logits", None)
         elif isinstance(out, (tuple, list)):
-            out = out[0]
-        return out
+            loss, logits = out[0], out[1] if len(out) > 1 else None
+        else:
+            loss, logits = out, None
+        if not self.logits:
+            return loss
+        if logits is None:
+            raise ValueError("logits=True: the model returns no logits (an output's .logits or "
+                             "the second element of its tuple)")
+        return loss, logits
+
+
+def output_names(logits):
+    return ["loss", "logits"] if logits else ["loss"]
 
 
 def has_dynamo_export():
@@ -91,8 +105,16 @@ def _dynamic_axes(example_inputs):
     return axes
 
 
+def _logits_axes(wrapper, args):
+    """The logits output's dynamic axes (TorchScript needs them named):
+    axis 0 'batch', and axis 1 'sequence' when logits are per token."""
+    with torch.no_grad():
+        logits = wrapper(*args)[1]
+    return {0: "batch", 1: "sequence"} if logits.dim() == 3 else {0: "batch"}
+
+
 def export_for_training(model, example_inputs, path, dynamic=True, opset=None, log=None,
-                        saved=None):
+                        saved=None, logits=False):
     """Exports `model` (called as model(**example_inputs), returning its loss)
     to `path` for trc's training: inputs the keys of `example_inputs` in
     order, output 'loss'. dynamic: axis 0 of every input is 'batch' and axis
@@ -100,36 +122,41 @@ def export_for_training(model, example_inputs, path, dynamic=True, opset=None, l
     the exporter's default. log(str): told the export call used. saved: the
     module whose state dict trc-run --save-model writes (default `model`; a
     Hugging Face model inside a loss wrapper: that model, whose config goes
-    along). Returns the call, as text."""
+    along). logits: the model's logits as a second output 'logits'.
+    Returns the call, as text."""
     names = list(example_inputs)
     args = tuple(example_inputs[n] for n in names)
-    wrapper = LossModule(model, names)
+    wrapper = LossModule(model, names, logits)
     wrapper.train()
     axes = _dynamic_axes(example_inputs) if dynamic else None
+    outputs = output_names(logits)
     if has_dynamo_export():
-        call = _export_dynamo(wrapper, args, names, path, axes, opset)
+        call = _export_dynamo(wrapper, args, names, path, axes, opset, outputs)
     else:
-        call = _export_torchscript(wrapper, args, names, path, axes, opset or TORCHSCRIPT_OPSET)
+        if axes and logits:
+            axes["logits"] = _logits_axes(wrapper, args)
+        call = _export_torchscript(wrapper, args, names, path, axes, opset or TORCHSCRIPT_OPSET,
+                                   outputs)
     _record_saved_model(wrapper, saved if saved is not None else model, path)
     if log:
         log(call)
     return call
 
 
-def _export_torchscript(wrapper, args, names, path, axes, opset):
+def _export_torchscript(wrapper, args, names, path, axes, opset, outputs):
     call = (f"torch.onnx.export(model, args, {path!r}, input_names={names!r}, "
-            f"output_names=['loss'], opset_version={opset}, do_constant_folding=False, "
+            f"output_names={outputs!r}, opset_version={opset}, do_constant_folding=False, "
             f"training=torch.onnx.TrainingMode.TRAINING, dynamic_axes={axes!r})")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(wrapper, args, path, input_names=names, output_names=["loss"],
+        torch.onnx.export(wrapper, args, path, input_names=names, output_names=outputs,
                           opset_version=opset, do_constant_folding=False,
                           training=torch.onnx.TrainingMode.TRAINING, dynamic_axes=axes)
     mark_buffers_frozen(wrapper, path)
     return call
 
 
-def _export_dynamo(wrapper, args, names, path, axes, opset):
+def _export_dynamo(wrapper, args, names, path, axes, opset, outputs):
     shapes = None
     if axes:
         dims = {}
@@ -139,7 +166,7 @@ def _export_dynamo(wrapper, args, names, path, axes, opset):
         sum(b.numel() * b.element_size() for b in wrapper.buffers())
     external = weights >= EXTERNAL_DATA_BYTES
     options = dict(dynamo=True, optimize=False, external_data=external,
-                   input_names=names, output_names=["loss"],
+                   input_names=names, output_names=outputs,
                    dynamic_shapes=(shapes,) if shapes else None)   # forward(*args): one argument
     if opset:
         options["opset_version"] = opset

@@ -11,6 +11,7 @@ with the keyword arguments as trc-run's flags. Results stay in `output_dir`
                    a later resume=True start from it
   model/           --save-model: the trained parameters under the module's
                    own names (model.safetensors, a Hugging Face config.json)
+  predictions/     predict(): the model's outputs for every row (--predictions)
 state_dict() reads model/ back for module.load_state_dict.
 """
 import dataclasses
@@ -29,6 +30,7 @@ _TRAINING_ONLY = {
     "keep_best", "resume", "overwrite_checkpoints", "checkpoint_sync", "export_onnx",
     "save_model", "profile", "profile_summary", "profile_steps", "detect_anomaly", "metrics",
     "tensorboard", "grad_accum", "shuffle", "log_every", "signal_grace", "lr_schedule",
+    "predictions",
 }
 _NEVER = 10 ** 9   # a checkpoint interval no run reaches: only the last step's
 
@@ -44,6 +46,31 @@ class TrainResult:
     training_loss: float          # mean of the steps' losses
     metrics: dict
     steps: list                   # one dict per step (on_step's)
+
+
+@dataclasses.dataclass
+class PredictionOutput:
+    """What predict() returns: the model's outputs for every row, in row
+    order (Hugging Face's PredictionOutput, without label_ids)."""
+    outputs: dict                 # output name -> array [rows, ...]
+    metrics: dict                 # eval_loss (eval_accuracy...) of the same rows
+    step: int                     # the parameters' step (0: the model's own)
+
+    @property
+    def predictions(self):
+        """The one output (logits), or a tuple of them in the model's order."""
+        values = tuple(self.outputs.values())
+        return values[0] if len(values) == 1 else values
+
+
+def read_predictions(folder):
+    """(step, {output: array}) from a --predictions folder."""
+    import json
+    import numpy as np
+    with open(os.path.join(folder, "predictions.json")) as f:
+        record = json.load(f)
+    return record["step"], {name: np.load(os.path.join(folder, file))
+                            for name, file in record["outputs"].items()}
 
 
 @dataclasses.dataclass
@@ -70,12 +97,14 @@ def _publish(write, path):
     return path
 
 
-def export(module, example_inputs, path=None, *, dynamic=True, opset=None, saved=None):
+def export(module, example_inputs, path=None, *, dynamic=True, opset=None, saved=None,
+           logits=False):
     """Exports `module` (returning its loss from the example inputs) to an
     ONNX file trc trains: dynamic batch and sequence axes, parameters kept
     (trc.onnx_export says how, for the installed torch). example_inputs: a
-    dict {input name: tensor}, or a tuple in forward()'s order. Returns the
-    path (default: a new temporary file)."""
+    dict {input name: tensor}, or a tuple in forward()'s order. logits: the
+    module's logits as a second output (for predict()). Returns the path
+    (default: a new temporary file)."""
     import inspect
     from .onnx_export import export_for_training
     if not isinstance(example_inputs, dict):
@@ -85,7 +114,8 @@ def export(module, example_inputs, path=None, *, dynamic=True, opset=None, saved
         path = os.path.join(tempfile.mkdtemp(prefix="trc-export-"), "model.onnx")
     path = os.fspath(path)
     return _publish(lambda tmp: export_for_training(module, example_inputs, tmp, dynamic=dynamic,
-                                                    opset=opset, saved=saved), path)
+                                                    opset=opset, saved=saved, logits=logits),
+                    path)
 
 
 def compile(model, data=None, *, output=None, **options):
@@ -107,7 +137,8 @@ class Trainer:
     """Trains `model` on `data` with trc-run's options.
 
     model: an .onnx path, a saved step folder, a CompiledStep, or a torch
-      module with `example_inputs` (exported with trc.export).
+      module with `example_inputs` (exported with trc.export; with
+      export_logits=True its logits are an output too, for predict()).
     data, eval_data: a path trc-run reads (.npz rows, a folder of .npy, a
       token file) or a dict of arrays {input name: rows}.
     config: the parallel plan: a dict, a JSON file or "auto".
@@ -118,12 +149,12 @@ class Trainer:
     """
 
     def __init__(self, model, data=None, *, eval_data=None, config=None, example_inputs=None,
-                 output_dir="trc-output", callbacks=(), **options):
+                 export_logits=False, output_dir="trc-output", callbacks=(), **options):
         self.output_dir = os.fspath(output_dir)
         os.makedirs(self.output_dir, exist_ok=True)
         self._options = dict(options)
         to_args(self._options, native().flags())   # unknown keywords fail here
-        self._model = self._model_path(model, example_inputs)
+        self._model = self._model_path(model, example_inputs, export_logits)
         self._data = self._data_path(data, "train")
         self._eval_data = self._data_path(eval_data, "eval")
         self._config = config
@@ -132,7 +163,7 @@ class Trainer:
         self._trained = False
 
     # -- inputs ------------------------------------------------------------
-    def _model_path(self, model, example_inputs):
+    def _model_path(self, model, example_inputs, logits):
         if isinstance(model, CompiledStep):
             return model.path
         if isinstance(model, (str, os.PathLike)):
@@ -140,7 +171,8 @@ class Trainer:
         if example_inputs is None:
             raise TypeError("a torch module needs example_inputs (a dict of input tensors whose "
                             "forward returns the loss) to be exported")
-        return export(model, example_inputs, os.path.join(self.output_dir, "model.onnx"))
+        return export(model, example_inputs, os.path.join(self.output_dir, "model.onnx"),
+                      logits=logits)
 
     def _data_path(self, data, name):
         if data is None or isinstance(data, (str, os.PathLike)):
@@ -205,11 +237,25 @@ class Trainer:
     def evaluate(self, eval_data=None):
         """Held-out loss (accuracy, perplexity where they apply) of the
         trained parameters (the model's own before train()): a dict."""
+        return self._evaluate(eval_data, "evaluate()")
+
+    def predict(self, data=None):
+        """The model's outputs (its logits: a module exported with
+        export_logits=True, or an .onnx model with such outputs) for every
+        row of `data` (default: the eval data), with the trained parameters
+        (the model's own before train()), and the rows' metrics: a
+        PredictionOutput."""
+        folder = os.path.join(self.output_dir, "predictions")
+        metrics = self._evaluate(data, "predict()", predictions=folder)
+        step, outputs = read_predictions(folder)
+        return PredictionOutput(outputs=outputs, metrics=metrics, step=step)
+
+    def _evaluate(self, eval_data, what, **extra):
         data = self._data_path(eval_data, "eval") if eval_data is not None else self._eval_data
         if data is None:
-            raise TypeError("evaluate() needs eval_data (here or in the Trainer)")
+            raise TypeError(f"{what} needs data (here or as the Trainer's eval_data)")
         kept = {k: v for k, v in self._options.items() if k not in _TRAINING_ONLY}
-        args = self._common_args(kept) + [f"--eval-data={data}"]
+        args = self._common_args(dict(kept, **extra)) + [f"--eval-data={data}"]
         if self._trained:
             args.append(f"--from-checkpoint={self._checkpoints}")
         results = []
