@@ -2,9 +2,10 @@
 Trainer class changed, for a GPT-2 language model (warm-up and linear decay,
 weight decay, two epochs, evaluation every 8 steps) and a BERT sequence
 classifier (padded batches of varying length, gradient accumulation,
-cosine schedule): every logged training loss within 1e-4 relative (both
-round to 4 digits), the learning rates, the eval losses, and the saved
-folder that from_pretrained loads gives trc's eval loss. Unsupported
+cosine schedule, compute_metrics during training and after, predict()):
+every logged training loss within 1e-4 relative (both round to 4 digits),
+the learning rates, the eval losses and metrics, the predicted logits, and
+the saved folder that from_pretrained loads gives trc's eval loss. Unsupported
 arguments are errors naming the field."""
 import numpy as np
 import pytest
@@ -112,15 +113,33 @@ def test_gpt2_language_model(tmp_path):
     assert loss == pytest.approx(ours_eval["eval_loss"], rel=1e-5)
 
 
+def accuracy(prediction):
+    """compute_metrics as SST-2 scripts write it."""
+    return {"accuracy": float((prediction.predictions.argmax(-1) == prediction.label_ids).mean())}
+
+
 def test_bert_classifier_with_padding_and_accumulation(tmp_path):
     runs = both(dict(train_dataset=classifier_rows(0, 48), eval_dataset=classifier_rows(1, 16),
-                     data_collator=pad_batch,
+                     data_collator=pad_batch, compute_metrics=accuracy,
                      args=dict(per_device_train_batch_size=4, gradient_accumulation_steps=2,
                                learning_rate=2e-3, max_steps=6, logging_steps=2,
                                lr_scheduler_type="cosine", warmup_ratio=0.2, max_grad_norm=0.5,
+                               evaluation_strategy="steps", eval_steps=3,
                                save_strategy="no", seed=3, report_to=[], use_cpu=True)),
                 tmp_path, bert)
-    check_same_curves(runs)
+    ours, ours_eval = check_same_curves(runs)
+    hf, _, hf_eval = runs["hf"]
+    # compute_metrics at every evaluation, during training and after.
+    assert [s for s, _ in logged(ours, "eval_accuracy")] == [3, 6, 6]
+    assert logged(ours, "eval_accuracy") == logged(hf, "eval_accuracy")
+    assert ours_eval["eval_accuracy"] == hf_eval["eval_accuracy"]
+    # predict(): the same logits, label_ids and test_ metrics as transformers'.
+    test = classifier_rows(2, 12)
+    want, got = hf.predict(test), ours.predict(test)
+    np.testing.assert_allclose(got.predictions, want.predictions, rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(got.label_ids, want.label_ids)
+    assert got.metrics["test_loss"] == pytest.approx(want.metrics["test_loss"], rel=1e-4)
+    assert got.metrics["test_accuracy"] == want.metrics["test_accuracy"]
 
 
 def test_unsupported_arguments_are_named(tmp_path):
@@ -128,9 +147,9 @@ def test_unsupported_arguments_are_named(tmp_path):
     with pytest.raises(ValueError, match="label_smoothing_factor"):
         trc.hf.Trainer(model=gpt2(), args=args, train_dataset=lm_rows(0, 8))
     args = TrainingArguments(output_dir=str(tmp_path), report_to=[])
-    with pytest.raises(ValueError, match="compute_metrics"):
+    with pytest.raises(ValueError, match="model_init"):
         trc.hf.Trainer(model=gpt2(), args=args, train_dataset=lm_rows(0, 8),
-                       compute_metrics=lambda p: {})
+                       model_init=gpt2)
     args = TrainingArguments(output_dir=str(tmp_path), optim="sgd", report_to=[])
     with pytest.raises(ValueError, match="optim"):
         trc.hf.Trainer(model=gpt2(), args=args, train_dataset=lm_rows(0, 8))

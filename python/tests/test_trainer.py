@@ -169,6 +169,20 @@ def test_predict_gives_the_trained_modules_logits(run, tmp_path):
     assert trained.metrics["eval_accuracy"] == pytest.approx(accuracy)
 
 
+def test_predict_exports_the_logits_of_a_module_trained_without_them(run, tmp_path):
+    torch.manual_seed(0)
+    model = TinyLMWithLogits()
+    trainer = trc.Trainer(model, run.data, example_inputs=example(run.data), output_dir=tmp_path,
+                          **dict(OPTIONS, steps=3))
+    trainer.train()
+    model.load_state_dict(trainer.state_dict())
+    with torch.no_grad():
+        _, logits = model(**{k: torch.from_numpy(v) for k, v in run.held.items()})
+    got = trainer.predict(run.held)
+    assert got.step == 3
+    np.testing.assert_allclose(got.predictions, logits.numpy(), rtol=1e-4, atol=1e-5)
+
+
 def test_predict_without_per_row_outputs_says_so(run, tmp_path):
     trainer = trc.Trainer(run.out / "model.onnx", output_dir=tmp_path, **OPTIONS)
     with pytest.raises(trc.Error, match="no output with one value per row"):

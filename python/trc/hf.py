@@ -18,10 +18,17 @@ digits, the learning rate the scheduler holds after the step, epoch,
 step; eval entries; the final train_* summary), and save_model() writes the
 Hugging Face folder (model.safetensors + config.json) from_pretrained loads.
 
+compute_metrics sees what transformers passes it: an EvalPrediction of the
+model's logits (after preprocess_logits_for_metrics, when given) and the
+label_ids of every eval row; for it the model is exported with its logits
+as a second output, trc-run writes them after each evaluation
+(--predictions) and the metrics join the eval entries as eval_<name>.
+predict() returns transformers' PredictionOutput (test_ metrics).
+
 A TrainingArguments field this does not honour, set to other than its
 default, is an error naming the field (never silently ignored); so are
-constructor arguments it does not take (compute_metrics, model_init,
-optimizers, callbacks). Known differences: a batch shorter than the others
+constructor arguments it does not take (model_init, optimizers,
+callbacks). Known differences: a batch shorter than the others
 (the last of an epoch without dataloader_drop_last) is not trained (a line
 on stderr says so); with dropout the random masks are trc's, not torch's.
 The plan: `trc_config` ({"tensor_parallel_degree": 2, ...} or "auto"),
@@ -34,6 +41,7 @@ import sys
 import time
 
 from .trainer import Trainer as _TrcTrainer
+from .trainer import read_predictions
 
 # TrainingArguments fields turned into trc-run flags or honoured by using
 # transformers' own data loaders.
@@ -115,14 +123,10 @@ class Trainer:
                  *, trc_config=None):
         import transformers
         for name, value, default in (("model_init", model_init, None),
-                                     ("compute_metrics", compute_metrics, None),
                                      ("callbacks", callbacks, None),
-                                     ("optimizers", tuple(optimizers), (None, None)),
-                                     ("preprocess_logits_for_metrics",
-                                      preprocess_logits_for_metrics, None)):
+                                     ("optimizers", tuple(optimizers), (None, None))):
             if value != default:
-                raise ValueError(f"{name}: trc.hf.Trainer does not take it yet (trc computes "
-                                 f"eval_loss and, for a model with logits, eval_accuracy itself)")
+                raise ValueError(f"{name}: trc.hf.Trainer does not take it yet")
         if model is None:
             raise ValueError("trc.hf.Trainer needs a model")
         args = args or transformers.TrainingArguments(output_dir="tmp_trainer")
@@ -130,6 +134,8 @@ class Trainer:
         self.model, self.args, self.tokenizer = model, args, tokenizer
         self.train_dataset, self.eval_dataset = train_dataset, eval_dataset
         self.trc_config = trc_config
+        self.compute_metrics = compute_metrics
+        self.preprocess_logits_for_metrics = preprocess_logits_for_metrics
         self.state = TrainerState()
         if hasattr(model, "config") and hasattr(model.config, "use_cache"):
             model.config.use_cache = False   # training: no key/value cache among the outputs
@@ -155,6 +161,8 @@ class Trainer:
             epoch += 1
             if count is None:
                 break
+        if what == "eval":   # evaluation takes every row: batches only feed it rows
+            return batches
         sizes = {len(next(iter(b.values()))) for b in batches}
         full = max(sizes)
         kept = [b for b in batches if len(next(iter(b.values()))) == full]
@@ -247,11 +255,24 @@ class Trainer:
         if self.eval_dataset is not None and options.get("eval_every"):
             eval_rows = self._rows(self._batches(self._hf.get_eval_dataloader(), what="eval"))
         os.makedirs(a.output_dir, exist_ok=True)
+        predictions = os.path.join(a.output_dir, "trc", "eval-predictions")
+        measured = self.compute_metrics is not None and eval_rows is not None
+        if measured:
+            options["predictions"] = predictions
         self._trainer = _TrcTrainer(self.model, train_rows, eval_data=eval_rows,
                                     config=self.trc_config, example_inputs=example,
+                                    export_logits=self.compute_metrics is not None,
                                     output_dir=os.path.join(a.output_dir, "trc"), **options)
+
+        def with_metrics(step):   # trc-run wrote this evaluation's logits before the step's report
+            if measured and "eval_loss" in step:
+                _, outputs = read_predictions(predictions)
+                for key in [k for k in step if k.startswith("eval_") and k != "eval_loss"]:
+                    del step[key]   # compute_metrics' metrics, not trc's own
+                step.update(self._measure(outputs, eval_rows, "eval"))
+
         start = time.time()
-        result = self._trainer.train()
+        result = self._trainer.train(on_step=with_metrics)
         runtime = time.time() - start
         self._log(result.steps, per_epoch, runtime, options["batch_size"])
         self.state.max_steps = steps
@@ -285,23 +306,82 @@ class Trainer:
         self.state.global_step = last
         self.state.epoch = last / per_epoch
 
-    def evaluate(self, eval_dataset=None, **unsupported):
-        """eval_loss (and eval_accuracy for a model with logits) of the
-        trained model on eval_dataset (default: the constructor's)."""
+    def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix="eval",
+                 **unsupported):
+        """eval_loss (eval_accuracy for a model with logits; compute_metrics'
+        metrics when given) of the trained model on eval_dataset (default:
+        the constructor's), named with metric_key_prefix."""
         if unsupported:
             raise ValueError(f"evaluate({', '.join(unsupported)}): trc.hf.Trainer does not take it")
-        dataset = eval_dataset if eval_dataset is not None else self.eval_dataset
-        if dataset is None:
-            raise ValueError("evaluate() needs an eval_dataset")
-        if self._trainer is None:
-            raise ValueError("evaluate() after train(): trc evaluates the parameters it trained")
-        rows = self._rows(self._batches(self._hf.get_eval_dataloader(dataset), what="eval"))
-        start = time.time()
-        metrics = self._trainer.evaluate(rows)
-        metrics["eval_runtime"] = round(time.time() - start, 4)
-        metrics["epoch"] = self.state.epoch
+        rows, start = self._eval_rows(eval_dataset, "evaluate()"), time.time()
+        if self.compute_metrics is None:
+            metrics = _renamed(self._trainer.evaluate(rows), metric_key_prefix)
+        else:
+            prediction = self._trainer.predict(rows)
+            metrics = self._measure(prediction.outputs, rows, metric_key_prefix,
+                                    prediction.metrics)
+        metrics.update(self._timing(metric_key_prefix, time.time() - start, rows))
         self.state.log_history.append(dict(metrics, step=self.state.global_step))
         return metrics
+
+    def predict(self, test_dataset, ignore_keys=None, metric_key_prefix="test"):
+        """transformers' PredictionOutput: the model's logits for every row
+        of test_dataset (after preprocess_logits_for_metrics), their
+        label_ids, and the metrics (loss, compute_metrics') as test_*."""
+        from transformers.trainer_utils import PredictionOutput
+        rows, start = self._eval_rows(test_dataset, "predict()"), time.time()
+        prediction = self._trainer.predict(rows)
+        logits = prediction.predictions
+        labels = rows.get(self._label_name())
+        if self.preprocess_logits_for_metrics is not None:
+            logits = self._preprocessed(logits, labels)
+        if self.compute_metrics is None:
+            metrics = _renamed(prediction.metrics, metric_key_prefix)
+        else:
+            metrics = self._measure(prediction.outputs, rows, metric_key_prefix,
+                                    prediction.metrics)
+        metrics.update(self._timing(metric_key_prefix, time.time() - start, rows))
+        return PredictionOutput(predictions=logits, label_ids=labels, metrics=metrics)
+
+    # -- metrics -------------------------------------------------------------
+    def _eval_rows(self, dataset, what):
+        dataset = dataset if dataset is not None else self.eval_dataset
+        if dataset is None:
+            raise ValueError(f"{what} needs a dataset (or the constructor's eval_dataset)")
+        if self._trainer is None:
+            raise ValueError(f"{what} after train(): trc evaluates the parameters it trained")
+        return self._rows(self._batches(self._hf.get_eval_dataloader(dataset), what="eval"))
+
+    def _label_name(self):
+        names = self.args.label_names or ["labels"]
+        return names[0]
+
+    def _preprocessed(self, logits, labels):
+        import torch
+        out = self.preprocess_logits_for_metrics(
+            torch.from_numpy(logits), None if labels is None else torch.from_numpy(labels))
+        return out.detach().cpu().numpy() if hasattr(out, "detach") else out
+
+    def _measure(self, outputs, rows, prefix, trc_metrics=None):
+        """{prefix}_loss (trc's) and compute_metrics' metrics of `outputs`
+        (the logits of `rows`), named as transformers names them."""
+        from transformers import EvalPrediction
+        logits = next(iter(outputs.values()))
+        labels = rows.get(self._label_name())
+        if self.preprocess_logits_for_metrics is not None:
+            logits = self._preprocessed(logits, labels)
+        measured = self.compute_metrics(EvalPrediction(predictions=logits, label_ids=labels))
+        metrics = {}
+        if trc_metrics is not None:
+            metrics[f"{prefix}_loss"] = trc_metrics["eval_loss"]
+        for key, value in measured.items():
+            metrics[key if key.startswith(f"{prefix}_") else f"{prefix}_{key}"] = value
+        return metrics
+
+    def _timing(self, prefix, seconds, rows):
+        count = len(next(iter(rows.values())))
+        return {f"{prefix}_runtime": round(seconds, 4),
+                f"{prefix}_samples_per_second": round(count / seconds, 3), "epoch": self.state.epoch}
 
     def save_model(self, output_dir=None):
         """The Hugging Face folder (model.safetensors, config.json, and the
@@ -313,6 +393,11 @@ class Trainer:
             self._trainer.save_model(output_dir)
         if self.tokenizer is not None:
             self.tokenizer.save_pretrained(output_dir)
+
+
+def _renamed(metrics, prefix):
+    """trc's eval_* metrics under transformers' metric_key_prefix."""
+    return {f"{prefix}_{k[len('eval_'):]}": v for k, v in metrics.items()}
 
 
 def _tensor(array):

@@ -155,6 +155,10 @@ class Trainer:
         self._options = dict(options)
         to_args(self._options, native().flags())   # unknown keywords fail here
         self._model = self._model_path(model, example_inputs, export_logits)
+        # predict() of a module exported without its logits exports them.
+        self._module = None if export_logits or isinstance(model, (str, os.PathLike,
+                                                                   CompiledStep)) else model
+        self._example_inputs = example_inputs
         self._data = self._data_path(data, "train")
         self._eval_data = self._data_path(eval_data, "eval")
         self._config = config
@@ -185,10 +189,10 @@ class Trainer:
                 np.savez(f, **arrays)
         return _publish(write, os.path.join(self.output_dir, f"{name}.npz"))
 
-    def _common_args(self, options):
+    def _common_args(self, options, model=None):
         if self._config is not None:
             options = dict(options, config=self._config)
-        return [self._model] + to_args(options, native().flags())
+        return [model or self._model] + to_args(options, native().flags())
 
     @property
     def _checkpoints(self):
@@ -237,25 +241,30 @@ class Trainer:
     def evaluate(self, eval_data=None):
         """Held-out loss (accuracy, perplexity where they apply) of the
         trained parameters (the model's own before train()): a dict."""
-        return self._evaluate(eval_data, "evaluate()")
+        return self._evaluate(eval_data, "evaluate()", self._model)
 
     def predict(self, data=None):
-        """The model's outputs (its logits: a module exported with
-        export_logits=True, or an .onnx model with such outputs) for every
-        row of `data` (default: the eval data), with the trained parameters
-        (the model's own before train()), and the rows' metrics: a
-        PredictionOutput."""
+        """The model's outputs for every row of `data` (default: the eval
+        data), with the trained parameters (the model's own before train()),
+        and the rows' metrics: a PredictionOutput. A torch module's logits
+        (exported once more with them when export_logits was not set); an
+        .onnx model's outputs with one value per row."""
         folder = os.path.join(self.output_dir, "predictions")
-        metrics = self._evaluate(data, "predict()", predictions=folder)
+        model = self._model
+        if self._module is not None:   # the same parameters, with logits as an output
+            model = os.path.join(self.output_dir, "predict.onnx")
+            if not os.path.exists(model):
+                export(self._module, self._example_inputs, model, logits=True)
+        metrics = self._evaluate(data, "predict()", model, predictions=folder)
         step, outputs = read_predictions(folder)
         return PredictionOutput(outputs=outputs, metrics=metrics, step=step)
 
-    def _evaluate(self, eval_data, what, **extra):
+    def _evaluate(self, eval_data, what, model, **extra):
         data = self._data_path(eval_data, "eval") if eval_data is not None else self._eval_data
         if data is None:
             raise TypeError(f"{what} needs data (here or as the Trainer's eval_data)")
         kept = {k: v for k, v in self._options.items() if k not in _TRAINING_ONLY}
-        args = self._common_args(dict(kept, **extra)) + [f"--eval-data={data}"]
+        args = self._common_args(dict(kept, **extra), model) + [f"--eval-data={data}"]
         if self._trained:
             args.append(f"--from-checkpoint={self._checkpoints}")
         results = []
