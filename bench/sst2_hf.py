@@ -6,7 +6,8 @@ changed), on this machine's CPU.
     .venv/bin/python bench/sst2_hf.py [--max-steps N] [--out DIR]
 
 Prints each run's JSON line (train loss, wall time of train(), samples/s,
-dev loss and accuracy of the saved model loaded back with from_pretrained)
+dev loss and accuracy from evaluate() with compute_metrics and of the saved
+model loaded back with from_pretrained)
 and the ratios trc/transformers. trc's wall time includes compiling the
 step (and the dev evaluation's forward program when the run evaluates).
 """
@@ -41,7 +42,8 @@ def main():
     ours = run("trc", out, a.max_steps)
     print(f"ratios trc/transformers: train wall {ours['train_wall_s'] / hf['train_wall_s']:.2f}, "
           f"samples/s {ours['samples_per_s'] / hf['samples_per_s']:.2f}; dev accuracy "
-          f"{ours['dev_accuracy']:.4f} vs {hf['dev_accuracy']:.4f}")
+          f"{ours['dev_accuracy']:.4f} vs {hf['dev_accuracy']:.4f}; evaluate() with compute_metrics "
+          f"{ours['eval_accuracy']:.4f} vs {hf['eval_accuracy']:.4f}")
 
 
 if __name__ == "__main__":

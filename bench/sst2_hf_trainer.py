@@ -12,10 +12,12 @@ pretrained weights can be fetched here; the tokenizer is
 scripts/prepare_sst2.py's byte-level BPE (4096 entries, trained on the train
 split), rows of 64 tokens padded with 0. One epoch, AdamW 1e-3 with
 warm-up and linear decay, weight decay 0.01, batch 32, seed 1, PyTorch on
-every core (--threads; trc uses every core a rank has). After
-training, the saved folder is loaded back with from_pretrained and the dev
-accuracy computed in PyTorch (the same code for both Trainers). Prints one
-JSON line: train_loss, train_runtime, samples/s, dev loss and accuracy.
+every core (--threads; trc uses every core a rank has). The script's
+compute_metrics gives the dev accuracy of trainer.evaluate(); after
+training the saved folder is also loaded back with from_pretrained and the
+dev accuracy computed in PyTorch (the same code for both Trainers). Prints
+one JSON line: train_loss, train_runtime, samples/s, evaluate()'s loss and
+accuracy, and the reloaded model's.
 Precondition: ../shared/data/sst2 (or --data), the project's .venv.
 """
 import argparse
@@ -57,6 +59,10 @@ def load(data):
     return splits
 
 
+def compute_metrics(prediction):
+    return {"accuracy": float((prediction.predictions.argmax(-1) == prediction.label_ids).mean())}
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--trainer", choices=["hf", "trc"], required=True)
@@ -86,10 +92,11 @@ def main():
         max_steps=a.max_steps, logging_steps=100, save_strategy="no", seed=1,
         dataloader_drop_last=True, report_to=[], use_cpu=True)
     trainer = Trainer(model=model, args=args, train_dataset=splits["train"],
-                      eval_dataset=splits["dev"])
+                      eval_dataset=splits["dev"], compute_metrics=compute_metrics)
     start = time.time()
     out = trainer.train()
     wall = time.time() - start
+    evaluated = trainer.evaluate()
     trainer.save_model(os.path.join(a.out, "model"))
 
     # The saved model, loaded back: dev loss and accuracy in PyTorch.
@@ -103,6 +110,8 @@ def main():
     print(json.dumps({"trainer": a.trainer, "steps": out.global_step,
                       "train_loss": round(out.training_loss, 4), "train_wall_s": round(wall, 1),
                       "samples_per_s": round(out.global_step * 32 / wall, 1),
+                      "eval_loss": round(evaluated["eval_loss"], 4),
+                      "eval_accuracy": round(evaluated["eval_accuracy"], 4),
                       "dev_loss": round(result.loss.item(), 4), "dev_accuracy": round(accuracy, 4),
                       "threads": torch.get_num_threads()}))
 

@@ -288,6 +288,7 @@ bool compile(const std::string &model,
   ImportOptions options;
   options.inputShapes = inputShapes;
   options.refuseFoldedParameters = training != nullptr; // nothing trains otherwise
+  options.evaluation = training == nullptr;              // a forward program: module.eval()
   if (training) {
     options.frozenPatterns = training->freeze;
     options.trainablePatterns = training->trainable;

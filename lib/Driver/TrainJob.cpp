@@ -10,16 +10,10 @@ namespace trc {
 
 rt::Status runTrainCommand(const rt::RunCommand &command,
                            const std::function<void(const rt::StepResult &)> &onStep) {
-  rt::TrainArgs args = command.train;
-  args.model = command.model;
-  args.device = command.device;
-  rt::StatusOr<rt::TrainerOptions> options = rt::trainerOptionsFromFlags(args);
+  rt::StatusOr<rt::TrainerOptions> options = rt::trainerOptions(command);
   if (!options.ok())
     return options.status();
-  auto profile = args.values.find("--device-profile");
-  if (rt::Status s =
-          resolveAutoPlan(*options, profile == args.values.end() ? "" : profile->second);
-      !s)
+  if (rt::Status s = resolveAutoPlan(*options, options->deviceProfile); !s)
     return s;
   InProcessStepCompiler compiler;
   return rt::runTrainer(*options, &compiler, onStep);

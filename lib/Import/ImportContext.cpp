@@ -31,6 +31,7 @@ std::optional<llvm::SmallVector<int64_t>> constantIntsOf(Value v) {
 GraphState GraphState::nestedIn(const GraphState &outer) {
   GraphState state;
   state.fileName = outer.fileName;
+  state.evaluation = outer.evaluation;
   state.opsets = outer.opsets;
   state.outer = &outer;
   return state;

@@ -66,6 +66,8 @@ struct GraphState {
   /// Set while a static export is re-specialized to other input sizes
   /// (Respecialize.h); the model's scope only.
   Retrace *retrace = nullptr;
+  /// ImportOptions::evaluation (the model's scope; nested scopes copy it).
+  bool evaluation = false;
   /// Opset version of each imported domain ("" is ai.onnx).
   std::map<std::string, int64_t> opsets;
   const GraphState *outer = nullptr;

@@ -68,6 +68,7 @@ public:
         diag_(diag), choices_(choices), builder_(context),
         external_(externalDataDir(path, options)) {
     state_.fileName = path.str();
+    state_.evaluation = options.evaluation;
   }
 
   OwningOpRef<ModuleOp> run();

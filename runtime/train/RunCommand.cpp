@@ -175,6 +175,13 @@ Status parseRunCommand(const std::vector<std::string> &args, RunCommand &opt) {
   return Status::success();
 }
 
+StatusOr<TrainerOptions> trainerOptions(const RunCommand &command) {
+  TrainArgs args = command.train;
+  args.model = command.model;
+  args.device = command.device;
+  return trainerOptionsFromFlags(args);
+}
+
 Status checkRunPaths(const RunCommand &opt) {
   auto value = [&](const char *flag) {
     auto it = opt.train.values.find(flag);

@@ -39,6 +39,10 @@ struct RunCommand {
 /// more is read.
 Status parseRunCommand(const std::vector<std::string> &args, RunCommand &command);
 
+/// The Trainer's options from `command`'s training flags (its model and
+/// device included); an error names the flag.
+StatusOr<TrainerOptions> trainerOptions(const RunCommand &command);
+
 /// The paths the flags name, checked before anything is read or written:
 /// a file to read must be a regular file (a folder where one is allowed),
 /// never a FIFO or a device that would block or misbehave; an output must

@@ -8,7 +8,23 @@
 
 namespace trc::rt {
 
+bool TrainArgs::on(const std::string &flag) const {
+  read.insert(flag);
+  return switches.count(flag) > 0;
+}
+
+bool TrainArgs::given(const std::string &flag) const {
+  read.insert(flag);
+  return values.count(flag) > 0;
+}
+
+const std::string &TrainArgs::value(const std::string &flag) const {
+  read.insert(flag);
+  return values.at(flag);
+}
+
 const std::vector<std::string> &TrainArgs::list(const std::string &flag) const {
+  read.insert(flag);
   static const std::vector<std::string> none;
   auto it = lists.find(flag);
   return it == lists.end() ? none : it->second;
@@ -25,7 +41,7 @@ StatusOr<TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
     o.givenFlags.insert(flag);
   o.shuffle = a.on("--shuffle");
   o.resume = a.on("--resume");
-  o.resumeAuto = a.values.count("--resume") > 0; // --resume auto
+  o.resumeAuto = a.given("--resume"); // --resume auto
   o.overwriteCheckpoints = a.on("--overwrite-checkpoints");
   o.optimizer.nesterov = a.on("--nesterov");
   o.initWeights = a.on("--init-weights");
@@ -38,8 +54,8 @@ StatusOr<TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
   for (const auto &[flag, value] : a.values)
     if (flag != "--resume")
       o.givenFlags.insert(flag);
-  auto has = [&](const char *flag) { return a.values.count(flag) > 0; };
-  auto text = [&](const char *flag) { return a.values.at(flag); };
+  auto has = [&](const char *flag) { return a.given(flag); };
+  auto text = [&](const char *flag) { return a.value(flag); };
 
   for (auto [flag, field] : {std::pair{"--batch-size", &o.batchSize},
                              std::pair{"--seq-len", &o.seqLen}, std::pair{"--steps", &o.steps},
@@ -97,7 +113,7 @@ StatusOr<TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
   if (has("--loss-scale")) {
     double v;
     if (!parseFloatFlag(text("--loss-scale"), v) || v < 1)
-      return Status::error(a.values.count("--precision") && text("--precision") == "fp16"
+      return Status::error(has("--precision") && text("--precision") == "fp16"
                                ? "option '--loss-scale' expects a number >= 1"
                                : "--loss-scale is the initial loss scale of --precision fp16");
     o.initialLossScale = v;
@@ -114,6 +130,7 @@ StatusOr<TrainerOptions> trainerOptionsFromFlags(const TrainArgs &a) {
         std::pair{"--recompute", &o.recompute}, std::pair{"--on-nonfinite", &o.onNonFinite},
         std::pair{"--from-checkpoint", &o.fromCheckpoint}, std::pair{"--save-model", &o.saveModel},
         std::pair{"--predictions", &o.predictionsDir},
+        std::pair{"--device-profile", &o.deviceProfile},
         std::pair{"--keep-best", &o.keepBest}})
     if (has(flag))
       *field = text(flag);

@@ -29,8 +29,15 @@ struct TrainArgs {
   std::map<std::string, std::vector<std::string>> lists;  // repeatable: --feed, --freeze
   std::set<std::string> switches;                         // --shuffle, --resume, ...
 
-  bool on(const std::string &flag) const { return switches.count(flag) > 0; }
+  // Every question goes through these, and each records the flag it asked
+  // about in `read`: TrainFlagsTest checks that the reader asks about
+  // exactly the table's training flags, so a flag renamed or added on one
+  // side only fails a test instead of being ignored.
+  bool on(const std::string &flag) const;
+  bool given(const std::string &flag) const; // a value was given
+  const std::string &value(const std::string &flag) const; // precondition: given
   const std::vector<std::string> &list(const std::string &flag) const;
+  mutable std::set<std::string> read;
 };
 
 /// The Trainer's options from the flags; an error names the flag.

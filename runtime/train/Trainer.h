@@ -94,6 +94,7 @@ struct TrainerOptions {
   std::string keepBest;                  // eval_loss | eval_perplexity | eval_accuracy:
                                          // D/best names the best checkpoint, kept (--keep-best)
   std::string saveArtifact;              // compile and keep, no run (--save-artifact)
+  std::string deviceProfile;             // the planner's device (--device-profile; --config auto)
   std::string profilePath;               // Chrome-trace JSON, rank 0 (--profile)
   bool profileSummary = false;           // per-rank table to stderr (--profile-summary)
   int64_t profileSteps = 0;              // record the last N steps; 0: all (--profile-steps)

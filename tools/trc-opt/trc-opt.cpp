@@ -50,6 +50,11 @@ static cl::list<std::string> trainablePatterns(
     "trainable",
     cl::desc("train the float initializers whose whole names match this regex (before --freeze)"),
     cl::value_desc("REGEX"), cl::cat(importCategory));
+static cl::opt<bool> importEvaluation(
+    "import-evaluation",
+    cl::desc("import as module.eval(): Dropout is the identity, BatchNormalization uses its "
+             "running statistics, whatever training_mode says"),
+    cl::cat(importCategory));
 static cl::opt<bool> noOnnxShapeInference(
     "no-onnx-shape-inference",
     cl::desc("skip the cross-check against ONNX's shape inference"),
@@ -98,6 +103,7 @@ static int importAndRun(const std::string &inputFilename,
   options.frozenPatterns.assign(freezePatterns.begin(), freezePatterns.end());
   options.trainablePatterns.assign(trainablePatterns.begin(), trainablePatterns.end());
   options.onnxShapeInference = !noOnnxShapeInference;
+  options.evaluation = importEvaluation;
 
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
   MLIRContext context(registry);

@@ -136,13 +136,10 @@ int runEvaluation(const RunCommand &opt) {
 #ifndef TRC_RUN_WITH_COMPILER
 /// Training in a runtime-only build: saved steps only, their plan compiled in.
 Status trainSavedStep(const RunCommand &opt) {
-  TrainArgs args = opt.train;
-  args.model = opt.model;
-  args.device = opt.device;
-  StatusOr<TrainerOptions> options = trainerOptionsFromFlags(args);
+  StatusOr<TrainerOptions> options = trainerOptions(opt);
   if (!options.ok())
     return options.status();
-  if (args.values.count("--device-profile"))
+  if (!options->deviceProfile.empty())
     return Status::error("--device-profile: the planner (--config auto) needs trc-run built with "
                          "the compiler; this build trains saved steps, whose plan is compiled in");
   return runTrainer(*options, nullptr);

@@ -46,6 +46,12 @@ struct ImportOptions {
   /// Whether an export's folded parameters (InitializerRoles.h rule 4) are an
   /// error. Forward-only users, where nothing trains, turn it off.
   bool refuseFoldedParameters = true;
+  /// Import as the model's evaluation (PyTorch's module.eval()), whatever
+  /// the export's training_mode says: Dropout is the identity and
+  /// BatchNormalization normalizes with its running statistics (which it
+  /// outputs unchanged). Forward programs for --eval-data and inference set
+  /// it; a training step never does.
+  bool evaluation = false;
   /// Cross-check our shapes against ONNX shape inference (opsets <= 17).
   bool onnxShapeInference = true;
   /// Whether tensors may load external data from files beside `path`. Off:

@@ -7,7 +7,9 @@
 // ratio 0), else trc.dropout. BatchNormalization (inference, and training
 // mode with the batch statistics and the updated running statistics as
 // outputs; running statistics read from parameters are also those
-// parameters' new values after each training step), InstanceNormalization,
+// parameters' new values after each training step). An evaluation import
+// (ImportOptions::evaluation) treats both as inference whatever their
+// training_mode, as module.eval() does. InstanceNormalization,
 // MeanVarianceNormalization, LRN and RMSNormalization (opset 23: x over the
 // root mean square of its trailing axes from `axis`, times scale) are
 // compositions of reductions and elementwise ops.
@@ -140,7 +142,10 @@ LogicalResult importDropout(ImportContext &ctx) {
     return failure();
   double ratio = 0.5;
   bool training = false;
-  if (ctx.opset() < 12) {
+  if (ctx.state().evaluation) {
+    // module.eval(): the identity, whatever the ratio and training_mode
+    // inputs hold (they need not be constants then).
+  } else if (ctx.opset() < 12) {
     ratio = ctx.floatAttr("ratio", 0.5f);
     training = false; // opsets 7-11: Dropout is inference-only in exports
   } else {
@@ -212,11 +217,12 @@ LogicalResult importBatchNorm(ImportContext &ctx) {
   auto shape = type.getShape();
   if (ctx.opset() < 9 && ctx.intAttr("spatial", 1) != 1)
     return ctx.fail("spatial=0 (per-activation statistics) is not supported");
-  bool training = ctx.opset() >= 14 ? ctx.intAttr("training_mode", 0) != 0
-                                    : ctx.wantsOutput(1) || ctx.wantsOutput(2);
+  bool trainingMode = ctx.opset() >= 14 ? ctx.intAttr("training_mode", 0) != 0
+                                        : ctx.wantsOutput(1) || ctx.wantsOutput(2);
+  bool training = trainingMode && !ctx.state().evaluation;
   if (ctx.wantsOutput(3) || ctx.wantsOutput(4))
     return ctx.fail("the saved_mean and saved_var outputs are not supported");
-  if (!training && (ctx.wantsOutput(1) || ctx.wantsOutput(2)))
+  if (!trainingMode && (ctx.wantsOutput(1) || ctx.wantsOutput(2)))
     return ctx.fail("running statistics outputs need training_mode=1");
   double eps = ctx.floatAttr("epsilon", 1e-5f);
   double momentum = ctx.floatAttr("momentum", 0.9f);
@@ -245,6 +251,8 @@ LogicalResult importBatchNorm(ImportContext &ctx) {
       wideBias);
   if (failed(ctx.setOutput(0, y)))
     return failure();
+  if (trainingMode && !training) // evaluated: the running statistics stay as they are
+    return failure(failed(ctx.setOutput(1, inputMean)) || failed(ctx.setOutput(2, inputVar)));
   if (!training)
     return success();
   auto running = [&](Value stored, Value batch) -> Value {

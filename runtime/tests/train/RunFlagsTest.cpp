@@ -1,11 +1,13 @@
 //===- RunFlagsTest.cpp - trc-run's one table of flags ---------------------===//
 //
 // The table is well formed (unique names, a value name exactly where a
-// value is taken) and trc-run --help, made from it, lists every flag once
-// within 80 columns.
+// value is taken), trc-run --help, made from it, lists every flag once
+// within 80 columns, and the training flags' reader (TrainFlags.cpp) asks
+// about every training flag of the table and about no flag it lacks.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/train/RunFlags.h"
+#include "runtime/train/TrainFlags.h"
 
 #include <gtest/gtest.h>
 #include <set>
@@ -44,4 +46,21 @@ TEST(RunFlagsTest, TheUsageListsEveryFlagOnceWithin80Columns) {
     EXPECT_EQ(listed.count(std::string(f.name)), 1u) << f.name;
   EXPECT_EQ(listed.size(), runFlags().size());
   EXPECT_EQ(usage.rfind("usage: trc-run ARTIFACT_DIR", 0), 0u);
+}
+
+TEST(RunFlagsTest, TheTrainingFlagReaderAsksAboutExactlyTheTablesTrainingFlags) {
+  TrainArgs args; // nothing given: the reader still asks about every flag it knows
+  ASSERT_TRUE(trainerOptionsFromFlags(args).ok());
+  std::set<std::string> training, shared; // shared: also training's (--profile-summary)
+  for (const RunFlag &f : runFlags()) {
+    if (f.mode == RunMode::Training)
+      training.insert(std::string(f.name));
+    if (f.mode == RunMode::Shared)
+      shared.insert(std::string(f.name));
+  }
+  for (const std::string &flag : args.read)
+    EXPECT_TRUE(training.count(flag) || shared.count(flag))
+        << flag << " is read but not a training flag of the table";
+  for (const std::string &flag : training)
+    EXPECT_TRUE(args.read.count(flag)) << flag << " is in the table but never read";
 }
