@@ -137,8 +137,12 @@ void train(const std::vector<std::string> &args, const py::object &onStep,
     throw py::error_already_set();
   }
   if (!status) {
-    std::string message = status.isReported() ? "the compiler reported errors (above)"
-                                              : std::string(status.message());
+    // reported(): the compiler printed its diagnostics, or (under mpirun)
+    // rank 0 printed the job's error.
+    std::string message = status.isReported()
+                              ? "the error was printed above (by the compiler, or by rank 0 of "
+                                "the job)"
+                              : std::string(status.message());
     PyErr_SetString(errorType.ptr(), message.c_str());
     throw py::error_already_set();
   }

@@ -91,6 +91,13 @@ DistributedRun::~DistributedRun() {
   setPipelineGroup(nullptr);
 }
 
+Status onceForTheJob(const Status &s) {
+  if (s.ok())
+    return s;
+  StatusOr<LaunchEnvironment> launch = readLaunchEnvironment();
+  return launch.ok() && launch->rank != 0 ? Status::reported() : s;
+}
+
 StatusOr<std::unique_ptr<DistributedRun>> DistributedRun::create(const std::string &configSpec) {
   StatusOr<LaunchEnvironment> launch = readLaunchEnvironment();
   if (!launch.ok())
@@ -101,7 +108,7 @@ StatusOr<std::unique_ptr<DistributedRun>> DistributedRun::create(const std::stri
   StatusOr<ParallelPlan> plan =
       parseParallelPlan(configSpec.empty() ? "{}" : configSpec, worldSize);
   if (!plan.ok())
-    return plan.status();
+    return onceForTheJob(plan.status());
   run->config_ = *std::move(plan);
   // Host-side exchanges (parameters, checkpoints, the artifact) use host
   // memory: with NCCL (device memory) they go over MPI, the program's

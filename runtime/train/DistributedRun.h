@@ -43,6 +43,12 @@
 
 namespace trc::rt {
 
+/// An error every rank of the job finds alike before the ranks connect (it
+/// follows from the flags alone): rank 0 (or a lone process) returns `s`,
+/// every other rank reported() (nothing more printed), so the job prints
+/// it once.
+rt::Status onceForTheJob(const rt::Status &s);
+
 class DistributedRun {
 public:
   /// Reads the launch environment and `configSpec` (--config; "" = the
@@ -54,6 +60,10 @@ public:
   int size() const { return world_->size(); }
   bool isRoot() const { return rank() == 0; }
   const ParallelPlan &config() const { return config_; }
+  /// Gradient accumulation over pipeline stages is more microbatches per
+  /// step (Megatron's meaning of its number of microbatches): the plan's
+  /// microbatches times `accumulation`.
+  void accumulateInMicrobatches(int accumulation) { config_.microbatches *= accumulation; }
   /// This rank's index in its shard group (the chunk it holds).
   int shardIndex() const { return shard_->rank(); }
   /// This rank's index in its tensor group (the part of split slots it

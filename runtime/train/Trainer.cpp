@@ -286,7 +286,7 @@ Status checkRunnable(const ParallelPlan &plan) {
 /// Microbatches without pipeline stages (a plan trc-plan prints, SageMaker's
 /// meaning too) are gradient accumulation: that many micro-steps per step.
 /// --grad-accum, when given, must agree.
-Status microbatchesAsAccumulation(const ParallelPlan &plan, RunSettings &run) {
+Status microbatchesAsAccumulation(const ParallelPlan &plan, RunSettings &run, bool root) {
   if (plan.pipelineDegree > 1 || plan.microbatches <= 1)
     return Status::success();
   TrainerOptions &o = run.options;
@@ -300,7 +300,8 @@ Status microbatchesAsAccumulation(const ParallelPlan &plan, RunSettings &run) {
   o.gradAccum = plan.microbatches;
   run.build.accumulate = true;
   run.trainStepRecord = describeTrainStep(run.build);
-  std::fprintf(stderr,
+  if (root)
+    std::fprintf(stderr,
                "trc-run: --config microbatches %lld without pipeline stages: %lld micro-steps "
                "of gradient accumulation per step (as --grad-accum %lld)\n",
                static_cast<long long>(plan.microbatches),
@@ -345,8 +346,6 @@ Status checkPipelineOptions(const TrainerOptions &o, const ParallelPlan &plan) {
   auto refuse = [](const std::string &what) {
     return Status::error(what + " is not available with 'pipeline_parallel_degree' yet");
   };
-  if (o.gradAccum > 1)
-    return refuse("--grad-accum (use the key 'microbatches')");
   if (plan.tensorDegree > 1 && (o.resume || !o.checkpointDir.empty() || !o.exportOnnx.empty()))
     return refuse("checkpoints and exports of tensor-parallel stages (--checkpoint-dir, "
                   "--resume, --export-onnx)");
@@ -1770,10 +1769,64 @@ Status TrainingJob::saveResults(int64_t steps) {
   return Status::success();
 }
 
+/// What the plan asks of this run, checked and recorded in `run.build`:
+/// the engine runs it, microbatches without stages are accumulation, the
+/// batch divides, pipeline stages' limits, recomputation, offloading,
+/// tensor parallelism. Depends on the flags (`options`, as given) and the
+/// plan only.
+Status configurePlan(const TrainerOptions &options, RunSettings &run, DistributedRun &dist) {
+  const ParallelPlan &plan = dist.config();
+  if (Status s = checkRunnable(plan); !s)
+    return s;
+  if (Status s = microbatchesAsAccumulation(plan, run, dist.isRoot()); !s)
+    return s;
+  // The ranks of a tensor group share their rows: the batch is split over
+  // the data axis only.
+  const int64_t dataRanks = dist.dataDegree();
+  const int64_t accumulation = run.options.gradAccum; // microbatches may have set it
+  if (options.batchSize % (dataRanks * accumulation) != 0)
+    return Status::error(
+        "--batch-size " + std::to_string(options.batchSize) +
+        " is the global batch: it must be a multiple of the " +
+        (dist.tensorDegree() > 1 ? "data-parallel degree (world size over tensor degree, "
+                                 : "world size (") +
+        std::to_string(dataRanks) + ") times --grad-accum (" + std::to_string(accumulation) +
+        ")");
+  if (plan.pipelineDegree > 1) {
+    if (run.options.gradAccum > 1) { // more microbatches: the same sums
+      if (dist.isRoot())
+        std::fprintf(stderr,
+                     "trc-run: --grad-accum %lld with pipeline stages: %d x %lld microbatches "
+                     "per step\n",
+                     static_cast<long long>(run.options.gradAccum), plan.microbatches,
+                     static_cast<long long>(run.options.gradAccum));
+      dist.accumulateInMicrobatches(int(run.options.gradAccum));
+      run.options.gradAccum = 1;
+      run.build.accumulate = false;
+      run.trainStepRecord = describeTrainStep(run.build);
+    }
+    if (Status s = checkPipelineOptions(options, plan); !s)
+      return s;
+    run.build.pipeline = PipelineBuild{plan.pipelineDegree, plan.virtualStages};
+  } else if (dist.dataParallel()) {
+    run.build.dataParallel = dist.dataParallelBuild();
+  }
+  if (Status s = chooseRecompute(options, plan, run.build); !s)
+    return s;
+  run.build.offload = plan.offloadActivations;
+  run.build.horizon = plan.activationLoadingHorizon;
+  if (plan.tensorDegree > 1)
+    run.build.tensorParallel = TensorParallelBuild{plan.tensorDegree, plan.sequenceParallel};
+  return Status::success();
+}
+
 } // namespace
 
 Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
                   const std::function<void(const StepResult &)> &onStep) {
+  // The flags' own contradictions are every rank's: printed once for the job.
+  if (Status s = validateTrainerOptions(options); !s)
+    return onceForTheJob(s);
   StatusOr<RunSettings> resolved = resolveRunSettings(options);
   if (!resolved.ok())
     return resolved.status();
@@ -1793,7 +1846,11 @@ Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
   if (!created.ok())
     return created.status();
   std::unique_ptr<DistributedRun> dist = *std::move(created);
-  if (Status s = checkRunnable(dist->config()); !s)
+  // The plan's checks follow from the flags, the same on every rank: the
+  // ranks agree, and rank 0 alone prints the error.
+  if (Status s = dist->agree(configurePlan(options, run, *dist)); !s)
+    return s;
+  if (Status s = checkProfileTarget(options, dist->world()); !s) // before any training
     return s;
   if (run.stepsPerEpoch && dist->isRoot())
     std::fprintf(stderr, "trc-run: --epochs %lld: %lld steps (%lld per pass over %s)%s\n",
@@ -1802,37 +1859,6 @@ Status runTrainer(const TrainerOptions &options, StepCompiler *compiler,
                  static_cast<long long>(run.stepsPerEpoch), options.data.c_str(),
                  run.options.steps < options.epochs * run.stepsPerEpoch ? ", capped by --steps"
                                                                        : "");
-  if (Status s = microbatchesAsAccumulation(dist->config(), run); !s)
-    return s;
-  if (Status s = checkProfileTarget(options, dist->world()); !s) // before any training
-    return s;
-  // The ranks of a tensor group share their rows: the batch is split over
-  // the data axis only.
-  const int64_t dataRanks = dist->dataDegree();
-  const int64_t accumulation = run.options.gradAccum;
-  if (options.batchSize % (dataRanks * accumulation) != 0)
-    return Status::error(
-        "--batch-size " + std::to_string(options.batchSize) +
-        " is the global batch: it must be a multiple of the " +
-        (dist->tensorDegree() > 1 ? "data-parallel degree (world size over tensor degree, "
-                                  : "world size (") +
-        std::to_string(dataRanks) + ") times --grad-accum (" + std::to_string(accumulation) +
-        ")");
-  const ParallelPlan &plan = dist->config();
-  if (plan.pipelineDegree > 1) {
-    if (Status s = checkPipelineOptions(options, plan); !s)
-      return s;
-    run.build.pipeline = PipelineBuild{plan.pipelineDegree, plan.virtualStages};
-  } else if (dist->dataParallel()) {
-    run.build.dataParallel = dist->dataParallelBuild();
-  }
-  if (Status s = chooseRecompute(options, plan, run.build); !s)
-    return s;
-  run.build.offload = plan.offloadActivations;
-  run.build.horizon = plan.activationLoadingHorizon;
-  if (dist->config().tensorDegree > 1)
-    run.build.tensorParallel =
-        TensorParallelBuild{dist->config().tensorDegree, dist->config().sequenceParallel};
   run.parallelRecord = describeParallelBuild(run.build);
   const bool fromArtifact = isSavedStep(options.model);
   if (!options.saveArtifact.empty()) {

@@ -12,6 +12,7 @@ each model's 1-rank run (losses within 1e-5 relative):
     GPipe, and at 2 and 4 ranks x 2 chunks with interleaved 1F1B;
   * GPT-2 at 2 stages x 2 data ranks (each stage's gradients averaged over
     its data ranks);
+  * GPT-2 at 2 stages with --grad-accum 2 (2 x 2 microbatches per step);
   * GPT-2 and Llama at 2 stages x tensor degree 2 (4 ranks), GPT-2 also with
     sequence parallelism, ZB-H1 and clipping;
   * GPT-2 with global-norm clipping at 2 stages and at 2 ranks x 2 chunks
@@ -104,6 +105,10 @@ def main():
     compare("gpt2 2 stages x tensor 2", gpt2,
             run("gpt2", 4, "gpt2-pp2-tp2", {"pipeline_parallel_degree": 2, "microbatches": 2,
                                             "tensor_parallel_degree": 2}))
+    # --grad-accum over stages is more microbatches per step: the same sums.
+    compare("gpt2 2 stages with --grad-accum 2", gpt2,
+            run("gpt2", 2, "gpt2-pp2-accum", {"pipeline_parallel_degree": 2, "microbatches": 2},
+                ["--grad-accum", "2"]))
     clip = ["--clip-grad-norm", "0.5"]
     clipped = run("gpt2", 1, "gpt2-1-clip", extra=clip)
     compare("gpt2 2 stages clipped", clipped,
