@@ -271,13 +271,15 @@ importSpecialized(const std::string &model, mlir::MLIRContext &context, ImportOp
 }
 
 /// Compiles `model` once (for training when `training` is set, with
-/// `recompute` when given) into a fresh temporary folder.
+/// `recompute` when given) into a fresh temporary folder. `evaluation`: a
+/// forward program read as module.eval() reads the model
+/// (ImportOptions::evaluation; --eval-data's), not as the graph says.
 bool compile(const std::string &model,
              const std::map<std::string, std::vector<int64_t>> &inputShapes,
              const rt::TrainingBuild *training, const RecomputeOptions *recompute,
              const std::string &target, CompileOutcome &outcome, std::string &error,
              const std::map<std::string, std::string> *valueFiles = nullptr,
-             std::vector<std::string> *specialized = nullptr) {
+             std::vector<std::string> *specialized = nullptr, bool evaluation = false) {
   registerAllPasses();
   mlir::DialectRegistry registry;
   trc::registerAllDialects(registry);
@@ -288,7 +290,7 @@ bool compile(const std::string &model,
   ImportOptions options;
   options.inputShapes = inputShapes;
   options.refuseFoldedParameters = training != nullptr; // nothing trains otherwise
-  options.evaluation = training == nullptr;              // a forward program: module.eval()
+  options.evaluation = evaluation;
   if (training) {
     options.frozenPatterns = training->freeze;
     options.trainablePatterns = training->trainable;
@@ -433,9 +435,11 @@ rt::StatusOr<rt::CompiledStep> InProcessStepCompiler::compileTrainingStep(
 rt::StatusOr<std::string> InProcessStepCompiler::compileForward(
     const std::string &model, const std::map<std::string, std::vector<int64_t>> &shapes,
     const std::string &target) {
-  std::string error, artifactDir;
-  if (compileOnnxInProcess(model, shapes, target, artifactDir, error))
-    return artifactDir;
+  std::string error;
+  CompileOutcome outcome;
+  if (compile(model, shapes, nullptr, nullptr, target, outcome, error, nullptr, nullptr,
+              /*evaluation=*/true))
+    return outcome.artifactDir;
   std::fputs(error.c_str(), stderr);
   return rt::Status::reported();
 }

@@ -75,6 +75,12 @@ void ImportContext::recordError(const std::string &message) {
                           "): " + message);
 }
 
+LogicalResult ImportContext::markUnsupported() {
+  if (!state_.errors.empty())
+    state_.outermost().unsupported.push_back(state_.errors.back());
+  return failure();
+}
+
 bool ImportContext::hasInput(int i) const {
   return i < node_.input_size() && !node_.input(i).empty();
 }

@@ -78,6 +78,9 @@ struct GraphState {
   /// run time (a Reshape's shape, Slice's starts...), in order, each once
   /// (collected in the outermost scope; ImportReport::neededConstants).
   mutable std::vector<std::string> neededConstants;
+  /// Errors about what trc does not cover (ImportReport::unsupported),
+  /// collected in the outermost scope.
+  mutable std::vector<std::string> unsupported;
 
   /// A scope nested in `outer` (same file and opsets, no names yet).
   static GraphState nestedIn(const GraphState &outer);
@@ -112,6 +115,16 @@ public:
     return mlir::failure();
   }
   void recordError(const std::string &message);
+  /// As fail, for what trc does not cover (an op's mode or attribute, an
+  /// element type, a value known only at run time where trc needs it at
+  /// import): also listed in ImportReport::unsupported.
+  template <typename... Args> mlir::LogicalResult unsupported(const Args &...args) {
+    (void)fail(args...);
+    return markUnsupported();
+  }
+  /// Lists the error recorded last as one of what trc does not cover
+  /// (after constantInput and the like with a hint saying so); failure.
+  mlir::LogicalResult markUnsupported();
 
   //===--- inputs --------------------------------------------------------===//
   /// Number of inputs including trailing empty (omitted) ones.

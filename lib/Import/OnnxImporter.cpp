@@ -80,6 +80,8 @@ public:
   void noteRetracedInputs();
   /// The values the import needed as compile-time constants (GraphState).
   const std::vector<std::string> &neededConstants() const { return state_.neededConstants; }
+  /// The errors about what trc does not cover (GraphState).
+  const std::vector<std::string> &unsupported() const { return state_.unsupported; }
 
 private:
   bool checkOpsets();
@@ -96,6 +98,11 @@ private:
   bool error(const std::string &message) {
     diag_ << "error: " << state_.fileName << ": " << message << "\n";
     return false;
+  }
+  /// An error about what trc does not cover (ImportReport::unsupported).
+  bool unsupported(const std::string &message) {
+    state_.unsupported.push_back(message);
+    return error(message);
   }
   void warning(const std::string &message) {
     diag_ << "warning: " << state_.fileName << ": " << message << "\n";
@@ -163,12 +170,12 @@ bool GraphImporter::checkSupportedOps() {
                         ") at node '" + node.name() + "'";
     std::string key = HandlerRegistry::key(node.domain(), node.op_type());
     if (!isDefaultDomain(node.domain()) && !opsetDomains_.count(node.domain())) {
-      ok = error("unknown domain in " + where + ": the model does not import that domain");
+      ok = unsupported("unknown domain in " + where + ": the model does not import that domain");
     } else if (!isDefaultDomain(node.domain()) && !registry.knowsDomain(node.domain())) {
-      ok = error("unsupported " + where +
-                 ": trc supports the domains ai.onnx and ai.onnx.preview.training");
+      ok = unsupported("unsupported " + where +
+                       ": trc supports the domains ai.onnx and ai.onnx.preview.training");
     } else if (!registry.lookup(key, version)) {
-      ok = error("unsupported " + where);
+      ok = unsupported("unsupported " + where);
     }
   });
   return ok;
@@ -191,9 +198,9 @@ bool GraphImporter::resolveInputShapes() {
     if (initializers.count(input.name()))
       continue;
     if (!input.type().has_tensor_type())
-      return error("graph input '" + input.name() +
-                   "' is not a tensor (sequence, map and optional types are not "
-                   "supported)");
+      return unsupported("graph input '" + input.name() +
+                         "' is not a tensor (sequence, map and optional types are not "
+                         "supported)");
     if (options_.constantInputs.count(input.name())) {
       if (!bindConstantInput(input))
         return false;
@@ -202,8 +209,8 @@ bool GraphImporter::resolveInputShapes() {
     inputs_.push_back(&input);
     const auto &tensorType = input.type().tensor_type();
     if (!elementTypeOf(tensorType.elem_type(), context_))
-      return error("graph input '" + input.name() + "' has unsupported element type " +
-                   onnxTypeName(tensorType.elem_type()));
+      return unsupported("graph input '" + input.name() + "' has unsupported element type " +
+                         onnxTypeName(tensorType.elem_type()));
     std::vector<int64_t> dims;
     auto given = options_.inputShapes.find(input.name());
     if (given != options_.inputShapes.end()) {
@@ -346,8 +353,10 @@ bool GraphImporter::declareParameters(ModuleOp module) {
       continue;
     std::string message;
     RankedTensorType type = tensorTypeOf(init, context_, message);
-    if (!type)
-      return error("initializer '" + name + "': " + message);
+    if (!type) {
+      std::string what = "initializer '" + name + "': " + message;
+      return isUnsupportedTensorType(init) ? unsupported(what) : error(what);
+    }
     bool isParameter = isa<FloatType>(type.getElementType());
     ElementsAttr value = readTensor(init, type, /*asResource=*/isParameter, name,
                                     external_, message);
@@ -436,9 +445,9 @@ bool GraphImporter::returnOutputs(func::FuncOp func) {
   for (const auto &out : graph_.output()) {
     Value v = state_.values.lookup(out.name());
     if (!v)
-      return error("graph output '" + out.name() +
-                   "' is a sequence; sequence graph outputs are not supported (trc's "
-                   "graph outputs are tensors)");
+      return unsupported("graph output '" + out.name() +
+                         "' is a sequence; sequence graph outputs are not supported (trc's "
+                         "graph outputs are tensors)");
     auto type = cast<RankedTensorType>(v.getType());
     if (out.type().has_tensor_type()) {
       const auto &declared = out.type().tensor_type();
@@ -640,8 +649,10 @@ OwningOpRef<ModuleOp> importRespecialized(const onnx::ModelProto &model, llvm::S
       if (k > 0) // at its traced sizes the export fails for reasons of its own
         importer.noteRetracedInputs();
       diag << passDiagnostics;
-      if (report)
+      if (report) {
         report->neededConstants = importer.neededConstants();
+        report->unsupported = importer.unsupported();
+      }
       return nullptr;
     }
     if (!last)
@@ -699,8 +710,10 @@ OwningOpRef<ModuleOp> importOnnxBytes(llvm::StringRef bytes, llvm::StringRef pat
     OwningOpRef<ModuleOp> module = importer.run();
     if (!module) {
       importer.noteRetracedInputs();
-      if (report)
+      if (report) {
         report->neededConstants = importer.neededConstants();
+        report->unsupported = importer.unsupported();
+      }
     }
     return module;
   }

@@ -16,7 +16,7 @@ LogicalResult importNode(OpBuilder &builder, GraphState &state,
   OpHandler handler = HandlerRegistry::get().lookup(
       HandlerRegistry::key(node.domain(), node.op_type()), ctx.opset());
   if (!handler)
-    return ctx.fail("unsupported op '", node.op_type(), "' at opset ", ctx.opset());
+    return ctx.unsupported("unsupported op '", node.op_type(), "' at opset ", ctx.opset());
   if (failed(handler(ctx))) {
     if (state.errors.empty())
       ctx.recordError("import failed");
@@ -25,7 +25,7 @@ LogicalResult importNode(OpBuilder &builder, GraphState &state,
   for (int i = 0; i < node.output_size(); ++i)
     if (!node.output(i).empty() && read.count(node.output(i)) &&
         !state.values.count(node.output(i)) && !state.sequences.count(node.output(i)))
-      return ctx.fail("output #", i, " ('", node.output(i),
+      return ctx.unsupported("output #", i, " ('", node.output(i),
                       "') is not supported by the importer");
   return success();
 }
@@ -51,9 +51,11 @@ LogicalResult bindInitializers(ImportContext &ctx, const onnx::GraphProto &graph
     RankedTensorType type = tensorTypeOf(init, ctx.context(), message);
     ElementsAttr value =
         type ? readTensor(init, type, false, "", noExternalData, message) : nullptr;
-    if (!value)
-      return ctx.fail("initializer '", init.name(), "' of subgraph '", graph.name(),
-                      "': ", message);
+    if (!value) {
+      (void)ctx.fail("initializer '", init.name(), "' of subgraph '", graph.name(), "': ",
+                     message);
+      return isUnsupportedTensorType(init) ? ctx.markUnsupported() : failure();
+    }
     scope.bind(init.name(), {ctx.builder().create<ConstantOp>(ctx.loc(), value),
                              std::nullopt});
   }

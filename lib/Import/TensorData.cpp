@@ -27,6 +27,11 @@ std::string checkDims(llvm::ArrayRef<int64_t> dims) {
   return "";
 }
 
+bool isUnsupportedTensorType(const onnx::TensorProto &tensor) {
+  const OnnxDType *row = findOnnxDType(tensor.data_type());
+  return !row || !row->buildElementType || row->kind == OnnxKind::String;
+}
+
 RankedTensorType tensorTypeOf(const onnx::TensorProto &tensor, MLIRContext *context,
                               std::string &error) {
   Type elem = elementTypeOf(tensor.data_type(), context);

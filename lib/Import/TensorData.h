@@ -51,6 +51,9 @@ llvm::ArrayRef<char> elementsBytes(mlir::ElementsAttr value);
 /// The static RankedTensorType of a TensorProto, or null with `error` set.
 mlir::RankedTensorType tensorTypeOf(const onnx::TensorProto &tensor,
                                     mlir::MLIRContext *context, std::string &error);
+/// Whether `tensor` holds an element type trc does not cover (no trc type,
+/// or strings): its errors are ImportReport::unsupported, not malformations.
+bool isUnsupportedTensorType(const onnx::TensorProto &tensor);
 
 } // namespace trc::import
 

@@ -445,9 +445,12 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     buildCudaEmulationPipeline(lower);
   else
     buildCpuLoweringPipeline(lower);
-  if (failed(lower.run(module)))
+  if (failed(lower.run(module))) {
+    if (report)
+      module.walk([&](func::FuncOp f) { report->unsupported |= f->hasAttr(trc::abi::kUnsupportedAttr); });
     return fail(cuda ? "lowering to the CUDA backend failed"
                      : "lowering to the CPU backend failed");
+  }
   lowerTiming.stop();
   // CUDA: the kernels' PTX -> cubins next to the program, kernel table.
   if (cuda) {

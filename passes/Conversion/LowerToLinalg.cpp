@@ -509,8 +509,10 @@ struct LowerToLinalg : trc::impl::LowerToLinalgBase<LowerToLinalg> {
         unsupported = true;
       }
     });
-    if (unsupported)
+    if (unsupported) { // data for the caller beside the diagnostics (CompileReport)
+      getOperation()->setAttr(trc::abi::kUnsupportedAttr, UnitAttr::get(ctx));
       return signalPassFailure();
+    }
 
     RewritePatternSet patterns(ctx);
     patterns.add<LowerEmptyResult, LowerElementwise, LowerConstant, LowerIota, LowerRandomUniform,

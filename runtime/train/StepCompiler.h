@@ -174,7 +174,10 @@ public:
                       const TrainingBuild &build, const std::string &target) = 0;
   /// Compiles the model's own forward program (no training step) for
   /// `target` with the given input shapes into a fresh temporary artifact
-  /// folder (--eval-data's program); on failure nothing is left behind.
+  /// folder (--eval-data's program), read as module.eval() reads the model
+  /// (Dropout the identity, BatchNormalization on its running statistics,
+  /// whatever the export's training_mode says); on failure nothing is left
+  /// behind.
   virtual StatusOr<std::string>
   compileForward(const std::string &model,
                  const std::map<std::string, std::vector<int64_t>> &shapes,

@@ -69,6 +69,11 @@ inline constexpr const char kPipelineTransfersAttr[] = "trc.pipeline_transfers";
 // Function (i64): the stage whose gradients @stage<N>_grads returns.
 inline constexpr const char kPipelineGradsAttr[] = "trc.pipeline_grads";
 
+// Function (unit): a lowering found an op this backend does not cover (an
+// unsigned element type...); compileToArtifact reports it (CompileReport::
+// unsupported) after the failure.
+inline constexpr const char kUnsupportedAttr[] = "trc.unsupported";
+
 //===-- Memory: arenas, recomputation, offloading --------------------------===//
 
 // Module (i64): trc-plan-memory's arena size, its lower bound, the size

@@ -49,7 +49,7 @@ struct ImportOptions {
   /// Import as the model's evaluation (PyTorch's module.eval()), whatever
   /// the export's training_mode says: Dropout is the identity and
   /// BatchNormalization normalizes with its running statistics (which it
-  /// outputs unchanged). Forward programs for --eval-data and inference set
+  /// outputs unchanged). The forward programs of --eval-data and predict() set
   /// it; a training step never does.
   bool evaluation = false;
   /// Cross-check our shapes against ONNX shape inference (opsets <= 17).
@@ -81,6 +81,12 @@ struct ImportReport {
   /// once. Tools that hold input values (trc-run, trc-onnx-conformance)
   /// bind those through `constantInputs` and import again.
   std::vector<std::string> neededConstants;
+  /// On failure: the errors that say what trc does not cover (an op, an
+  /// element type, an op's mode or attribute, a value known only at run
+  /// time where trc needs it at import), each as printed after the file
+  /// name; empty when the model is malformed or nothing failed. Tools
+  /// classify failures by it (trc-onnx-conformance's "unsupported").
+  std::vector<std::string> unsupported;
 };
 
 /// Reads `path` (an .onnx file, external data beside it) into a trc module.

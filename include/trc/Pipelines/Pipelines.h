@@ -85,6 +85,9 @@ std::string describeMemoryPlan(const MemoryPlanSummary &memory);
 /// pipeline-split step has one per stage program).
 struct CompileReport {
   std::vector<MemoryPlanSummary> programs;
+  /// After a failed lowering: whether it failed on what the backend does
+  /// not cover (an op marked abi::kUnsupportedAttr), not on a defect.
+  bool unsupported = false;
 };
 
 /// Compiles an imported module into an artifact folder at `outPath`

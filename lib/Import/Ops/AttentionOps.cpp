@@ -77,10 +77,10 @@ LogicalResult importAttention(ImportContext &ctx) {
   if (!q || !k || !v)
     return failure();
   if (ctx.wantsOutput(3))
-    return ctx.fail("qk_matmul_output is not supported");
+    return ctx.unsupported("qk_matmul_output is not supported");
   int64_t precision = ctx.intAttr("softmax_precision", 0);
   if (precision != 0 && precision != onnx::TensorProto::FLOAT)
-    return ctx.fail("softmax_precision other than float32 is not supported");
+    return ctx.unsupported("softmax_precision other than float32 is not supported");
   const int64_t inputRank = typeOf(q).getRank();
   if (typeOf(k).getRank() != inputRank || typeOf(v).getRank() != inputRank)
     return ctx.fail("Q, K and V must have the same rank");

@@ -41,7 +41,8 @@ LogicalResult importConstant(ImportContext &ctx) {
   std::string error;
   auto type = tensorTypeOf(value->t(), ctx.context(), error);
   if (!type)
-    return ctx.fail("value: ", error);
+    return isUnsupportedTensorType(value->t()) ? ctx.unsupported("value: ", error)
+                                               : ctx.fail("value: ", error);
   ExternalDataReader noExternalData("");
   ElementsAttr attr = readTensor(value->t(), type, /*asResource=*/false, "",
                                  noExternalData, error);
@@ -174,6 +175,8 @@ LogicalResult importConstantOfShape(ImportContext &ctx) {
   if (const auto *value = ctx.attr("value")) {
     std::string error;
     auto type = tensorTypeOf(value->t(), ctx.context(), error);
+    if (!type && isUnsupportedTensorType(value->t()))
+      return ctx.unsupported("value: ", error);
     if (!type || type.getNumElements() != 1)
       return ctx.fail("value must be a one-element tensor", error.empty() ? "" : ": ",
                       error);
@@ -199,7 +202,7 @@ LogicalResult importCast(ImportContext &ctx) {
   int64_t to = ctx.intAttr("to", 0);
   Type elem = elementTypeOf(static_cast<int>(to), ctx.context());
   if (!elem)
-    return ctx.fail("cast to ", onnxTypeName(static_cast<int>(to)), " is not supported");
+    return ctx.unsupported("cast to ", onnxTypeName(static_cast<int>(to)), " is not supported");
   return ctx.setOutput(0, ctx.convert(x, elem));
 }
 

@@ -62,8 +62,10 @@ std::optional<bool> constantTruth(Value v) {
 // A condition input that folds to a constant; nullopt after an error.
 std::optional<bool> constantCondition(ImportContext &ctx, int input, StringRef what,
                                       StringRef hint) {
-  if (!ctx.constantInput(input, what, hint))
+  if (!ctx.constantInput(input, what, hint)) {
+    (void)ctx.markUnsupported(); // decided at run time: what trc does not cover
     return std::nullopt;
+  }
   auto truth = constantTruth(ctx.input(input));
   if (!truth)
     (void)ctx.fail(what, " (input '", ctx.node().input(input),
@@ -86,7 +88,7 @@ const onnx::GraphProto *graphAttr(ImportContext &ctx, StringRef name) {
 LogicalResult countIteration(ImportContext &ctx) {
   if (++ctx.state().outermost().unrolledIterations <= kMaxUnrolledInModel)
     return success();
-  return ctx.fail("more than ", kMaxUnrolledInModel,
+  return ctx.unsupported("more than ", kMaxUnrolledInModel,
                   " loop iterations in the model (nested loops multiply); models that "
                   "large are not supported (trc unrolls loops at import)");
 }
@@ -147,9 +149,11 @@ LogicalResult importLoop(ImportContext &ctx) {
   bool constantOperands = true;
   if (ctx.hasInput(0)) {
     auto m = ctx.constantInts(0, "trip count M", kLoopHint);
-    if (m && m->size() == 1)
+    if (!m)
+      (void)ctx.markUnsupported();
+    else if (m->size() == 1)
       tripCount = (*m)[0];
-    else if (m)
+    else
       (void)ctx.fail("trip count M must be a scalar");
     constantOperands = tripCount.has_value();
   }
@@ -161,7 +165,7 @@ LogicalResult importLoop(ImportContext &ctx) {
   if (!tripCount && !ctx.hasInput(1))
     return ctx.fail("neither a trip count M nor a condition: the loop never ends");
   if (tripCount && *tripCount > kMaxUnrolledIterations)
-    return ctx.fail("trip count M is ", *tripCount, "; loops of more than ",
+    return ctx.unsupported("trip count M is ", *tripCount, "; loops of more than ",
                     kMaxUnrolledIterations,
                     " iterations are not supported (trc unrolls Loop at import)");
 
@@ -176,7 +180,7 @@ LogicalResult importLoop(ImportContext &ctx) {
   int64_t iteration = 0;
   for (; *condition && (!tripCount || iteration < *tripCount); ++iteration) {
     if (iteration == kMaxUnrolledIterations)
-      return ctx.fail("the condition is still true after ", kMaxUnrolledIterations,
+      return ctx.unsupported("the condition is still true after ", kMaxUnrolledIterations,
                       " iterations; loops of more iterations are not supported (trc "
                       "unrolls Loop at import)");
     if (failed(countIteration(ctx)))
@@ -191,7 +195,7 @@ LogicalResult importLoop(ImportContext &ctx) {
       return failure();
     condition = (*outputs)[0].tensor ? constantTruth((*outputs)[0].tensor) : std::nullopt;
     if (!condition)
-      return ctx.fail(what, ": the condition output '", body->output(0).name(),
+      return ctx.unsupported(what, ": the condition output '", body->output(0).name(),
                       "' is not a compile-time constant boolean scalar; ", kLoopHint);
     for (int i = 0; i < numCarried; ++i)
       carried[i] = (*outputs)[1 + i];
@@ -308,7 +312,7 @@ LogicalResult importScan(ImportContext &ctx) {
     slices.push_back(std::move(pieces));
   }
   if (length > kMaxUnrolledIterations)
-    return ctx.fail("scans ", length, " iterations; scans of more than ",
+    return ctx.unsupported("scans ", length, " iterations; scans of more than ",
                     kMaxUnrolledIterations,
                     " iterations are not supported (trc unrolls Scan at import)");
 

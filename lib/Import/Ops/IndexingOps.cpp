@@ -96,7 +96,7 @@ LogicalResult importScatterElements(ImportContext &ctx) {
     return ctx.setOutput(0, scatterAlong(ctx, data, wrapped, updates, *axis));
   if (reduction == "add")
     return ctx.setOutput(0, scatterAddAlong(ctx, data, wrapped, updates, *axis));
-  return ctx.fail("reduction '", reduction, "' is not supported (none and add are)");
+  return ctx.unsupported("reduction '", reduction, "' is not supported (none and add are)");
 }
 
 /// GatherND/ScatterND: linear indices into the first `b + k` dims of data
@@ -217,7 +217,7 @@ LogicalResult importScatterND(ImportContext &ctx) {
                     shapeString(updatesShape), " of the data's element type");
   std::string reduction = ctx.stringAttr("reduction", "none");
   if (reduction != "none" && reduction != "add")
-    return ctx.fail("reduction '", reduction, "' is not supported (none and add are)");
+    return ctx.unsupported("reduction '", reduction, "' is not supported (none and add are)");
   Value linear = tupleIndices(ctx, type.getShape(), indices, 0);
   Value flat = ctx.reshape(data, flatShape);
   if (!linear || !flat)
@@ -558,7 +558,7 @@ LogicalResult importEyeLike(ImportContext &ctx) {
   if (const auto *dtype = ctx.attr("dtype")) {
     elem = elementTypeOf(static_cast<int>(dtype->i()), ctx.context());
     if (!elem)
-      return ctx.fail("dtype ", onnxTypeName(static_cast<int>(dtype->i())),
+      return ctx.unsupported("dtype ", onnxTypeName(static_cast<int>(dtype->i())),
                       " is not supported");
   }
   auto resultType = RankedTensorType::get(type.getShape(), elem);

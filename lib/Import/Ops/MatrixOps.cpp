@@ -178,7 +178,7 @@ LogicalResult importEinsum(ImportContext &ctx) {
     llvm::StringSet<> seen;
     for (char c : *s)
       if (!seen.insert(llvm::StringRef(&c, 1)).second)
-        return ctx.fail("repeated subscript '", std::string(1, c),
+        return ctx.unsupported("repeated subscript '", std::string(1, c),
                         "' in one operand (diagonals) is not supported");
     operands.push_back(v);
     subs.push_back(*s);

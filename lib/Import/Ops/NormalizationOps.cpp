@@ -52,7 +52,7 @@ std::optional<int64_t> normalizedAxis(ImportContext &ctx, RankedTensorType type)
   if (!axis)
     return std::nullopt;
   if (ctx.intAttr("stash_type", 1) != 1) {
-    (void)ctx.fail("stash_type other than float32 is not supported");
+    (void)ctx.unsupported("stash_type other than float32 is not supported");
     return std::nullopt;
   }
   return axis;
@@ -216,12 +216,12 @@ LogicalResult importBatchNorm(ImportContext &ctx) {
   auto type = typeOf(x);
   auto shape = type.getShape();
   if (ctx.opset() < 9 && ctx.intAttr("spatial", 1) != 1)
-    return ctx.fail("spatial=0 (per-activation statistics) is not supported");
+    return ctx.unsupported("spatial=0 (per-activation statistics) is not supported");
   bool trainingMode = ctx.opset() >= 14 ? ctx.intAttr("training_mode", 0) != 0
                                         : ctx.wantsOutput(1) || ctx.wantsOutput(2);
   bool training = trainingMode && !ctx.state().evaluation;
   if (ctx.wantsOutput(3) || ctx.wantsOutput(4))
-    return ctx.fail("the saved_mean and saved_var outputs are not supported");
+    return ctx.unsupported("the saved_mean and saved_var outputs are not supported");
   if (!trainingMode && (ctx.wantsOutput(1) || ctx.wantsOutput(2)))
     return ctx.fail("running statistics outputs need training_mode=1");
   double eps = ctx.floatAttr("epsilon", 1e-5f);

@@ -204,11 +204,11 @@ LogicalResult resize(ImportContext &ctx, const ResizeMode &m, SmallVector<double
                                      "align_corners",      "asymmetric",
                                      "tf_half_pixel_for_nn", "tf_crop_and_resize"};
   if (!llvm::is_contained(transforms, m.transform))
-    return ctx.fail("coordinate_transformation_mode '", m.transform, "' is not supported");
+    return ctx.unsupported("coordinate_transformation_mode '", m.transform, "' is not supported");
   static const char *roundings[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
                                     "ceil"};
   if (!llvm::is_contained(roundings, m.nearest))
-    return ctx.fail("nearest_mode '", m.nearest, "' is not supported");
+    return ctx.unsupported("nearest_mode '", m.nearest, "' is not supported");
   if (scales.empty() == sizes.empty())
     return ctx.fail("exactly one of scales and sizes must be given");
   if (size_t(rank) != (scales.empty() ? sizes.size() : scales.size()))
@@ -257,11 +257,11 @@ LogicalResult importResize(ImportContext &ctx) {
   m.excludeOutside = ctx.intAttr("exclude_outside", 0) != 0;
   m.extrapolation = ctx.floatAttr("extrapolation_value", 0.0f);
   if (ctx.attr("antialias") && ctx.intAttr("antialias", 0) != 0)
-    return ctx.fail("antialias is not supported");
+    return ctx.unsupported("antialias is not supported");
   if (ctx.attr("axes"))
-    return ctx.fail("the axes attribute is not supported");
+    return ctx.unsupported("the axes attribute is not supported");
   if (ctx.stringAttr("keep_aspect_ratio_policy", "stretch") != "stretch")
-    return ctx.fail("keep_aspect_ratio_policy other than stretch is not supported");
+    return ctx.unsupported("keep_aspect_ratio_policy other than stretch is not supported");
   SmallVector<double> roi;
   if (m.transform == "tf_crop_and_resize") {
     auto given = constantFloats(ctx, 1, "roi");

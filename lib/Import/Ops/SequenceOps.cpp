@@ -30,8 +30,10 @@ std::optional<int64_t> constantPosition(ImportContext &ctx, int input, int64_t s
       input, "position",
       "a sequence position known only at run time is not supported (trc holds "
       "sequences as lists of tensors at import)");
-  if (!values)
+  if (!values) {
+    (void)ctx.markUnsupported();
     return std::nullopt;
+  }
   if (values->size() != 1) {
     (void)ctx.fail("position must be a scalar, got ", values->size(), " values");
     return std::nullopt;
@@ -51,7 +53,7 @@ Type dtypeAttr(ImportContext &ctx) {
   int64_t dtype = ctx.intAttr("dtype", kOnnxFloat);
   Type elem = elementTypeOf(static_cast<int>(dtype), ctx.context());
   if (!elem)
-    (void)ctx.fail("dtype ", onnxTypeName(static_cast<int>(dtype)), " is not supported");
+    (void)ctx.unsupported("dtype ", onnxTypeName(static_cast<int>(dtype)), " is not supported");
   return elem;
 }
 
@@ -103,7 +105,7 @@ LogicalResult importSplitToSequence(ImportContext &ctx) {
         "split sizes known only at run time are not supported (trc holds sequences "
         "as lists of tensors at import)");
     if (!split)
-      return failure();
+      return ctx.markUnsupported();
     if (ctx.inputType(1).getRank() == 0) {
       // One size for every piece; the last takes what is left.
       int64_t chunk = (*split)[0];

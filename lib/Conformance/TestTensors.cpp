@@ -3,7 +3,7 @@
 // See TestTensors.h.
 //
 //===----------------------------------------------------------------------===//
-#include "TestTensors.h"
+#include "trc/Conformance/TestTensors.h"
 
 #include "trc/Import/OnnxDTypes.h"
 

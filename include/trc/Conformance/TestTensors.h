@@ -13,8 +13,8 @@
 // nearest). Both return "" on success and a one-line message otherwise.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TRC_TOOLS_CONFORMANCE_TESTTENSORS_H
-#define TRC_TOOLS_CONFORMANCE_TESTTENSORS_H
+#ifndef TRC_CONFORMANCE_TESTTENSORS_H
+#define TRC_CONFORMANCE_TESTTENSORS_H
 
 #include "runtime/support/Tensor.h"
 
