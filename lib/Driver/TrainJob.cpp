@@ -4,17 +4,19 @@
 #include "trc/Driver/AutoPlan.h"
 #include "trc/Driver/CompileInProcess.h"
 
-#include "runtime/train/TrainFlags.h"
+#include "runtime/train/DistributedRun.h"
+#include "runtime/train/RunCommand.h"
 
 namespace trc {
 
 rt::Status runTrainCommand(const rt::RunCommand &command,
                            const std::function<void(const rt::StepResult &)> &onStep) {
+  // The flags and the planner's verdict are every rank's alike: printed once.
   rt::StatusOr<rt::TrainerOptions> options = rt::trainerOptions(command);
   if (!options.ok())
-    return options.status();
+    return rt::onceForTheJob(options.status());
   if (rt::Status s = resolveAutoPlan(*options, options->deviceProfile); !s)
-    return s;
+    return rt::onceForTheJob(s);
   InProcessStepCompiler compiler;
   return rt::runTrainer(*options, &compiler, onStep);
 }

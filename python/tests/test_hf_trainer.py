@@ -7,6 +7,8 @@ every logged training loss within 1e-4 relative (both round to 4 digits),
 the learning rates, the eval losses and metrics, the predicted logits, and
 the saved folder that from_pretrained loads gives trc's eval loss. Unsupported
 arguments are errors naming the field."""
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -140,6 +142,23 @@ def test_bert_classifier_with_padding_and_accumulation(tmp_path):
     np.testing.assert_array_equal(got.label_ids, want.label_ids)
     assert got.metrics["test_loss"] == pytest.approx(want.metrics["test_loss"], rel=1e-4)
     assert got.metrics["test_accuracy"] == want.metrics["test_accuracy"]
+
+
+def test_epoch_strategies(tmp_path):
+    # Logging, evaluation and saving at the end of each epoch (6 steps each).
+    runs = both(dict(train_dataset=classifier_rows(4, 24), eval_dataset=classifier_rows(5, 8),
+                     data_collator=pad_batch, compute_metrics=accuracy,
+                     args=dict(per_device_train_batch_size=4, learning_rate=2e-3,
+                               num_train_epochs=2, logging_strategy="epoch",
+                               evaluation_strategy="epoch", save_strategy="epoch",
+                               dataloader_drop_last=True, seed=5, report_to=[], use_cpu=True)),
+                tmp_path, bert)
+    ours, _ = check_same_curves(runs)
+    hf = runs["hf"][0]
+    assert [s for s, _ in logged(ours, "loss")] == [6, 12]
+    assert logged(ours, "eval_accuracy") == logged(hf, "eval_accuracy")
+    assert [s for s, _ in logged(ours, "eval_loss")][:2] == [6, 12]
+    assert os.path.isdir(tmp_path / "trc" / "trc-checkpoints" / "step-6")
 
 
 def test_unsupported_arguments_are_named(tmp_path):

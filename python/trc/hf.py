@@ -91,13 +91,6 @@ def check_arguments(args):
     if _value(args.optim) not in OPTIMIZERS:
         raise ValueError(f"TrainingArguments.optim={_value(args.optim)!r}: trc.hf.Trainer trains "
                          f"with AdamW ({', '.join(sorted(OPTIMIZERS))})")
-    for name in ("logging_strategy", "save_strategy"):
-        if _value(getattr(args, name)) == "epoch":
-            raise ValueError(f"TrainingArguments.{name}='epoch': trc.hf.Trainer supports 'steps' "
-                             f"and 'no'")
-    if _eval_strategy(args) == "epoch":
-        raise ValueError("TrainingArguments.evaluation_strategy='epoch': trc.hf.Trainer supports "
-                         "'steps' and 'no'")
 
 
 def _eval_strategy(args):
@@ -210,7 +203,11 @@ class Trainer:
         self._final_lr = self.args.learning_rate if kind == "constant" else 0.0
         return steps, per_epoch, spec
 
-    def _options(self, steps, spec, world):
+    def _every(self, strategy, steps, per_epoch):
+        """The interval in steps of a logging/eval/save strategy ('no': none)."""
+        return {"steps": int(steps), "epoch": per_epoch}.get(strategy)
+
+    def _options(self, steps, spec, world, per_epoch):
         a = self.args
         options = dict(batch_size=a.per_device_train_batch_size * world * a.gradient_accumulation_steps,
                        grad_accum=a.gradient_accumulation_steps, steps=steps, lr=a.learning_rate,
@@ -221,11 +218,13 @@ class Trainer:
         options["precision"] = "bf16" if a.bf16 else "fp16" if a.fp16 else "fp32"
         if a.use_cpu or getattr(a, "no_cuda", False):
             options["device"] = "cpu"
-        if _eval_strategy(a) == "steps" and self.eval_dataset is not None:
-            options["eval_every"] = int(a.eval_steps or a.logging_steps)
-        if _value(a.save_strategy) == "steps":
+        eval_every = self._every(_eval_strategy(a), a.eval_steps or a.logging_steps, per_epoch)
+        if eval_every and self.eval_dataset is not None:
+            options["eval_every"] = eval_every
+        save_every = self._every(_value(a.save_strategy), a.save_steps, per_epoch)
+        if save_every:
             options["checkpoint_dir"] = os.path.join(a.output_dir, "trc-checkpoints")
-            options["checkpoint_every"] = int(a.save_steps)
+            options["checkpoint_every"] = save_every
             if options.get("eval_every") and options["checkpoint_every"] % options["eval_every"]:
                 options["checkpoint_every"] += (options["eval_every"] -
                                                 options["checkpoint_every"] % options["eval_every"])
@@ -246,7 +245,7 @@ class Trainer:
         accum = a.gradient_accumulation_steps
         train_rows = self._rows(self._batches(loader, steps * accum))
         example = {k: _tensor(v[:2]) for k, v in train_rows.items()}
-        options = self._options(steps, spec, world)
+        options = self._options(steps, spec, world, per_epoch)
         options["steps"] = min(steps, len(next(iter(train_rows.values()))) // options["batch_size"])
         resume = resume_from_checkpoint or a.resume_from_checkpoint
         if resume:
@@ -283,7 +282,7 @@ class Trainer:
         """transformers' log_history from trc's steps."""
         a = self.args
         history, window = [], []
-        every = a.logging_steps if _value(a.logging_strategy) == "steps" else 0
+        every = self._every(_value(a.logging_strategy), a.logging_steps, per_epoch) or 0
         for i, s in enumerate(steps):
             window.append(s["loss"])
             epoch = round(s["step"] / per_epoch, 2)

@@ -26,6 +26,7 @@
 #include "runtime/formats/FileOps.h"
 #include "runtime/formats/Npy.h"
 #include "runtime/support/Names.h"
+#include "runtime/train/DistributedRun.h"
 #include "runtime/train/ProfileSummary.h"
 #include "runtime/train/RunCommand.h"
 #include "runtime/train/RunFlags.h"
@@ -151,8 +152,11 @@ Status trainSavedStep(const RunCommand &opt) {
 int main(int argc, char **argv) {
   try {
     RunCommand opt;
-    if (Status s = parseRunCommand(std::vector<std::string>(argv + 1, argv + argc), opt); !s)
-      return fail(s.message());
+    // A command line every rank of a job shares: a bad one is said once.
+    if (Status s = onceForTheJob(
+            parseRunCommand(std::vector<std::string>(argv + 1, argv + argc), opt));
+        !s)
+      return s.isReported() ? 1 : fail(s.message());
     if (opt.help) {
       std::fputs(runUsage().c_str(), stdout);
       return 0;
