@@ -299,6 +299,8 @@ std::string describeMemoryPlan(const MemoryPlanSummary &m) {
                      " (arena/no-reuse " + ratio(m.noReuseBytes) + ")";
   if (m.hostArenaBytes > 0)
     text += ", host arena " + std::to_string(m.hostArenaBytes) + " bytes";
+  if (!m.program.empty())
+    text += " for " + m.program;
   return text;
 }
 
@@ -466,7 +468,7 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   contents.hostArenaBytes = hostArena ? hostArena.getInt() : 0;
   if (arena && bound && noReuse) {
     MemoryPlanSummary memory{arena.getInt(), bound.getInt(), noReuse.getInt(),
-                             contents.hostArenaBytes};
+                             contents.hostArenaBytes, options.program};
     log << describeMemoryPlan(memory) << "\n";
     if (report)
       report->programs.push_back(memory);

@@ -61,7 +61,7 @@ LogicalResult compilePipelineArtifact(ModuleOp module, const CompileOptions &opt
       OwningOpRef<ModuleOp> copy = module.clone();
       CompileOptions programOptions = options;
       programOptions.entry = entry;
-      log << "stage " << s << " " << kind << ":\n";
+      programOptions.program = "stage " + std::to_string(s) + " " + kind; // names its memory line
       if (failed(compileToArtifact(*copy, programOptions, out, log, nullptr, report)))
         return failure();
     }

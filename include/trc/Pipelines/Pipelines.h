@@ -26,6 +26,9 @@ struct CompileOptions {
   /// The function compiled into the artifact (e.g. train_step); the others
   /// are dropped after calls into them are inlined.
   std::string entry = "main";
+  /// Names the program in its memory line when a compile makes several
+  /// ("stage 1 backward"; MemoryPlanSummary::program).
+  std::string program;
   /// target=cpu only: run the CUDA backend's kernels as host loops.
   bool emulateCuda = false;
   /// "values": weights.bin holds every parameter's initial value. "init":
@@ -74,11 +77,12 @@ struct MemoryPlanSummary {
   int64_t lowerBoundBytes = 0; // the most bytes live at once
   int64_t noReuseBytes = 0;    // every buffer its own bytes
   int64_t hostArenaBytes = 0;  // offloaded activations' host arena (0: none)
+  std::string program;         // of several: which ("stage 1 backward"); "" alone
 };
 
 /// "memory: arena A bytes, lower bound L (arena/bound ...), no reuse N
-/// (arena/no-reuse ...)[, host arena H bytes]": what trc-opt and trc-run
-/// print for a program.
+/// (arena/no-reuse ...)[, host arena H bytes][ for PROGRAM]": what trc-opt
+/// and trc-run print for a program.
 std::string describeMemoryPlan(const MemoryPlanSummary &memory);
 
 /// What a compile produced, as data: one memory plan per program (a
