@@ -130,26 +130,36 @@ bool Evaluator::hasParameter(const std::string &name) const {
 
 Status Evaluator::keepRowOutputs(Session &session, int64_t rows, int64_t first,
                                  std::vector<NamedTensor> &outputs) const {
-  const bool firstBatch = outputs.empty();
-  size_t kept = 0;
+  // The first batch (of the full-batch program) decides which outputs are
+  // per row; the remainder program's are found by name.
+  const bool firstBatch = first == 0;
   for (const Slot *slot : session.manifest().slotsOfKind(SlotKind::Output)) {
     if (slot->shape.empty() || slot->shape[0] != rows)
       continue; // not one value per row: a mean loss
+    NamedTensor *kept = nullptr;
+    for (NamedTensor &t : outputs)
+      if (t.name == slot->name)
+        kept = &t;
+    if (!kept && !firstBatch)
+      continue;
     StatusOr<HostTensor> value = session.getOutput(slot->name);
     if (!value.ok())
       return value.status();
-    if (firstBatch) {
+    if (!kept) {
       std::vector<int64_t> shape = value->shape;
       shape[0] = data_->rows();
       outputs.push_back({slot->name, {}});
-      if (Status s = outputs.back().tensor.allocate(value->dtype, shape); !s)
+      kept = &outputs.back();
+      if (Status s = kept->tensor.allocate(value->dtype, shape); !s)
         return s;
     }
-    // Every program (full batches, the remainder) has the same outputs.
-    HostTensor &all = outputs[kept++].tensor;
-    size_t rowBytes = value->byteSize() / size_t(rows);
-    std::memcpy(static_cast<char *>(all.data()) + size_t(first) * rowBytes, value->data(),
-                value->byteSize());
+    const size_t rowBytes = kept->tensor.byteSize() / size_t(data_->rows());
+    if (value->dtype != kept->tensor.dtype || value->byteSize() != rowBytes * size_t(rows))
+      return Status::error("--eval-data: output '" + percentEncode(slot->name) + "' " +
+                           formatShape(value->shape) + " of a batch of " + std::to_string(rows) +
+                           " rows does not match the first batch's rows");
+    std::memcpy(static_cast<char *>(kept->tensor.data()) + size_t(first) * rowBytes,
+                value->data(), value->byteSize());
   }
   return Status::success();
 }
