@@ -42,6 +42,36 @@ _mpi_shm = os.path.join(config.test_exec_root, "mpi-shm")
 os.makedirs(_mpi_shm, exist_ok=True)
 config.environment["OMPI_MCA_btl_vader_backing_directory"] = _mpi_shm
 config.environment["OMPI_MCA_osc_sm_backing_directory"] = _mpi_shm
+# libomp registers each process as /dev/shm/__KMP_REGISTERED_LIB_<pid>_<uid>
+# and leaves the file behind when the process is killed (the suite kills
+# ranks on purpose). A later process given the same pid reuses the file, and
+# when it is empty (its owner was killed between creating and sizing it)
+# maps it and dies of SIGBUS at start: one CI run failed so. Registrations
+# of processes that no longer run are removed before the suite.
+def _sweep_stale_libomp_registrations(folder="/dev/shm"):
+    prefix = "__KMP_REGISTERED_LIB_"
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(prefix)]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(prefix):].split("_")[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # still running (or another user's: PermissionError below)
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        try:
+            os.unlink(os.path.join(folder, name))
+        except OSError:
+            pass
+
+
+_sweep_stale_libomp_registrations()
 # A private mount namespace may mount its own small tmpfs over /dev/shm
 # (root in a container that allows it): the full-/dev/shm tests need one.
 try:
