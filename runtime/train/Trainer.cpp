@@ -302,11 +302,11 @@ Status microbatchesAsAccumulation(const ParallelPlan &plan, RunSettings &run, bo
   run.trainStepRecord = describeTrainStep(run.build);
   if (root)
     std::fprintf(stderr,
-               "trc-run: --config microbatches %lld without pipeline stages: %lld micro-steps "
-               "of gradient accumulation per step (as --grad-accum %lld)\n",
-               static_cast<long long>(plan.microbatches),
-               static_cast<long long>(plan.microbatches),
-               static_cast<long long>(plan.microbatches));
+                 "trc-run: --config microbatches %lld without pipeline stages: %lld micro-steps "
+                 "of gradient accumulation per step (as --grad-accum %lld)\n",
+                 static_cast<long long>(plan.microbatches),
+                 static_cast<long long>(plan.microbatches),
+                 static_cast<long long>(plan.microbatches));
   return Status::success();
 }
 
