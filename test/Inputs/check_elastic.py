@@ -87,7 +87,11 @@ def check_relaunch(args, reference, name, launch_flags, before_kill, want_ranks,
             f"--grad-accum {want_accum}, resuming from the checkpoint of step " not in launches[0]:
         fail(f"{name}: expected one relaunch on {want_ranks} ranks with --grad-accum "
              f"{want_accum}:\n{output}")
-    if "ended after" not in output or "a rank was killed by signal 9" not in output:
+    # mpirun reports the first rank it saw end: the killed one (signal 9) or a
+    # peer that stopped on losing it (trc-run's rank-lost exit status); both
+    # name a lost rank, which is what makes trc-launch relaunch.
+    causes = ("a rank was killed by signal 9", "a rank ended because another was lost")
+    if "trc-launch: launch ended after" not in output or not any(c in output for c in causes):
         fail(f"{name}: the first launch's end and its cause are not reported:\n{output}")
     resumed_from = int(launches[0].rsplit("step ", 1)[1].split(":")[0])
     losses = [m["loss"] for m in lines]
