@@ -277,6 +277,9 @@ Status PipelineExecutor::runProgram(StageSessions &st, Program program, int micr
     if (Status s = pipeline_.waitAll(receives); !s)
       return s.withPrefix("stage " + std::to_string(st.stage) + ": ");
   }
+  if (session.manifest().find(SlotKind::Input, abi::kLossScale))
+    if (Status s = session.setInput(abi::kLossScale, lossScale_); !s)
+      return s;
   if (program == Program::Weights) {
     if (Status s = setScalar(keepAccum_, st.accumulating ? 1.0f : 0.0f); !s)
       return s;
@@ -447,9 +450,12 @@ Status PipelineExecutor::averageOverData() {
 }
 
 StatusOr<PipelineStepResult> PipelineExecutor::runStep(const FeedMicrobatch &feed, float lr,
-                                                       float step, const ApplyDecision &decide) {
+                                                       float step, const ApplyDecision &decide,
+                                                       float lossScale) {
   for (StageSessions &st : stages_)
     st.accumulating = false;
+  if (Status s = setScalar(lossScale_, lossScale); !s)
+    return s;
   double lossSum = 0;
   for (const PipelineStep &action : schedule_.perRank[size_t(pipeline_.rank())])
     if (Status s = run(action, feed, lossSum); !s)
@@ -473,7 +479,8 @@ StatusOr<PipelineStepResult> PipelineExecutor::runStep(const FeedMicrobatch &fee
     return s;
   if (Status s = setScalar(step_, step); !s)
     return s;
-  if (Status s = setScalar(gradScale_, 1.0f / float(schedule_.shape.microbatches)); !s)
+  if (Status s = setScalar(gradScale_, 1.0f / (float(schedule_.shape.microbatches) * lossScale));
+      !s)
     return s;
   // The squared global norm: every stage's share (several per rank with
   // chunks), summed over the pipeline (data replicas hold equal values).
@@ -508,7 +515,7 @@ StatusOr<PipelineStepResult> PipelineExecutor::runStep(const FeedMicrobatch &fee
     result.gradNorm = *static_cast<const float *>(norm->data());
   }
   // The loss lives on the last stage's rank; every rank reports it.
-  double loss[1] = {lossSum / double(schedule_.shape.microbatches)};
+  double loss[1] = {lossSum / (double(schedule_.shape.microbatches) * lossScale)};
   if (Status s = pipeline_.allReduce(loss, loss, 1, DType::F64, ReduceOp::Sum); !s)
     return s;
   if (Status s = data_.allReduce(loss, loss, 1, DType::F64, ReduceOp::Avg); !s)
@@ -667,7 +674,7 @@ StatusOr<std::vector<NamedTensor>> PipelineExecutor::gatherState(StateParts part
 }
 
 Status PipelineExecutor::writeState(
-    const std::function<const HostTensor *(const std::string &)> &find) {
+    const std::function<const HostTensor *(const std::string &)> &find, StateParts parts) {
   for (StageSessions &st : stages_) {
     Status s = forEachStateSlot(st, [&](const Session &session, const Slot &slot) -> Status {
       const HostTensor *value = find(slot.name);
@@ -679,7 +686,7 @@ Status PipelineExecutor::writeState(
                              formatType(slot.dtype, slot.shape));
       return backend_.copyToDevice(session.slotPointer(slot), value->data(),
                                    size_t(slot.byteSize));
-    });
+    }, parts);
     if (!s)
       return s;
   }

@@ -71,8 +71,12 @@ public:
   /// gradients summed, every owned stage's update with learning rate `lr`
   /// and 1-based step `step`, applied unless `decide` (null: always)
   /// says no (then parameters and optimizer state stay as they were).
+  /// `lossScale`: fp16's dynamic loss scale, fed to the programs that
+  /// multiply the loss by it (trc.loss_scale) and divided out of the
+  /// gradients and the reported loss; 1 for a step compiled without it.
   StatusOr<PipelineStepResult> runStep(const FeedMicrobatch &feed, float lr, float step,
-                                       const ApplyDecision &decide = nullptr);
+                                       const ApplyDecision &decide = nullptr,
+                                       float lossScale = 1.0f);
 
   /// What readState and gatherState take: the parameters alone (an
   /// evaluation, an export) or with the optimizer state (a checkpoint).
@@ -83,9 +87,11 @@ public:
   /// The same gathered on pipeline rank 0 from every stage (collective over
   /// the pipeline group; other ranks get an empty list).
   StatusOr<std::vector<NamedTensor>> gatherState(StateParts parts) const;
-  /// Sets every parameter and optimizer state this rank holds from
-  /// `find` (null: the tensor is missing, an error naming it).
-  Status writeState(const std::function<const HostTensor *(const std::string &)> &find);
+  /// Sets every parameter (and, unless `parts` says Parameters, optimizer
+  /// state) this rank holds from `find` (null: the tensor is missing, an
+  /// error naming it).
+  Status writeState(const std::function<const HostTensor *(const std::string &)> &find,
+                    StateParts parts = StateParts::ParametersAndOptimizer);
 
   /// Every stage session this rank holds (stage index, programs).
   struct StageSessions {
@@ -145,7 +151,7 @@ private:
     int microbatch;
   };
   std::vector<PendingSend> sends_;
-  HostTensor keepAccum_, lr_, step_, gradScale_, normSquared_;
+  HostTensor keepAccum_, lr_, step_, gradScale_, normSquared_, lossScale_;
 };
 
 } // namespace trc::rt

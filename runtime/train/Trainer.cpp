@@ -351,12 +351,8 @@ Status checkPipelineOptions(const TrainerOptions &o, const ParallelPlan &plan) {
                   "--resume, --export-onnx)");
   if (!o.saveArtifact.empty() || isSavedStep(o.model))
     return refuse("a saved training step (--save-artifact, or a step folder as the model)");
-  if (o.precision == "fp16") // its loss scaling skips steps: not across stages yet
-    return refuse("--precision fp16 (use bf16)");
   if (!o.evalData.empty() && plan.tensorDegree > 1) // the stages' parts are not gathered
     return refuse("--eval-data with tensor-parallel stages");
-  if (!o.evalData.empty() && o.data.empty())
-    return refuse("evaluation alone (--eval-data without --data)");
   if (o.detectAnomaly) // its sites would span several stage programs
     return refuse("--detect-anomaly");
   if (o.batchSize % (int64_t(plan.dataDegree()) * plan.microbatches) != 0)
@@ -975,6 +971,10 @@ Status TrainingJob::openPipeline(int64_t vocab) {
   if (!opened.ok())
     return opened.status();
   pipeline_ = *std::move(opened);
+  // The last stage scales the loss; every rank scales its gradients back
+  // and takes part in the scaler's decision.
+  lossScaling_ = run_.build.precision == "fp16";
+  scaler_.scale = run_.initialLossScale;
   if (dist_.isRoot())
     std::fprintf(stderr, "trc-run: %d pipeline stage%s, %s schedule, %d microbatches of %lld rows\n",
                  dist_.pipelineDegree() * plan.virtualStages,
@@ -1005,10 +1005,13 @@ Status TrainingJob::runPipelineStep(int64_t step, StepResult &out) {
     if (!bad.ok())
       agreed = bad.status();
     out.nonFinite = bad.ok() && *bad;
-    return bad.ok() && !*bad;
+    // An overflowed f16 step is skipped (the same answer on every rank:
+    // the norm is global).
+    return bad.ok() && !*bad && (!lossScaling_ || scaler_.update(gradNorm));
   };
   StatusOr<PipelineStepResult> result =
-      pipeline_->runStep(feed, float(run_.schedule.at(step)), float(step + 1), decide);
+      pipeline_->runStep(feed, float(run_.schedule.at(step)), float(step + 1), decide,
+                         lossScaling_ ? float(scaler_.scale) : 1.0f);
   if (!result.ok())
     return result.status();
   if (!agreed)
@@ -1643,6 +1646,17 @@ StatusOr<int64_t> TrainingJob::loadParameters(const std::string &checkpoint) {
   StatusOr<CheckpointContents> read = readCheckpoint(folder);
   if (!read.ok())
     return Status(read.status()).withPrefix("--from-checkpoint: ");
+  if (pipeline_) { // each rank's stages take their parameters by name
+    Status s = pipeline_->writeState(
+        [&](const std::string &name) -> const HostTensor * {
+          const NamedTensor *found = findTensor(read->tensors, name);
+          return found ? &found->tensor : nullptr;
+        },
+        PipelineExecutor::StateParts::Parameters);
+    if (!s)
+      return s.withPrefix("--from-checkpoint " + folder + ": ");
+    return read->state.step;
+  }
   for (const Slot *slot : artifact_->manifest().slotsOfKind(SlotKind::Param)) {
     if (!changesDuringTraining(artifact_->manifest(), *slot))
       continue;
