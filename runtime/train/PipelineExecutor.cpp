@@ -44,7 +44,8 @@ Status setScalar(HostTensor &t, float value) {
 
 StatusOr<std::unique_ptr<PipelineExecutor>>
 PipelineExecutor::open(const std::string &dir, Backend &backend, Communicator &pipeline,
-                       Communicator &data, int tensorIndex, PipelineSchedule schedule) {
+                       Communicator &data, int tensorIndex, PipelineSchedule schedule,
+                       LogicalSlots logical) {
   StatusOr<PipelineIndex> index = readPipelineIndex(dir);
   if (!index.ok())
     return index.status();
@@ -58,6 +59,7 @@ PipelineExecutor::open(const std::string &dir, Backend &backend, Communicator &p
   std::unique_ptr<PipelineExecutor> ex(
       new PipelineExecutor(backend, pipeline, data, std::move(schedule)));
   ex->dir_ = dir;
+  ex->logical_ = std::move(logical);
   ex->index_ = *std::move(index);
   for (size_t i = 0; i < ex->index_.transfers.size(); ++i)
     ex->transferOrdinal_[ex->index_.transfers[i].id] = i;
@@ -632,6 +634,12 @@ StatusOr<std::vector<NamedTensor>> PipelineExecutor::readState(StateParts parts)
                                          size_t(slot.byteSize));
           !e)
         return e;
+      if (logical_.gather && (slot.isSplit() || slot.shardDegree)) {
+        StatusOr<HostTensor> whole = logical_.gather(slot, t.tensor);
+        if (!whole.ok())
+          return whole.status();
+        t.tensor = *std::move(whole);
+      }
       out.push_back(std::move(t));
       return Status::success();
     }, parts);
@@ -680,10 +688,18 @@ Status PipelineExecutor::writeState(
       const HostTensor *value = find(slot.name);
       if (!value)
         return Status::error("the checkpoint has no tensor '" + percentEncode(slot.name) + "'");
-      if (value->dtype != slot.dtype || value->shape != slot.shape)
+      if (value->dtype != slot.dtype || value->shape != slot.logicalShape())
         return Status::error("checkpoint tensor '" + percentEncode(slot.name) + "' is " +
                              formatType(value->dtype, value->shape) + ", the step expects " +
-                             formatType(slot.dtype, slot.shape));
+                             formatType(slot.dtype, slot.logicalShape()));
+      HostTensor mine;
+      if (logical_.part && (slot.isSplit() || slot.shardDegree)) {
+        StatusOr<HostTensor> part = logical_.part(slot, *value);
+        if (!part.ok())
+          return part.status();
+        mine = *std::move(part);
+        value = &mine;
+      }
       return backend_.copyToDevice(session.slotPointer(slot), value->data(),
                                    size_t(slot.byteSize));
     }, parts);

@@ -50,6 +50,16 @@ struct PipelineStepResult {
   uint64_t peakStashBytes = 0;
 };
 
+/// A slot's logical (whole) value from this rank's part of it, and this
+/// rank's part of a whole value: for tensor-parallel stages, a gather over
+/// the stage's tensor group (collective: every rank of the group reads the
+/// same slots in the same order) and the rank's slice
+/// (DistributedRun::gatherLogical, partOf). Unset: slots hold whole values.
+struct LogicalSlots {
+  std::function<StatusOr<HostTensor>(const Slot &slot, const HostTensor &mine)> gather;
+  std::function<StatusOr<HostTensor>(const Slot &slot, const HostTensor &whole)> part;
+};
+
 class PipelineExecutor {
 public:
   /// Opens this rank's stages of the artifact in `dir`.
@@ -57,9 +67,10 @@ public:
   /// accumulated gradients and losses are averaged before the update.
   /// `tensorIndex`: this rank's place in its stage's tensor group (which
   /// part of a split parameter it loads).
+  /// `logical`: how split slots are read and written whole.
   static StatusOr<std::unique_ptr<PipelineExecutor>>
   open(const std::string &dir, Backend &backend, Communicator &pipeline, Communicator &data,
-       int tensorIndex, PipelineSchedule schedule);
+       int tensorIndex, PipelineSchedule schedule, LogicalSlots logical = {});
 
   /// The programs' graph inputs of microbatch `mb` ("input_ids",
   /// "targets", ...): the caller sets those a session has.
@@ -82,7 +93,8 @@ public:
   /// evaluation, an export) or with the optimizer state (a checkpoint).
   enum class StateParts { Parameters, ParametersAndOptimizer };
   /// The parameters (and optimizer state) of the stages this rank holds, by
-  /// name (a tied parameter once): logical tensors, as any plan names them.
+  /// name (a tied parameter once): logical tensors, as any plan names them
+  /// (with tensor-parallel stages, collective over the tensor group).
   StatusOr<std::vector<NamedTensor>> readState(StateParts parts) const;
   /// The same gathered on pipeline rank 0 from every stage (collective over
   /// the pipeline group; other ranks get an empty list).
@@ -131,6 +143,7 @@ private:
   Communicator &pipeline_;
   Communicator &data_;
   PipelineSchedule schedule_;
+  LogicalSlots logical_;
   PipelineIndex index_;
   std::vector<StageSessions> stages_;
   std::map<std::string, size_t> transferOrdinal_;

@@ -346,13 +346,8 @@ Status checkPipelineOptions(const TrainerOptions &o, const ParallelPlan &plan) {
   auto refuse = [](const std::string &what) {
     return Status::error(what + " is not available with 'pipeline_parallel_degree' yet");
   };
-  if (plan.tensorDegree > 1 && (o.resume || !o.checkpointDir.empty() || !o.exportOnnx.empty()))
-    return refuse("checkpoints and exports of tensor-parallel stages (--checkpoint-dir, "
-                  "--resume, --export-onnx)");
   if (!o.saveArtifact.empty() || isSavedStep(o.model))
     return refuse("a saved training step (--save-artifact, or a step folder as the model)");
-  if (!o.evalData.empty() && plan.tensorDegree > 1) // the stages' parts are not gathered
-    return refuse("--eval-data with tensor-parallel stages");
   if (o.detectAnomaly) // its sites would span several stage programs
     return refuse("--detect-anomaly");
   if (o.batchSize % (int64_t(plan.dataDegree()) * plan.microbatches) != 0)
@@ -360,6 +355,19 @@ Status checkPipelineOptions(const TrainerOptions &o, const ParallelPlan &plan) {
                          " microbatches on each of " + std::to_string(plan.dataDegree()) +
                          " data rank(s) do not divide --batch-size " + std::to_string(o.batchSize));
   return Status::success();
+}
+
+/// Tensor-parallel stages' slots read and written whole through the
+/// stage's tensor group.
+LogicalSlots logicalSlots(DistributedRun &dist) {
+  LogicalSlots logical;
+  logical.gather = [&dist](const Slot &slot, const HostTensor &mine) {
+    return dist.gatherLogical(slot, mine);
+  };
+  logical.part = [&dist](const Slot &slot, const HostTensor &whole) {
+    return dist.partOf(slot, whole);
+  };
+  return logical;
 }
 
 /// The tensor of `tensors` named `name`, or null.
@@ -967,7 +975,7 @@ Status TrainingJob::openPipeline(int64_t vocab) {
     return s;
   StatusOr<std::unique_ptr<PipelineExecutor>> opened =
       PipelineExecutor::open(artifactDir_, *backend_, dist_.pipelineGroup(), dist_.dataGroup(),
-                             dist_.tensorIndex(), *std::move(schedule));
+                             dist_.tensorIndex(), *std::move(schedule), logicalSlots(dist_));
   if (!opened.ok())
     return opened.status();
   pipeline_ = *std::move(opened);

@@ -23,6 +23,7 @@
 #include "runtime/artifact/Evaluation.h"
 #include "runtime/backends/Backend.h"
 #include "runtime/comm/RankThreads.h"
+#include "runtime/comm/mpi/MpiCommunicator.h"
 #include "runtime/formats/FileOps.h"
 #include "runtime/formats/Npy.h"
 #include "runtime/support/Names.h"
@@ -149,7 +150,7 @@ Status trainSavedStep(const RunCommand &opt) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+static int runTool(int argc, char **argv) {
   try {
     RunCommand opt;
     // A command line every rank of a job shares: a bad one is said once.
@@ -197,4 +198,13 @@ int main(int argc, char **argv) {
   } catch (const std::exception &e) {
     return fail(std::string("internal error: ") + e.what());
   }
+}
+
+int main(int argc, char **argv) {
+  // Under mpirun rank 0 prints the job's error before any rank can pass
+  // MPI's finalize and exit (MpiCommunicator.h: deferMpiFinalize).
+  deferMpiFinalize();
+  int status = runTool(argc, argv);
+  finishMpi();
+  return status;
 }

@@ -191,17 +191,27 @@ std::mutex gRuntimeMutex;
 std::weak_ptr<MpiRuntime> gRuntime;
 std::atomic<bool> gFinalizedByUs{false};
 std::atomic<bool> gLeavingAlone{false}; // leaveMpiWithoutFinalize
+std::atomic<bool> gDeferFinalize{false}; // deferMpiFinalize
+std::atomic<bool> gFinalizePending{false};
 
-MpiRuntime::~MpiRuntime() {
-  if (!ownsInit || gLeavingAlone)
-    return;
-  std::lock_guard<std::mutex> lock(mutex);
+void finalizeWatched() {
   WatchedCall call;
   call.what = "MPI_Finalize";
   call.checkPeers = false; // finished peers legitimately exit
   auto guard = Watchdog::process().watch(call);
   (void)gApi.Finalize();
   gFinalizedByUs = true;
+}
+
+MpiRuntime::~MpiRuntime() {
+  if (!ownsInit || gLeavingAlone)
+    return;
+  if (gDeferFinalize) {
+    gFinalizePending = true;
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  finalizeWatched();
 }
 
 // The watchdog's view of a point-to-point wait on `worldPeer` (`what`
@@ -703,6 +713,14 @@ StatusOr<std::unique_ptr<Communicator>> MpiCommunicator::split(int color, int ke
 } // namespace
 
 void leaveMpiWithoutFinalize() { gLeavingAlone = true; }
+
+void deferMpiFinalize() { gDeferFinalize = true; }
+
+void finishMpi() {
+  std::lock_guard<std::mutex> lock(gRuntimeMutex);
+  if (gFinalizePending.exchange(false) && !gLeavingAlone && gRuntime.expired())
+    finalizeWatched();
+}
 
 std::string mpiLibraryName() {
   const char *override = ::getenv("TRC_MPI_LIBRARY");

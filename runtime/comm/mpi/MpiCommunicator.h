@@ -61,6 +61,16 @@ StatusOr<std::unique_ptr<Communicator>> createMpiCommunicator();
 /// it gone. One way: for a process about to exit.
 void leaveMpiWithoutFinalize();
 
+/// For a tool's main that prints the job's error itself: MPI_Finalize,
+/// when this process initialized MPI, waits for finishMpi() instead of
+/// running when the last communicator goes. Open MPI's finalize is a fence
+/// and mpirun ends the job at the first non-zero exit, so a rank 0 that
+/// finalized before printing the job's error could be killed by a rank
+/// that left after the same fence, the error unprinted.
+void deferMpiFinalize();
+/// The MPI_Finalize deferMpiFinalize() held back, if any (watched).
+void finishMpi();
+
 // The library createMpiCommunicator loads: TRC_MPI_LIBRARY or libmpi.so.40.
 std::string mpiLibraryName();
 
