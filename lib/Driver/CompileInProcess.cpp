@@ -62,6 +62,7 @@ bool trainingPipeline(const rt::TrainingBuild &build, TrainingPipelineOptions &o
     pp.stages = build.pipeline->stages;
     pp.virtualStages = build.pipeline->chunks;
     o.pipeline = pp;
+    o.pipelineSplit.shardDegree = build.pipeline->shardDegree;
   }
   if (build.dataParallel) {
     DataParallelOptions dp;

@@ -58,7 +58,7 @@ void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingPipelineOption
   if (o.dataParallel)
     pm.addPass(createDataParallel(*o.dataParallel));
   if (o.pipeline)
-    pm.addPass(createPipelineSplit());
+    pm.addPass(createPipelineSplit(o.pipelineSplit));
   pm.addPass(createBuildTrainStep(o.trainStep));
   if (o.detectAnomaly)
     pm.addPass(createDetectAnomaly());
@@ -117,6 +117,11 @@ struct TrainingPipelineCliOptions : public mlir::PassPipelineOptions<TrainingPip
   Option<std::string> pipelineBalance{*this, "pipeline-balance",
                                       llvm::cl::desc("cost or layers"),
                                       llvm::cl::init("cost")};
+  Option<int64_t> pipelineShardDegree{
+      *this, "pipeline-shard-degree",
+      llvm::cl::desc("with pipeline-stages: ZeRO-1 over each stage's data ranks "
+                     "(trc-pipeline-split's shard-degree)"),
+      llvm::cl::init(PipelineSplitOptions().shardDegree)};
   Option<bool> dataParallel{*this, "data-parallel",
                             llvm::cl::desc("average gradients over the ranks (trc-data-parallel)"),
                             llvm::cl::init(false)};
@@ -208,6 +213,12 @@ bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptio
     pp.virtualStages = cli.pipelineVirtual;
     pp.balance = cli.pipelineBalance;
     o.pipeline = pp;
+    o.pipelineSplit.shardDegree = cli.pipelineShardDegree;
+  }
+  if (cli.pipelineShardDegree < 1 ||
+      (cli.pipelineShardDegree > 1 && cli.pipelineStages * cli.pipelineVirtual == 1)) {
+    problem = "pipeline-shard-degree is at least 1, and above 1 only with pipeline-stages";
+    return false;
   }
   if (cli.dataParallel) {
     DataParallelOptions dp;

@@ -155,7 +155,18 @@ def PipelineSplit : Pass<"trc-pipeline-split", "mlir::ModuleOp"> {
     Parameters several stages read (tied) keep one gradient per stage; the
     runtime sums them before the update, and only the lowest stage counts
     them in the gradient norm.
+
+    With `shard-degree` N > 1 (ZeRO-1 within each stage's data group, which
+    the runtime has averaged the accumulated gradients over), @stage<s>_grads
+    returns this rank's 1/N shard of each (include/trc/Training/Sharding.h's
+    layout and attributes): trc-build-train-step then keeps the optimizer
+    state of that shard alone, updates it and all-gathers the parameter.
   }];
+  let options = [
+    Option<"shardDegree", "shard-degree", "int64_t", "1",
+           "ZeRO-1: the stage's data ranks each update a 1/N shard of every "
+           "parameter">,
+  ];
   let dependentDialects = ["trc::TrcDialect", "mlir::func::FuncDialect"];
 }
 

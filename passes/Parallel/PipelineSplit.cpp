@@ -30,6 +30,7 @@
 #include "trc/Abi/SlotNames.h"
 #include "trc/Parallel/Pipeline.h"
 #include "trc/Training/Optimizers.h"
+#include "trc/Training/Sharding.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -83,6 +84,7 @@ struct Program {
 using trc::analysis::inputsOf;
 
 struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
+  using PipelineSplitBase::PipelineSplitBase;
   ModuleOp module;
   func::FuncOp grad;
   int64_t stages = 0;
@@ -394,21 +396,36 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
         resultAttrs.push_back(result.getDictionary(b.getContext()));
       }
       size_t params = types.size();
+      SmallVector<Type> resultTypes;
       for (size_t k = 0; k < params; ++k) {
         auto name = cast<DictionaryAttr>(resultAttrs[k]).getAs<StringAttr>(trc::abi::kGradOfAttr);
         types.push_back(types[k]);
         argAttrs.push_back(named(trc::abi::kInputAttr, trc::abi::kGradAccumPrefix + name.str()));
+        auto full = cast<RankedTensorType>(types[k]);
+        if (shardDegree <= 1) {
+          resultTypes.push_back(full);
+          continue;
+        }
+        // ZeRO-1: this rank's shard of the (data-averaged) gradient.
+        resultTypes.push_back(trc::training::shardType(full, shardDegree));
+        NamedAttrList attrs(cast<DictionaryAttr>(resultAttrs[k]));
+        attrs.append(trc::training::shardAttributes(b, full, shardDegree));
+        resultAttrs[k] = attrs.getDictionary(b.getContext());
       }
       b.setInsertionPointAfter(weights.fn);
       auto fn = b.create<func::FuncOp>(
           grad.getLoc(), trc::abi::stageFunctionName(s, trc::abi::kGradsPhase),
-          b.getFunctionType(types, ArrayRef<Type>(types).drop_front(params)));
+          b.getFunctionType(types, resultTypes));
       Block *entry = fn.addEntryBlock();
       fn.setAllArgAttrs(argAttrs);
       fn.setAllResultAttrs(resultAttrs);
       fn->setAttr(trc::abi::kPipelineGradsAttr, b.getI64IntegerAttr(s));
-      OpBuilder::atBlockEnd(entry).create<func::ReturnOp>(
-          grad.getLoc(), entry->getArguments().drop_front(params));
+      OpBuilder body = OpBuilder::atBlockEnd(entry);
+      SmallVector<Value> results(entry->getArguments().drop_front(params));
+      if (shardDegree > 1)
+        for (Value &r : results)
+          r = trc::training::localShard(body, grad.getLoc(), r, shardDegree);
+      body.create<func::ReturnOp>(grad.getLoc(), results);
     }
   }
 };

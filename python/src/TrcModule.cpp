@@ -21,6 +21,7 @@
 #include "trc/Driver/TrainJob.h"
 
 #include "runtime/comm/RankThreads.h"
+#include "runtime/comm/mpi/MpiCommunicator.h"
 #include "runtime/support/StopSignals.h"
 #include "runtime/train/RunCommand.h"
 #include "runtime/train/RunFlags.h"
@@ -153,6 +154,12 @@ void train(const std::vector<std::string> &args, const py::object &onStep,
 PYBIND11_MODULE(_trc, m) {
   m.doc() = "trc's compiler and trainer (the engine under the trc package)";
   static py::exception<std::runtime_error> error(m, "Error");
+  // MPI is finalized when Python exits, after an error's traceback is
+  // printed (rank 0's would otherwise race the other ranks' exit; see
+  // MpiCommunicator.h), and a second train() in the process finds it
+  // still initialized.
+  trc::rt::deferMpiFinalize();
+  py::module_::import("atexit").attr("register")(py::cpp_function([] { trc::rt::finishMpi(); }));
   m.def("flags", &flagTable, "trc-run's flags: name, value_name, arity, mode, repeatable, help");
   m.def("usage", &runUsage, "trc-run --help");
   m.def(

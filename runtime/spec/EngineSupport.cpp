@@ -4,9 +4,13 @@
 namespace trc::rt {
 
 Status engineRuns(const ParallelPlan &plan) {
-  if (plan.pipelineDegree > 1 && plan.zeroStage > 0)
-    return Status::error("--config: key 'zero_stage': ZeRO sharding of pipeline stages is not "
-                         "available yet; this trc trains data-, tensor- and pipeline-parallel "
+  // Pipeline stages shard their optimizer state over their data ranks
+  // (ZeRO-1); gradients and parameters stay whole there.
+  if (plan.pipelineDegree > 1 && plan.zeroStage > 1)
+    return Status::error("--config: key 'zero_stage': ZeRO-" + std::to_string(plan.zeroStage) +
+                         " sharding of pipeline stages is not available yet (zero_stage 1 "
+                         "is: each stage's optimizer state sharded over its data ranks); "
+                         "this trc trains data-, tensor- and pipeline-parallel "
                          "plans with recomputation and offloading (ddp, zero_stage, "
                          "sharded_data_parallel_degree, hybrid_shard_degree, "
                          "tensor_parallel_degree, sequence_parallel, pipeline_parallel_degree, "

@@ -653,6 +653,8 @@ StatusOr<std::vector<NamedTensor>> PipelineExecutor::gatherState(StateParts part
   StatusOr<std::vector<NamedTensor>> mine = readState(parts);
   if (!mine.ok())
     return mine.status();
+  if (data_.rank() != 0) // the other data replicas hold the same values
+    return std::vector<NamedTensor>();
   if (pipeline_.rank() != 0) {
     std::string bytes = serialize(*mine);
     uint64_t size = bytes.size();
@@ -681,13 +683,13 @@ StatusOr<std::vector<NamedTensor>> PipelineExecutor::gatherState(StateParts part
   return all;
 }
 
-Status PipelineExecutor::writeState(
-    const std::function<const HostTensor *(const std::string &)> &find, StateParts parts) {
+Status PipelineExecutor::writeState(const FindTensor &find, StateParts parts) {
   for (StageSessions &st : stages_) {
     Status s = forEachStateSlot(st, [&](const Session &session, const Slot &slot) -> Status {
       const HostTensor *value = find(slot.name);
       if (!value)
-        return Status::error("the checkpoint has no tensor '" + percentEncode(slot.name) + "'");
+        return Status::error("the checkpoint has no tensor '" + percentEncode(slot.name) +
+                             "' (a checkpoint of another model?)");
       if (value->dtype != slot.dtype || value->shape != slot.logicalShape())
         return Status::error("checkpoint tensor '" + percentEncode(slot.name) + "' is " +
                              formatType(value->dtype, value->shape) + ", the step expects " +

@@ -31,6 +31,7 @@
 #include "runtime/formats/Safetensors.h"
 #include "runtime/spec/PipelineIndex.h"
 #include "runtime/spec/PipelineSchedule.h"
+#include "runtime/train/ModelState.h"
 
 #include <functional>
 #include <map>
@@ -89,20 +90,20 @@ public:
                                        const ApplyDecision &decide = nullptr,
                                        float lossScale = 1.0f);
 
-  /// What readState and gatherState take: the parameters alone (an
-  /// evaluation, an export) or with the optimizer state (a checkpoint).
-  enum class StateParts { Parameters, ParametersAndOptimizer };
+  using StateParts = rt::StateParts;
   /// The parameters (and optimizer state) of the stages this rank holds, by
   /// name (a tied parameter once): logical tensors, as any plan names them
   /// (with tensor-parallel stages, collective over the tensor group).
   StatusOr<std::vector<NamedTensor>> readState(StateParts parts) const;
-  /// The same gathered on pipeline rank 0 from every stage (collective over
-  /// the pipeline group; other ranks get an empty list).
+  /// The same gathered on pipeline rank 0 of the first data replica from
+  /// every stage (collective over the whole job: sharded and split slots
+  /// are first read whole by every rank of their groups; other ranks get an
+  /// empty list).
   StatusOr<std::vector<NamedTensor>> gatherState(StateParts parts) const;
   /// Sets every parameter (and, unless `parts` says Parameters, optimizer
   /// state) this rank holds from `find` (null: the tensor is missing, an
   /// error naming it).
-  Status writeState(const std::function<const HostTensor *(const std::string &)> &find,
+  Status writeState(const FindTensor &find,
                     StateParts parts = StateParts::ParametersAndOptimizer);
 
   /// Every stage session this rank holds (stage index, programs).

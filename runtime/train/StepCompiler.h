@@ -58,6 +58,7 @@ struct TensorParallelBuild {
 struct PipelineBuild {
   int stages = 1;
   int chunks = 1;
+  int shardDegree = 1; // ZeRO-1 within each stage's data group
 };
 
 /// How the training step is built from the imported forward graph: the

@@ -33,6 +33,7 @@
 #include "runtime/train/Predictions.h"
 #include "runtime/train/LossScaler.h"
 #include "runtime/train/Metrics.h"
+#include "runtime/train/ModelState.h"
 #include "runtime/train/PipelineExecutor.h"
 #include "runtime/train/RespecializeCheck.h"
 #include "runtime/train/RowData.h"
@@ -81,9 +82,6 @@ bool isSavedStep(const std::string &model) {
   struct stat st;
   return ::stat(model.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
-
-/// Gradient-accumulation buffers: updated on every micro-step.
-bool isAccumulator(std::string_view name) { return name.rfind(abi::kGradAccumPrefix, 0) == 0; }
 
 /// Token data feeds [T] token ids and [T] targets per row.
 void setTokenFeeds(RunSettings &run) {
@@ -370,12 +368,14 @@ LogicalSlots logicalSlots(DistributedRun &dist) {
   return logical;
 }
 
-/// The tensor of `tensors` named `name`, or null.
-const NamedTensor *findTensor(const std::vector<NamedTensor> &tensors, const std::string &name) {
-  for (const NamedTensor &t : tensors)
-    if (t.name == name)
-      return &t;
-  return nullptr;
+/// A FindTensor over `tensors`.
+FindTensor tensorFinder(const std::vector<NamedTensor> &tensors) {
+  return [&tensors](const std::string &name) -> const HostTensor * {
+    for (const NamedTensor &t : tensors)
+      if (t.name == name)
+        return &t.tensor;
+    return nullptr;
+  };
 }
 
 /// An evaluation's metrics (kEvalMetrics: one spelling for training,
@@ -532,7 +532,11 @@ private:
   Status finishPreparing(int64_t vocab);
   Status openMetrics();
   Status openSharedEvaluator(int64_t vocab);
+  // The step engine: the one program's or the pipeline's step, chosen when
+  // the step's programs open; each fills `result` (loss, norm, update).
+  Status runProgramStep(int64_t step, StepResult &result);
   Status runPipelineStep(int64_t step, StepResult &result);
+  Status (TrainingJob::*engineStep_)(int64_t step, StepResult &result) = nullptr;
   StatusOr<bool> isNonFinite(double loss, double gradNorm);
   Status nonFiniteError(const StepResult &result, int64_t inARow);
   Status stopEveryRank(const Status &rootError);
@@ -568,6 +572,8 @@ private:
   std::unique_ptr<Session> session_;
   // Pipeline parallelism: the stage programs instead of one session.
   std::unique_ptr<PipelineExecutor> pipeline_;
+  // The parameters and optimizer state, whichever of the two holds them.
+  std::unique_ptr<ModelState> state_;
   std::vector<const Slot *> stateSlots_;
   bool lossScaling_ = false, dropout_ = false;
   // --keep-best (rank 0): the best evaluated checkpoint so far.
@@ -674,43 +680,18 @@ Status TrainingJob::openEvaluator(int64_t vocab) {
   return Status::success();
 }
 
-/// Whether training changes param `slot`: the optimizer trains it, or the
-/// step gives it a new value besides (an "update:" output for a frozen
-/// parameter: batch normalization's running statistics).
-bool changesDuringTraining(const Manifest &manifest, const Slot &slot) {
-  return slot.trainable ||
-         manifest.find(SlotKind::Output, std::string(abi::kUpdatePrefix) + slot.name);
-}
-
-/// The trained parameters, gathered whole (collective: every rank takes
-/// part; pipeline stages: gathered on rank 0 over the first data replica's
-/// pipeline, as for a checkpoint), into rank 0's eval programs, then rank 0
-/// evaluates.
+/// The trained parameters, gathered whole on rank 0 (collective: every rank
+/// takes part, whichever engine holds them), into rank 0's eval programs,
+/// then rank 0 evaluates.
 StatusOr<std::optional<EvalResult>> TrainingJob::evaluate(int64_t step) {
   ProfileScope evalPhase("eval");
-  if (pipeline_) {
-    if (dist_.dataIndex() == 0) {
-      StatusOr<std::vector<NamedTensor>> gathered =
-          pipeline_->gatherState(PipelineExecutor::StateParts::Parameters);
-      if (!gathered.ok())
-        return gathered.status();
-      for (const NamedTensor &t : *gathered)
-        if (evaluator_ && evaluator_->hasParameter(t.name))
-          if (Status s = evaluator_->setParameter(t.name, t.tensor); !s)
-            return s;
-    }
-  } else {
-    for (const Slot *slot : artifact_->manifest().slotsOfKind(SlotKind::Param)) {
-      if (!changesDuringTraining(artifact_->manifest(), *slot))
-        continue;
-      StatusOr<HostTensor> value = dist_.readFull(*session_, *slot);
-      if (!value.ok())
-        return value.status();
-      if (evaluator_)
-        if (Status s = evaluator_->setParameter(slot->name, *value); !s)
-          return s;
-    }
-  }
+  StatusOr<std::vector<NamedTensor>> trained = state_->read(StateParts::Parameters);
+  if (!trained.ok())
+    return trained.status();
+  for (const NamedTensor &t : *trained)
+    if (evaluator_ && evaluator_->hasParameter(t.name))
+      if (Status s = evaluator_->setParameter(t.name, t.tensor); !s)
+        return s;
   if (!evaluator_)
     return std::optional<EvalResult>();
   std::vector<NamedTensor> outputs;
@@ -888,6 +869,8 @@ Status TrainingJob::prepareShared(int64_t vocab) {
   if (!session.ok())
     return session.status();
   session_ = *std::move(session);
+  state_ = sessionState(*session_, dist_);
+  engineStep_ = &TrainingJob::runProgramStep;
   if (Status s = dist_.broadcastParameters(*session_); !s)
     return s;
   const Manifest &manifest = artifact_->manifest();
@@ -979,6 +962,8 @@ Status TrainingJob::openPipeline(int64_t vocab) {
   if (!opened.ok())
     return opened.status();
   pipeline_ = *std::move(opened);
+  state_ = pipelineState(*pipeline_);
+  engineStep_ = &TrainingJob::runPipelineStep;
   // The last stage scales the loss; every rank scales its gradients back
   // and takes part in the scaler's decision.
   lossScaling_ = run_.build.precision == "fp16";
@@ -1018,7 +1003,7 @@ Status TrainingJob::runPipelineStep(int64_t step, StepResult &out) {
     return bad.ok() && !*bad && (!lossScaling_ || scaler_.update(gradNorm));
   };
   StatusOr<PipelineStepResult> result =
-      pipeline_->runStep(feed, float(run_.schedule.at(step)), float(step + 1), decide,
+      pipeline_->runStep(feed, float(out.learningRate), float(step + 1), decide,
                          lossScaling_ ? float(scaler_.scale) : 1.0f);
   if (!result.ok())
     return result.status();
@@ -1093,38 +1078,19 @@ Status TrainingJob::resume() {
   }
   if (Status s = checkCheckpointConfig(folder, state, config); !s)
     return s;
-  auto find = [&](const std::string &name) { return findTensor(tensors, name); };
-  if (pipeline_) { // each rank's stages take their tensors by name
-    if (Status s = pipeline_->writeState([&](const std::string &name) -> const HostTensor * {
-          const NamedTensor *found = find(name);
-          return found ? &found->tensor : nullptr;
-        });
-        !s)
-      return s.withPrefix(folder + ": ");
-  }
-  for (const Slot *slot : stateSlots_) {
-    const NamedTensor *found = find(slot->name);
-    // A step's first micro-step restarts its accumulators (trc.keep_accum
-    // 0): a checkpoint of a run without accumulation has none to give.
-    if (!found && isAccumulator(slot->name))
-      continue;
-    if (!found)
-      return Status::error(folder + ": the checkpoint has no tensor '" +
-                           percentEncode(slot->name) + "'");
-    if (Status s = dist_.writeFull(*session_, *slot, found->tensor); !s)
-      return s.withPrefix(folder + ": ");
-  }
+  FindTensor find = tensorFinder(tensors);
+  if (Status s = state_->write(find, StateParts::ParametersAndOptimizer); !s)
+    return s.withPrefix(folder + ": ");
   if (lossScaling_) {
-    const NamedTensor *scale = find(LossScaler::kScaleTensor);
-    const NamedTensor *good = find(LossScaler::kGoodStepsTensor);
-    if (!scale || !good || scale->tensor.dtype != DType::F64 ||
-        good->tensor.dtype != DType::I64 || scale->tensor.numElements() != 1 ||
-        good->tensor.numElements() != 1)
+    const HostTensor *scale = find(LossScaler::kScaleTensor);
+    const HostTensor *good = find(LossScaler::kGoodStepsTensor);
+    if (!scale || !good || scale->dtype != DType::F64 || good->dtype != DType::I64 ||
+        scale->numElements() != 1 || good->numElements() != 1)
       return Status::error(folder + ": the checkpoint has no valid loss-scaler state ('" +
                            LossScaler::kScaleTensor + "', '" + LossScaler::kGoodStepsTensor +
                            "')");
-    scaler_.scale = *static_cast<const double *>(scale->tensor.data());
-    scaler_.goodSteps = *static_cast<const int64_t *>(good->tensor.data());
+    scaler_.scale = *static_cast<const double *>(scale->data());
+    scaler_.goodSteps = *static_cast<const int64_t *>(good->data());
   }
   if (Status s = rowLoader_ ? rowLoader_->restore(state.data) : data_->restore(state.data); !s)
     return s;
@@ -1141,8 +1107,8 @@ Status TrainingJob::resume() {
   return Status::success();
 }
 
-/// One optimizer step: gradAccum micro-steps of this rank's rows, then the
-/// update (skipped on an fp16 overflow).
+/// The step's host buffers: each feed's global batch and micro-step rows,
+/// and the step's scalars.
 Status TrainingJob::allocateStepBuffers() {
   feeds_.clear();
   tokensPerRow_ = 1;
@@ -1178,34 +1144,32 @@ void TrainingJob::takeRows(FeedBuffer &feed, int64_t micro) {
               feed.micro.byteSize());
 }
 
+/// One optimizer step: the global batch read, the engine's step, its rates.
 StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
-  const int64_t accum = o_.gradAccum;
-  auto setScalar = [&](HostTensor &t, double v) { *static_cast<float *>(t.data()) = float(v); };
-
   auto start = std::chrono::steady_clock::now();
   ProfileScope dataPhase("data");
   if (Status s = readBatch(); !s)
     return s;
   dataPhase.end();
-  // The rates of a step that took `ms`.
-  auto rates = [&](StepResult &result, double ms) {
-    result.stepTimeMs = ms;
-    result.tokensPerSecond = double(o_.batchSize * tokensPerRow_) / (ms / 1000.0);
-    result.samplesPerSecond = double(o_.batchSize) / (ms / 1000.0);
-  };
-  double rate = run_.schedule.at(step);
-  if (pipeline_) {
-    StepResult result;
-    result.step = step + 1;
-    result.learningRate = rate;
-    if (Status s = runPipelineStep(step, result); !s)
-      return s;
-    rates(result, std::chrono::duration<double, std::milli>(
-                       std::chrono::steady_clock::now() - start)
-                       .count());
-    return result;
-  }
-  setScalar(lr_, rate);
+  StepResult result;
+  result.step = step + 1;
+  result.learningRate = run_.schedule.at(step);
+  if (Status s = (this->*engineStep_)(step, result); !s)
+    return s;
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  result.stepTimeMs = ms;
+  result.tokensPerSecond = double(o_.batchSize * tokensPerRow_) / (ms / 1000.0);
+  result.samplesPerSecond = double(o_.batchSize) / (ms / 1000.0);
+  return result;
+}
+
+/// One optimizer step of the one program: gradAccum micro-steps of this
+/// rank's rows, then the update (skipped on an fp16 overflow).
+Status TrainingJob::runProgramStep(int64_t step, StepResult &result) {
+  const int64_t accum = o_.gradAccum;
+  auto setScalar = [&](HostTensor &t, double v) { *static_cast<float *>(t.data()) = float(v); };
+  setScalar(lr_, result.learningRate);
   setScalar(stepCount_, double(step + 1));
   setScalar(lossScale_, scaler_.scale);
   setScalar(gradScale_, 1.0 / (double(accum) * (lossScaling_ ? scaler_.scale : 1.0)));
@@ -1266,7 +1230,7 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
     readbackPhase.end();
     ProfileScope updatePhase("update");
     if (!last) { // only the running gradient sum moves
-      if (Status s = session_->applyUpdates(isAccumulator); !s)
+      if (Status s = session_->applyUpdates(abi::isAccumulatorSlot); !s)
         return s;
       continue;
     }
@@ -1278,24 +1242,18 @@ StatusOr<StepResult> TrainingJob::runStep(int64_t step) {
       return bad.status();
     nonFinite = *bad;
     applied = !nonFinite && (!lossScaling_ || scaler_.update(gradNorm));
-    if (Status s = applied ? session_->applyUpdates() : session_->applyUpdates(isAccumulator); !s)
+    if (Status s = applied ? session_->applyUpdates() : session_->applyUpdates(abi::isAccumulatorSlot); !s)
       return s;
   }
-  StepResult result;
-  result.step = step + 1;
   result.loss = lossSum / double(accum);
-  result.learningRate = rate;
   result.gradNorm = gradNorm;
-  rates(result,
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count());
   result.applied = applied;
   result.nonFinite = nonFinite;
   if (nonFinite && !anomalyCodes_.empty()) {
     const auto &sites = artifact_->manifest().anomalySites;
     result.anomaly = describeAnomalyOrigin(sites, findAnomalyOrigin(sites, anomalyCodes_));
   }
-  return result;
+  return Status::success();
 }
 
 /// Whether a step with this (global) loss and gradient norm is non-finite:
@@ -1358,8 +1316,7 @@ Status TrainingJob::nonFiniteError(const StepResult &result, int64_t inARow) {
 /// saveCheckpoint's atomicity is unchanged (`latest` moves only once the
 /// folder is whole), so a kill during the write resumes from the one before.
 struct TrainingJob::PendingCheckpoint {
-  std::vector<NamedTensor> staged; // pipeline stages' tensors
-  std::vector<HostTensor> values;  // the state slots' tensors
+  std::vector<NamedTensor> staged; // the state's whole tensors
   double scale = 0;                // fp16 loss scaling
   int64_t goodSteps = 0;
   CheckpointState state;
@@ -1390,29 +1347,15 @@ Status TrainingJob::awaitCheckpoint() {
 Status TrainingJob::checkpoint(int64_t step, const StepResult &result,
                                const std::optional<EvalResult> &eval) {
   auto job = std::make_unique<PendingCheckpoint>();
-  // Pipeline stages: every stage's tensors gathered on rank 0 over the
-  // first data replica's pipeline (the other replicas hold the same).
-  if (pipeline_ && dist_.dataIndex() == 0) {
-    StatusOr<std::vector<NamedTensor>> gathered =
-        pipeline_->gatherState(PipelineExecutor::StateParts::ParametersAndOptimizer);
-    if (!gathered.ok())
-      return gathered.status();
-    job->staged = *std::move(gathered);
-  }
-  job->values.resize(stateSlots_.size());
-  for (size_t i = 0; i < stateSlots_.size(); ++i) {
-    StatusOr<HostTensor> value = dist_.readFull(*session_, *stateSlots_[i]);
-    if (!value.ok())
-      return value.status();
-    job->values[i] = *std::move(value);
-  }
+  // Whole tensors on rank 0 (every rank helps gather them).
+  StatusOr<std::vector<NamedTensor>> gathered = state_->read(StateParts::ParametersAndOptimizer);
+  if (!gathered.ok())
+    return gathered.status();
+  job->staged = *std::move(gathered);
   // Views of the copies (the job owns them until its write ends).
   std::vector<SafetensorsView> views;
   for (const NamedTensor &t : job->staged)
     views.push_back({t.name, t.tensor.dtype, t.tensor.shape, t.tensor.data()});
-  for (size_t i = 0; i < stateSlots_.size(); ++i)
-    views.push_back({stateSlots_[i]->name, job->values[i].dtype, job->values[i].shape,
-                     job->values[i].data()});
   // A state that is not finite (an update that overflowed) is not
   // checkpointed: `latest` stays on the last good one.
   Status finite = Status::success();
@@ -1654,27 +1597,8 @@ StatusOr<int64_t> TrainingJob::loadParameters(const std::string &checkpoint) {
   StatusOr<CheckpointContents> read = readCheckpoint(folder);
   if (!read.ok())
     return Status(read.status()).withPrefix("--from-checkpoint: ");
-  if (pipeline_) { // each rank's stages take their parameters by name
-    Status s = pipeline_->writeState(
-        [&](const std::string &name) -> const HostTensor * {
-          const NamedTensor *found = findTensor(read->tensors, name);
-          return found ? &found->tensor : nullptr;
-        },
-        PipelineExecutor::StateParts::Parameters);
-    if (!s)
-      return s.withPrefix("--from-checkpoint " + folder + ": ");
-    return read->state.step;
-  }
-  for (const Slot *slot : artifact_->manifest().slotsOfKind(SlotKind::Param)) {
-    if (!changesDuringTraining(artifact_->manifest(), *slot))
-      continue;
-    const NamedTensor *found = findTensor(read->tensors, slot->name);
-    if (!found)
-      return Status::error("--from-checkpoint " + folder + ": the checkpoint has no tensor '" +
-                           percentEncode(slot->name) + "' (a checkpoint of another model?)");
-    if (Status s = dist_.writeFull(*session_, *slot, found->tensor); !s)
-      return s.withPrefix("--from-checkpoint " + folder + ": ");
-  }
+  if (Status s = state_->write(tensorFinder(read->tensors), StateParts::Parameters); !s)
+    return s.withPrefix("--from-checkpoint " + folder + ": ");
   return read->state.step;
 }
 
@@ -1717,28 +1641,9 @@ Status TrainingJob::evaluateAlone() {
   return logMetrics(m);
 }
 
-/// The parameters training changed, whole, in the manifest's (or, with
-/// pipeline stages, the stages') order: every rank helps gather sharded
-/// ones; rank 0's result holds them (the others' may be empty).
+/// The parameters training changed, whole on rank 0 (collective).
 StatusOr<std::vector<NamedTensor>> TrainingJob::gatherTrained() {
-  std::vector<NamedTensor> trained;
-  if (pipeline_) { // every stage's parameters, gathered on rank 0
-    if (dist_.dataIndex() != 0)
-      return trained;
-    StatusOr<std::vector<NamedTensor>> gathered =
-        pipeline_->gatherState(PipelineExecutor::StateParts::Parameters);
-    if (!gathered.ok())
-      return gathered.status();
-    return *std::move(gathered);
-  }
-  for (const Slot *slot : artifact_->manifest().slotsOfKind(SlotKind::Param))
-    if (changesDuringTraining(artifact_->manifest(), *slot)) {
-      StatusOr<HostTensor> value = dist_.readFull(*session_, *slot);
-      if (!value.ok())
-        return value.status();
-      trained.push_back({slot->name, *std::move(value)});
-    }
-  return trained;
+  return state_->read(StateParts::Parameters);
 }
 
 /// --export-onnx and --save-model: rank 0 writes what every rank gathered.
@@ -1829,7 +1734,9 @@ Status configurePlan(const TrainerOptions &options, RunSettings &run, Distribute
     }
     if (Status s = checkPipelineOptions(options, plan); !s)
       return s;
-    run.build.pipeline = PipelineBuild{plan.pipelineDegree, plan.virtualStages};
+    run.build.pipeline =
+        PipelineBuild{plan.pipelineDegree, plan.virtualStages,
+                      plan.zeroStage == 1 && plan.shardDegree > 1 ? plan.shardDegree : 1};
   } else if (dist.dataParallel()) {
     run.build.dataParallel = dist.dataParallelBuild();
   }

@@ -26,7 +26,7 @@ each model's 1-rank run (losses within 1e-5 relative):
     error naming rank 1;
   * refused with an error naming the key: more stages than layer boundaries,
     microbatches that do not divide the batch, an unknown schedule,
-    pipeline x ZeRO.
+    pipeline x ZeRO-3 (ZeRO-1: pipeline-zero.test).
 Prints what it compared; exits 1 with the reason when a check fails.
 """
 import os
@@ -177,7 +177,7 @@ def main():
             '{"pipeline_parallel_degree": 2, "pipeline_schedule": "dualpipe"}',
             "pipeline_schedule", "unknown schedule")
     refused(trc_run, gpt2_model, data, 4,
-            '{"pipeline_parallel_degree": 2, "zero_stage": 1}', "zero_stage", "pipeline x zero")
+            '{"pipeline_parallel_degree": 2, "zero_stage": 3}', "zero_stage", "pipeline x zero-3")
 
 
 if __name__ == "__main__":

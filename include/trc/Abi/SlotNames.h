@@ -82,9 +82,13 @@ inline bool isPipelineBufferSlot(std::string_view name) {
 inline bool isStateSlot(std::string_view name) {
   return isDerivedSlot(name) && !isPipelineBufferSlot(name);
 }
+/// A gradient accumulator ("grad_accum:<param>").
+inline bool isAccumulatorSlot(std::string_view name) {
+  return hasSlotPrefix(name, kGradAccumPrefix);
+}
 /// Optimizer state: a state slot other than a gradient accumulator.
 inline bool isOptimizerStateSlot(std::string_view name) {
-  return isStateSlot(name) && !hasSlotPrefix(name, kGradAccumPrefix);
+  return isStateSlot(name) && !isAccumulatorSlot(name);
 }
 
 } // namespace trc::abi

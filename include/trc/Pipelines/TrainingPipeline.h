@@ -49,6 +49,9 @@ struct TrainingPipelineOptions {
   /// Pipeline stages (trc-pipeline-stages before autodiff, trc-pipeline-split
   /// after it): per-stage forward, backward and update functions.
   std::optional<PipelineStagesOptions> pipeline;
+  /// With `pipeline`: trc-pipeline-split's options (ZeRO-1 within each
+  /// stage's data group: its shard-degree).
+  PipelineSplitOptions pipelineSplit;
   /// Gradients averaged (and ZeRO-sharded) over the ranks.
   std::optional<DataParallelOptions> dataParallel;
   BuildTrainStepOptions trainStep;
