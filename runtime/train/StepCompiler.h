@@ -59,6 +59,9 @@ struct PipelineBuild {
   int stages = 1;
   int chunks = 1;
   int shardDegree = 1; // ZeRO-1 within each stage's data group
+  // Per step (the programs run batch / (data ranks x microbatches) rows):
+  // recorded with a saved step, which then runs with these alone.
+  int microbatches = 1;
 };
 
 /// How the training step is built from the imported forward graph: the

@@ -217,6 +217,13 @@ StatusOr<CompiledStep> compileStep(StepCompiler &compiler, RunSettings &run, int
 /// saveArtifact DIR: rank 0 compiles the step as a run would and keeps it
 /// in DIR with its training.trc; nothing is trained. A DIR that exists must
 /// be a step saved before (it is replaced).
+/// The rows of one program run: a data rank's share of the batch over its
+/// micro-steps (--grad-accum) or the pipeline's microbatches.
+int64_t microbatchRows(const TrainerOptions &o, DistributedRun &dist) {
+  int64_t perStep = dist.pipelineDegree() > 1 ? dist.config().microbatches : o.gradAccum;
+  return o.batchSize / dist.dataDegree() / perStep;
+}
+
 Status saveTrainingStep(StepCompiler &compiler, RunSettings &run, DistributedRun &dist) {
   const TrainerOptions &o = run.options;
   const std::string &dir = o.saveArtifact;
@@ -234,8 +241,7 @@ Status saveTrainingStep(StepCompiler &compiler, RunSettings &run, DistributedRun
                          "(not replaced)");
   if (Status s = chooseFeeds(compiler, run, /*say=*/true); !s) // rank 0 only here
     return s;
-  int64_t microRows = o.batchSize / dist.dataDegree() / o.gradAccum;
-  StatusOr<CompiledStep> compiled = compileStep(compiler, run, microRows, target);
+  StatusOr<CompiledStep> compiled = compileStep(compiler, run, microbatchRows(o, dist), target);
   if (!compiled.ok())
     return compiled.status();
   const std::string &artifactDir = compiled->artifactDir;
@@ -344,8 +350,6 @@ Status checkPipelineOptions(const TrainerOptions &o, const ParallelPlan &plan) {
   auto refuse = [](const std::string &what) {
     return Status::error(what + " is not available with 'pipeline_parallel_degree' yet");
   };
-  if (!o.saveArtifact.empty() || isSavedStep(o.model))
-    return refuse("a saved training step (--save-artifact, or a step folder as the model)");
   if (o.detectAnomaly) // its sites would span several stage programs
     return refuse("--detect-anomaly");
   if (o.batchSize % (int64_t(plan.dataDegree()) * plan.microbatches) != 0)
@@ -836,8 +840,7 @@ Status TrainingJob::prepareLocal(int64_t &vocab) {
   // (the ranks of a tensor group take the same rows); each micro-step
   // takes 1/grad-accum of those.
   rankRows_ = o_.batchSize / dist_.dataDegree();
-  microRows_ = rankRows_ / (dist_.pipelineDegree() > 1 ? dist_.config().microbatches
-                                                       : o_.gradAccum);
+  microRows_ = microbatchRows(o_, dist_);
   return Status::success();
 }
 
@@ -1736,7 +1739,8 @@ Status configurePlan(const TrainerOptions &options, RunSettings &run, Distribute
       return s;
     run.build.pipeline =
         PipelineBuild{plan.pipelineDegree, plan.virtualStages,
-                      plan.zeroStage == 1 && plan.shardDegree > 1 ? plan.shardDegree : 1};
+                      plan.zeroStage == 1 && plan.shardDegree > 1 ? plan.shardDegree : 1,
+                      plan.microbatches};
   } else if (dist.dataParallel()) {
     run.build.dataParallel = dist.dataParallelBuild();
   }

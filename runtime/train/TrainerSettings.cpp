@@ -108,6 +108,12 @@ std::string describeParallelBuild(const TrainingBuild &build) {
   if (build.offload)
     record += (record.empty() ? "" : " ") + std::string("offload: horizon=") +
               std::to_string(build.horizon);
+  if (build.pipeline)
+    record += (record.empty() ? "" : " ") + std::string("pipeline: stages=") +
+              std::to_string(build.pipeline->stages) +
+              " chunks=" + std::to_string(build.pipeline->chunks) +
+              " shard-degree=" + std::to_string(build.pipeline->shardDegree) +
+              " microbatches=" + std::to_string(build.pipeline->microbatches);
   return record;
 }
 

@@ -43,8 +43,8 @@ struct RunSettings {
   // The step's optimizer as saved steps and checkpoints record it:
   // describeTrainStep(build), or a saved step's own record.
   std::string trainStepRecord;
-  // The data- and tensor-parallel plan (and offloading) as saved steps
-  // record it (describeParallelBuild; "" = none).
+  // The data-, tensor- and pipeline-parallel plan (and offloading) as saved
+  // steps record it (describeParallelBuild; "" = none).
   std::string parallelRecord;
   // --epochs: the optimizer steps one pass over the data takes (0: none).
   int64_t stepsPerEpoch = 0;
@@ -56,7 +56,8 @@ struct RunSettings {
 /// The build's data- and tensor-parallel options as saved steps record
 /// them: describeDataParallel, then "tensor-parallel: " and
 /// describeTensorParallel when the tensor degree is above 1, then
-/// "offload: horizon=H" when activations are offloaded ("" = none).
+/// "offload: horizon=H" when activations are offloaded, then "pipeline:
+/// stages=S chunks=C shard-degree=D microbatches=M" with pipeline stages ("" = none).
 std::string describeParallelBuild(const TrainingBuild &build);
 
 /// The step's input shapes for micro-batches of `rows` rows (an appended
