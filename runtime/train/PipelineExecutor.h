@@ -18,7 +18,11 @@
 // parameter's per-stage gradients are summed over the stages holding it
 // before the update (every holder applies the same update). With data
 // parallelism (pipeline outermost: each stage on D ranks), the accumulated
-// gradients are averaged over the stage's data group before that.
+// gradients are averaged over the stage's data group before that; with
+// ZeRO-1 (trc-pipeline-split's shard-degree) each apply program updates this
+// rank's shard of every parameter, keeping optimizer state for it alone, and
+// all-gathers the parameter. fp16's loss scale is fed to the programs that
+// scale the loss and divided out of the gradients and the reported loss.
 // Preconditions: the schedule was checked (checkSchedule); one thread.
 //
 //===----------------------------------------------------------------------===//
