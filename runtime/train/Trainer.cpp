@@ -60,17 +60,6 @@
 namespace trc::rt {
 namespace {
 
-/// Names of the slots a checkpoint holds: parameters and optimizer state.
-std::vector<const Slot *> stateSlots(const Manifest &m) {
-  std::vector<const Slot *> out;
-  for (const Slot &s : m.slots) {
-    bool isState = s.kind == SlotKind::Input && abi::isStateSlot(s.name);
-    if (s.kind == SlotKind::Param || isState)
-      out.push_back(&s);
-  }
-  return out;
-}
-
 /// The dropout masks' key of a micro-step: SplitMix64 of (seed, counter).
 uint64_t dropoutKey(uint64_t seed, uint64_t counter) {
   return splitmix64(splitmix64(seed) ^ counter);
@@ -578,7 +567,6 @@ private:
   std::unique_ptr<PipelineExecutor> pipeline_;
   // The parameters and optimizer state, whichever of the two holds them.
   std::unique_ptr<ModelState> state_;
-  std::vector<const Slot *> stateSlots_;
   bool lossScaling_ = false, dropout_ = false;
   // --keep-best (rank 0): the best evaluated checkpoint so far.
   std::optional<BestCheckpoint> best_;
@@ -884,7 +872,6 @@ Status TrainingJob::prepareShared(int64_t vocab) {
     return Status::error("option '--detect-anomaly': the training step in " + o_.model +
                          " was saved without it (save it again with --detect-anomaly)");
   dropout_ = manifest.find(SlotKind::Input, abi::kRngKey) != nullptr;
-  stateSlots_ = stateSlots(manifest);
   scaler_.scale = run_.initialLossScale;
   return finishPreparing(vocab);
 }
@@ -1024,12 +1011,12 @@ Status TrainingJob::runPipelineStep(int64_t step, StepResult &out) {
 
 /// Optimizer state starts at zero; a resumed run loads it all back.
 Status TrainingJob::zeroState() {
-  for (const Slot *slot : stateSlots_)
-    if (slot->kind == SlotKind::Input) {
+  for (const Slot &slot : session_->manifest().slots)
+    if (slot.kind == SlotKind::Input && abi::isStateSlot(slot.name)) {
       HostTensor zeros;
-      if (Status s = zeros.allocate(slot->dtype, slot->shape); !s)
+      if (Status s = zeros.allocate(slot.dtype, slot.shape); !s)
         return s;
-      if (Status s = session_->setInput(slot->name, zeros); !s)
+      if (Status s = session_->setInput(slot.name, zeros); !s)
         return s;
     }
   return Status::success();
@@ -1245,7 +1232,9 @@ Status TrainingJob::runProgramStep(int64_t step, StepResult &result) {
       return bad.status();
     nonFinite = *bad;
     applied = !nonFinite && (!lossScaling_ || scaler_.update(gradNorm));
-    if (Status s = applied ? session_->applyUpdates() : session_->applyUpdates(abi::isAccumulatorSlot); !s)
+    if (Status s = applied ? session_->applyUpdates()
+                           : session_->applyUpdates(abi::isAccumulatorSlot);
+        !s)
       return s;
   }
   result.loss = lossSum / double(accum);
