@@ -4,10 +4,26 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/APSInt.h"
 
 using namespace mlir;
 
 namespace trc::import {
+
+namespace {
+
+/// `value` as an integer of type `elem`, saturated to its range (Clip's
+/// default bounds are -inf and +inf, also for integer tensors); NaN is 0.
+llvm::APInt saturatingInteger(Type elem, double value) {
+  unsigned width = elem.getIntOrFloatBitWidth();
+  llvm::APSInt result(width, /*isUnsigned=*/elem.isUnsignedInteger() || width == 1);
+  bool exact = false;
+  (void)llvm::APFloat(value).convertToInteger(result, llvm::APFloat::rmTowardZero, &exact);
+  return result;
+}
+
+} // namespace
 
 std::string shapeString(llvm::ArrayRef<int64_t> shape) {
   std::string s = "[";
@@ -270,7 +286,7 @@ Value ImportContext::splat(RankedTensorType type, double value) {
   if (auto f = dyn_cast<FloatType>(elem))
     scalarAttr = builder_.getFloatAttr(f, value);
   else
-    scalarAttr = builder_.getIntegerAttr(elem, static_cast<int64_t>(value));
+    scalarAttr = builder_.getIntegerAttr(elem, saturatingInteger(elem, value));
   return builder_.create<ConstantOp>(loc_, SplatElementsAttr::get(type, scalarAttr));
 }
 
