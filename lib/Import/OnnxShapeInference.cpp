@@ -62,6 +62,14 @@ inferOnnxShapes(const onnx::ModelProto &model,
       for (int i = 1; i < node.output_size(); ++i)
         if (!node.output(i).empty())
           return shapes;
+    // libonnx 1.12's convolution and pooling inference divides by each
+    // stride unchecked (stride 0: SIGFPE); the importer names bad strides
+    // and dilations itself.
+    for (const auto &attr : node.attribute())
+      if (attr.name() == "strides" || attr.name() == "dilations")
+        for (int64_t v : attr.ints())
+          if (v <= 0)
+            return shapes;
   }
 
   onnx::ModelProto copy;
