@@ -63,6 +63,8 @@ bool trainingPipeline(const rt::TrainingBuild &build, TrainingPipelineOptions &o
     pp.virtualStages = build.pipeline->chunks;
     o.pipeline = pp;
     o.pipelineSplit.shardDegree = build.pipeline->shardDegree;
+    if (build.pipeline->shardDegree > 1)
+      o.pipelineSplit.zeroStage = build.pipeline->zeroStage;
   }
   if (build.dataParallel) {
     DataParallelOptions dp;

@@ -122,6 +122,11 @@ struct TrainingPipelineCliOptions : public mlir::PassPipelineOptions<TrainingPip
       llvm::cl::desc("with pipeline-stages: ZeRO-1 over each stage's data ranks "
                      "(trc-pipeline-split's shard-degree)"),
       llvm::cl::init(PipelineSplitOptions().shardDegree)};
+  Option<int64_t> pipelineZeroStage{
+      *this, "pipeline-zero-stage",
+      llvm::cl::desc("with pipeline-shard-degree: 1 shards the optimizer state, 3 the "
+                     "parameters as well (trc-pipeline-split's zero-stage)"),
+      llvm::cl::init(PipelineSplitOptions().zeroStage)};
   Option<bool> dataParallel{*this, "data-parallel",
                             llvm::cl::desc("average gradients over the ranks (trc-data-parallel)"),
                             llvm::cl::init(false)};
@@ -214,6 +219,7 @@ bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptio
     pp.balance = cli.pipelineBalance;
     o.pipeline = pp;
     o.pipelineSplit.shardDegree = cli.pipelineShardDegree;
+    o.pipelineSplit.zeroStage = cli.pipelineZeroStage;
   }
   if (cli.pipelineShardDegree < 1 ||
       (cli.pipelineShardDegree > 1 && cli.pipelineStages * cli.pipelineVirtual == 1)) {

@@ -37,7 +37,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace trc {
@@ -227,35 +226,6 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
       grad.setResultAttr(gr.result, attr.getName(), attr.getValue());
   }
 
-  /// A use of a parameter past layout-only ops (the chain from it).
-  struct FinalUse {
-    OpOperand *operand;
-    SmallVector<Operation *> chain;
-  };
-
-  static bool isLayoutOp(Operation *op) {
-    return isa<trc::TransposeOp, trc::ReshapeOp, trc::ConvertOp>(op) &&
-           op->getNumOperands() == 1;
-  }
-
-  /// The uses of `v` past layout ops (depth-first, each op once in
-  /// `layoutOps`, in the order they are reached).
-  static void collectFinalUses(Value v, SmallVector<Operation *> &chain,
-                               SmallVector<FinalUse> &out, SmallVector<Operation *> &layoutOps) {
-    for (OpOperand &use : v.getUses()) {
-      Operation *user = use.getOwner();
-      if (isLayoutOp(user)) {
-        if (!llvm::is_contained(layoutOps, user))
-          layoutOps.push_back(user);
-        chain.push_back(user);
-        collectFinalUses(user->getResult(0), chain, out, layoutOps);
-        chain.pop_back();
-        continue;
-      }
-      out.push_back({&use, chain});
-    }
-  }
-
   /// ZeRO-3: trainable parameters arrive as shards and are gathered at
   /// each use.
   void shardParameters(func::FuncOp grad) {
@@ -263,36 +233,7 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
     for (unsigned r = 1; r < grad.getNumResults(); ++r)
       if (auto of = grad.getResultAttrOfType<StringAttr>(r, trc::abi::kGradOfAttr))
         trainable.insert(of.getValue());
-    int64_t g = shards();
-    Builder attrs(grad.getContext());
-    for (unsigned i = 0; i < grad.getNumArguments(); ++i) {
-      auto name = grad.getArgAttrOfType<StringAttr>(i, trc::abi::kParamAttr);
-      if (!name || !trainable.contains(name.getValue()))
-        continue;
-      BlockArgument arg = grad.getArgument(i);
-      auto full = cast<RankedTensorType>(arg.getType());
-      SmallVector<FinalUse> uses;
-      SmallVector<Operation *> chain, layoutOps;
-      collectFinalUses(arg, chain, uses, layoutOps);
-      arg.setType(shardType(full, g));
-      for (FinalUse &use : uses) {
-        Operation *consumer = use.operand->getOwner();
-        OpBuilder b(consumer);
-        Value v = gatherFull(b, consumer->getLoc(), arg, g, full);
-        for (Operation *layout : use.chain) {
-          IRMapping map;
-          map.map(layout->getOperand(0), v);
-          v = b.clone(*layout, map)->getResult(0);
-        }
-        use.operand->set(v);
-      }
-      // The original chains are dead now (users first).
-      for (Operation *op : llvm::reverse(layoutOps))
-        if (op->use_empty())
-          op->erase();
-      for (const NamedAttribute &attr : shardAttributes(attrs, full, g))
-        grad.setArgAttr(i, attr.getName(), attr.getValue());
-    }
+    shardParameterArguments(grad, trainable, shards());
   }
 };
 } // namespace

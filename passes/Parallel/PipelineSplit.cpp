@@ -18,7 +18,10 @@
 // program that reads them; so are forward values of parameters alone
 // (weight transposes) that a stage's backward reads: recomputed, not kept
 // per microbatch. @main_grad is erased (@main stays, as after
-// trc-autodiff).
+// trc-autodiff). With shard-degree > 1 (ZeRO within each stage's data
+// ranks) @stage<s>_grads returns this rank's shard of each accumulated
+// gradient; zero-stage 3 also makes the trainable parameters shards in every
+// program of the stage, gathered at each use (Training/Sharding.h).
 // Preconditions: trc-pipeline-stages and trc-autodiff have run; ops added
 // since (trc-partition's) run with the latest staged op they read.
 //
@@ -89,6 +92,7 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
   func::FuncOp grad;
   int64_t stages = 0;
   std::vector<Program> programs; // stage s's phase f at 3s + f
+  SmallVector<func::FuncOp> gradsFunctions; // @stage<s>_grads
   llvm::DenseMap<Operation *, Home> homes;
   // Forward ops that read only parameters and constants.
   llvm::DenseSet<Operation *> parameterOnly;
@@ -289,6 +293,12 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
                        "annotated (trc.pipeline)");
       return signalPassFailure();
     }
+    if (zeroStage != 1 && zeroStage != 3) {
+      module.emitError("trc-pipeline-split: zero-stage is 1 or 3, got ")
+          << static_cast<long long>(zeroStage)
+          << (zeroStage == 2 ? " (ZeRO-2 would need sharded gradient accumulators)" : "");
+      return signalPassFailure();
+    }
     auto count = pipeline.getAs<IntegerAttr>("stages");
     auto chunks = pipeline.getAs<IntegerAttr>("virtual");
     stages = (count ? count.getInt() : 1) * (chunks ? chunks.getInt() : 1);
@@ -355,6 +365,17 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
       p.fn.setAllResultAttrs(p.resultAttrs);
     }
     buildGradientFunctions(gradients, lowestStage);
+    if (failedAny)
+      return signalPassFailure();
+    if (shardDegree > 1 && zeroStage == 3) {
+      llvm::StringSet<> trainable;
+      for (const Gradient &g : gradients)
+        trainable.insert(g.name.getValue());
+      for (Program &p : programs)
+        trc::training::shardParameterArguments(p.fn, trainable, shardDegree);
+      for (func::FuncOp fn : gradsFunctions)
+        trc::training::shardParameterArguments(fn, trainable, shardDegree);
+    }
     module->setAttr(trc::abi::kPipelineTransfersAttr, b.getArrayAttr(transfers));
     grad.erase();
   }
@@ -385,7 +406,8 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
         }
         if (!param) {
           grad.emitError("no argument holds stage ") << s << "'s copy of " << g.name;
-          return signalPassFailure();
+          failedAny = true;
+          return;
         }
         types.push_back(grad.getArgument(*param).getType());
         argAttrs.push_back(grad.getArgAttrDict(*param));
@@ -420,6 +442,7 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
       fn.setAllArgAttrs(argAttrs);
       fn.setAllResultAttrs(resultAttrs);
       fn->setAttr(trc::abi::kPipelineGradsAttr, b.getI64IntegerAttr(s));
+      gradsFunctions.push_back(fn);
       OpBuilder body = OpBuilder::atBlockEnd(entry);
       SmallVector<Value> results(entry->getArguments().drop_front(params));
       if (shardDegree > 1)

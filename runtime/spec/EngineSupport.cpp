@@ -4,12 +4,13 @@
 namespace trc::rt {
 
 Status engineRuns(const ParallelPlan &plan) {
-  // Pipeline stages shard their optimizer state over their data ranks
-  // (ZeRO-1); gradients and parameters stay whole there.
-  if (plan.pipelineDegree > 1 && plan.zeroStage > 1)
-    return Status::error("--config: key 'zero_stage': ZeRO-" + std::to_string(plan.zeroStage) +
-                         " sharding of pipeline stages is not available yet (zero_stage 1 "
-                         "is: each stage's optimizer state sharded over its data ranks); "
+  // Pipeline stages shard their optimizer state (ZeRO-1) or their
+  // parameters as well (ZeRO-3) over their data ranks; the gradients they
+  // accumulate over microbatches stay whole (ZeRO-2 would shard those).
+  if (plan.pipelineDegree > 1 && plan.zeroStage == 2)
+    return Status::error("--config: key 'zero_stage': ZeRO-2 sharding of pipeline stages is "
+                         "not available yet (zero_stage 1 is: each stage's optimizer state "
+                         "sharded over its data ranks; 3: its parameters as well); "
                          "this trc trains data-, tensor- and pipeline-parallel "
                          "plans with recomputation and offloading (ddp, zero_stage, "
                          "sharded_data_parallel_degree, hybrid_shard_degree, "

@@ -44,7 +44,8 @@ Status setScalar(HostTensor &t, float value) {
 
 StatusOr<std::unique_ptr<PipelineExecutor>>
 PipelineExecutor::open(const std::string &dir, Backend &backend, Communicator &pipeline,
-                       Communicator &data, int tensorIndex, PipelineSchedule schedule,
+                       Communicator &data, int shardIndex, int tensorIndex,
+                       PipelineSchedule schedule,
                        LogicalSlots logical) {
   StatusOr<PipelineIndex> index = readPipelineIndex(dir);
   if (!index.ok())
@@ -81,7 +82,7 @@ PipelineExecutor::open(const std::string &dir, Backend &backend, Communicator &p
         return a.status();
       artifact = *std::move(a);
       StatusOr<std::unique_ptr<Session>> made =
-          Session::create(*artifact, backend, 0, tensorIndex, shareWith);
+          Session::create(*artifact, backend, shardIndex, tensorIndex, shareWith);
       if (!made.ok())
         return Status(made.status()).withPrefix("stage " + std::to_string(s) + " " + program + ": ");
       session = *std::move(made);

@@ -21,7 +21,8 @@
 // gradients are averaged over the stage's data group before that; with
 // ZeRO-1 (trc-pipeline-split's shard-degree) each apply program updates this
 // rank's shard of every parameter, keeping optimizer state for it alone, and
-// all-gathers the parameter. fp16's loss scale is fed to the programs that
+// all-gathers the parameter; with ZeRO-3 the parameters stay shards, the
+// programs gathering each at its use. fp16's loss scale is fed to the programs that
 // scale the loss and divided out of the gradients and the reported loss.
 // Preconditions: the schedule was checked (checkSchedule); one thread.
 //
@@ -70,12 +71,12 @@ public:
   /// Opens this rank's stages of the artifact in `dir`.
   /// `data`: the ranks holding the same stages (data parallelism): their
   /// accumulated gradients and losses are averaged before the update.
-  /// `tensorIndex`: this rank's place in its stage's tensor group (which
-  /// part of a split parameter it loads).
+  /// `shardIndex`, `tensorIndex`: this rank's place in its stage's shard
+  /// and tensor groups (which part of a sharded or split parameter it loads).
   /// `logical`: how split slots are read and written whole.
   static StatusOr<std::unique_ptr<PipelineExecutor>>
   open(const std::string &dir, Backend &backend, Communicator &pipeline, Communicator &data,
-       int tensorIndex, PipelineSchedule schedule, LogicalSlots logical = {});
+       int shardIndex, int tensorIndex, PipelineSchedule schedule, LogicalSlots logical = {});
 
   /// The programs' graph inputs of microbatch `mb` ("input_ids",
   /// "targets", ...): the caller sets those a session has.

@@ -58,7 +58,8 @@ struct TensorParallelBuild {
 struct PipelineBuild {
   int stages = 1;
   int chunks = 1;
-  int shardDegree = 1; // ZeRO-1 within each stage's data group
+  int shardDegree = 1; // ZeRO within each stage's data group
+  int zeroStage = 0;   // 0 with shardDegree 1, else 1 (optimizer state) or 3 (parameters too)
   // Per step (the programs run batch / (data ranks x microbatches) rows):
   // recorded with a saved step, which then runs with these alone.
   int microbatches = 1;

@@ -948,7 +948,8 @@ Status TrainingJob::openPipeline(int64_t vocab) {
     return s;
   StatusOr<std::unique_ptr<PipelineExecutor>> opened =
       PipelineExecutor::open(artifactDir_, *backend_, dist_.pipelineGroup(), dist_.dataGroup(),
-                             dist_.tensorIndex(), *std::move(schedule), logicalSlots(dist_));
+                             dist_.shardIndex(), dist_.tensorIndex(), *std::move(schedule),
+                             logicalSlots(dist_));
   if (!opened.ok())
     return opened.status();
   pipeline_ = *std::move(opened);
@@ -1726,10 +1727,10 @@ Status configurePlan(const TrainerOptions &options, RunSettings &run, Distribute
     }
     if (Status s = checkPipelineOptions(options, plan); !s)
       return s;
-    run.build.pipeline =
-        PipelineBuild{plan.pipelineDegree, plan.virtualStages,
-                      plan.zeroStage == 1 && plan.shardDegree > 1 ? plan.shardDegree : 1,
-                      plan.microbatches};
+    const bool sharded = plan.zeroStage > 0 && plan.shardDegree > 1;
+    run.build.pipeline = PipelineBuild{plan.pipelineDegree, plan.virtualStages,
+                                       sharded ? plan.shardDegree : 1,
+                                       sharded ? plan.zeroStage : 0, plan.microbatches};
   } else if (dist.dataParallel()) {
     run.build.dataParallel = dist.dataParallelBuild();
   }

@@ -113,6 +113,7 @@ std::string describeParallelBuild(const TrainingBuild &build) {
               std::to_string(build.pipeline->stages) +
               " chunks=" + std::to_string(build.pipeline->chunks) +
               " shard-degree=" + std::to_string(build.pipeline->shardDegree) +
+              " zero-stage=" + std::to_string(build.pipeline->zeroStage) +
               " microbatches=" + std::to_string(build.pipeline->microbatches);
   return record;
 }

@@ -17,6 +17,11 @@
 #include "trc/Dialect/Trc.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace mlir::func {
+class FuncOp;
+} // namespace mlir::func
 
 namespace trc::training {
 
@@ -54,6 +59,16 @@ mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
 /// Marks argument/result attributes of a shard of `full` over `shards`.
 mlir::NamedAttrList shardAttributes(mlir::Builder &b, mlir::RankedTensorType full,
                                     int64_t shards);
+
+/// ZeRO-3: the arguments of `fn` that are trainable parameters (`trc.param`
+/// naming one of `trainable`) become this rank's shard over `shards` ranks
+/// (marked with shardAttributes), and each use all-gathers the full tensor
+/// right before it, so it is freed after that use. Layout-only ops between a
+/// parameter and its users (the importer transposes weight matrices once at
+/// entry) are cloned per use, so a matrix is not gathered once and kept for
+/// the whole program. `fn`'s type follows its new arguments.
+void shardParameterArguments(mlir::func::FuncOp fn, const llvm::StringSet<> &trainable,
+                             int64_t shards);
 
 } // namespace trc::training
 
