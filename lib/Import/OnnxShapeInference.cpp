@@ -42,6 +42,45 @@ bool dataMatchesDims(const onnx::TensorProto &t) {
   }
   return fieldSize == count;
 }
+
+/// libonnx 1.12's convolution inference takes the kernel's size from the
+/// weight's dims when `kernel_shape` is absent and indexes the strides and
+/// dilations (sized by the input's rank) with it unchecked (SEGV when the
+/// ranks differ). Spelling `kernel_shape` out from the weight's declared
+/// dims makes ONNX check the sizes. False: a convolution whose weight has
+/// no declared shape (ONNX is not asked at all).
+bool spellKernelShapes(onnx::GraphProto &graph) {
+  std::map<std::string, const onnx::TypeProto_Tensor *> declared;
+  for (const auto &input : graph.input())
+    if (input.type().has_tensor_type())
+      declared[input.name()] = &input.type().tensor_type();
+  for (auto &node : *graph.mutable_node()) {
+    llvm::StringRef op = node.op_type();
+    int weight = op == "Conv" || op == "ConvInteger" ? 1 : op == "QLinearConv" ? 3 : -1;
+    if (weight < 0 || llvm::any_of(node.attribute(), [](const onnx::AttributeProto &a) {
+          return a.name() == "kernel_shape";
+        }))
+      continue;
+    if (node.input_size() <= weight)
+      return false;
+    auto found = declared.find(node.input(weight));
+    if (found == declared.end() || !found->second->has_shape())
+      return false;
+    std::vector<int64_t> kernel;
+    const auto &shape = found->second->shape();
+    for (int i = 2; i < shape.dim_size(); ++i) {
+      if (!shape.dim(i).has_dim_value())
+        return false;
+      kernel.push_back(shape.dim(i).dim_value());
+    }
+    auto *attr = node.add_attribute();
+    attr->set_name("kernel_shape");
+    attr->set_type(onnx::AttributeProto::INTS);
+    for (int64_t k : kernel)
+      attr->add_ints(k);
+  }
+  return true;
+}
 } // namespace
 
 std::map<std::string, std::vector<int64_t>>
@@ -140,6 +179,9 @@ inferOnnxShapes(const onnx::ModelProto &model,
     for (int64_t d : it->second)
       shape->add_dim()->set_dim_value(d);
   }
+
+  if (!spellKernelShapes(graph))
+    return shapes;
 
   try {
     onnx::ShapeInferenceOptions options{/*check_type=*/false, /*error_mode=*/0,
