@@ -124,8 +124,9 @@ struct TrainingPipelineCliOptions : public mlir::PassPipelineOptions<TrainingPip
       llvm::cl::init(PipelineSplitOptions().shardDegree)};
   Option<int64_t> pipelineZeroStage{
       *this, "pipeline-zero-stage",
-      llvm::cl::desc("with pipeline-shard-degree: 1 shards the optimizer state, 3 the "
-                     "parameters as well (trc-pipeline-split's zero-stage)"),
+      llvm::cl::desc("with pipeline-shard-degree: 1 shards the optimizer state, 2 the "
+                     "gradient accumulators as well, 3 the parameters too "
+                     "(trc-pipeline-split's zero-stage)"),
       llvm::cl::init(PipelineSplitOptions().zeroStage)};
   Option<bool> dataParallel{*this, "data-parallel",
                             llvm::cl::desc("average gradients over the ranks (trc-data-parallel)"),

@@ -193,13 +193,18 @@ Prediction evaluate(const GptModel &m, const Cluster &cluster, const Candidate &
   if (c.zeroStage == 0) {
     r.dataCommTime = allReduce(c.data, grads, dataSpan);
   } else if (p > 1) {
-    // Pipeline stages all-reduce the gradients they accumulated over the
-    // microbatches, then each rank updates its shard: ZeRO-1 gathers the
-    // parameters once, ZeRO-3 at each use (forward, backward, recompute).
+    // Pipeline stages: ZeRO-1 all-reduces the gradients accumulated over the
+    // microbatches, ZeRO-2/3 reduce-scatter each microbatch's as the weights
+    // programs make them. Each rank then updates its shard: ZeRO-1/2 gather
+    // the parameters once, ZeRO-3 at each use (forward, backward, recompute).
+    double scatter = dt.collective(Collective::ReduceScatter, shard, grads, shardSpan);
     double gather = dt.collective(Collective::AllGather, shard, grads, shardSpan);
+    double reduce = c.zeroStage == 1
+                        ? allReduce(c.data, grads, dataSpan)
+                        : mb * scatter + allReduce(replicas, grads / shard, dataSpan);
     double gathers =
         c.zeroStage == 3 ? mb * (c.recompute == Recompute::Full ? 3 : 2) * gather : gather;
-    r.dataCommTime = allReduce(c.data, grads, dataSpan) + gathers;
+    r.dataCommTime = reduce + gathers;
   } else {
     double scatter = dt.collective(Collective::ReduceScatter, shard, grads, shardSpan);
     double gather = dt.collective(Collective::AllGather, shard, grads, shardSpan);
@@ -230,8 +235,7 @@ Prediction evaluate(const GptModel &m, const Cluster &cluster, const Candidate &
   r.paramBytes = e * stageParams / (c.zeroStage == 3 ? shard : 1);
   if (c.zeroStage == 3)
     r.paramBytes += 2 * e * m.layerParams() / t; // gathered layers being used
-  // Pipeline stages keep whole gradient accumulators (no ZeRO-2 there).
-  r.gradBytes = e * stageParams / (c.zeroStage >= 2 && p == 1 ? shard : 1);
+  r.gradBytes = e * stageParams / (c.zeroStage >= 2 ? shard : 1);
   // bf16: fp32 master weights and two moments; fp32: the two moments.
   r.optimizerBytes = (e == 2 ? 12 : 8) * stageParams / shard;
   double inFlight = c.schedule == Schedule::GPipe ? mb : std::min(mb, p);

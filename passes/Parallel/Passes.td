@@ -161,20 +161,22 @@ def PipelineSplit : Pass<"trc-pipeline-split", "mlir::ModuleOp"> {
     returns this rank's 1/N shard of each (include/trc/Training/Sharding.h's
     layout and attributes): trc-build-train-step then keeps the optimizer
     state of that shard alone, updates it and all-gathers the parameter.
-    With `zero-stage=3` as well (ZeRO-3), the stage's trainable parameters
-    are shards in every program of the stage (forward, B, W, grads), each
-    use all-gathering the full tensor right before it (the parameters' memory
-    is 1/N; the accumulated gradients stay whole, summed over microbatches),
-    and the update keeps the shard. ZeRO-2 would need sharded accumulators
-    (a reduce-scatter per microbatch) and is refused.
+    With `zero-stage=2` the accumulators are shards as well: each W program
+    reduce-scatters (averages over the shard group) every gradient it
+    computes and adds this rank's shard into `grad_accum:` (a collective per
+    microbatch; the runtime then averages the shards over the replica group
+    alone). With `zero-stage=3` also the stage's trainable parameters are
+    shards in every program of the stage (forward, B, W, grads), each use
+    all-gathering the full tensor right before it, and the update keeps the
+    shard.
   }];
   let options = [
     Option<"shardDegree", "shard-degree", "int64_t", "1",
            "ZeRO-1: the stage's data ranks each update a 1/N shard of every "
            "parameter">,
     Option<"zeroStage", "zero-stage", "int64_t", "1",
-           "with shard-degree > 1: 1 shards the optimizer state, 3 the "
-           "parameters as well">,
+           "with shard-degree > 1: 1 shards the optimizer state, 2 the "
+           "gradient accumulators as well, 3 the parameters too">,
   ];
   let dependentDialects = ["trc::TrcDialect", "mlir::func::FuncDialect"];
 }

@@ -20,8 +20,10 @@
 // per microbatch. @main_grad is erased (@main stays, as after
 // trc-autodiff). With shard-degree > 1 (ZeRO within each stage's data
 // ranks) @stage<s>_grads returns this rank's shard of each accumulated
-// gradient; zero-stage 3 also makes the trainable parameters shards in every
-// program of the stage, gathered at each use (Training/Sharding.h).
+// gradient; zero-stage 2 keeps the accumulators as shards (each W program
+// reduce-scatters the gradients it adds), and zero-stage 3 also makes the
+// trainable parameters shards in every program of the stage, gathered at
+// each use (Training/Sharding.h).
 // Preconditions: trc-pipeline-stages and trc-autodiff have run; ops added
 // since (trc-partition's) run with the latest staged op they read.
 //
@@ -264,13 +266,27 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
     }
   }
 
+  /// Whether the accumulators are shards (ZeRO-2 and 3).
+  bool shardedAccumulators() const { return shardDegree > 1 && zeroStage >= 2; }
+
   /// Weights: the gradient `g` of parameter `name`, added into its
-  /// accumulator (restarted where trc.keep_accum is 0).
+  /// accumulator (restarted where trc.keep_accum is 0). Sharded
+  /// accumulators take this rank's shard of `g` averaged over the shard
+  /// group (a reduce-scatter per microbatch).
   void accumulate(Program &p, Value g, StringAttr name) {
     OpBuilder b = OpBuilder::atBlockEnd(&p.body());
     Location loc = p.fn.getLoc();
     std::string slot = trc::abi::kGradAccumPrefix + name.str();
-    Value acc = addArgument(p, g.getType(), named(trc::abi::kInputAttr, slot));
+    NamedAttrList accAttrs(named(trc::abi::kInputAttr, slot));
+    if (shardedAccumulators()) {
+      auto full = cast<RankedTensorType>(g.getType());
+      g = b.create<trc::ReduceScatterOp>(
+          loc, trc::training::shardType(full, shardDegree),
+          trc::training::flattenPadded(b, loc, g, shardDegree), trc::CollectiveReduction::Avg,
+          trc::CollectiveGroup::Shard, shardDegree);
+      accAttrs.append(trc::training::shardAttributes(b, full, shardDegree));
+    }
+    Value acc = addArgument(p, g.getType(), accAttrs.getDictionary(b.getContext()));
     if (!p.keepAccum)
       p.keepAccum = addArgument(p, RankedTensorType::get({}, b.getF32Type()),
                                 named(trc::abi::kInputAttr, trc::abi::kKeepAccum));
@@ -293,10 +309,9 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
                        "annotated (trc.pipeline)");
       return signalPassFailure();
     }
-    if (zeroStage != 1 && zeroStage != 3) {
-      module.emitError("trc-pipeline-split: zero-stage is 1 or 3, got ")
-          << static_cast<long long>(zeroStage)
-          << (zeroStage == 2 ? " (ZeRO-2 would need sharded gradient accumulators)" : "");
+    if (zeroStage < 1 || zeroStage > 3) {
+      module.emitError("trc-pipeline-split: zero-stage is 1, 2 or 3, got ")
+          << static_cast<long long>(zeroStage);
       return signalPassFailure();
     }
     auto count = pipeline.getAs<IntegerAttr>("stages");
@@ -421,14 +436,17 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
       SmallVector<Type> resultTypes;
       for (size_t k = 0; k < params; ++k) {
         auto name = cast<DictionaryAttr>(resultAttrs[k]).getAs<StringAttr>(trc::abi::kGradOfAttr);
-        types.push_back(types[k]);
-        argAttrs.push_back(named(trc::abi::kInputAttr, trc::abi::kGradAccumPrefix + name.str()));
         auto full = cast<RankedTensorType>(types[k]);
+        NamedAttrList accAttrs(named(trc::abi::kInputAttr, trc::abi::kGradAccumPrefix + name.str()));
+        if (shardedAccumulators())
+          accAttrs.append(trc::training::shardAttributes(b, full, shardDegree));
+        types.push_back(shardedAccumulators() ? trc::training::shardType(full, shardDegree) : full);
+        argAttrs.push_back(accAttrs.getDictionary(b.getContext()));
         if (shardDegree <= 1) {
           resultTypes.push_back(full);
           continue;
         }
-        // ZeRO-1: this rank's shard of the (data-averaged) gradient.
+        // ZeRO: this rank's shard of the (data-averaged) gradient.
         resultTypes.push_back(trc::training::shardType(full, shardDegree));
         NamedAttrList attrs(cast<DictionaryAttr>(resultAttrs[k]));
         attrs.append(trc::training::shardAttributes(b, full, shardDegree));
@@ -445,7 +463,7 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
       gradsFunctions.push_back(fn);
       OpBuilder body = OpBuilder::atBlockEnd(entry);
       SmallVector<Value> results(entry->getArguments().drop_front(params));
-      if (shardDegree > 1)
+      if (shardDegree > 1 && !shardedAccumulators()) // ZeRO-1: a slice of the whole
         for (Value &r : results)
           r = trc::training::localShard(body, grad.getLoc(), r, shardDegree);
       body.create<func::ReturnOp>(grad.getLoc(), results);

@@ -84,6 +84,9 @@ public:
   /// The host-memory groups (tests look at them).
   Communicator &tensorGroup() { return *tensor_; }
   Communicator &dataGroup() { return *data_; }
+  /// The data ranks holding the same shard (ZeRO: the whole data group
+  /// unless hybrid sharding splits it).
+  Communicator &replicaGroup() { return *replica_; }
   /// Whether the step is compiled data parallel (several ranks or --config).
   bool dataParallel() const { return dataParallel_; }
   /// How the step is compiled for this plan (trc-data-parallel's options).

@@ -44,8 +44,8 @@ Status setScalar(HostTensor &t, float value) {
 
 StatusOr<std::unique_ptr<PipelineExecutor>>
 PipelineExecutor::open(const std::string &dir, Backend &backend, Communicator &pipeline,
-                       Communicator &data, int shardIndex, int tensorIndex,
-                       PipelineSchedule schedule,
+                       Communicator &data, Communicator &replica, int shardIndex,
+                       int tensorIndex, PipelineSchedule schedule,
                        LogicalSlots logical) {
   StatusOr<PipelineIndex> index = readPipelineIndex(dir);
   if (!index.ok())
@@ -58,7 +58,7 @@ PipelineExecutor::open(const std::string &dir, Backend &backend, Communicator &p
                          std::to_string(schedule.shape.chunks) +
                          " (key 'pipeline_parallel_degree' / 'virtual_stages')");
   std::unique_ptr<PipelineExecutor> ex(
-      new PipelineExecutor(backend, pipeline, data, std::move(schedule)));
+      new PipelineExecutor(backend, pipeline, data, replica, std::move(schedule)));
   ex->dir_ = dir;
   ex->logical_ = std::move(logical);
   ex->index_ = *std::move(index);
@@ -435,15 +435,17 @@ Status PipelineExecutor::sumTiedGradients() {
 }
 
 /// Every stage's accumulated gradients averaged over its data group (in
-/// place, in the memory the programs use: host memory on the CPU).
+/// place, in the memory the programs use: host memory on the CPU); shards
+/// the programs averaged over the shard group, over the replica group.
 Status PipelineExecutor::averageOverData() {
-  if (data_.size() == 1)
-    return Status::success();
   for (StageSessions &st : stages_)
     for (const Slot &slot : st.weights->manifest().slots)
       if (slot.kind == SlotKind::Input && startsWith(slot.name, abi::kGradAccumPrefix)) {
+        Communicator &group = slot.shardDegree ? replica_ : data_;
+        if (group.size() == 1)
+          continue;
         void *grad = st.weights->slotPointer(slot);
-        if (Status s = data_.allReduce(grad, grad, size_t(slot.numElements), slot.dtype,
+        if (Status s = group.allReduce(grad, grad, size_t(slot.numElements), slot.dtype,
                                        ReduceOp::Avg);
             !s)
           return s.withPrefix("averaging '" + percentEncode(slot.name) + "' over the data "

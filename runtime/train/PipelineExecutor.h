@@ -21,8 +21,10 @@
 // gradients are averaged over the stage's data group before that; with
 // ZeRO-1 (trc-pipeline-split's shard-degree) each apply program updates this
 // rank's shard of every parameter, keeping optimizer state for it alone, and
-// all-gathers the parameter; with ZeRO-3 the parameters stay shards, the
-// programs gathering each at its use. fp16's loss scale is fed to the programs that
+// all-gathers the parameter; with ZeRO-2 the weights programs accumulate
+// shards (averaged over the shard group as they go; the executor averages
+// them over the replica group); with ZeRO-3 the parameters stay shards too,
+// the programs gathering each at its use. fp16's loss scale is fed to the programs that
 // scale the loss and divided out of the gradients and the reported loss.
 // Preconditions: the schedule was checked (checkSchedule); one thread.
 //
@@ -70,13 +72,17 @@ class PipelineExecutor {
 public:
   /// Opens this rank's stages of the artifact in `dir`.
   /// `data`: the ranks holding the same stages (data parallelism): their
-  /// accumulated gradients and losses are averaged before the update.
+  /// accumulated gradients and losses are averaged before the update;
+  /// `replica`: those of them holding the same shard (sharded accumulators,
+  /// already averaged over the shard group by the programs, are averaged
+  /// over it alone).
   /// `shardIndex`, `tensorIndex`: this rank's place in its stage's shard
   /// and tensor groups (which part of a sharded or split parameter it loads).
   /// `logical`: how split slots are read and written whole.
   static StatusOr<std::unique_ptr<PipelineExecutor>>
   open(const std::string &dir, Backend &backend, Communicator &pipeline, Communicator &data,
-       int shardIndex, int tensorIndex, PipelineSchedule schedule, LogicalSlots logical = {});
+       Communicator &replica, int shardIndex, int tensorIndex, PipelineSchedule schedule,
+       LogicalSlots logical = {});
 
   /// The programs' graph inputs of microbatch `mb` ("input_ids",
   /// "targets", ...): the caller sets those a session has.
@@ -123,8 +129,9 @@ public:
 
 private:
   PipelineExecutor(Backend &backend, Communicator &pipeline, Communicator &data,
-                   PipelineSchedule schedule)
-      : backend_(backend), pipeline_(pipeline), data_(data), schedule_(std::move(schedule)) {}
+                   Communicator &replica, PipelineSchedule schedule)
+      : backend_(backend), pipeline_(pipeline), data_(data), replica_(replica),
+        schedule_(std::move(schedule)) {}
   Status averageOverData();
   enum class Program { Forward = 0, Backward = 1, Weights = 2 };
   Status run(const PipelineStep &step, const FeedMicrobatch &feed, double &lossSum);
@@ -148,6 +155,7 @@ private:
   Backend &backend_;
   Communicator &pipeline_;
   Communicator &data_;
+  Communicator &replica_;
   PipelineSchedule schedule_;
   LogicalSlots logical_;
   PipelineIndex index_;

@@ -114,23 +114,22 @@ TEST(PlanSearch, TensorDegreeDividesTheKeyValueHeads) {
 }
 
 TEST(PlanSearch, OffersOnlyPlansTheEnginesRun) {
-  // ZeRO-2 with pipeline stages is not run yet (runtime/spec/EngineSupport.h):
-  // none is ranked, and every ranked plan's
-  // JSON is a --config that parses for the world and passes the engines'
-  // check.
+  // Every ranked plan's JSON is a --config that parses for the world and
+  // passes the engines' check; pipelines with ZeRO-2/3 are among them.
   GptModel m = gpt(24, 2304, 24);
   Cluster c = cluster("a100-80gb:32");
   SearchResult r = search(m, c, 512, Constraints{});
   ASSERT_FALSE(r.ranked.empty());
-  bool pipelined = false;
+  bool pipelined = false, pipelinedZero = false;
   for (const Ranked &p : r.ranked) {
-    EXPECT_FALSE(p.plan.pipeline > 1 && p.plan.zeroStage == 2) << p.plan.describe();
     pipelined |= p.plan.pipeline > 1;
+    pipelinedZero |= p.plan.pipeline > 1 && p.plan.zeroStage >= 2;
     rt::StatusOr<rt::ParallelPlan> parsed = rt::parseParallelPlan(p.plan.toJson(), c.devices());
     ASSERT_TRUE(parsed.ok()) << p.plan.toJson() << ": " << parsed.status().message();
     EXPECT_TRUE(rt::engineRuns(*parsed).ok()) << p.plan.toJson();
   }
   EXPECT_TRUE(pipelined);
+  EXPECT_TRUE(pipelinedZero);
 }
 
 TEST(PlanCluster, KindsAndFiles) {
