@@ -625,25 +625,14 @@ StatusOr<std::vector<NamedTensor>> PipelineExecutor::readState(StateParts parts)
   std::vector<NamedTensor> out;
   std::map<std::string, bool> seen;
   for (const StageSessions &st : stages_) {
-    Status s = forEachStateSlot(st, [&](const Session &session, const Slot &slot) -> Status {
+    Status s = forEachStateSlot(st, [&](Session &session, const Slot &slot) -> Status {
       if (seen[slot.name])
         return Status::success();
       seen[slot.name] = true;
-      NamedTensor t;
-      t.name = slot.name;
-      if (Status e = t.tensor.allocate(slot.dtype, slot.shape); !e)
-        return e;
-      if (Status e = backend_.copyToHost(t.tensor.data(), session.slotPointer(slot),
-                                         size_t(slot.byteSize));
-          !e)
-        return e;
-      if (logical_.gather && (slot.isSplit() || slot.shardDegree)) {
-        StatusOr<HostTensor> whole = logical_.gather(slot, t.tensor);
-        if (!whole.ok())
-          return whole.status();
-        t.tensor = *std::move(whole);
-      }
-      out.push_back(std::move(t));
+      StatusOr<HostTensor> whole = logical_.read(session, slot);
+      if (!whole.ok())
+        return whole.status();
+      out.push_back({slot.name, *std::move(whole)});
       return Status::success();
     }, parts);
     if (!s)
@@ -688,7 +677,7 @@ StatusOr<std::vector<NamedTensor>> PipelineExecutor::gatherState(StateParts part
 
 Status PipelineExecutor::writeState(const FindTensor &find, StateParts parts) {
   for (StageSessions &st : stages_) {
-    Status s = forEachStateSlot(st, [&](const Session &session, const Slot &slot) -> Status {
+    Status s = forEachStateSlot(st, [&](Session &session, const Slot &slot) -> Status {
       const HostTensor *value = find(slot.name);
       if (!value)
         return Status::error("the checkpoint has no tensor '" + percentEncode(slot.name) +
@@ -697,16 +686,7 @@ Status PipelineExecutor::writeState(const FindTensor &find, StateParts parts) {
         return Status::error("checkpoint tensor '" + percentEncode(slot.name) + "' is " +
                              formatType(value->dtype, value->shape) + ", the step expects " +
                              formatType(slot.dtype, slot.logicalShape()));
-      HostTensor mine;
-      if (logical_.part && (slot.isSplit() || slot.shardDegree)) {
-        StatusOr<HostTensor> part = logical_.part(slot, *value);
-        if (!part.ok())
-          return part.status();
-        mine = *std::move(part);
-        value = &mine;
-      }
-      return backend_.copyToDevice(session.slotPointer(slot), value->data(),
-                                   size_t(slot.byteSize));
+      return logical_.write(session, slot, *value);
     }, parts);
     if (!s)
       return s;

@@ -58,14 +58,13 @@ struct PipelineStepResult {
   uint64_t peakStashBytes = 0;
 };
 
-/// A slot's logical (whole) value from this rank's part of it, and this
-/// rank's part of a whole value: for tensor-parallel stages, a gather over
-/// the stage's tensor group (collective: every rank of the group reads the
-/// same slots in the same order) and the rank's slice
-/// (DistributedRun::gatherLogical, partOf). Unset: slots hold whole values.
+/// How a slot's logical (whole) value is read from a session and written
+/// to it: DistributedRun::readFull and writeFull (sharded and split slots
+/// gathered over their shard and tensor groups, sliced back on write;
+/// collective: every rank of a group reads the same slots in the same order).
 struct LogicalSlots {
-  std::function<StatusOr<HostTensor>(const Slot &slot, const HostTensor &mine)> gather;
-  std::function<StatusOr<HostTensor>(const Slot &slot, const HostTensor &whole)> part;
+  std::function<StatusOr<HostTensor>(Session &session, const Slot &slot)> read;
+  std::function<Status(Session &session, const Slot &slot, const HostTensor &whole)> write;
 };
 
 class PipelineExecutor {
@@ -78,11 +77,11 @@ public:
   /// over it alone).
   /// `shardIndex`, `tensorIndex`: this rank's place in its stage's shard
   /// and tensor groups (which part of a sharded or split parameter it loads).
-  /// `logical`: how split slots are read and written whole.
+  /// `logical`: how slots are read and written whole.
   static StatusOr<std::unique_ptr<PipelineExecutor>>
   open(const std::string &dir, Backend &backend, Communicator &pipeline, Communicator &data,
        Communicator &replica, int shardIndex, int tensorIndex, PipelineSchedule schedule,
-       LogicalSlots logical = {});
+       LogicalSlots logical);
 
   /// The programs' graph inputs of microbatch `mb` ("input_ids",
   /// "targets", ...): the caller sets those a session has.

@@ -348,15 +348,15 @@ Status checkPipelineOptions(const TrainerOptions &o, const ParallelPlan &plan) {
   return Status::success();
 }
 
-/// Tensor-parallel stages' slots read and written whole through the
-/// stage's tensor group.
+/// Pipeline stages' slots read and written whole (sharded and
+/// tensor-parallel ones through their groups), as the one-program step's.
 LogicalSlots logicalSlots(DistributedRun &dist) {
   LogicalSlots logical;
-  logical.gather = [&dist](const Slot &slot, const HostTensor &mine) {
-    return dist.gatherLogical(slot, mine);
+  logical.read = [&dist](Session &session, const Slot &slot) {
+    return dist.readFull(session, slot);
   };
-  logical.part = [&dist](const Slot &slot, const HostTensor &whole) {
-    return dist.partOf(slot, whole);
+  logical.write = [&dist](Session &session, const Slot &slot, const HostTensor &whole) {
+    return dist.writeFull(session, slot, whole);
   };
   return logical;
 }
