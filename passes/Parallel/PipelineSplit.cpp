@@ -269,6 +269,17 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
   /// Whether the accumulators are shards (ZeRO-2 and 3).
   bool shardedAccumulators() const { return shardDegree > 1 && zeroStage >= 2; }
 
+  /// The `grad_accum:` input of parameter `name` of type `full`: its type
+  /// and attributes (a shard's with shardedAccumulators()).
+  std::pair<Type, DictionaryAttr> accumulatorArgument(RankedTensorType full, StringAttr name) {
+    Builder b(module.getContext());
+    NamedAttrList attrs(named(trc::abi::kInputAttr, trc::abi::kGradAccumPrefix + name.str()));
+    if (!shardedAccumulators())
+      return {full, attrs.getDictionary(b.getContext())};
+    attrs.append(trc::training::shardAttributes(b, full, shardDegree));
+    return {trc::training::shardType(full, shardDegree), attrs.getDictionary(b.getContext())};
+  }
+
   /// Weights: the gradient `g` of parameter `name`, added into its
   /// accumulator (restarted where trc.keep_accum is 0). Sharded
   /// accumulators take this rank's shard of `g` averaged over the shard
@@ -277,16 +288,13 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
     OpBuilder b = OpBuilder::atBlockEnd(&p.body());
     Location loc = p.fn.getLoc();
     std::string slot = trc::abi::kGradAccumPrefix + name.str();
-    NamedAttrList accAttrs(named(trc::abi::kInputAttr, slot));
-    if (shardedAccumulators()) {
-      auto full = cast<RankedTensorType>(g.getType());
-      g = b.create<trc::ReduceScatterOp>(
-          loc, trc::training::shardType(full, shardDegree),
-          trc::training::flattenPadded(b, loc, g, shardDegree), trc::CollectiveReduction::Avg,
-          trc::CollectiveGroup::Shard, shardDegree);
-      accAttrs.append(trc::training::shardAttributes(b, full, shardDegree));
-    }
-    Value acc = addArgument(p, g.getType(), accAttrs.getDictionary(b.getContext()));
+    auto [accType, accAttrs] = accumulatorArgument(cast<RankedTensorType>(g.getType()), name);
+    if (shardedAccumulators())
+      g = b.create<trc::ReduceScatterOp>(loc, accType,
+                                         trc::training::flattenPadded(b, loc, g, shardDegree),
+                                         trc::CollectiveReduction::Avg,
+                                         trc::CollectiveGroup::Shard, shardDegree);
+    Value acc = addArgument(p, accType, accAttrs);
     if (!p.keepAccum)
       p.keepAccum = addArgument(p, RankedTensorType::get({}, b.getF32Type()),
                                 named(trc::abi::kInputAttr, trc::abi::kKeepAccum));
@@ -437,11 +445,9 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
       for (size_t k = 0; k < params; ++k) {
         auto name = cast<DictionaryAttr>(resultAttrs[k]).getAs<StringAttr>(trc::abi::kGradOfAttr);
         auto full = cast<RankedTensorType>(types[k]);
-        NamedAttrList accAttrs(named(trc::abi::kInputAttr, trc::abi::kGradAccumPrefix + name.str()));
-        if (shardedAccumulators())
-          accAttrs.append(trc::training::shardAttributes(b, full, shardDegree));
-        types.push_back(shardedAccumulators() ? trc::training::shardType(full, shardDegree) : full);
-        argAttrs.push_back(accAttrs.getDictionary(b.getContext()));
+        auto [accType, accAttrs] = accumulatorArgument(full, name);
+        types.push_back(accType);
+        argAttrs.push_back(accAttrs);
         if (shardDegree <= 1) {
           resultTypes.push_back(full);
           continue;
