@@ -192,26 +192,21 @@ Prediction evaluate(const GptModel &m, const Cluster &cluster, const Candidate &
   };
   if (c.zeroStage == 0) {
     r.dataCommTime = allReduce(c.data, grads, dataSpan);
-  } else if (p > 1) {
-    // Pipeline stages: ZeRO-1 all-reduces the gradients accumulated over the
-    // microbatches, ZeRO-2/3 reduce-scatter each microbatch's as the weights
-    // programs make them. Each rank then updates its shard: ZeRO-1/2 gather
-    // the parameters once, ZeRO-3 at each use (forward, backward, recompute).
-    double scatter = dt.collective(Collective::ReduceScatter, shard, grads, shardSpan);
-    double gather = dt.collective(Collective::AllGather, shard, grads, shardSpan);
-    double reduce = c.zeroStage == 1
-                        ? allReduce(c.data, grads, dataSpan)
-                        : mb * scatter + allReduce(replicas, grads / shard, dataSpan);
-    double gathers =
-        c.zeroStage == 3 ? mb * (c.recompute == Recompute::Full ? 3 : 2) * gather : gather;
-    r.dataCommTime = reduce + gathers;
   } else {
+    // Pipeline stages' ZeRO-1 all-reduces the gradients accumulated over the
+    // microbatches; ZeRO-2/3 reduce-scatter each microbatch's as the weights
+    // programs make them (without pipelines ZeRO-3 too, ZeRO-1/2 once). Each
+    // rank then updates its shard: ZeRO-1/2 gather the parameters once,
+    // ZeRO-3 at each use (forward, backward, recompute).
     double scatter = dt.collective(Collective::ReduceScatter, shard, grads, shardSpan);
     double gather = dt.collective(Collective::AllGather, shard, grads, shardSpan);
-    double perStep = scatter * (c.zeroStage == 3 ? mb : 1);
     double gathers =
         c.zeroStage == 3 ? mb * (c.recompute == Recompute::Full ? 3 : 2) * gather : gather;
-    r.dataCommTime = perStep + gathers + allReduce(replicas, grads / shard, dataSpan);
+    if (p > 1 && c.zeroStage == 1)
+      r.dataCommTime = allReduce(c.data, grads, dataSpan) + gathers;
+    else
+      r.dataCommTime = scatter * (c.zeroStage == 3 || p > 1 ? mb : 1) + gathers +
+                       allReduce(replicas, grads / shard, dataSpan);
   }
   if (c.data > 1)
     r.dataCommTime += bucketCopySeconds(stageParams, stageTensors, dt);
