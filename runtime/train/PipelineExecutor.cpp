@@ -126,42 +126,6 @@ int PipelineExecutor::tagOf(const std::string &transferId, int microbatch) const
   return int(transferOrdinal_.at(transferId)) * schedule_.shape.microbatches + microbatch;
 }
 
-StatusOr<void *> PipelineExecutor::buffer(const std::string &slot, int microbatch,
-                                          uint64_t bytes) {
-  SlotPool &pool = pools_[slot];
-  pool.bytes = bytes;
-  if (auto it = pool.lent.find(microbatch); it != pool.lent.end())
-    return pool.buffers[it->second].get();
-  size_t index;
-  if (!pool.free.empty()) {
-    index = pool.free.back();
-    pool.free.pop_back();
-  } else {
-    index = pool.buffers.size();
-    pool.buffers.emplace_back();
-    if (Status s = pool.buffers.back().allocate(backend_, size_t(std::max<uint64_t>(bytes, 1)));
-        !s)
-      return s.withPrefix("pipeline buffer '" + slot + "': ");
-  }
-  pool.lent[microbatch] = index;
-  if (abi::hasSlotPrefix(slot, abi::kStashPrefix)) {
-    stashBytes_ += bytes;
-    peakStashBytes_ = std::max(peakStashBytes_, stashBytes_);
-  }
-  return pool.buffers[index].get();
-}
-
-void PipelineExecutor::release(const std::string &slot, int microbatch) {
-  SlotPool &pool = pools_[slot];
-  auto it = pool.lent.find(microbatch);
-  if (it == pool.lent.end())
-    return;
-  pool.free.push_back(it->second);
-  pool.lent.erase(it);
-  if (abi::hasSlotPrefix(slot, abi::kStashPrefix))
-    stashBytes_ -= pool.bytes;
-}
-
 /// Sends whose message has gone give their buffers back (all: waits).
 void PipelineExecutor::releaseFinishedSends(bool all) {
   for (size_t i = 0; i < sends_.size();) {
@@ -174,7 +138,7 @@ void PipelineExecutor::releaseFinishedSends(bool all) {
       ++i;
       continue;
     }
-    release(sends_[i].slot, sends_[i].microbatch);
+    buffers_.release(sends_[i].slot, sends_[i].microbatch);
     sends_.erase(sends_.begin() + std::ptrdiff_t(i));
   }
 }
@@ -189,7 +153,7 @@ Status PipelineExecutor::bindMicrobatch(Session &session, int microbatch,
     bool recv = slot.kind == SlotKind::Input && abi::hasSlotPrefix(slot.name, abi::kRecvPrefix);
     if (!stash && !send && !recv)
       continue;
-    StatusOr<void *> buf = buffer(slot.name, microbatch, slot.byteSize);
+    StatusOr<void *> buf = buffers_.buffer(slot.name, microbatch, slot.byteSize);
     if (!buf.ok())
       return buf.status();
     if (Status s = session.bindSlot(slot.kind, slot.name, *buf); !s)
@@ -304,9 +268,12 @@ Status PipelineExecutor::runProgram(StageSessions &st, Program program, int micr
                        !st.weights->manifest().find(SlotKind::Input, slot.name));
     if (abi::hasSlotPrefix(slot.name, abi::kRecvPrefix) ||
         (abi::hasSlotPrefix(slot.name, abi::kStashPrefix) && lastReader))
-      release(slot.name, microbatch);
+      buffers_.release(slot.name, microbatch);
   }
   releaseFinishedSends(false);
+  if (offloadHorizon_ > 0)
+    if (Status s = moveStashes(st, program, microbatch); !s)
+      return s.withPrefix("stage " + std::to_string(st.stage) + " offloading: ");
   if (program == Program::Forward) {
     if (session.manifest().find(SlotKind::Output, abi::kLossOutput)) {
       StatusOr<HostTensor> loss = session.getOutput(abi::kLossOutput);
@@ -320,6 +287,39 @@ Status PipelineExecutor::runProgram(StageSessions &st, Program program, int micr
     return Status::success();
   st.accumulating = true;
   return session.applyUpdates();
+}
+
+/// Offloading after `program` ran for `microbatch`: the offloads started
+/// after the previous program are done (they ran beside this one), this
+/// forward's stashes whose backward is not among the next `horizon`
+/// actions go to the host, and the stashes of backwards that are come back.
+Status PipelineExecutor::moveStashes(StageSessions &st, Program program, int microbatch) {
+  if (Status s = buffers_.settleOffloads(); !s)
+    return s;
+  const std::vector<PipelineStep> &row = schedule_.perRank[size_t(pipeline_.rank())];
+  const size_t end = std::min(row.size(), cursor_ + 1 + size_t(offloadHorizon_));
+  auto reads = [](const PipelineStep &a) { return a.action != PipelineAction::Forward; };
+  if (program == Program::Forward) {
+    bool soon = false;
+    for (size_t i = cursor_ + 1; i < end; ++i)
+      soon |= reads(row[i]) && row[i].stage == st.stage && row[i].microbatch == microbatch;
+    if (!soon)
+      for (const Slot &slot : st.forward->manifest().slots)
+        if (slot.kind == SlotKind::Output && abi::hasSlotPrefix(slot.name, abi::kStashPrefix))
+          if (Status s = buffers_.offload(slot.name, microbatch); !s)
+            return s;
+  }
+  for (size_t i = cursor_ + 1; i < end; ++i) {
+    StageSessions *next = reads(row[i]) ? stage(row[i].stage) : nullptr;
+    if (!next)
+      continue;
+    for (Session *session : {next->backward.get(), next->weights.get()})
+      for (const Slot &slot : session->manifest().slots)
+        if (slot.kind == SlotKind::Input && abi::hasSlotPrefix(slot.name, abi::kStashPrefix))
+          if (Status s = buffers_.prefetch(slot.name, row[i].microbatch); !s)
+            return s;
+  }
+  return Status::success();
 }
 
 /// A parameter several stages hold (tied embeddings): each stage's
@@ -462,9 +462,12 @@ StatusOr<PipelineStepResult> PipelineExecutor::runStep(const FeedMicrobatch &fee
   if (Status s = setScalar(lossScale_, lossScale); !s)
     return s;
   double lossSum = 0;
-  for (const PipelineStep &action : schedule_.perRank[size_t(pipeline_.rank())])
-    if (Status s = run(action, feed, lossSum); !s)
+  const std::vector<PipelineStep> &row = schedule_.perRank[size_t(pipeline_.rank())];
+  for (cursor_ = 0; cursor_ < row.size(); ++cursor_)
+    if (Status s = run(row[cursor_], feed, lossSum); !s)
       return s;
+  if (Status s = buffers_.settleOffloads(); !s)
+    return s;
   {
     std::vector<P2PRequest> pending;
     for (PendingSend &send : sends_)
@@ -533,7 +536,8 @@ StatusOr<PipelineStepResult> PipelineExecutor::runStep(const FeedMicrobatch &fee
     for (StageSessions &st : stages_) // only parameters and optimizer state:
       if (Status s = st.apply->applyUpdates(); !s) // the accumulators restart
         return s;
-  result.peakStashBytes = peakStashBytes_;
+  result.peakStashBytes = buffers_.peakDeviceStashBytes();
+  result.peakHostStashBytes = buffers_.peakHostStashBytes();
   return result;
 }
 

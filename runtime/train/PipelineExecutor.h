@@ -14,7 +14,8 @@
 // updates its parameters once. Values crossing stages move
 // as tagged non-blocking messages over the pipeline group (sends never
 // block; a receive waits); each microbatch has its own stash, send and
-// receive buffers, bound into the programs' slots (no copies). A tied
+// receive buffers (PipelineBuffers.h), bound into the programs' slots (no
+// copies); with offloading, stashes wait in host memory for their backward. A tied
 // parameter's per-stage gradients are summed over the stages holding it
 // before the update (every holder applies the same update). With data
 // parallelism (pipeline outermost: each stage on D ranks), the accumulated
@@ -39,6 +40,7 @@
 #include "runtime/spec/PipelineIndex.h"
 #include "runtime/spec/PipelineSchedule.h"
 #include "runtime/train/ModelState.h"
+#include "runtime/train/PipelineBuffers.h"
 
 #include <functional>
 #include <map>
@@ -54,8 +56,10 @@ struct PipelineStepResult {
   double gradNorm = 0; // over every stage's gradients
   bool applied = true; // false: the decision discarded the update
   // This rank's most bytes of forward values kept for backwards (stash),
-  // over the steps so far: the schedule's activation memory.
+  // over the steps so far: the schedule's activation memory on the device,
+  // and with offloading what the host held.
   uint64_t peakStashBytes = 0;
+  uint64_t peakHostStashBytes = 0;
 };
 
 /// How a slot's logical (whole) value is read from a session and written
@@ -100,6 +104,13 @@ public:
                                        const ApplyDecision &decide = nullptr,
                                        float lossScale = 1.0f);
 
+  /// Activation offloading (offload_activations): a stash whose backward
+  /// is not among this rank's next `horizon` actions moves to host memory
+  /// after its forward (beside the rank's next program) and is fetched back
+  /// when its backward comes within `horizon` actions. Precondition:
+  /// horizon >= 1.
+  void offloadStashes(int horizon) { offloadHorizon_ = horizon; }
+
   using StateParts = rt::StateParts;
   /// The parameters (and optimizer state) of the stages this rank holds, by
   /// name (a tied parameter once): logical tensors, as any plan names them
@@ -130,7 +141,7 @@ private:
   PipelineExecutor(Backend &backend, Communicator &pipeline, Communicator &data,
                    Communicator &replica, PipelineSchedule schedule)
       : backend_(backend), pipeline_(pipeline), data_(data), replica_(replica),
-        schedule_(std::move(schedule)) {}
+        schedule_(std::move(schedule)), buffers_(backend) {}
   Status averageOverData();
   enum class Program { Forward = 0, Backward = 1, Weights = 2 };
   Status run(const PipelineStep &step, const FeedMicrobatch &feed, double &lossSum);
@@ -138,10 +149,9 @@ private:
                     const FeedMicrobatch &feed, double &lossSum);
   Status bindMicrobatch(Session &session, int microbatch, std::vector<P2PRequest> &receives);
   Status sendOutputs(Session &session, int microbatch);
+  Status moveStashes(StageSessions &stage, Program program, int microbatch);
   Status sumTiedGradients();
   StageSessions *stage(int index);
-  StatusOr<void *> buffer(const std::string &slot, int microbatch, uint64_t bytes);
-  void release(const std::string &slot, int microbatch);
   void releaseFinishedSends(bool all);
   int tagOf(const std::string &transferId, int microbatch) const;
 
@@ -160,17 +170,9 @@ private:
   PipelineIndex index_;
   std::vector<StageSessions> stages_;
   std::map<std::string, size_t> transferOrdinal_;
-  // "stash:3" / "send:t0" / "recv:t1": a pool of buffers per slot, each
-  // lent to one microbatch from its F (or receive) until its last use, so
-  // a schedule holds as many as it has microbatches in flight.
-  struct SlotPool {
-    std::vector<DeviceBuffer> buffers;
-    std::vector<size_t> free;
-    std::map<int, size_t> lent; // microbatch -> buffer
-    uint64_t bytes = 0;
-  };
-  std::map<std::string, SlotPool> pools_;
-  uint64_t stashBytes_ = 0, peakStashBytes_ = 0;
+  PipelineBuffers buffers_; // stash, send and receive buffers per microbatch
+  int offloadHorizon_ = 0;  // 0: stashes stay on the device
+  size_t cursor_ = 0;       // the running action's index in this rank's row
   struct PendingSend {
     P2PRequest request;
     std::string slot;

@@ -260,9 +260,10 @@ Status saveTrainingStep(StepCompiler &compiler, RunSettings &run, DistributedRun
 /// The plans this trainer runs: data parallelism with ZeRO, tensor and
 /// pipeline parallelism (a step compiled for it: by the StepCompiler, or
 /// saved; the step's tensor degree is checked against the plan's in
-/// checkTensorDegree), recomputation and activation offloading (not with
-/// pipeline stages). The rest of a ParallelPlan parses, and is refused here
-/// by the key that asks for it.
+/// checkTensorDegree), recomputation and activation offloading (compiled
+/// into the one-program step; the executor's with pipeline stages). The
+/// rest of a ParallelPlan parses, and is refused here by the key that asks
+/// for it.
 Status checkRunnable(const ParallelPlan &plan) {
   if (Status s = engineRuns(plan); !s)
     return s;
@@ -953,6 +954,8 @@ Status TrainingJob::openPipeline(int64_t vocab) {
   if (!opened.ok())
     return opened.status();
   pipeline_ = *std::move(opened);
+  if (plan.offloadActivations)
+    pipeline_->offloadStashes(plan.activationLoadingHorizon);
   state_ = pipelineState(*pipeline_);
   engineStep_ = &TrainingJob::runPipelineStep;
   // The last stage scales the loss; every rank scales its gradients back
@@ -1004,9 +1007,15 @@ Status TrainingJob::runPipelineStep(int64_t step, StepResult &out) {
   out.gradNorm = result->gradNorm;
   out.applied = result->applied;
   // The schedule's activation memory, per pipeline rank, once.
-  if (step + 1 == o_.steps && dist_.dataIndex() == 0)
-    std::fprintf(stderr, "trc-run: pipeline rank %d: peak stashed activations %llu bytes\n",
-                 dist_.pipelineIndex(), static_cast<unsigned long long>(result->peakStashBytes));
+  if (step + 1 == o_.steps && dist_.dataIndex() == 0) {
+    std::string host = dist_.config().offloadActivations
+                           ? " on the device, " + std::to_string(result->peakHostStashBytes) +
+                                 " offloaded to the host"
+                           : "";
+    std::fprintf(stderr, "trc-run: pipeline rank %d: peak stashed activations %llu bytes%s\n",
+                 dist_.pipelineIndex(), static_cast<unsigned long long>(result->peakStashBytes),
+                 host.c_str());
+  }
   return Status::success();
 }
 
@@ -1736,7 +1745,9 @@ Status configurePlan(const TrainerOptions &options, RunSettings &run, Distribute
   }
   if (Status s = chooseRecompute(options, plan, run.build); !s)
     return s;
-  run.build.offload = plan.offloadActivations;
+  // Pipeline stages offload in the executor (their stashes), not in the
+  // compiled programs.
+  run.build.offload = plan.offloadActivations && plan.pipelineDegree == 1;
   run.build.horizon = plan.activationLoadingHorizon;
   if (plan.tensorDegree > 1)
     run.build.tensorParallel = TensorParallelBuild{plan.tensorDegree, plan.sequenceParallel};

@@ -16,8 +16,10 @@ changes what is computed. With the same data (4 rows of 16 tokens, AdamW,
     losses are still identical: every read of a copy waits for it;
   * a saved training step keeps its host arena (manifest `host_arena`) and
     trains on the same losses; run without the key it is refused;
-  * under mpirun, 2 data-parallel ranks with offloading match 1 rank, and
-    tensor degree 2 trains on the same losses with offloading as without.
+  * under mpirun, 2 data-parallel ranks with offloading match 1 rank,
+    tensor degree 2 trains on the same losses with offloading as without,
+    and so do 2 pipeline stages (GPipe, 1F1B, interleaved), whose executor
+    moves its stashes (pipelines() below).
 Memory: the test models have 2 layers, whose last stays (it would come back
 where it leaves) and whose peak is the last layer's backward; the 4-layer
 exports of scripts/export_models.py --size bench (256 wide, 256 positions)
@@ -26,8 +28,7 @@ at batch 4 x 256 tokens show what it saves: each one's training step
 offloading than without, and a host arena; with full recomputation (only
 the layers' inputs left to move) the most bytes live at once (the arena's
 lower bound) does not grow.
-Refused with an error naming the key: a horizon below 1, and offloading
-with pipeline stages (under mpirun). Prints what it compared; exits 1 when
+Refused with an error naming the key: a horizon below 1. Prints what it compared; exits 1 when
 a check fails.
 """
 import json
@@ -43,20 +44,61 @@ from mpi_training import ENV, compare, fail, mpirun  # noqa: E402
 OFFLOAD = {"offload_activations": True, "activation_loading_horizon": 1}
 
 
-def run(trc_run, model, data, work, name, extra=(), ranks=1, batch=4, env=None):
-    """Trains 20 steps; returns (losses, device arena, host arena) as trc-run printed."""
+def train(trc_run, model, data, work, name, extra=(), ranks=1, batch=4, env=None):
+    """Trains 20 steps; returns (losses, trc-run's stderr)."""
     metrics = os.path.join(work, name + ".jsonl")
     command = mpirun(ranks) + [trc_run, model, "--data", data, "--batch-size", str(batch),
                                "--seq-len", "16", "--steps", "20", "--metrics", metrics, *extra]
     done = subprocess.run(command, env=dict(ENV, **(env or {})), capture_output=True, text=True)
     if done.returncode != 0:
         fail(f"{name}: exit {done.returncode}\n{done.stdout}\n{done.stderr}")
-    lines = re.findall(r"memory: arena (\d+) bytes[^\n]*", done.stderr)
-    arena = max((int(a) for a in lines), default=None)
-    hosts = [int(h) for h in re.findall(r"host arena (\d+) bytes", done.stderr)]
     with open(metrics) as f:
-        losses = [json.loads(line)["loss"] for line in f if line.strip()]
+        return [json.loads(line)["loss"] for line in f if line.strip()], done.stderr
+
+
+def run(trc_run, model, data, work, name, extra=(), ranks=1, batch=4, env=None):
+    """Trains 20 steps; returns (losses, device arena, host arena) as trc-run printed."""
+    losses, stderr = train(trc_run, model, data, work, name, extra, ranks, batch, env)
+    lines = re.findall(r"memory: arena (\d+) bytes[^\n]*", stderr)
+    arena = max((int(a) for a in lines), default=None)
+    hosts = [int(h) for h in re.findall(r"host arena (\d+) bytes", stderr)]
     return losses, arena, max(hosts, default=0)
+
+
+def stash_peaks(stderr):
+    """{pipeline rank: (device bytes, host bytes)} of the stashed activations."""
+    peaks = {}
+    for rank, device, host in re.findall(
+            r"pipeline rank (\d+): peak stashed activations (\d+) bytes"
+            r"(?: on the device, (\d+) offloaded to the host)?", stderr):
+        peaks[int(rank)] = (int(device), int(host or 0))
+    return peaks
+
+
+def pipelines(trc_run, gpt2, data, work):
+    """Pipeline stages offload in the executor: the same losses bit for bit
+    with every copy held back 1 ms, for GPipe, 1F1B and interleaved 1F1B on
+    2 ranks x 4 microbatches; GPipe's stashes on the device shrink on both
+    ranks (its forwards all run before the backwards), the host holds the rest."""
+    for schedule, chunks in (("gpipe", 1), ("1f1b", 1), ("interleaved_1f1b", 2)):
+        plan = {"pipeline_parallel_degree": 2, "microbatches": 4,
+                "pipeline_schedule": schedule, "virtual_stages": chunks}
+        kept, kept_err = train(trc_run, gpt2, data, work, f"pp2-{schedule}",
+                               ["--config", json.dumps(plan)], ranks=2)
+        moved, moved_err = train(trc_run, gpt2, data, work, f"pp2-{schedule}-offload",
+                                 ["--config", json.dumps(dict(OFFLOAD, **plan))], ranks=2,
+                                 env={"TRC_OFFLOAD_COPY_DELAY_US": "1000"})
+        identical(f"gpt2 pipeline {schedule} offload, copies held back 1 ms", kept, moved)
+        before, after = stash_peaks(kept_err), stash_peaks(moved_err)
+        if sorted(before) != [0, 1] or sorted(after) != [0, 1]:
+            fail(f"pipeline {schedule}: no stash peaks printed\n{kept_err}\n{moved_err}")
+        if schedule == "gpipe":
+            smaller = all(after[r][0] < before[r][0] and after[r][1] > 0 for r in (0, 1))
+            print(f"gpt2 pipeline gpipe stashes: device {[before[r][0] for r in (0, 1)]} -> "
+                  f"{[after[r][0] for r in (0, 1)]}, host {[after[r][1] for r in (0, 1)]}: "
+                  f"smaller {smaller}")
+            if not smaller:
+                fail("gpipe: offloading did not move stashes from the device to the host")
 
 
 def arenas(trc_run, model, work, extra):
@@ -180,10 +222,7 @@ def main():
         losses, _, _ = run(trc_run, gpt2, data, work, "tp2-offload",
                            ["--config", json.dumps(dict(OFFLOAD, **tensor))], ranks=2)
         identical("gpt2 tensor 2 offload", tp, losses)
-        refused(trc_run, gpt2, data,
-                ["--config", json.dumps(dict(OFFLOAD, pipeline_parallel_degree=2))],
-                "key 'offload_activations': activation offloading is not available with "
-                "'pipeline_parallel_degree' yet", "pipeline stages", ranks=2)
+        pipelines(trc_run, gpt2, data, work)
     else:
         print("SKIPPED: mpirun is not installed (data, tensor and pipeline parallel runs)")
 

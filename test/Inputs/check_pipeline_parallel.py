@@ -176,9 +176,6 @@ def main():
     refused(trc_run, gpt2_model, data, 2,
             '{"pipeline_parallel_degree": 2, "pipeline_schedule": "dualpipe"}',
             "pipeline_schedule", "unknown schedule")
-    refused(trc_run, gpt2_model, data, 2,
-            '{"pipeline_parallel_degree": 2, "offload_activations": true}',
-            "offload_activations", "pipeline x offloading")
 
 
 if __name__ == "__main__":
