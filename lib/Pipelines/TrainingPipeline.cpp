@@ -55,6 +55,8 @@ void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingPipelineOption
     pm.addPass(createShardTensorParallel(*o.tensorParallel));
     pm.addPass(createPartition());
   }
+  if (o.stopAtGradients)
+    return;
   if (o.dataParallel)
     pm.addPass(createDataParallel(*o.dataParallel));
   if (o.pipeline)
@@ -158,6 +160,10 @@ struct TrainingPipelineCliOptions : public mlir::PassPipelineOptions<TrainingPip
                              llvm::cl::desc("check every float value for NaN/inf "
                                             "(trc-detect-anomaly)"),
                              llvm::cl::init(false)};
+  Option<bool> stopAtGradients{*this, "stop-at-gradients",
+                               llvm::cl::desc("end at @main_grad, stages tagged, not split "
+                                              "(trc-print-stage-work)"),
+                               llvm::cl::init(false)};
 };
 
 /// The typed options of the command line; false (with `problem`) on a
@@ -207,7 +213,8 @@ bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptio
       return false;
     }
     if (cli.offload) {
-      problem = "offload does not combine with pipeline-stages yet";
+      problem = "offload does not combine with pipeline-stages (trc-run's pipeline executor "
+                "offloads the stages' stashes)";
       return false;
     }
     if (cli.detectAnomaly) {
@@ -242,6 +249,7 @@ bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptio
   o.trainStep.clipNorm = cli.clipNorm;
   o.trainStep.accumulate = cli.accumulate;
   o.detectAnomaly = cli.detectAnomaly;
+  o.stopAtGradients = cli.stopAtGradients;
   return true;
 }
 

@@ -56,6 +56,18 @@ def TestPrintPipelineStages : Pass<"test-trc-print-pipeline-stages", "mlir::Modu
   }];
 }
 
+def PrintStageWork : Pass<"trc-print-stage-work", "mlir::ModuleOp"> {
+  let summary = "prints each stage's work per phase: products, kernels, collectives";
+  let description = [{
+    On a staged @main_grad (--trc-training-pipeline with pipeline-stages and
+    stop-at-gradients=true): per stage and phase (F forward, B backward for
+    inputs, W backward for weights), the matrix products (count and FLOPs),
+    the other kernels (count and unfused bytes) and the collectives (count
+    and bytes), then the stage's parameter, stash and send bytes; last, the
+    ops no stage owns. What the planner prices (trc/Plan/CompiledWork.h).
+  }];
+}
+
 def TestPrintRecompute : Pass<"test-trc-print-recompute", "mlir::ModuleOp"> {
   let summary = "prints trc-recompute's decisions: per layer, peak and FLOPs";
   let description = [{

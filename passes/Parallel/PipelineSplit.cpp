@@ -34,6 +34,7 @@
 #include "trc/Analysis/ValueFacts.h"
 #include "trc/Abi/SlotNames.h"
 #include "trc/Parallel/Pipeline.h"
+#include "trc/Parallel/StageHomes.h"
 #include "trc/Training/Optimizers.h"
 #include "trc/Training/Sharding.h"
 
@@ -56,8 +57,8 @@ namespace {
 /// The three programs of a stage: its forward; its backward's work on the
 /// gradients it sends to earlier stages (B); the rest, its parameters'
 /// gradients (W), which zero-bubble schedules run later.
-enum class Phase { Forward = 0, Backward = 1, Weights = 2 };
-constexpr int64_t kPhases = 3;
+using Phase = trc::parallel::StagePhase;
+constexpr int64_t kPhases = trc::parallel::kStagePhases;
 
 const char *phaseName(Phase phase) {
   switch (phase) {
@@ -69,10 +70,7 @@ const char *phaseName(Phase phase) {
 }
 
 /// Where an op runs: its stage and phase; stage -1: anywhere (recomputed).
-struct Home {
-  int64_t stage = -1;
-  Phase phase = Phase::Forward;
-};
+using Home = trc::parallel::StageHome;
 
 /// One outlined function being built.
 struct Program {
@@ -95,9 +93,7 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
   int64_t stages = 0;
   std::vector<Program> programs; // stage s's phase f at 3s + f
   SmallVector<func::FuncOp> gradsFunctions; // @stage<s>_grads
-  llvm::DenseMap<Operation *, Home> homes;
-  // Forward ops that read only parameters and constants.
-  llvm::DenseSet<Operation *> parameterOnly;
+  trc::parallel::StageHomes homes;
   SmallVector<Attribute> transfers;
   int64_t nextStash = 0;
   bool failedAny = false;
@@ -146,7 +142,7 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
     // A forward value of parameters alone (a weight transpose) is computed
     // again by the stage's later programs rather than kept per microbatch.
     if (home.stage == p.stage && home.phase == Phase::Forward && p.phase != Phase::Forward &&
-        parameterOnly.contains(def)) {
+        homes.parameterOnly.contains(def)) {
       cloneInto(*def, p);
       return p.map.lookup(v);
     }
@@ -203,67 +199,6 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
     Operation *copy = b.clone(op, p.map);
     copy->removeAttr(kStageAttr);
     copy->removeAttr(kBackwardAttr);
-  }
-
-  /// Stage and phase of every op; an unstaged op that reads a staged value
-  /// has no home and is an error.
-  void findHomes() {
-    Block &body = grad.getBody().front();
-    for (Operation &op : body.without_terminator()) {
-      Home home;
-      if (auto stage = op.getAttrOfType<IntegerAttr>(kStageAttr);
-          stage && op.getNumOperands() != 0) {
-        home.stage = stage.getInt();
-        home.phase = op.hasAttr(kBackwardAttr) ? Phase::Backward : Phase::Forward;
-      } else if (op.getNumOperands() != 0 || op.getNumRegions() != 0) {
-        // An op a pass between trc-autodiff and here added (trc-partition's
-        // collectives and masked gathers) runs with the latest op it reads.
-        Operation *latest = nullptr;
-        for (Value v : inputsOf(op))
-          if (Operation *def = v.getDefiningOp(); def && homes.lookup(def).stage >= 0)
-            if (!latest || latest->isBeforeInBlock(def))
-              latest = def;
-        if (latest)
-          home = homes.lookup(latest);
-      }
-      if (home.stage >= stages) {
-        op.emitError("stage ") << home.stage << " is outside the module's " << stages
-                               << " stages";
-        failedAny = true;
-      }
-      homes[&op] = home;
-      if (home.phase == Phase::Forward &&
-          llvm::all_of(inputsOf(op), [&](Value v) {
-            if (auto arg = dyn_cast<BlockArgument>(v))
-              return bool(grad.getArgAttr(arg.getArgNumber(), trc::abi::kParamAttr));
-            Operation *def = v.getDefiningOp();
-            return parameterOnly.contains(def) || (def && def->getNumOperands() == 0);
-          }))
-        parameterOnly.insert(&op);
-    }
-    separateWeightGradients(body);
-  }
-
-  /// A stage's backward op is B (input-gradient work) when another stage
-  /// reads a result, or a B op of its stage does; the others only lead to
-  /// this stage's parameter gradients and become W.
-  void separateWeightGradients(Block &body) {
-    for (Operation &op : llvm::reverse(body.without_terminator())) {
-      auto it = homes.find(&op);
-      if (it == homes.end() || it->second.phase != Phase::Backward)
-        continue;
-      Home &home = it->second;
-      bool inputWork = false;
-      for (Operation *user : op.getUsers()) {
-        while (user && user->getBlock() != &body)
-          user = user->getParentOp();
-        Home used = user ? homes.lookup(user) : Home();
-        if (used.stage >= 0 && (used.stage != home.stage || used.phase == Phase::Backward))
-          inputWork = true;
-      }
-      if (!inputWork)
-        home.phase = Phase::Weights;
-    }
   }
 
   /// Whether the accumulators are shards (ZeRO-2 and 3).
@@ -337,9 +272,10 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
         p.fn.addEntryBlock();
         programs.push_back(std::move(p));
       }
-    findHomes();
-    if (failedAny)
+    FailureOr<trc::parallel::StageHomes> found = trc::parallel::findStageHomes(grad, stages);
+    if (failed(found))
       return signalPassFailure();
+    homes = std::move(*found);
     Block &body = grad.getBody().front();
     for (Operation &op : body.without_terminator())
       if (Home home = homes.lookup(&op); home.stage >= 0)

@@ -58,6 +58,10 @@ struct TrainingPipelineOptions {
   /// Every float value of the step checked for NaN/inf (trc-detect-anomaly;
   /// not with `pipeline`).
   bool detectAnomaly = false;
+  /// The step ends at @main_grad (forward and backward, partitioned, its
+  /// ops tagged with their stages when `pipeline`): no data parallelism,
+  /// split or optimizer. What trc-print-stage-work and the planner count.
+  bool stopAtGradients = false;
 };
 
 void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingPipelineOptions &options);

@@ -25,4 +25,4 @@ module {
 // AUTODIFF: error: trc-offload-activations needs @main_grad with one block: run trc-autodiff first
 // HORIZON: error: trc-offload-activations: horizon and min-bytes must not be negative
 // STAGES: error: trc-offload-activations: @main_grad is split into pipeline stages (trc.stage): offloading activations does not combine with pipeline parallelism yet
-// PIPELINE: error: --trc-training-pipeline: offload does not combine with pipeline-stages yet
+// PIPELINE: error: --trc-training-pipeline: offload does not combine with pipeline-stages (trc-run{{.*}}

@@ -1,0 +1,131 @@
+//===- StageWork.cpp - count a staged training step's work ----------------===//
+//
+// See trc/Parallel/StageWork.h.
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Parallel/StageWork.h"
+
+#include "trc/Abi/AttrNames.h"
+#include "trc/Analysis/FusionCostModel.h"
+#include "trc/Analysis/ValueFacts.h"
+#include "trc/Dialect/Trc.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+
+namespace trc::parallel {
+namespace {
+
+double dims(RankedTensorType t, ArrayRef<int64_t> which) {
+  double n = 1;
+  for (int64_t d : which)
+    n *= double(t.getDimSize(d));
+  return n;
+}
+
+plan::ProductShape productOf(DotGeneralOp dot) {
+  auto lhs = cast<RankedTensorType>(dot.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(dot.getRhs().getType());
+  plan::ProductShape p;
+  p.batch = dims(lhs, dot.getLhsBatchingDims());
+  p.k = dims(lhs, dot.getLhsContractingDims());
+  p.m = double(lhs.getNumElements()) / (p.batch * p.k);
+  p.n = double(rhs.getNumElements()) / (p.batch * p.k);
+  return p;
+}
+
+/// softmax(q k^T) v over [batch..., T, d] queries and [batch..., S, d]
+/// keys: the scores (T x d by d x S) and the context (T x S by S x d).
+void attentionProducts(Value q, Value k, int products, plan::PhaseWork &w) {
+  auto qt = cast<RankedTensorType>(q.getType());
+  auto kt = cast<RankedTensorType>(k.getType());
+  double T = double(qt.getDimSize(qt.getRank() - 2)), d = double(qt.getDimSize(qt.getRank() - 1));
+  double S = double(kt.getDimSize(kt.getRank() - 2));
+  double batch = double(qt.getNumElements()) / (T * d);
+  for (int i = 0; i < products; ++i)
+    w.products.push_back(i % 2 == 0 ? plan::ProductShape{T, S, d, batch}
+                                     : plan::ProductShape{T, d, S, batch});
+}
+
+double bytesOf(Value v) { return double(fusion::tensorBytes(v.getType())); }
+
+/// Counts `op` into `w`.
+void count(Operation *op, plan::PhaseWork &w) {
+  if (auto dot = dyn_cast<DotGeneralOp>(op)) {
+    w.products.push_back(productOf(dot));
+    return;
+  }
+  if (auto a = dyn_cast<AttentionOp>(op))
+    return attentionProducts(a.getQ(), a.getK(), 2, w);
+  if (auto a = dyn_cast<AttentionGradOp>(op))
+    return attentionProducts(a.getQ(), a.getK(), 5, w);
+  auto collective = [&](plan::CommKind kind, CollectiveGroup group) {
+    w.collectives.push_back({kind, stringifyCollectiveGroup(group).str(),
+                             std::max(bytesOf(op->getOperand(0)), bytesOf(op->getResult(0)))});
+  };
+  if (auto c = dyn_cast<AllReduceOp>(op))
+    return collective(plan::CommKind::AllReduce, c.getGroup());
+  if (auto c = dyn_cast<AllGatherOp>(op))
+    return collective(plan::CommKind::AllGather, c.getGroup());
+  if (auto c = dyn_cast<ReduceScatterOp>(op))
+    return collective(plan::CommKind::ReduceScatter, c.getGroup());
+  if (auto c = dyn_cast<BroadcastFromOp>(op))
+    return collective(plan::CommKind::Other, c.getGroup());
+  if (!fusion::isKernel(op))
+    return;
+  w.kernels += 1;
+  w.kernelBytes += double(fusion::unfusedBytes(op));
+}
+
+} // namespace
+
+plan::CompiledWork summarizeStageWork(func::FuncOp grad, const StageHomes &homes) {
+  plan::CompiledWork out;
+  Block &body = grad.getBody().front();
+  auto at = [&](int64_t s) -> plan::StageWork & {
+    if (out.stages.size() <= size_t(s))
+      out.stages.resize(size_t(s) + 1);
+    return out.stages[size_t(s)];
+  };
+  // Every stage exists, also one whose ops are all elsewhere.
+  for (Operation &op : body.without_terminator())
+    if (int64_t s = homes.lookup(&op).stage; s >= 0)
+      at(s);
+  llvm::DenseSet<std::pair<unsigned, int64_t>> paramSeen;
+  llvm::DenseSet<Value> stashed, sent;
+  for (Operation &op : body.without_terminator()) {
+    StageHome home = homes.lookup(&op);
+    if (home.stage < 0) {
+      count(&op, out.unstaged);
+      continue;
+    }
+    plan::StageWork &stage = at(home.stage);
+    count(&op, stage.phases[int(home.phase)]);
+    for (Value v : analysis::inputsOf(op)) {
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        if (arg.getOwner() == &body && grad.getArgAttr(arg.getArgNumber(), abi::kParamAttr) &&
+            paramSeen.insert({arg.getArgNumber(), home.stage}).second) {
+          stage.paramBytes += bytesOf(arg);
+          stage.paramTensors += 1;
+        }
+        continue;
+      }
+      // A forward value read by a later phase of its stage is stashed; one
+      // a later stage's forward reads is sent (once each).
+      StageHome from = homes.lookup(v.getDefiningOp());
+      if (from.stage < 0 || from.phase != StagePhase::Forward ||
+          homes.parameterOnly.contains(v.getDefiningOp()))
+        continue;
+      if (from.stage == home.stage && home.phase != StagePhase::Forward &&
+          stashed.insert(v).second)
+        at(from.stage).stashBytes += bytesOf(v);
+      else if (from.stage < home.stage && home.phase == StagePhase::Forward &&
+               sent.insert(v).second)
+        at(from.stage).sendBytes += bytesOf(v);
+    }
+  }
+  return out;
+}
+
+} // namespace trc::parallel
