@@ -101,6 +101,11 @@ inferOnnxShapes(const onnx::ModelProto &model,
       for (int i = 1; i < node.output_size(); ++i)
         if (!node.output(i).empty())
           return shapes;
+    // libonnx 1.12's Split inference divides the split axis by the output
+    // count unchecked (a Split without outputs: SIGFPE); a node without
+    // outputs computes nothing the importer would use ONNX's shapes for.
+    if (node.output_size() == 0)
+      return shapes;
     // libonnx 1.12's convolution and pooling inference divides by each
     // stride unchecked (stride 0: SIGFPE); the importer names bad strides
     // and dilations itself.
