@@ -2,13 +2,15 @@
 """Predicted against measured step time of parallel plans on CPU ranks.
 
     python3 bench/plan_accuracy.py --profile PROFILE.json [--plans all|NAME,...]
-                                   [--steps 8] [--batch 16] [--seq 64]
+                                   [--model MODEL.onnx] [--steps 8] [--batch 16] [--seq 64]
                                    [--trc-run PATH] [--trc-plan PATH] [--json OUT]
 
 PROFILE.json is this machine's device profile (trc-run --calibrate at 1, 2
 and 4 ranks; `--calibrate` below makes it first). For each plan of the
 bench GPT-2 (scripts/export_models.py --size bench: 4 layers, hidden 256,
-8 heads, vocabulary 256; global batch 16 x 64, AdamW, fp32) it
+8 heads, vocabulary 256; global batch 16 x 64, AdamW, fp32), or of
+--model (an .onnx with dynamic axes 'batch' and 'sequence', e.g.
+bench/export_hf_llama.py's Hugging Face Llama of the same size), it
 
   * trains it with `mpirun -np R trc-run MODEL.onnx --config PLAN` for
     --steps steps and takes the median step time of the steps after the
@@ -24,9 +26,10 @@ how well the predictions order the plans: Spearman's rank correlation and
 the share of plan pairs the predictions order as the measurements do (over
 all plans, and within each rank count, where the search chooses).
 
-The constants come from the profile alone (calibration), the traffic
-counts from the IR (lib/Plan/StepWork.h); nothing here is fitted to these
-runs. Timings need a quiet machine: run it under the build lock. Other
+The constants come from the profile alone (calibration), the work from
+the model's own compiled training step (trc-plan compiles it for each
+plan's tensor layout, recomputation and microbatch:
+trc/Driver/CompiledModelWork.h); nothing here is fitted to these runs. Timings need a quiet machine: run it under the build lock. Other
 processes may still run (tests, other users): each run is checked against
 /proc/stat, and a run during which processes other than its own used more
 than 5% of the machine is repeated once the machine is quiet again (up to
@@ -222,6 +225,7 @@ def main():
     parser.add_argument("--calibrate", action="store_true",
                         help="calibrate at 1, 2 and 4 ranks into --profile first")
     parser.add_argument("--plans", default="all")
+    parser.add_argument("--model", help="an .onnx to measure instead of the bench GPT-2")
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--tries", type=int, default=3)
     parser.add_argument("--batch", type=int, default=16)
@@ -238,9 +242,10 @@ def main():
     data = os.path.join(os.path.dirname(ROOT), "shared", "data", "tinyshakespeare.txt")
     rows = []
     with tempfile.TemporaryDirectory() as work:
-        model = export(work)
-        print(f"bench GPT-2 (4 layers, hidden 256, 8 heads, vocab 256), batch {args.batch} x "
-              f"{args.seq}, fp32 AdamW, median of steps 3-{args.steps}; profile {args.profile}")
+        model = args.model or export(work)
+        name = args.model or "bench GPT-2 (4 layers, hidden 256, 8 heads, vocab 256)"
+        print(f"{name}, batch {args.batch} x {args.seq}, fp32 AdamW, median of steps "
+              f"3-{args.steps}; profile {args.profile}")
         print(f"{'plan':<20}{'ranks':>6}{'predicted ms':>14}{'measured ms':>13}{'error':>9}"
               f"   predicted shares (compute/bubble/tp/p2p/dp/optimizer)")
         for name, ranks, p in chosen:

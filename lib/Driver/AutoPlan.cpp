@@ -1,6 +1,7 @@
 //===- AutoPlan.cpp - `--config auto` and auto_partition (AutoPlan.h) ------===//
 #include "trc/Driver/AutoPlan.h"
 
+#include "trc/Driver/CompiledModelWork.h"
 #include "trc/Driver/OnnxModelSpec.h"
 #include "runtime/support/LaunchEnvironment.h"
 #include "runtime/formats/FileOps.h"
@@ -94,8 +95,13 @@ Status resolveAutoPlan(rt::TrainerOptions &options, const std::string &profilePa
                      ",sequence=" + std::to_string(options.seqLen);
   if (Status s = plan::describeOnnxModel(model, dims, description); !s)
     return s.withPrefix(std::string(what) + ": ");
-  plan::SearchResult result =
-      plan::search(description.model, cluster, options.batchSize, constraints);
+  // The model's own compiled steps price the leading plans (CompiledModelWork.h).
+  rt::StatusOr<std::unique_ptr<plan::CompiledModelWork>> compiled =
+      plan::CompiledModelWork::open(model, dims);
+  if (!compiled.ok())
+    return Status(compiled.status()).withPrefix(std::string(what) + ": ");
+  plan::SearchResult result = plan::search(description.model, cluster, options.batchSize,
+                                           constraints, compiled->get());
   if (result.ranked.empty()) {
     std::string need = ": no data x tensor x pipeline split of " + std::to_string(world) +
                        " ranks divides --batch-size " + std::to_string(options.batchSize) +
@@ -113,9 +119,10 @@ Status resolveAutoPlan(rt::TrainerOptions &options, const std::string &profilePa
   if (env->rank == 0)
     std::fprintf(stderr,
                  "trc-run: %s: %s (predicted %.3f ms per step, %.1f MB per rank; %lld plans "
-                 "priced in %.3f s, %s)\n",
+                 "priced, %lld again from the compiled step, in %.3f s, %s)\n",
                  what, best.plan.describe().c_str(), best.predicted.stepTime * 1e3,
-                 best.predicted.memoryBytes / 1e6, result.evaluated, result.seconds,
+                 best.predicted.memoryBytes / 1e6, result.evaluated, result.repriced,
+                 result.seconds,
                  profilePath.empty() ? "cpu spec sheet" : profilePath.c_str());
   options.parallelConfig = planConfig(best.plan, given);
   return Status::success();

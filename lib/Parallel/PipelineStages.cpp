@@ -11,6 +11,7 @@
 #include "trc/Analysis/Layers.h"
 #include "trc/Analysis/ValueFacts.h"
 #include "trc/Dialect/Trc.h"
+#include "trc/Plan/Partition.h"
 
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseSet.h"
@@ -38,6 +39,8 @@ LogicalResult assignStages(func::FuncOp main, int64_t stages, StageBalance balan
   parameterOnly.append(found->parameterOnly.begin(), found->parameterOnly.end());
   const SmallVector<int64_t> &bounds = found->bounds;
   const int64_t pieces = int64_t(bounds.size()) - 1;
+  if (balance == StageBalance::Pieces)
+    stages = pieces;
   if (pieces < stages) {
     error = "cannot cut @main into " + std::to_string(stages) + " stages: it has " +
             std::to_string(pieces) + " piece" + (pieces == 1 ? "" : "s") +
@@ -46,38 +49,17 @@ LogicalResult assignStages(func::FuncOp main, int64_t stages, StageBalance balan
   }
   // Layers: the attention cores dominate; the cost breaks ties.
   const double layerWeight = balance == StageBalance::Layers ? 1e18 : 0.0;
-  std::vector<double> prefix(size_t(pieces) + 1, 0.0);
-  for (int64_t p = 0; p < pieces; ++p) {
-    double w = 0;
+  std::vector<double> weights(size_t(pieces), 0.0);
+  for (int64_t p = 0; p < pieces; ++p)
     for (int64_t i = bounds[size_t(p)]; i < bounds[size_t(p) + 1]; ++i) {
       Operation *op = staged[size_t(i)];
-      w += opCost(op) + (isLayerCore(op) ? layerWeight : 0.0);
+      weights[size_t(p)] += opCost(op) + (isLayerCore(op) ? layerWeight : 0.0);
     }
-    prefix[size_t(p) + 1] = prefix[size_t(p)] + w;
-  }
-  // best[k][j]: the smallest largest weight of k stages over pieces [0, j).
-  const double inf = std::numeric_limits<double>::infinity();
-  std::vector<std::vector<double>> best(size_t(stages) + 1,
-                                        std::vector<double>(size_t(pieces) + 1, inf));
-  std::vector<std::vector<int64_t>> from(size_t(stages) + 1,
-                                         std::vector<int64_t>(size_t(pieces) + 1, -1));
-  best[0][0] = 0;
-  for (int64_t k = 1; k <= stages; ++k)
-    for (int64_t j = k; j <= pieces; ++j)
-      for (int64_t i = k - 1; i < j; ++i) {
-        double w = std::max(best[size_t(k) - 1][size_t(i)], prefix[size_t(j)] - prefix[size_t(i)]);
-        if (w < best[size_t(k)][size_t(j)]) {
-          best[size_t(k)][size_t(j)] = w;
-          from[size_t(k)][size_t(j)] = i;
-        }
-      }
-  int64_t j = pieces;
-  for (int64_t k = stages; k >= 1; --k) {
-    int64_t i = from[size_t(k)][size_t(j)];
-    for (int64_t op = bounds[size_t(i)]; op < bounds[size_t(j)]; ++op)
-      stageOf[staged[size_t(op)]] = k - 1;
-    j = i;
-  }
+  std::vector<int64_t> cuts = plan::balancedCuts(weights, stages);
+  for (int64_t k = 0; k < stages; ++k)
+    for (int64_t op = bounds[size_t(cuts[size_t(k)])]; op < bounds[size_t(cuts[size_t(k) + 1])];
+         ++op)
+      stageOf[staged[size_t(op)]] = k;
   // Parameter-only ops: the lowest stage among their users (the pass copies
   // them into the other users' stages).
   for (Operation *op : llvm::reverse(parameterOnly)) {

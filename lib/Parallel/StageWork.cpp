@@ -7,6 +7,7 @@
 
 #include "trc/Abi/AttrNames.h"
 #include "trc/Analysis/FusionCostModel.h"
+#include "trc/Analysis/Layers.h"
 #include "trc/Analysis/ValueFacts.h"
 #include "trc/Dialect/Trc.h"
 
@@ -102,6 +103,8 @@ plan::CompiledWork summarizeStageWork(func::FuncOp grad, const StageHomes &homes
     }
     plan::StageWork &stage = at(home.stage);
     count(&op, stage.phases[int(home.phase)]);
+    if (home.phase == StagePhase::Forward)
+      stage.forwardCost += analysis::opCost(&op);
     for (Value v : analysis::inputsOf(op)) {
       if (auto arg = dyn_cast<BlockArgument>(v)) {
         if (arg.getOwner() == &body && grad.getArgAttr(arg.getArgNumber(), abi::kParamAttr) &&

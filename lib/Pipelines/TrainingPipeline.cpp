@@ -117,7 +117,7 @@ struct TrainingPipelineCliOptions : public mlir::PassPipelineOptions<TrainingPip
                                   llvm::cl::desc("model chunks per pipeline rank"),
                                   llvm::cl::init(1)};
   Option<std::string> pipelineBalance{*this, "pipeline-balance",
-                                      llvm::cl::desc("cost or layers"),
+                                      llvm::cl::desc("cost, layers or pieces"),
                                       llvm::cl::init("cost")};
   Option<int64_t> pipelineShardDegree{
       *this, "pipeline-shard-degree",

@@ -12,6 +12,8 @@
 #include "DeviceTimes.h"
 #include "StepWork.h"
 
+#include "trc/Plan/Partition.h"
+
 #include "runtime/formats/Json.h"
 
 #include <algorithm>
@@ -111,18 +113,46 @@ struct PipelinePhase {
   }
 };
 
-PipelinePhase pipelinePhase(const GptModel &m, const Candidate &c, const DeviceTimes &dt) {
+// Each pipeline rank's work for one microbatch and the activation bytes a
+// cut passes: from the compiled pieces, cut as trc-pipeline-stages cuts
+// them (into pipeline x virtual chunks, rank r holding chunks r, r + p, ...;
+// the ops no stage owns run on every rank), or from the GPT formulas.
+std::vector<Work> rankWork(const GptModel &m, const Candidate &c, const DeviceTimes &dt,
+                           const CompiledWork *compiled, double &sendBytes) {
+  const int p = c.pipeline;
+  if (!compiled) {
+    std::vector<Work> stages(size_t(p), layerWork(m, c, dt).scaled(double(m.layers) / p));
+    stages.front() += firstStageWork(m, c, dt);
+    stages.back() += lastStageWork(m, c, dt);
+    sendBytes = double(c.microbatchSize) * m.seq * m.hidden * dt.elementBytes() / c.tensor;
+    return stages;
+  }
+  std::vector<double> costs;
+  for (const StageWork &piece : compiled->stages)
+    costs.push_back(piece.forwardCost);
+  const int64_t chunks = int64_t(p) * c.virtualStages;
+  std::vector<int64_t> cuts =
+      balancedCuts(costs, std::max<int64_t>(1, std::min<int64_t>(chunks, int64_t(costs.size()))));
+  std::vector<Work> stages(size_t(p), unstagedWork(compiled->unstaged, c, dt));
+  sendBytes = 0;
+  for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+    for (int64_t i = cuts[k]; i < cuts[k + 1]; ++i)
+      stages[k % size_t(p)] += pieceWork(compiled->stages[size_t(i)], c, dt, p > 1);
+    if (cuts[k + 1] > cuts[k] && k + 2 < cuts.size())
+      sendBytes = std::max(sendBytes, compiled->stages[size_t(cuts[k + 1] - 1)].sendBytes);
+  }
+  return stages;
+}
+
+PipelinePhase pipelinePhase(const GptModel &m, const Candidate &c, const DeviceTimes &dt,
+                            const CompiledWork *compiled) {
   const int p = c.pipeline, mb = c.microbatches, v = c.virtualStages;
   const bool interleaved = c.schedule == Schedule::Interleaved;
   // Each stage's work for one microbatch; the slot adds its p2p (the
   // activation out, the gradient in).
-  Work layer = layerWork(m, c, dt);
-  std::vector<Work> stages(size_t(p), layer.scaled(double(m.layers) / p));
-  stages.front() += firstStageWork(m, c, dt);
-  stages.back() += lastStageWork(m, c, dt);
-  double T = double(c.microbatchSize) * m.seq;
-  double p2pOne = p > 1 ? 2 * dt.collective(Collective::P2P, 2,
-                                            T * m.hidden * dt.elementBytes() / c.tensor,
+  double sendBytes = 0;
+  std::vector<Work> stages = rankWork(m, c, dt, compiled, sendBytes);
+  double p2pOne = p > 1 ? 2 * dt.collective(Collective::P2P, 2, sendBytes,
                                             (long long)c.tensor * c.data * p)
                         : 0;
   size_t slowest = 0;
@@ -152,7 +182,8 @@ PipelinePhase pipelinePhase(const GptModel &m, const Candidate &c, const DeviceT
 
 } // namespace
 
-Prediction evaluate(const GptModel &m, const Cluster &cluster, const Candidate &c) {
+Prediction evaluate(const GptModel &m, const Cluster &cluster, const Candidate &c,
+                    CompiledWorkSource *source) {
   const DeviceProfile &d = cluster.device;
   const DeviceTimes dt(cluster); // every rank of the node busy
   const double e = dt.elementBytes();
@@ -166,9 +197,12 @@ Prediction evaluate(const GptModel &m, const Cluster &cluster, const Candidate &
   // runs at a core per rank, but the ranks' work shares the cores, so the
   // phase is the longer of the two (a stage waiting in its bubble leaves its
   // core to another stage's work). With no more ranks than cores they agree.
-  PipelinePhase phase = pipelinePhase(m, c, dt);
+  // The compiled step prices trc's own kernels; spec sheets of GPUs keep
+  // Megatron's fused-kernel accounting.
+  const CompiledWork *compiled = source && dt.trcKernels() ? source->work(c) : nullptr;
+  PipelinePhase phase = pipelinePhase(m, c, dt, compiled);
   if (!d.measured.empty() && d.nodeCores > 0 && d.devicesPerNode > d.nodeCores) {
-    PipelinePhase critical = pipelinePhase(m, c, DeviceTimes(cluster, d.nodeCores));
+    PipelinePhase critical = pipelinePhase(m, c, DeviceTimes(cluster, d.nodeCores), compiled);
     phase = critical.total() > phase.spread().total() ? critical : phase.spread();
   }
   Prediction r;

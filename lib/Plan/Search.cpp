@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
+#include <tuple>
 
 namespace trc::plan {
 namespace {
@@ -45,10 +47,29 @@ template <typename T> bool allows(const std::optional<T> &fixed, T value) {
   return !fixed || *fixed == value;
 }
 
+// Candidates priced again from the compiled step (besides each layout's best).
+constexpr size_t kRepriced = 32;
+
+// Best first by the objective.
+void rank(std::vector<Ranked> &fitting, const Constraints &k) {
+  if (fitting.empty())
+    return;
+  double bestTime = fitting[0].predicted.stepTime, leastMem = fitting[0].predicted.memoryBytes;
+  for (const Ranked &r : fitting) {
+    bestTime = std::min(bestTime, r.predicted.stepTime);
+    leastMem = std::min(leastMem, r.predicted.memoryBytes);
+  }
+  double w = k.optimize == "memory" ? k.memoryWeight : 0;
+  for (Ranked &r : fitting)
+    r.score = (1 - w) * r.predicted.stepTime / bestTime + w * r.predicted.memoryBytes / leastMem;
+  std::stable_sort(fitting.begin(), fitting.end(),
+                   [](const Ranked &x, const Ranked &y) { return x.score < y.score; });
+}
+
 } // namespace
 
 SearchResult search(const GptModel &model, const Cluster &cluster, long long globalBatch,
-                    const Constraints &k) {
+                    const Constraints &k, CompiledWorkSource *compiled) {
   auto start = std::chrono::steady_clock::now();
   SearchResult out;
   std::vector<Ranked> fitting;
@@ -121,18 +142,29 @@ SearchResult search(const GptModel &model, const Cluster &cluster, long long glo
       }
     }
   }
-  if (!fitting.empty()) {
+  if (!fitting.empty())
     out.leastMemory.reset();
-    double bestTime = fitting[0].predicted.stepTime, leastMem = fitting[0].predicted.memoryBytes;
-    for (const Ranked &r : fitting) {
-      bestTime = std::min(bestTime, r.predicted.stepTime);
-      leastMem = std::min(leastMem, r.predicted.memoryBytes);
+  rank(fitting, k);
+  if (compiled && !fitting.empty()) {
+    // The formulas ranked the space; the leaders, and the best plan of each
+    // layout (trc-plan's alternatives), are priced again from the compiled
+    // step and ranked ahead of the rest.
+    std::vector<Ranked> repriced, rest;
+    std::set<std::tuple<int, int, int, int>> layouts;
+    for (size_t i = 0; i < fitting.size(); ++i) {
+      const Candidate &c = fitting[i].plan;
+      bool newLayout = layouts.insert({c.data, c.tensor, c.pipeline, int(c.recompute)}).second;
+      if (i < kRepriced || newLayout) {
+        fitting[i].predicted = evaluate(model, cluster, c, compiled);
+        repriced.push_back(fitting[i]);
+      } else {
+        rest.push_back(fitting[i]);
+      }
     }
-    double w = k.optimize == "memory" ? k.memoryWeight : 0;
-    for (Ranked &r : fitting)
-      r.score = (1 - w) * r.predicted.stepTime / bestTime + w * r.predicted.memoryBytes / leastMem;
-    std::stable_sort(fitting.begin(), fitting.end(),
-                     [](const Ranked &x, const Ranked &y) { return x.score < y.score; });
+    rank(repriced, k);
+    out.repriced = (long long)repriced.size();
+    fitting = std::move(repriced);
+    fitting.insert(fitting.end(), rest.begin(), rest.end());
   }
   out.ranked = std::move(fitting);
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -158,6 +158,47 @@ Work lastStageWork(const GptModel &m, const Candidate &c, const DeviceTimes &dt)
   return w;
 }
 
+namespace {
+
+// A phase's seconds: its products, its other kernels, and (apart) its
+// tensor-parallel collectives.
+std::pair<double, double> phaseSeconds(const PhaseWork &w, const Candidate &c,
+                                       const DeviceTimes &dt, double extraElements = 0) {
+  double compute = dt.kernels(w.kernelBytes / dt.elementBytes() + extraElements, w.kernels);
+  for (const ProductShape &p : w.products)
+    compute += dt.matmul(p.m, p.n, p.k, p.batch);
+  double comm = 0;
+  for (const CommWork &x : w.collectives) {
+    Collective op = x.kind == CommKind::AllGather       ? Collective::AllGather
+                    : x.kind == CommKind::ReduceScatter ? Collective::ReduceScatter
+                                                        : Collective::AllReduce;
+    comm += dt.collective(op, c.tensor, x.bytes, c.tensor);
+  }
+  return {compute, comm};
+}
+
+} // namespace
+
+Work pieceWork(const StageWork &piece, const Candidate &c, const DeviceTimes &dt,
+               bool pipelined) {
+  // The pipeline's extra traffic, split evenly over the phases. The
+  // activations' constant was counted per transformer layer, which is two
+  // pieces (attention and MLP halves) each sending T h.
+  double extra = pipelined ? (kPipelineWeights * piece.paramBytes +
+                              kPipelineActivations / 2 * piece.sendBytes) /
+                                 dt.elementBytes()
+                           : 0;
+  auto [f, fComm] = phaseSeconds(piece.phase(WorkPhase::Forward), c, dt, extra / 3);
+  auto [b, bComm] = phaseSeconds(piece.phase(WorkPhase::Backward), c, dt, extra / 3);
+  auto [w, wComm] = phaseSeconds(piece.phase(WorkPhase::Weights), c, dt, extra / 3);
+  return {f, b, w, fComm + bComm + wComm};
+}
+
+Work unstagedWork(const PhaseWork &ops, const Candidate &c, const DeviceTimes &dt) {
+  auto [f, comm] = phaseSeconds(ops, c, dt);
+  return {f, 0, 0, comm};
+}
+
 double optimizerSeconds(double params, double tensors, const DeviceTimes &dt) {
   if (!dt.trcKernels())
     return dt.stream(36 * params);

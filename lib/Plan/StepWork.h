@@ -69,6 +69,16 @@ Work layerWork(const GptModel &m, const Candidate &c, const DeviceTimes &dt);
 // logits, loss), per microbatch; with one stage both.
 Work firstStageWork(const GptModel &m, const Candidate &c, const DeviceTimes &dt);
 Work lastStageWork(const GptModel &m, const Candidate &c, const DeviceTimes &dt);
+// One piece of a compiled step (CompiledWork.h), one microbatch, one rank:
+// its products by shape, its other kernels by unfused bytes and count, its
+// tensor-group collectives; in a pipeline (`pipelined`) what its stage
+// programs add per microbatch (the weights transposed again and their
+// gradients accumulated, the activations through stash, send and receive
+// buffers: the constants the GPT layer uses, on the piece's own parameter
+// and send bytes).
+Work pieceWork(const StageWork &piece, const Candidate &c, const DeviceTimes &dt, bool pipelined);
+// Ops no stage owns (masks, positions), priced as forward work.
+Work unstagedWork(const PhaseWork &ops, const Candidate &c, const DeviceTimes &dt);
 // The optimizer step over `params` parameters in `tensors` tensors.
 double optimizerSeconds(double params, double tensors, const DeviceTimes &dt);
 // trc's gradient buckets: copying `gradElements` in and out, on the CPU.

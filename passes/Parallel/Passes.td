@@ -131,7 +131,8 @@ def PipelineStages : Pass<"trc-pipeline-stages", "mlir::ModuleOp"> {
     Option<"virtualStages", "virtual", "int64_t", "1",
            "model chunks per rank (interleaved schedules)">,
     Option<"balance", "balance", "std::string", "\"cost\"",
-           "cost (FLOPs per stage) or layers (attention layers per stage)">,
+           "cost (FLOPs per stage), layers (attention layers per stage) or pieces "
+           "(every piece its own stage: what trc-print-stage-work counts)">,
   ];
   let dependentDialects = ["trc::TrcDialect"];
 }

@@ -55,8 +55,10 @@ struct PipelineStages : trc::impl::PipelineStagesBase<PipelineStages> {
       how = StageBalance::Cost;
     } else if (balance == "layers") {
       how = StageBalance::Layers;
+    } else if (balance == "pieces") {
+      how = StageBalance::Pieces;
     } else {
-      module.emitError("trc-pipeline-stages: balance expects cost or layers, got '")
+      module.emitError("trc-pipeline-stages: balance expects cost, layers or pieces, got '")
           << balance << "'";
       return signalPassFailure();
     }
@@ -68,14 +70,19 @@ struct PipelineStages : trc::impl::PipelineStagesBase<PipelineStages> {
       return signalPassFailure();
     }
     OpBuilder b(module.getContext());
-    for (auto [op, stage] : stageOf)
+    int64_t count = stages * virtualStages;
+    if (how == StageBalance::Pieces) // one stage per piece, however many
+      count = 0;
+    for (auto [op, stage] : stageOf) {
       op->setAttr(kStageAttr, b.getI64IntegerAttr(stage));
+      count = std::max(count, stage + 1);
+    }
     copyParameterOnlyOps(main, parameterOnly, b);
     splitSharedParameters(main, b);
     module->setAttr(kPipelineAttr,
-                    b.getDictionaryAttr({b.getNamedAttr("stages", b.getI64IntegerAttr(stages)),
-                                         b.getNamedAttr("virtual",
-                                                        b.getI64IntegerAttr(virtualStages))}));
+                    b.getDictionaryAttr(
+                        {b.getNamedAttr("stages", b.getI64IntegerAttr(count / virtualStages)),
+                         b.getNamedAttr("virtual", b.getI64IntegerAttr(virtualStages))}));
   }
 
   /// An op on parameters alone (a weight transpose) read by several stages

@@ -28,6 +28,7 @@
 #include "runtime/support/Parse.h"
 #include "trc/Plan/PlanSpec.h"
 #ifdef TRC_PLAN_WITH_COMPILER
+#include "trc/Driver/CompiledModelWork.h"
 #include "trc/Driver/OnnxModelSpec.h"
 #endif
 
@@ -35,6 +36,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <set>
 #include <string>
 #include <tuple>
@@ -199,6 +201,7 @@ int main(int argc, char **argv) {
       if (rt::Status s = rt::checkRegularFile(flag, path); !s)
         return fail(s.message());
   GptModel model;
+  std::unique_ptr<CompiledWorkSource> compiled;
   std::string derivedSpec;
   double countedParams = 0;
   bool onnx = modelSpec.size() > 5 && modelSpec.compare(modelSpec.size() - 5, 5, ".onnx") == 0;
@@ -210,6 +213,10 @@ int main(int argc, char **argv) {
     model = d.model;
     derivedSpec = d.spec;
     countedParams = d.countedParams;
+    rt::StatusOr<std::unique_ptr<CompiledModelWork>> work = CompiledModelWork::open(modelSpec, dimSpec);
+    if (!work.ok())
+      return fail(std::string(work.status().message()));
+    compiled = *std::move(work);
     double formula = model.params();
     if (std::fabs(countedParams - formula) > 0.1 * countedParams)
       std::fprintf(stderr,
@@ -245,7 +252,7 @@ int main(int argc, char **argv) {
     if (rt::Status s = parsePlanSpec(planSpec, cluster.devices(), constraints); !s)
       return fail(s.message());
 
-  SearchResult result = search(model, cluster, *batch, constraints);
+  SearchResult result = search(model, cluster, *batch, constraints, compiled.get());
   if (result.ranked.empty()) {
     std::string what = havePlan ? "the model fits no plan allowed by --plan" : "the model fits no plan";
     if (!result.leastMemory)
@@ -280,6 +287,7 @@ int main(int argc, char **argv) {
     j += "], \"search\": {";
     appendNumber(j, "seconds", result.seconds, false);
     appendNumber(j, "evaluated", double(result.evaluated));
+    appendNumber(j, "repriced", double(result.repriced));
     appendNumber(j, "fitting", double(result.ranked.size()));
     j += "}, \"model\": {";
     appendNumber(j, "layers", double(model.layers), false);
@@ -321,8 +329,11 @@ int main(int argc, char **argv) {
               (long long)*batch);
   if (!cluster.device.measured.empty())
     std::printf("device profile: %s\n", cluster.device.source.c_str());
-  std::printf("search: %lld plans priced, %zu fit, %.3f s\n", result.evaluated,
+  std::printf("search: %lld plans priced, %zu fit, %.3f s", result.evaluated,
               result.ranked.size(), result.seconds);
+  if (result.repriced)
+    std::printf(" (%lld priced again from the compiled step)", result.repriced);
+  std::printf("\n");
   std::printf("plan: %s\n  %s\n", best.plan.describe().c_str(), best.plan.toJson().c_str());
   std::printf("predicted step time: %.3f s\n", p.stepTime);
   std::printf("TFLOP/s per device: %.1f (%.1f%% of peak)\n", p.tflopsPerDevice,

@@ -35,7 +35,11 @@ using abi::kBackwardAttr;
 using abi::kPipelineAttr;
 using abi::kStageAttr;
 
-enum class StageBalance { Cost, Layers };
+// Cost: the largest stage's cost is smallest; Layers: attention layers per
+// stage, cost breaking ties; Pieces: every piece between layer boundaries
+// is a stage of its own (the `stages` asked for are ignored; the planner's
+// per-piece count, trc/Parallel/StageWork.h).
+enum class StageBalance { Cost, Layers, Pieces };
 
 /// The cost of one op in the balance (trc/Analysis/Layers.h).
 using analysis::isLayerCore;

@@ -69,6 +69,7 @@ constexpr int kWorkPhases = 3;
 
 struct StageWork {
   PhaseWork phases[kWorkPhases];
+  double forwardCost = 0; // what trc-pipeline-stages balances (Layers.h's opCost)
   double paramBytes = 0, paramTensors = 0;
   double stashBytes = 0;   // forward values the stage's backward reads
   double sendBytes = 0;    // forward values later stages read

@@ -55,6 +55,7 @@
 #define TRC_PLAN_COSTMODEL_H
 
 #include "trc/Plan/Cluster.h"
+#include "trc/Plan/CompiledWork.h"
 #include "trc/Plan/Model.h"
 
 #include <string>
@@ -102,9 +103,23 @@ struct Prediction {
   bool fits = false;            // memoryBytes <= deviceMemoryBytes
 };
 
+// The training step as the compiler builds it for a candidate's tensor
+// layout, recomputation and microbatch size, one stage per piece between
+// layer boundaries (trc/Plan/CompiledWork.h; lib/Driver compiles it). With
+// one, trc's CPU kernels are priced from these counts instead of the GPT
+// formulas of StepWork.h, and pipeline stages are cut as
+// trc-pipeline-stages cuts them.
+class CompiledWorkSource {
+public:
+  virtual ~CompiledWorkSource() = default;
+  // Null when the step cannot be compiled that way (the formulas price it).
+  virtual const CompiledWork *work(const Candidate &c) = 0;
+};
+
 // Precondition: `c` is consistent (degrees multiply to the cluster's size,
 // divide the model's layers/heads and the batch).
-Prediction evaluate(const GptModel &model, const Cluster &cluster, const Candidate &c);
+Prediction evaluate(const GptModel &model, const Cluster &cluster, const Candidate &c,
+                    CompiledWorkSource *compiled = nullptr);
 
 } // namespace trc::plan
 

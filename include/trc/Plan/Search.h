@@ -14,6 +14,12 @@
 // by the objective: "speed" (step time) or "memory" (SMP's memory_weight w:
 // (1 - w) x time / best time + w x memory / least memory).
 //
+// With the model's compiled steps (`compiled`), the formulas rank the space
+// and the 32 leaders plus the best plan of each data x tensor x pipeline x
+// recomputation layout are priced again from the compiled counts and ranked
+// ahead of the rest (compiling every layout of the space would take
+// seconds).
+//
 // The result holds the ranked fitting candidates (best first) and, when none
 // fits, the least memory any candidate needed (for the error message).
 //
@@ -47,14 +53,16 @@ struct Ranked {
 struct SearchResult {
   std::vector<Ranked> ranked;   // fitting candidates, best first
   long long evaluated = 0;      // candidates the cost model priced
+  long long repriced = 0;       // of them, priced again from the compiled step
   // When nothing fits: the candidate needing the least memory (if any
   // candidate satisfied the constraints at all).
   std::optional<Ranked> leastMemory;
   double seconds = 0;           // wall time of the search
 };
 
+// `compiled` (optional): the model's compiled steps (CostModel.h).
 SearchResult search(const GptModel &model, const Cluster &cluster, long long globalBatch,
-                    const Constraints &constraints);
+                    const Constraints &constraints, CompiledWorkSource *compiled = nullptr);
 
 } // namespace trc::plan
 

@@ -5,6 +5,7 @@
 // pipeline bubble) and the search (pruning, memory rejection, speed).
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Plan/Partition.h"
 #include "trc/Plan/PlanSpec.h"
 
 #include "runtime/spec/EngineSupport.h"
@@ -171,6 +172,63 @@ TEST(PlanCostModel, MegatronFlopsFormula) {
   double ratio = p.bubbleTime / (p.stepTime - p.dataCommTime - p.optimizerTime - p.bubbleTime);
   EXPECT_LT(ratio, 63.0 / 512);
   EXPECT_GT(ratio, 0.9 * 63.0 / 512);
+}
+
+TEST(PlanPartition, BalancedCutsMinimizeTheLargestStage) {
+  EXPECT_EQ(balancedCuts({1, 1, 1, 3}, 2), (std::vector<int64_t>{0, 3, 4}));
+  EXPECT_EQ(balancedCuts({2, 2, 2, 2}, 2), (std::vector<int64_t>{0, 2, 4}));
+  EXPECT_EQ(balancedCuts({2, 2, 2, 2}, 4), (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(balancedCuts({5}, 1), (std::vector<int64_t>{0, 1}));
+}
+
+// A compiled step of four pieces (CompiledWork.h), each with the given
+// share of the products and kernels.
+struct FakeCompiled : CompiledWorkSource {
+  CompiledWork counted;
+  int asked = 0;
+  explicit FakeCompiled(std::vector<double> shares) {
+    for (double share : shares) {
+      StageWork piece;
+      piece.forwardCost = share;
+      for (PhaseWork *phase : {&piece.phases[0], &piece.phases[1], &piece.phases[2]}) {
+        if (share > 0)
+          phase->products.push_back({256 * share, 256, 256, 1});
+        phase->kernels = 10 * share;
+        phase->kernelBytes = 4e6 * share;
+      }
+      piece.sendBytes = 4096;
+      counted.stages.push_back(piece);
+    }
+  }
+  const CompiledWork *work(const Candidate &) override {
+    ++asked;
+    return &counted;
+  }
+};
+
+TEST(PlanCostModel, PricesTheCompiledStep) {
+  GptModel m = gpt(4, 256, 8);
+  Candidate c;
+  c.microbatchSize = 16;
+  Cluster one = cluster("cpu:1");
+  FakeCompiled even({1, 1, 1, 1}), twice({2, 2, 2, 2});
+  Prediction formula = evaluate(m, one, c), e = evaluate(m, one, c, &even),
+             t = evaluate(m, one, c, &twice);
+  EXPECT_EQ(even.asked, 1);
+  EXPECT_NE(e.computeTime, formula.computeTime); // the counts, not the GPT formulas
+  EXPECT_NEAR(t.computeTime / e.computeTime, 2.0, 0.05);
+  // Two stages: evenly split pieces halve the slowest stage's work; with
+  // all of it in one piece that stage does the whole step.
+  Cluster two = cluster("cpu:2");
+  c.pipeline = 2, c.microbatches = 4, c.microbatchSize = 4;
+  FakeCompiled lumped({0, 0, 0, 4});
+  Prediction split = evaluate(m, two, c, &even), lump = evaluate(m, two, c, &lumped);
+  EXPECT_NEAR(lump.computeTime / split.computeTime, 2.0, 0.1);
+  EXPECT_LT(split.bubbleTime, lump.bubbleTime + split.computeTime);
+  // Spec sheets of GPUs keep Megatron's accounting: the source is not asked.
+  FakeCompiled unused({1, 1, 1, 1});
+  evaluate(m, cluster("a100-80gb:1"), Candidate{}, &unused);
+  EXPECT_EQ(unused.asked, 0);
 }
 
 TEST(PlanCostModel, MemoryPerZeroStageAndRecompute) {

@@ -1,0 +1,144 @@
+//===- CompiledModelWork.cpp - an ONNX model's steps counted for the planner ===//
+//
+// See trc/Driver/CompiledModelWork.h.
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Driver/CompiledModelWork.h"
+
+#include "trc/Abi/AttrNames.h"
+#include "trc/Dialect/Trc.h"
+#include "trc/Import/OnnxImporter.h"
+#include "trc/InitAllDialects.h"
+#include "trc/Parallel/StageHomes.h"
+#include "trc/Parallel/StageWork.h"
+#include "trc/Pipelines/TrainingPipeline.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <limits>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+namespace trc::plan {
+
+struct CompiledModelWork::Impl {
+  std::string path;
+  ImportOptions options;   // the user's --dim
+  std::map<std::string, std::vector<int64_t>> inputs; // data inputs as imported
+  bool outputsLoss = false;
+  std::map<std::tuple<int, bool, int, int>, std::optional<CompiledWork>> cache;
+
+  std::optional<CompiledWork> compile(const Candidate &c) const;
+};
+
+namespace {
+
+struct Context {
+  mlir::DialectRegistry registry;
+  mlir::MLIRContext context;
+  std::string diagText;
+  llvm::raw_string_ostream diag{diagText};
+  std::unique_ptr<mlir::ScopedDiagnosticHandler> handler;
+  Context() : context(registry) {
+    trc::registerAllDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+    handler = std::make_unique<mlir::ScopedDiagnosticHandler>(&context, [this](mlir::Diagnostic &d) {
+      diag << d << "\n";
+      return mlir::success();
+    });
+  }
+};
+
+} // namespace
+
+std::optional<CompiledWork> CompiledModelWork::Impl::compile(const Candidate &c) const {
+  Context ctx;
+  ImportOptions o = options;
+  for (auto [name, shape] : inputs) {
+    shape[0] = c.microbatchSize;
+    o.inputShapes[name] = shape;
+  }
+  mlir::OwningOpRef<mlir::ModuleOp> module = importOnnxFile(path, &ctx.context, o, ctx.diag);
+  if (!module)
+    return std::nullopt;
+  TrainingPipelineOptions p;
+  std::string problem;
+  if (!setLossAndPrecision(p, outputsLoss ? "none" : "cross_entropy",
+                           AppendLossOptions().ignoreIndex, "fp32", problem))
+    return std::nullopt;
+  RecomputeOptions recompute;
+  recompute.policy = recomputeName(c.recompute);
+  p.recompute = recompute;
+  if (c.tensor > 1) {
+    ShardTensorParallelOptions tp;
+    tp.degree = c.tensor;
+    tp.sequenceParallel = c.sequenceParallel;
+    p.tensorParallel = tp;
+  }
+  PipelineStagesOptions pieces;
+  pieces.stages = 1;
+  pieces.balance = "pieces";
+  p.pipeline = pieces;
+  p.stopAtGradients = true;
+  mlir::PassManager pm(&ctx.context);
+  buildTrainingPipeline(pm, p);
+  if (mlir::failed(pm.run(*module)))
+    return std::nullopt;
+  auto grad = module->lookupSymbol<mlir::func::FuncOp>("main_grad");
+  if (!grad)
+    return std::nullopt;
+  mlir::FailureOr<parallel::StageHomes> homes =
+      parallel::findStageHomes(grad, std::numeric_limits<int64_t>::max());
+  if (mlir::failed(homes))
+    return std::nullopt;
+  return parallel::summarizeStageWork(grad, *homes);
+}
+
+CompiledModelWork::CompiledModelWork(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CompiledModelWork::~CompiledModelWork() = default;
+
+rt::StatusOr<std::unique_ptr<CompiledModelWork>> CompiledModelWork::open(const std::string &path,
+                                                                         const std::string &dims) {
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  std::string error;
+  if (!dims.empty() && !parseDimSpec(dims, impl->options, error))
+    return rt::Status::error("--dim: " + error);
+  Context ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      importOnnxFile(path, &ctx.context, impl->options, ctx.diag);
+  if (!module)
+    return rt::Status::error("--model " + path + ": cannot import: " +
+                             llvm::StringRef(ctx.diagText).trim().str());
+  auto main = module->lookupSymbol<mlir::func::FuncOp>("main");
+  if (!main || main.getNumResults() == 0)
+    return rt::Status::error("--model " + path + ": no @main with results after import");
+  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+    auto name = main.getArgAttrOfType<mlir::StringAttr>(i, abi::kInputAttr);
+    auto type = llvm::dyn_cast<mlir::RankedTensorType>(main.getArgument(i).getType());
+    if (!name || !type || !type.hasStaticShape() || type.getRank() == 0)
+      continue;
+    impl->inputs[name.str()] = std::vector<int64_t>(type.getShape().begin(), type.getShape().end());
+  }
+  auto loss = llvm::dyn_cast<mlir::RankedTensorType>(main.getResultTypes()[0]);
+  impl->outputsLoss = loss && loss.getRank() == 0;
+  return std::unique_ptr<CompiledModelWork>(new CompiledModelWork(std::move(impl)));
+}
+
+const CompiledWork *CompiledModelWork::work(const Candidate &c) {
+  auto key = std::make_tuple(c.tensor, c.tensor > 1 && c.sequenceParallel, int(c.recompute),
+                             c.microbatchSize);
+  auto it = impl_->cache.find(key);
+  if (it == impl_->cache.end())
+    it = impl_->cache.emplace(key, impl_->compile(c)).first;
+  return it->second ? &*it->second : nullptr;
+}
+
+int CompiledModelWork::compiled() const { return int(impl_->cache.size()); }
+
+} // namespace trc::plan
