@@ -41,6 +41,11 @@
 //   as trc's collectives: 4 all-reduces of T h per layer, or 4
 //   all-gathers and 4 reduce-scatters with SP, 2 more for the embedding and
 //   5 of T floats for the vocabulary-parallel loss.
+// - a compiled step (pieceWork: an exported model's own counts,
+//   CompiledWork.h): each piece's products by their shapes and its other
+//   kernels by their unfused bytes and count, phase by phase, its tensor
+//   group's collectives as counted; in a pipeline the constants above for
+//   what stage programs add, on the piece's own parameter and send bytes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRC_LIB_PLAN_STEPWORK_H

@@ -47,21 +47,33 @@ StatusOr<CopyEngine *> PipelineBuffers::engine() {
   return copies_;
 }
 
+namespace {
+
+/// A free buffer of `buffers` (device or host), or a new one of `bytes`.
+template <typename Buffer>
+StatusOr<size_t> takeBuffer(std::vector<Buffer> &buffers, std::vector<size_t> &free,
+                            Backend &backend, uint64_t bytes) {
+  if (!free.empty()) {
+    size_t index = free.back();
+    free.pop_back();
+    return index;
+  }
+  buffers.emplace_back();
+  if (Status s = buffers.back().allocate(backend, size_t(std::max<uint64_t>(bytes, 1))); !s) {
+    buffers.pop_back();
+    return s;
+  }
+  return buffers.size() - 1;
+}
+
+} // namespace
+
 StatusOr<size_t> PipelineBuffers::lend(SlotPool &pool, const std::string &slot,
                                        int microbatch) {
-  size_t index;
-  if (!pool.free.empty()) {
-    index = pool.free.back();
-    pool.free.pop_back();
-  } else {
-    index = pool.buffers.size();
-    pool.buffers.emplace_back();
-    if (Status s = pool.buffers.back().allocate(backend_, size_t(std::max<uint64_t>(pool.bytes, 1)));
-        !s) {
-      pool.buffers.pop_back();
-      return s.withPrefix("pipeline buffer '" + percentEncode(slot) + "': ");
-    }
-  }
+  StatusOr<size_t> taken = takeBuffer(pool.buffers, pool.free, backend_, pool.bytes);
+  if (!taken.ok())
+    return Status(taken.status()).withPrefix("pipeline buffer '" + percentEncode(slot) + "': ");
+  size_t index = *taken;
   pool.lent[microbatch] = index;
   countDevice(pool, +1);
   return index;
@@ -118,19 +130,10 @@ Status PipelineBuffers::offload(const std::string &slot, int microbatch) {
   StatusOr<CopyEngine *> copies = engine();
   if (!copies.ok())
     return copies.status();
-  size_t index;
-  if (!p.hostFree.empty()) {
-    index = p.hostFree.back();
-    p.hostFree.pop_back();
-  } else {
-    index = p.hostBuffers.size();
-    p.hostBuffers.emplace_back();
-    if (Status s = p.hostBuffers.back().allocate(backend_, size_t(std::max<uint64_t>(p.bytes, 1)));
-        !s) {
-      p.hostBuffers.pop_back();
-      return s.withPrefix("offloading '" + percentEncode(slot) + "': ");
-    }
-  }
+  StatusOr<size_t> taken = takeBuffer(p.hostBuffers, p.hostFree, backend_, p.bytes);
+  if (!taken.ok())
+    return Status(taken.status()).withPrefix("offloading '" + percentEncode(slot) + "': ");
+  size_t index = *taken;
   int64_t id = nextCopy_++;
   if (Status s = (*copies)->start(id, CopyDirection::ToHost, p.hostBuffers[index].get(),
                                   p.buffers[p.lent[microbatch]].get(), size_t(p.bytes));

@@ -9,7 +9,9 @@
 //   cross-entropy) by the bytes they move; on a measured profile
 //   (trc-run --calibrate) the runtime's own constants: matrix products by
 //   FLOPs, bytes and calls as fitted over shapes, trc's compiled kernels by
-//   the bytes and ops of the step's unfused traffic (StepWork.h);
+//   the bytes and ops of the step's unfused traffic (StepWork.h): counted
+//   from the model's own compiled step when a CompiledWorkSource gives it
+//   (an exported model), else from the GPT formulas;
 // - collectives as ring algorithms (per step latency + bytes / bandwidth,
 //   over NVLink inside a node and the network between nodes), or as
 //   measured per operation and group size: TP collectives per layer, DP
