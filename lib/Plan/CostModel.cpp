@@ -1,7 +1,9 @@
 //===- CostModel.cpp - the analytical step time and memory of a plan ---------===//
 //
 // See CostModel.h for the model and its constants; the per-layer work is
-// StepWork.cpp's, the kernels' and collectives' seconds DeviceTimes.cpp's.
+// StepWork.cpp's (from the GPT formulas, or from the compiled step's pieces
+// when a CompiledWorkSource gives them), the kernels' and collectives'
+// seconds DeviceTimes.cpp's.
 // Rank placement follows Megatron-LM: tensor-parallel ranks are
 // consecutive (inside a node), then data-parallel, then pipeline; a group
 // uses NVLink when it fits in one node and the network otherwise.

@@ -448,8 +448,8 @@ Status PipelineExecutor::averageOverData() {
         if (Status s = group.allReduce(grad, grad, size_t(slot.numElements), slot.dtype,
                                        ReduceOp::Avg);
             !s)
-          return s.withPrefix("averaging '" + percentEncode(slot.name) + "' over the data "
-                                                                         "ranks: ");
+          return s.withPrefix("averaging '" + percentEncode(slot.name) + "' over the " +
+                              (slot.shardDegree ? "replicas of its shard: " : "data ranks: "));
       }
   return Status::success();
 }
