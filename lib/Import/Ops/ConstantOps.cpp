@@ -9,6 +9,9 @@
 #include "../HandlerRegistry.h"
 #include "../TensorData.h"
 
+#include <cstring>
+#include <vector>
+
 using namespace mlir;
 
 namespace trc::import {
@@ -117,13 +120,24 @@ LogicalResult importIntegerRange(ImportContext &ctx, DenseElementsAttr s,
   int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
   Type elem = s.getElementType();
   unsigned width = elem.getIntOrFloatBitWidth();
-  SmallVector<APInt> values;
-  for (int64_t i = 0; i < n; ++i) {
-    __int128 v = first + static_cast<__int128>(i) * step; // in [first, last)
-    values.push_back(APInt(width, static_cast<uint64_t>(static_cast<int64_t>(v)),
-                           /*isSigned=*/true, /*implicitTrunc=*/true));
-  }
   auto type = RankedTensorType::get({n}, elem);
+  auto valueAt = [&](int64_t i) { // in [first, last): fits the element type
+    return static_cast<uint64_t>(static_cast<int64_t>(first + static_cast<__int128>(i) * step));
+  };
+  if (width % 8 == 0) {
+    // Bytes straight into the attribute's storage (little-endian, as MLIR
+    // stores them): a Range of 2^24 elements is one buffer, not 2^24 APInts.
+    const size_t bytes = width / 8;
+    std::vector<char> raw(size_t(n) * bytes);
+    for (int64_t i = 0; i < n; ++i) {
+      uint64_t v = valueAt(i);
+      std::memcpy(raw.data() + size_t(i) * bytes, &v, bytes);
+    }
+    return ctx.setOutput(0, ctx.build<ConstantOp>(DenseElementsAttr::getFromRawBuffer(type, raw)));
+  }
+  SmallVector<APInt> values;
+  for (int64_t i = 0; i < n; ++i)
+    values.push_back(APInt(width, valueAt(i), /*isSigned=*/true, /*implicitTrunc=*/true));
   return ctx.setOutput(0, ctx.build<ConstantOp>(DenseElementsAttr::get(type, values)));
 }
 
