@@ -89,12 +89,8 @@ StatusOr<void *> PipelineBuffers::buffer(const std::string &slot, int microbatch
     if (pending != offloading_.end()) {
       // Wanted back before its offload settled: the device copy is still
       // lent and whole (the copy only read it), so the host copy goes.
-      if (Status s = copies_->wait(pending->id); !s)
+      if (Status s = dropHostCopy(offloading_, pending, p, microbatch); !s)
         return s;
-      offloading_.erase(pending);
-      p.hostFree.push_back(p.onHost[microbatch]);
-      p.onHost.erase(microbatch);
-      countHost(p, -1);
     } else {
       if (Status s = prefetch(slot, microbatch); !s)
         return s;
@@ -182,9 +178,14 @@ Status PipelineBuffers::finishReload(SlotPool &pool, const std::string &slot, in
   if (it == reloading_.end())
     return Status::error("internal error: '" + percentEncode(slot) + "' of microbatch " +
                          std::to_string(microbatch) + " is on the host and not coming back");
-  if (Status s = copies_->wait(it->id); !s)
+  return dropHostCopy(reloading_, it, pool, microbatch);
+}
+
+Status PipelineBuffers::dropHostCopy(std::vector<Copy> &copies, std::vector<Copy>::iterator copy,
+                                     SlotPool &pool, int microbatch) {
+  if (Status s = copies_->wait(copy->id); !s)
     return s;
-  reloading_.erase(it);
+  copies.erase(copy);
   pool.hostFree.push_back(pool.onHost[microbatch]);
   pool.onHost.erase(microbatch);
   countHost(pool, -1);

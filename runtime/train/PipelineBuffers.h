@@ -82,6 +82,10 @@ private:
   StatusOr<CopyEngine *> engine();
   // Waits for the copy back of (slot, microbatch) and frees its host buffer.
   Status finishReload(SlotPool &pool, const std::string &slot, int microbatch);
+  // Waits for `copy` (of `copies`), drops it, and frees the microbatch's
+  // host buffer: the device buffer holds the stash.
+  Status dropHostCopy(std::vector<Copy> &copies, std::vector<Copy>::iterator copy,
+                      SlotPool &pool, int microbatch);
   void countDevice(const SlotPool &pool, int64_t sign);
   void countHost(const SlotPool &pool, int64_t sign);
 
