@@ -89,10 +89,6 @@ plan::CompiledWork summarizeStageWork(func::FuncOp grad, const StageHomes &homes
       out.stages.resize(size_t(s) + 1);
     return out.stages[size_t(s)];
   };
-  // Every stage exists, also one whose ops are all elsewhere.
-  for (Operation &op : body.without_terminator())
-    if (int64_t s = homes.lookup(&op).stage; s >= 0)
-      at(s);
   llvm::DenseSet<std::pair<unsigned, int64_t>> paramSeen;
   llvm::DenseSet<Value> stashed, sent;
   for (Operation &op : body.without_terminator()) {
