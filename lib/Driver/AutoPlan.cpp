@@ -100,19 +100,28 @@ Status resolveAutoPlan(rt::TrainerOptions &options, const std::string &profilePa
       plan::CompiledModelWork::open(model, dims);
   if (!compiled.ok())
     return Status(compiled.status()).withPrefix(std::string(what) + ": ");
-  plan::SearchResult result = plan::search(description.model, cluster, options.batchSize,
-                                           constraints, compiled->get());
+  // A model without a transformer's shape is priced from its compiled steps alone.
+  if (!description.model)
+    if (Status s = (*compiled)->check(); !s)
+      return s.withPrefix(std::string(what) + ": ");
+  plan::SearchResult result =
+      description.model ? plan::search(*description.model, cluster, options.batchSize,
+                                       constraints, compiled->get())
+                        : plan::searchCompiled(**compiled, cluster, options.batchSize, constraints);
   if (result.ranked.empty()) {
     std::string need = ": no data x tensor x pipeline split of " + std::to_string(world) +
                        " ranks divides --batch-size " + std::to_string(options.batchSize) +
-                       ", the heads and the layers";
+                       (description.model ? ", the heads and the layers"
+                                          : " (tensor parallelism needs a transformer: " +
+                                                description.notTransformer + ")");
     if (result.leastMemory)
       need = ": the least hungry plan (" + result.leastMemory->plan.describe() + ") needs " +
              std::to_string(static_cast<long long>(result.leastMemory->predicted.memoryBytes)) +
              " bytes per rank, a rank has " +
              std::to_string(static_cast<long long>(cluster.deviceMemory())) + " (" +
              (profilePath.empty() ? "the cpu spec sheet" : profilePath) + ")";
-    return Status::error(std::string(what) + ": no plan of " + description.spec + " fits " +
+    return Status::error(std::string(what) + ": no plan of " +
+                         (description.model ? description.spec : model) + " fits " +
                          std::to_string(world) + " CPU rank" + (world == 1 ? "" : "s") + need);
   }
   const plan::Ranked &best = result.ranked.front();

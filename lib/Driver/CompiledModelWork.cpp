@@ -30,9 +30,15 @@ struct CompiledModelWork::Impl {
   ImportOptions options;   // the user's --dim
   std::map<std::string, std::vector<int64_t>> inputs; // data inputs as imported
   bool outputsLoss = false;
-  std::map<std::tuple<int, bool, int, int>, std::optional<CompiledWork>> cache;
+  // By what changes the step: tensor degree, sequence parallelism,
+  // recomputation, rows.
+  using Key = std::tuple<int, bool, int, int>;
+  std::map<Key, std::optional<CompiledWork>> cache;
+  static Key cacheKey(const Candidate &c) {
+    return {c.tensor, c.tensor > 1 && c.sequenceParallel, int(c.recompute), c.microbatchSize};
+  }
 
-  std::optional<CompiledWork> compile(const Candidate &c) const;
+  std::optional<CompiledWork> compile(const Candidate &c, std::string *why = nullptr) const;
 };
 
 namespace {
@@ -56,8 +62,14 @@ struct Context {
 
 } // namespace
 
-std::optional<CompiledWork> CompiledModelWork::Impl::compile(const Candidate &c) const {
+std::optional<CompiledWork> CompiledModelWork::Impl::compile(const Candidate &c,
+                                                             std::string *why) const {
   Context ctx;
+  auto failed = [&]() -> std::optional<CompiledWork> {
+    if (why)
+      *why = llvm::StringRef(ctx.diagText).trim().str();
+    return std::nullopt;
+  };
   ImportOptions o = options;
   for (auto [name, shape] : inputs) {
     shape[0] = c.microbatchSize;
@@ -65,12 +77,14 @@ std::optional<CompiledWork> CompiledModelWork::Impl::compile(const Candidate &c)
   }
   mlir::OwningOpRef<mlir::ModuleOp> module = importOnnxFile(path, &ctx.context, o, ctx.diag);
   if (!module)
-    return std::nullopt;
+    return failed();
   TrainingPipelineOptions p;
   std::string problem;
   if (!setLossAndPrecision(p, outputsLoss ? "none" : "cross_entropy",
-                           AppendLossOptions().ignoreIndex, "fp32", problem))
-    return std::nullopt;
+                           AppendLossOptions().ignoreIndex, "fp32", problem)) {
+    ctx.diag << problem;
+    return failed();
+  }
   RecomputeOptions recompute;
   recompute.policy = recomputeName(c.recompute);
   p.recompute = recompute;
@@ -88,14 +102,16 @@ std::optional<CompiledWork> CompiledModelWork::Impl::compile(const Candidate &c)
   mlir::PassManager pm(&ctx.context);
   buildTrainingPipeline(pm, p);
   if (mlir::failed(pm.run(*module)))
-    return std::nullopt;
+    return failed();
   auto grad = module->lookupSymbol<mlir::func::FuncOp>("main_grad");
-  if (!grad)
-    return std::nullopt;
+  if (!grad) {
+    ctx.diag << "no @main_grad after the training pipeline";
+    return failed();
+  }
   mlir::FailureOr<parallel::StageHomes> homes =
       parallel::findStageHomes(grad, std::numeric_limits<int64_t>::max());
   if (mlir::failed(homes))
-    return std::nullopt;
+    return failed();
   return parallel::summarizeStageWork(grad, *homes);
 }
 
@@ -131,12 +147,40 @@ rt::StatusOr<std::unique_ptr<CompiledModelWork>> CompiledModelWork::open(const s
 }
 
 const CompiledWork *CompiledModelWork::work(const Candidate &c) {
-  auto key = std::make_tuple(c.tensor, c.tensor > 1 && c.sequenceParallel, int(c.recompute),
-                             c.microbatchSize);
+  Impl::Key key = Impl::cacheKey(c);
   auto it = impl_->cache.find(key);
   if (it == impl_->cache.end())
     it = impl_->cache.emplace(key, impl_->compile(c)).first;
   return it->second ? &*it->second : nullptr;
+}
+
+namespace {
+
+// The candidate compiled at the model's imported rows, no recomputation.
+Candidate atImportedRows(const std::map<std::string, std::vector<int64_t>> &inputs) {
+  Candidate c;
+  c.recompute = Recompute::None;
+  if (!inputs.empty())
+    c.microbatchSize = int(inputs.begin()->second[0]);
+  return c;
+}
+
+} // namespace
+
+const CompiledWork *CompiledModelWork::probe() { return work(atImportedRows(impl_->inputs)); }
+
+rt::Status CompiledModelWork::check() {
+  Candidate c = atImportedRows(impl_->inputs);
+  Impl::Key key = Impl::cacheKey(c);
+  if (auto it = impl_->cache.find(key); it != impl_->cache.end() && it->second)
+    return rt::Status::success();
+  std::string why;
+  std::optional<CompiledWork> work = impl_->compile(c, &why);
+  impl_->cache[key] = work;
+  if (!work)
+    return rt::Status::error("--model " + impl_->path + ": its training step does not compile, "
+                             "so the planner cannot price it: " + why);
+  return rt::Status::success();
 }
 
 int CompiledModelWork::compiled() const { return int(impl_->cache.size()); }

@@ -20,7 +20,9 @@
 //           token table is gathered from, else rotary (or none);
 //   tied    when the token table also feeds a product (the output layer);
 //   bias    when the model has layer norms (trc.layer_norm), not RMSNorm;
-// and counts the elements of every trc.parameter.
+// and counts the elements of every trc.parameter. Without attention or a
+// token embedding (a CNN, a ViT) there is no shape to read: the
+// description says so, and the planner prices the compiled step alone.
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Driver/OnnxModelSpec.h"
@@ -252,6 +254,7 @@ AttentionShape decomposedAttention(mlir::ModuleOp module) {
 rt::Status describeOnnxModel(const std::string &path, const std::string &dims,
                              OnnxModelDescription &out) {
   auto err = [&](const std::string &m) { return rt::Status::error("--model " + path + ": " + m); };
+  out = OnnxModelDescription();
   ImportOptions options;
   // The plan needs the sizes; a folded parameter counts as frozen here and
   // trc-run, which trains, says what to do about it.
@@ -301,9 +304,12 @@ rt::Status describeOnnxModel(const std::string &path, const std::string &dims,
   AttentionShape attention = fusedAttention(*module);
   if (!attention.layers)
     attention = decomposedAttention(*module);
-  if (!attention.layers)
-    return err("no attention found (no trc.attention, no softmax over [batch..., heads, T, T] "
-               "scores): trc-plan plans transformer models");
+  out.countedParams = params;
+  if (!attention.layers) {
+    out.notTransformer = "no attention (no trc.attention, no softmax over [batch..., heads, T, T] "
+                         "scores)";
+    return rt::Status::success();
+  }
   if (attention.problem.size())
     return err(attention.problem + " (set dynamic axes with --dim)");
   GptModel m;
@@ -313,9 +319,10 @@ rt::Status describeOnnxModel(const std::string &path, const std::string &dims,
   m.hidden = attention.heads * attention.headWidth;
   TokenTable tokens = tokenTable(main);
   m.vocab = tokens.rows;
-  if (!m.vocab)
-    return err("no embedding lookup (trc.gather) of an integer input found: cannot tell the "
-               "vocabulary");
+  if (!m.vocab) {
+    out.notTransformer = "no token embedding (no trc.gather of an integer input)";
+    return rt::Status::success();
+  }
   // Scores laid out [batch x heads, T, T] (OPT) fold the batch into the
   // heads: the token table's width is the hidden size.
   auto table = llvm::cast<mlir::RankedTensorType>(tokens.table.getType());
@@ -335,7 +342,6 @@ rt::Status describeOnnxModel(const std::string &path, const std::string &dims,
   module->walk([&](LayerNormOp) { layerNorm = true; });
   m.biases = layerNorm;
   out.model = m;
-  out.countedParams = params;
   out.spec = m.spec();
   return rt::Status::success();
 }

@@ -12,6 +12,7 @@
 #include "trc/Dialect/Trc.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 
@@ -90,7 +91,12 @@ plan::CompiledWork summarizeStageWork(func::FuncOp grad, const StageHomes &homes
     return out.stages[size_t(s)];
   };
   llvm::DenseSet<std::pair<unsigned, int64_t>> paramSeen;
-  llvm::DenseSet<Value> stashed, sent;
+  llvm::StringSet<> trained; // parameters with a gradient
+  for (unsigned r = 1; r < grad.getNumResults(); ++r)
+    if (auto name = grad.getResultAttrOfType<StringAttr>(r, abi::kGradOfAttr))
+      trained.insert(name.getValue());
+  llvm::DenseSet<std::pair<Value, int64_t>> stashed;
+  llvm::DenseSet<Value> sent;
   for (Operation &op : body.without_terminator()) {
     StageHome home = homes.lookup(&op);
     if (home.stage < 0) {
@@ -103,27 +109,42 @@ plan::CompiledWork summarizeStageWork(func::FuncOp grad, const StageHomes &homes
       stage.forwardCost += analysis::opCost(&op);
     for (Value v : analysis::inputsOf(op)) {
       if (auto arg = dyn_cast<BlockArgument>(v)) {
-        if (arg.getOwner() == &body && grad.getArgAttr(arg.getArgNumber(), abi::kParamAttr) &&
-            paramSeen.insert({arg.getArgNumber(), home.stage}).second) {
-          stage.paramBytes += bytesOf(arg);
-          stage.paramTensors += 1;
+        auto name = grad.getArgAttrOfType<StringAttr>(arg.getArgNumber(), abi::kParamAttr);
+        if (arg.getOwner() != &body || !name || !trained.contains(name.getValue()))
+          continue;
+        // A parameter belongs to the stage of its copy (trc-pipeline-stages
+        // tags each), however many pieces read it (a recomputed layer's
+        // later piece reads the earlier piece's weights again); an untagged
+        // one to its first reader. Frozen ones (masks, running statistics)
+        // are not counted: no gradient, no optimizer state.
+        auto owner = grad.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), abi::kStageAttr);
+        int64_t s = owner ? owner.getInt() : home.stage;
+        if (paramSeen.insert({arg.getArgNumber(), owner ? s : -1}).second) {
+          plan::StageWork &holder = at(s);
+          holder.paramBytes += bytesOf(arg);
+          holder.paramElements += double(cast<RankedTensorType>(arg.getType()).getNumElements());
+          holder.paramTensors += 1;
         }
         continue;
       }
-      // A forward value read by a later phase of its stage is stashed; one
-      // a later stage's forward reads is sent (once each).
+      // A forward value a later phase reads is stashed by the reading stage
+      // (another stage's value is received by its forward, then stashed: a
+      // recomputed piece's input); one a later stage's forward reads is sent
+      // (once each; the pricing's pipeline constants count these sends).
       StageHome from = homes.lookup(v.getDefiningOp());
       if (from.stage < 0 || from.phase != StagePhase::Forward ||
           homes.parameterOnly.contains(v.getDefiningOp()))
         continue;
-      if (from.stage == home.stage && home.phase != StagePhase::Forward &&
-          stashed.insert(v).second)
-        at(from.stage).stashBytes += bytesOf(v);
-      else if (from.stage < home.stage && home.phase == StagePhase::Forward &&
-               sent.insert(v).second)
+      if (from.stage <= home.stage && home.phase != StagePhase::Forward &&
+          stashed.insert({v, home.stage}).second)
+        stage.stashBytes += bytesOf(v);
+      if (from.stage < home.stage && home.phase == StagePhase::Forward && sent.insert(v).second)
         at(from.stage).sendBytes += bytesOf(v);
     }
   }
+  for (unsigned r = 1; r < grad.getNumResults(); ++r)
+    if (grad.getResultAttr(r, abi::kUpdateAttr))
+      out.stateUpdates += 1;
   return out;
 }
 

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 namespace trc::plan {
@@ -115,27 +116,33 @@ struct PipelinePhase {
   }
 };
 
+// A compiled step's pieces cut as trc-pipeline-stages cuts them, into
+// pipeline x virtual chunks: chunk k is pieces [cuts[k], cuts[k + 1]), run
+// by rank k mod pipeline.
+std::vector<int64_t> chunkCuts(const CompiledWork &compiled, const Candidate &c) {
+  std::vector<double> costs;
+  for (const StageWork &piece : compiled.stages)
+    costs.push_back(piece.forwardCost);
+  const int64_t chunks = int64_t(c.pipeline) * c.virtualStages;
+  return balancedCuts(costs,
+                      std::max<int64_t>(1, std::min<int64_t>(chunks, int64_t(costs.size()))));
+}
+
 // Each pipeline rank's work for one microbatch and the activation bytes a
-// cut passes: from the compiled pieces, cut as trc-pipeline-stages cuts
-// them (into pipeline x virtual chunks, rank r holding chunks r, r + p, ...;
-// the ops no stage owns run on every rank), or from the GPT formulas.
-std::vector<Work> rankWork(const GptModel &m, const Candidate &c, const DeviceTimes &dt,
+// cut passes: from the compiled pieces (the ops no stage owns run on every
+// rank), or from the GPT formulas.
+std::vector<Work> rankWork(const GptModel *m, const Candidate &c, const DeviceTimes &dt,
                            const CompiledWork *compiled, double &sendBytes) {
   const int p = c.pipeline;
   if (!compiled) {
-    std::vector<Work> stages(size_t(p), layerWork(m, c, dt).scaled(double(m.layers) / p));
-    stages.front() += firstStageWork(m, c, dt);
-    stages.back() += lastStageWork(m, c, dt);
-    sendBytes = double(c.microbatchSize) * m.seq * m.hidden * dt.elementBytes() / c.tensor;
+    std::vector<Work> stages(size_t(p), layerWork(*m, c, dt).scaled(double(m->layers) / p));
+    stages.front() += firstStageWork(*m, c, dt);
+    stages.back() += lastStageWork(*m, c, dt);
+    sendBytes = double(c.microbatchSize) * m->seq * m->hidden * dt.elementBytes() / c.tensor;
     return stages;
   }
-  std::vector<double> costs;
-  for (const StageWork &piece : compiled->stages)
-    costs.push_back(piece.forwardCost);
-  const int64_t chunks = int64_t(p) * c.virtualStages;
-  std::vector<int64_t> cuts =
-      balancedCuts(costs, std::max<int64_t>(1, std::min<int64_t>(chunks, int64_t(costs.size()))));
   std::vector<Work> stages(size_t(p), unstagedWork(compiled->unstaged, c, dt));
+  std::vector<int64_t> cuts = chunkCuts(*compiled, c);
   sendBytes = 0;
   for (size_t k = 0; k + 1 < cuts.size(); ++k) {
     for (int64_t i = cuts[k]; i < cuts[k + 1]; ++i)
@@ -143,10 +150,11 @@ std::vector<Work> rankWork(const GptModel &m, const Candidate &c, const DeviceTi
     if (cuts[k + 1] > cuts[k] && k + 2 < cuts.size())
       sendBytes = std::max(sendBytes, compiled->stages[size_t(cuts[k + 1] - 1)].sendBytes);
   }
+  sendBytes *= dt.elementBytes() / kCompiledFloatBytes;
   return stages;
 }
 
-PipelinePhase pipelinePhase(const GptModel &m, const Candidate &c, const DeviceTimes &dt,
+PipelinePhase pipelinePhase(const GptModel *m, const Candidate &c, const DeviceTimes &dt,
                             const CompiledWork *compiled) {
   const int p = c.pipeline, mb = c.microbatches, v = c.virtualStages;
   const bool interleaved = c.schedule == Schedule::Interleaved;
@@ -184,24 +192,109 @@ PipelinePhase pipelinePhase(const GptModel &m, const Candidate &c, const DeviceT
 
 } // namespace
 
-Prediction evaluate(const GptModel &m, const Cluster &cluster, const Candidate &c,
-                    CompiledWorkSource *source) {
+namespace {
+
+// What the fullest rank holds and what a sample costs in model FLOPs: from
+// the GPT formulas, or counted in the compiled step.
+struct Holdings {
+  double params = 0, tensors = 0; // parameter elements and tensors
+  double gathered = 0;            // elements ZeRO-3 holds gathered at once
+  double activationBytes = 0;     // at the profile's element size
+  double flopsPerSample = 0;      // Megatron's accounting (with recomputation)
+};
+
+// Microbatches whose activations a pipeline rank holds at once (its first
+// stage for the formulas: the most).
+double inFlight(const Candidate &c, int rank) {
+  int p = c.pipeline, mb = c.microbatches;
+  double n = c.schedule == Schedule::GPipe ? mb : std::min(mb, p - rank);
+  if (c.schedule == Schedule::Interleaved)
+    n *= 1 + double(p - 1) / (double(p) * c.virtualStages);
+  return n;
+}
+
+Holdings formulaHoldings(const GptModel &m, const Candidate &c, double e) {
+  const double s = m.seq, h = m.hidden, V = m.vocab, t = c.tensor, T = c.microbatchSize * s;
+  const int p = c.pipeline;
+  const double Ls = double(m.layers) / p;
+  Holdings out;
+  // The first stage: the layers' share, the embeddings and the final norm.
+  out.params = Ls * m.layerParams() / t + m.embeddingParams() / t;
+  out.tensors = Ls * m.layerTensors() + 4;
+  out.gathered = 2 * m.layerParams() / t; // the layers being used
+  // Memory of the first stage (most activations in flight) and of the last
+  // (the logits); the fuller one counts.
+  double perLayer = layerActivations(m, c, c.recompute) * e / 2;
+  double working = c.recompute == Recompute::None ? 0 : layerActivations(m, c, Recompute::None) * e / 2;
+  double logitsBytes = T * V / t * 8; // fp32 logits and their gradient
+  double first = inFlight(c, 0) * Ls * perLayer + working + (p == 1 ? logitsBytes : 0);
+  double last = Ls * perLayer + working + logitsBytes;
+  out.activationBytes = std::max(first, last);
+  // Megatron's accounting: 3 forward passes' FLOPs plus the recomputation.
+  double layerFlops = s * (2 * m.layerMatmulWeights() + 4 * s * h); // per sample, forward
+  out.flopsPerSample = 3 * (m.layers * layerFlops + 2 * s * h * V);
+  if (c.recompute == Recompute::Full)
+    out.flopsPerSample += m.layers * layerFlops;
+  else if (c.recompute == Recompute::Selective)
+    out.flopsPerSample += m.layers * 4 * s * s * h;
+  return out;
+}
+
+// Per pipeline rank, its pieces' parameters and stashes (the activations
+// one microbatch leaves for the backward, times the microbatches in
+// flight), plus, when recomputing, what the recomputation regenerates for
+// one piece at once (the most, over the rank's pieces, of its stash without
+// recomputation, `unrecomputed`, less its stash with); the fullest rank's
+// figures (parameters and activations each at their rank's most). Model FLOPs are the step's
+// products, every rank's (x tensor degree: counts are per rank).
+Holdings compiledHoldings(const CompiledWork &w, const CompiledWork *unrecomputed,
+                          const Candidate &c, double e) {
+  Holdings out;
+  const double toProfile = e / kCompiledFloatBytes;
+  std::vector<int64_t> cuts = chunkCuts(w, c);
+  std::vector<Holdings> ranks(size_t(c.pipeline));
+  std::vector<double> working(size_t(c.pipeline), 0.0);
+  bool sameCuts = unrecomputed && unrecomputed->stages.size() == w.stages.size();
+  double flops = 0;
+  for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+    Holdings &r = ranks[k % size_t(c.pipeline)];
+    for (int64_t i = cuts[k]; i < cuts[k + 1]; ++i) {
+      const StageWork &piece = w.stages[size_t(i)];
+      r.params += piece.paramElements;
+      r.tensors += piece.paramTensors;
+      r.activationBytes += piece.stashBytes * toProfile;
+      out.gathered = std::max(out.gathered, 2 * piece.paramElements);
+      if (c.recompute != Recompute::None && sameCuts)
+        working[k % size_t(c.pipeline)] =
+            std::max(working[k % size_t(c.pipeline)],
+                     (unrecomputed->stages[size_t(i)].stashBytes - piece.stashBytes) * toProfile);
+      for (const PhaseWork &phase : piece.phases)
+        flops += phase.productFlops();
+    }
+  }
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    out.params = std::max(out.params, ranks[r].params);
+    out.tensors = std::max(out.tensors, ranks[r].tensors);
+    out.activationBytes =
+        std::max(out.activationBytes, inFlight(c, int(r)) * ranks[r].activationBytes + working[r]);
+  }
+  flops += w.unstaged.productFlops();
+  out.flopsPerSample = flops * c.tensor / c.microbatchSize;
+  return out;
+}
+
+// The prediction from a step's per-rank pipeline work and holdings.
+Prediction predict(const GptModel *m, const Cluster &cluster, const Candidate &c,
+                   const CompiledWork *compiled, const CompiledWork *unrecomputed) {
   const DeviceProfile &d = cluster.device;
   const DeviceTimes dt(cluster); // every rank of the node busy
   const double e = dt.elementBytes();
-  const double s = m.seq, h = m.hidden, V = m.vocab;
-  const double t = c.tensor, b = c.microbatchSize, T = b * s;
-  const int p = c.pipeline, mb = c.microbatches, v = c.virtualStages;
-  const double Ls = double(m.layers) / p;
-  const bool interleaved = c.schedule == Schedule::Interleaved;
+  const int p = c.pipeline, mb = c.microbatches;
 
   // More ranks than cores (a measured node): the pipeline's critical path
   // runs at a core per rank, but the ranks' work shares the cores, so the
   // phase is the longer of the two (a stage waiting in its bubble leaves its
   // core to another stage's work). With no more ranks than cores they agree.
-  // The compiled step prices trc's own kernels; spec sheets of GPUs keep
-  // Megatron's fused-kernel accounting.
-  const CompiledWork *compiled = source && dt.trcKernels() ? source->work(c) : nullptr;
   PipelinePhase phase = pipelinePhase(m, c, dt, compiled);
   if (!d.measured.empty() && d.nodeCores > 0 && d.devicesPerNode > d.nodeCores) {
     PipelinePhase critical = pipelinePhase(m, c, DeviceTimes(cluster, d.nodeCores), compiled);
@@ -213,9 +306,8 @@ Prediction evaluate(const GptModel &m, const Cluster &cluster, const Candidate &
   r.p2pTime = phase.p2p;
   r.bubbleTime = phase.bubble;
 
-  // Parameters on the fullest (first) stage.
-  double stageParams = Ls * m.layerParams() / t + m.embeddingParams() / t;
-  double stageTensors = Ls * m.layerTensors() + 4; // plus embeddings and the final norm
+  Holdings h = compiled ? compiledHoldings(*compiled, unrecomputed, c, e) : formulaHoldings(*m, c, e);
+  const double stageParams = h.params, stageTensors = h.tensors;
   int shard = c.zeroStage > 0 ? c.shardDegree : 1, replicas = c.data / shard;
   double grads = e * stageParams;
   long long shardSpan = (long long)c.tensor * shard, dataSpan = (long long)c.tensor * c.data;
@@ -250,38 +342,49 @@ Prediction evaluate(const GptModel &m, const Cluster &cluster, const Candidate &
   r.stepTime = r.computeTime + r.tensorCommTime + r.p2pTime + r.bubbleTime + r.dataCommTime +
                r.optimizerTime;
 
-  // Megatron's accounting: 3 forward passes' FLOPs plus the recomputation.
-  double layerFlops = s * (2 * m.layerMatmulWeights() + 4 * s * h); // per sample, forward
-  double perSample = 3 * (m.layers * layerFlops + 2 * s * h * V);
-  if (c.recompute == Recompute::Full)
-    perSample += m.layers * layerFlops;
-  else if (c.recompute == Recompute::Selective)
-    perSample += m.layers * 4 * s * s * h;
   double world = double(c.data) * c.tensor * p;
-  r.modelFlops = perSample * double(c.data) * mb * b;
+  r.modelFlops = h.flopsPerSample * double(c.data) * mb * c.microbatchSize;
   r.tflopsPerDevice = r.modelFlops / r.stepTime / world / 1e12;
 
-  // Memory of the first stage (most activations in flight) and of the last
-  // (the logits); the fuller one counts.
   r.paramBytes = e * stageParams / (c.zeroStage == 3 ? shard : 1);
   if (c.zeroStage == 3)
-    r.paramBytes += 2 * e * m.layerParams() / t; // gathered layers being used
+    r.paramBytes += e * h.gathered;
   r.gradBytes = e * stageParams / (c.zeroStage >= 2 ? shard : 1);
   // bf16: fp32 master weights and two moments; fp32: the two moments.
   r.optimizerBytes = (e == 2 ? 12 : 8) * stageParams / shard;
-  double inFlight = c.schedule == Schedule::GPipe ? mb : std::min(mb, p);
-  if (interleaved)
-    inFlight *= 1 + double(p - 1) / (double(p) * v);
-  double perLayer = layerActivations(m, c, c.recompute) * e / 2;
-  double working = c.recompute == Recompute::None ? 0 : layerActivations(m, c, Recompute::None) * e / 2;
-  double logitsBytes = T * V / t * 8; // fp32 logits and their gradient
-  double first = inFlight * Ls * perLayer + working + (p == 1 ? logitsBytes : 0);
-  double last = Ls * perLayer + working + logitsBytes;
-  r.activationBytes = std::max(first, last);
+  r.activationBytes = h.activationBytes;
   r.memoryBytes = r.paramBytes + r.gradBytes + r.optimizerBytes + r.activationBytes + d.reservedBytes;
   r.deviceMemoryBytes = cluster.deviceMemory();
   r.fits = r.memoryBytes <= r.deviceMemoryBytes;
   return r;
+}
+
+// The step compiled without recomputation, when `c` recomputes.
+const CompiledWork *unrecomputedWork(CompiledWorkSource &source, const Candidate &c) {
+  if (c.recompute == Recompute::None)
+    return nullptr;
+  Candidate none = c;
+  none.recompute = Recompute::None;
+  return source.work(none);
+}
+
+} // namespace
+
+Prediction evaluate(const GptModel &m, const Cluster &cluster, const Candidate &c,
+                    CompiledWorkSource *source) {
+  // The compiled step prices trc's own kernels; spec sheets of GPUs keep
+  // Megatron's fused-kernel accounting.
+  const CompiledWork *compiled =
+      source && DeviceTimes(cluster).trcKernels() ? source->work(c) : nullptr;
+  return predict(&m, cluster, c, compiled, compiled ? unrecomputedWork(*source, c) : nullptr);
+}
+
+std::optional<Prediction> evaluateCompiled(CompiledWorkSource &source, const Cluster &cluster,
+                                           const Candidate &c) {
+  const CompiledWork *compiled = source.work(c);
+  if (!compiled || compiled->stages.empty())
+    return std::nullopt;
+  return predict(nullptr, cluster, c, compiled, unrecomputedWork(source, c));
 }
 
 } // namespace trc::plan

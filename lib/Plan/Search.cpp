@@ -14,21 +14,22 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
 #include <tuple>
 
 namespace trc::plan {
 namespace {
 
-// The training engines run it (runtime/spec/EngineSupport.h: the one list,
-// which the trainer's refusals read too).
-bool enginesRun(const Candidate &c) {
+// The training engines run it for the model (runtime/spec/EngineSupport.h:
+// the one list, which the trainer's refusals read too).
+bool enginesRun(const Candidate &c, const rt::ModelTraits &model) {
   rt::ParallelPlan plan;
   plan.pipelineDegree = c.pipeline;
   plan.zeroStage = c.zeroStage;
   plan.tensorDegree = c.tensor;
   plan.sequenceParallel = c.sequenceParallel;
-  return rt::engineRuns(plan).ok();
+  return rt::engineRuns(plan, model).ok();
 }
 
 std::vector<long long> divisors(long long n) {
@@ -66,20 +67,55 @@ void rank(std::vector<Ranked> &fitting, const Constraints &k) {
                    [](const Ranked &x, const Ranked &y) { return x.score < y.score; });
 }
 
-} // namespace
+// What a model allows of the space: tensor degrees dividing its heads,
+// key/value heads and MLP width (none listed: tensor 1 only); pipelines
+// dividing its layers (virtual stages dividing each stage's layers), or,
+// known by its compiled pieces only, at most one stage per piece.
+struct ModelLimits {
+  std::vector<int64_t> tensorDivides;
+  int64_t layers = 0, pieces = 0;
+  rt::ModelTraits traits;
+};
 
-SearchResult search(const GptModel &model, const Cluster &cluster, long long globalBatch,
-                    const Constraints &k, CompiledWorkSource *compiled) {
-  auto start = std::chrono::steady_clock::now();
-  SearchResult out;
-  std::vector<Ranked> fitting;
+bool tensorAllowed(const ModelLimits &m, long long tp) {
+  if (m.tensorDivides.empty())
+    return tp == 1;
+  for (int64_t n : m.tensorDivides)
+    if (n % tp)
+      return false;
+  return true;
+}
+
+bool pipelineAllowed(const ModelLimits &m, long long pp) {
+  return m.layers ? m.layers % pp == 0 : pp <= m.pieces;
+}
+
+// Virtual stages per pipeline rank for interleaved schedules (above 1).
+std::vector<long long> virtualStages(const ModelLimits &m, long long pp) {
+  std::vector<long long> out;
+  if (m.layers) {
+    for (long long v : divisors(m.layers / pp))
+      if (v > 1)
+        out.push_back(v);
+  } else {
+    for (long long v = 2; pp * v <= m.pieces; ++v)
+      out.push_back(v);
+  }
+  return out;
+}
+
+// Calls `visit` with every candidate of the space the model, the
+// constraints and the engines allow.
+template <typename Visit>
+void forEachCandidate(const ModelLimits &model, const Cluster &cluster, long long globalBatch,
+                      const Constraints &k, Visit visit) {
   const long long world = cluster.devices();
   for (long long tp : divisors(world)) {
-    if (cluster.device.devicesPerNode % tp || model.heads % tp || model.kvHeads % tp ||
-        model.ffn % tp || !allows(k.tensor, int(tp)))
+    if (cluster.device.devicesPerNode % tp || !tensorAllowed(model, tp) ||
+        !allows(k.tensor, int(tp)))
       continue;
     for (long long pp : divisors(world / tp)) {
-      if (model.layers % pp || !allows(k.pipeline, int(pp)))
+      if (!pipelineAllowed(model, pp) || !allows(k.pipeline, int(pp)))
         continue;
       long long dp = world / (tp * pp);
       if (globalBatch % dp)
@@ -87,18 +123,14 @@ SearchResult search(const GptModel &model, const Cluster &cluster, long long glo
       for (long long mb : divisors(globalBatch / dp)) {
         if (!allows(k.microbatches, int(mb)))
           continue;
-        std::vector<std::pair<Schedule, int>> schedules;
-        if (pp == 1) {
-          schedules.push_back({Schedule::OneFOneB, 1});
-        } else {
-          schedules.push_back({Schedule::OneFOneB, 1});
+        std::vector<std::pair<Schedule, int>> schedules{{Schedule::OneFOneB, 1}};
+        if (pp > 1) {
           schedules.push_back({Schedule::ZeroBubbleH1, 1});
           if (k.schedule == Schedule::GPipe) // never faster than 1F1B: only when asked
             schedules.push_back({Schedule::GPipe, 1});
           if (mb % pp == 0)
-            for (long long v : divisors(model.layers / pp))
-              if (v > 1)
-                schedules.push_back({Schedule::Interleaved, int(v)});
+            for (long long v : virtualStages(model, pp))
+              schedules.push_back({Schedule::Interleaved, int(v)});
         }
         for (auto [sched, v] : schedules) {
           if (!allows(k.schedule, sched) || !allows(k.virtualStages, v))
@@ -127,14 +159,8 @@ SearchResult search(const GptModel &model, const Cluster &cluster, long long glo
                 c.recompute = rc;
                 c.schedule = sched;
                 c.virtualStages = v;
-                if (!enginesRun(c))
-                  continue;
-                Prediction pr = evaluate(model, cluster, c);
-                ++out.evaluated;
-                if (pr.fits)
-                  fitting.push_back({c, pr, 0});
-                else if (!out.leastMemory || pr.memoryBytes < out.leastMemory->predicted.memoryBytes)
-                  out.leastMemory = Ranked{c, pr, 0};
+                if (enginesRun(c, model.traits))
+                  visit(c);
               }
             }
           }
@@ -142,32 +168,88 @@ SearchResult search(const GptModel &model, const Cluster &cluster, long long glo
       }
     }
   }
-  if (!fitting.empty())
-    out.leastMemory.reset();
+}
+
+// Files a priced candidate as fitting or as the least hungry misfit.
+void file(SearchResult &out, std::vector<Ranked> &fitting, const Candidate &c,
+          const Prediction &pr) {
+  ++out.evaluated;
+  if (pr.fits)
+    fitting.push_back({c, pr, 0});
+  else if (!out.leastMemory || pr.memoryBytes < out.leastMemory->predicted.memoryBytes)
+    out.leastMemory = Ranked{c, pr, 0};
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+} // namespace
+
+SearchResult search(const GptModel &model, const Cluster &cluster, long long globalBatch,
+                    const Constraints &k, CompiledWorkSource *compiled) {
+  auto start = std::chrono::steady_clock::now();
+  SearchResult out;
+  std::vector<Ranked> fitting;
+  ModelLimits limits;
+  limits.tensorDivides = {model.heads, model.kvHeads, model.ffn};
+  limits.layers = model.layers;
+  forEachCandidate(limits, cluster, globalBatch, k, [&](const Candidate &c) {
+    file(out, fitting, c, evaluate(model, cluster, c));
+  });
   rank(fitting, k);
   if (compiled && !fitting.empty()) {
     // The formulas ranked the space; the leaders, and the best plan of each
     // layout (trc-plan's alternatives), are priced again from the compiled
-    // step and ranked ahead of the rest.
+    // step and ranked ahead of the rest (those that no longer fit leave).
     std::vector<Ranked> repriced, rest;
     std::set<std::tuple<int, int, int, int>> layouts;
     for (size_t i = 0; i < fitting.size(); ++i) {
       const Candidate &c = fitting[i].plan;
       bool newLayout = layouts.insert({c.data, c.tensor, c.pipeline, int(c.recompute)}).second;
       if (i < kRepriced || newLayout) {
-        fitting[i].predicted = evaluate(model, cluster, c, compiled);
-        repriced.push_back(fitting[i]);
+        Prediction pr = evaluate(model, cluster, c, compiled);
+        ++out.repriced;
+        if (pr.fits)
+          repriced.push_back({c, pr, 0});
+        else if (!out.leastMemory || pr.memoryBytes < out.leastMemory->predicted.memoryBytes)
+          out.leastMemory = Ranked{c, pr, 0};
       } else {
         rest.push_back(fitting[i]);
       }
     }
     rank(repriced, k);
-    out.repriced = (long long)repriced.size();
     fitting = std::move(repriced);
     fitting.insert(fitting.end(), rest.begin(), rest.end());
   }
+  if (!fitting.empty())
+    out.leastMemory.reset();
   out.ranked = std::move(fitting);
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.seconds = secondsSince(start);
+  return out;
+}
+
+SearchResult searchCompiled(CompiledWorkSource &compiled, const Cluster &cluster,
+                            long long globalBatch, const Constraints &k) {
+  auto start = std::chrono::steady_clock::now();
+  SearchResult out;
+  std::vector<Ranked> fitting;
+  if (const CompiledWork *work = compiled.probe()) {
+    ModelLimits limits;
+    limits.pieces = int64_t(work->stages.size());
+    limits.traits.updatesState = work->stateUpdates > 0;
+    forEachCandidate(limits, cluster, globalBatch, k, [&](const Candidate &c) {
+      if (std::optional<Prediction> pr = evaluateCompiled(compiled, cluster, c)) {
+        ++out.repriced;
+        file(out, fitting, c, *pr);
+      }
+    });
+  }
+  if (!fitting.empty())
+    out.leastMemory.reset();
+  rank(fitting, k);
+  out.ranked = std::move(fitting);
+  out.seconds = secondsSince(start);
   return out;
 }
 

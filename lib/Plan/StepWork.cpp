@@ -164,7 +164,7 @@ namespace {
 // tensor-parallel collectives.
 std::pair<double, double> phaseSeconds(const PhaseWork &w, const Candidate &c,
                                        const DeviceTimes &dt, double extraElements = 0) {
-  double compute = dt.kernels(w.kernelBytes / dt.elementBytes() + extraElements, w.kernels);
+  double compute = dt.kernels(w.kernelBytes / kCompiledFloatBytes + extraElements, w.kernels);
   for (const ProductShape &p : w.products)
     compute += dt.matmul(p.m, p.n, p.k, p.batch);
   double comm = 0;
@@ -172,7 +172,8 @@ std::pair<double, double> phaseSeconds(const PhaseWork &w, const Candidate &c,
     Collective op = x.kind == CommKind::AllGather       ? Collective::AllGather
                     : x.kind == CommKind::ReduceScatter ? Collective::ReduceScatter
                                                         : Collective::AllReduce;
-    comm += dt.collective(op, c.tensor, x.bytes, c.tensor);
+    comm += dt.collective(op, c.tensor, x.bytes / kCompiledFloatBytes * dt.elementBytes(),
+                          c.tensor);
   }
   return {compute, comm};
 }
@@ -184,9 +185,8 @@ Work pieceWork(const StageWork &piece, const Candidate &c, const DeviceTimes &dt
   // The pipeline's extra traffic, split evenly over the phases. The
   // activations' constant was counted per transformer layer, which is two
   // pieces (attention and MLP halves) each sending T h.
-  double extra = pipelined ? (kPipelineWeights * piece.paramBytes +
-                              kPipelineActivations / 2 * piece.sendBytes) /
-                                 dt.elementBytes()
+  double extra = pipelined ? kPipelineWeights * piece.paramElements +
+                                 kPipelineActivations / 2 * piece.sendBytes / kCompiledFloatBytes
                            : 0;
   auto [f, fComm] = phaseSeconds(piece.phase(WorkPhase::Forward), c, dt, extra / 3);
   auto [b, bComm] = phaseSeconds(piece.phase(WorkPhase::Backward), c, dt, extra / 3);

@@ -53,14 +53,15 @@ struct PrintStageWork : trc::impl::PrintStageWorkBase<PrintStageWork> {
       print(os, "F", stage.phase(trc::plan::WorkPhase::Forward));
       print(os, "B", stage.phase(trc::plan::WorkPhase::Backward));
       print(os, "W", stage.phase(trc::plan::WorkPhase::Weights));
-      os << " params " << llvm::format("%.0f", stage.paramBytes) << " B in "
+      os << " params " << llvm::format("%.0f", stage.paramElements) << " ("
+         << llvm::format("%.0f", stage.paramBytes) << " B) in "
          << llvm::format("%.0f", stage.paramTensors) << " stash "
          << llvm::format("%.0f", stage.stashBytes) << " B sends "
          << llvm::format("%.0f", stage.sendBytes) << " B\n";
     }
     os << "unstaged:";
     print(os, "ops", work.unstaged);
-    os << "\n";
+    os << " state updates " << llvm::format("%.0f", work.stateUpdates) << "\n";
   }
 };
 

@@ -300,6 +300,14 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
     for (unsigned r = 1; r < grad.getNumResults(); ++r) {
       auto name = grad.getResultAttrOfType<StringAttr>(r, trc::abi::kGradOfAttr);
       auto stage = grad.getResultAttrOfType<IntegerAttr>(r, kStageAttr);
+      if (auto update = grad.getResultAttrOfType<StringAttr>(r, trc::abi::kUpdateAttr)) {
+        // runtime/spec/EngineSupport.h declares the same limit for the planner.
+        grad.emitError("pipeline stages of a training step that updates state ('")
+            << update.getValue()
+            << "': BatchNormalization's running statistics) are not available yet; use data "
+               "parallelism";
+        return signalPassFailure();
+      }
       if (!name) {
         grad.emitError("result ") << r << " of @main_grad is not a gradient (trc.grad_of)";
         return signalPassFailure();

@@ -18,7 +18,9 @@
 // --calibrate measured (ProfileFile.h) instead of the spec sheet.
 // An .onnx model is imported and described as a GPT (OnnxModelSpec.cpp);
 // the derived description prints as a gpt:... spec, with the parameters
-// the model holds (a warning when the GPT formula is over 10% off).
+// the model holds (a warning when the GPT formula is over 10% off). A
+// model without a transformer's shape (a CNN, a ViT) is planned from its
+// compiled steps alone (Search.h's searchCompiled).
 //
 // Bad input prints "error: ..." naming the flag or key and exits 1.
 //
@@ -202,38 +204,45 @@ int main(int argc, char **argv) {
         return fail(s.message());
   GptModel model;
   std::unique_ptr<CompiledWorkSource> compiled;
-  std::string derivedSpec;
+  std::string derivedSpec, notTransformer; // an .onnx model's shape, or why it has none
   double countedParams = 0;
-  bool onnx = modelSpec.size() > 5 && modelSpec.compare(modelSpec.size() - 5, 5, ".onnx") == 0;
-#ifdef TRC_PLAN_WITH_COMPILER
+  bool onnx = endsWith(modelSpec, ".onnx");
   if (onnx) {
+#ifdef TRC_PLAN_WITH_COMPILER
     OnnxModelDescription d;
     if (rt::Status s = describeOnnxModel(modelSpec, dimSpec, d); !s)
       return fail(s.message());
-    model = d.model;
-    derivedSpec = d.spec;
     countedParams = d.countedParams;
     rt::StatusOr<std::unique_ptr<CompiledModelWork>> work = CompiledModelWork::open(modelSpec, dimSpec);
     if (!work.ok())
       return fail(std::string(work.status().message()));
+    if (d.model) {
+      model = *d.model;
+      derivedSpec = d.spec;
+      double formula = model.params();
+      if (std::fabs(countedParams - formula) > 0.1 * countedParams)
+        std::fprintf(stderr,
+                     "warning: --model %s: the model holds %.0f parameters, the GPT formula of "
+                     "%s gives %.0f (%+.1f%%); the plan prices the formula's\n",
+                     modelSpec.c_str(), countedParams, derivedSpec.c_str(), formula,
+                     100 * (formula - countedParams) / countedParams);
+    } else {
+      // Priced from its compiled steps alone: they must compile.
+      notTransformer = d.notTransformer;
+      if (rt::Status s = (*work)->check(); !s)
+        return fail(s.message());
+    }
     compiled = *std::move(work);
-    double formula = model.params();
-    if (std::fabs(countedParams - formula) > 0.1 * countedParams)
-      std::fprintf(stderr,
-                   "warning: --model %s: the model holds %.0f parameters, the GPT formula of "
-                   "%s gives %.0f (%+.1f%%); the plan prices the formula's\n",
-                   modelSpec.c_str(), countedParams, derivedSpec.c_str(), formula,
-                   100 * (formula - countedParams) / countedParams);
-  } else
 #else
-  if (onnx)
     return fail("--model '" + modelSpec +
                 "': ONNX models need trc-plan built with the compiler (TRC_ENABLE_COMPILER=ON); "
                 "describe the model as gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F,...] "
                 "or llama:...");
 #endif
-  if (rt::Status s = parseModelSpec(modelSpec, model); !s)
+  } else if (rt::Status s = parseModelSpec(modelSpec, model); !s) {
     return fail(s.message());
+  }
+  const bool shaped = notTransformer.empty(); // the formulas know its shape
   if (!dimSpec.empty() && !onnx)
     return fail("--dim: only with --model MODEL.onnx");
   Cluster cluster;
@@ -252,13 +261,16 @@ int main(int argc, char **argv) {
     if (rt::Status s = parsePlanSpec(planSpec, cluster.devices(), constraints); !s)
       return fail(s.message());
 
-  SearchResult result = search(model, cluster, *batch, constraints, compiled.get());
+  SearchResult result = shaped ? search(model, cluster, *batch, constraints, compiled.get())
+                               : searchCompiled(*compiled, cluster, *batch, constraints);
   if (result.ranked.empty()) {
     std::string what = havePlan ? "the model fits no plan allowed by --plan" : "the model fits no plan";
     if (!result.leastMemory)
       return fail(what + " on " + std::to_string(cluster.devices()) + " x " + cluster.device.kind +
                   " with --global-batch " + batchSpec +
-                  ": no data x tensor x pipeline split divides the batch, heads and layers");
+                  (shaped ? ": no data x tensor x pipeline split divides the batch, heads and layers"
+                          : ": no data x pipeline split divides the batch (tensor parallelism "
+                            "needs a transformer; " + notTransformer + ")"));
     const Ranked &r = *result.leastMemory;
     return fail(what + ": needs at least " + fmt("%.0f", r.predicted.memoryBytes) +
                 " bytes per device (" + gb(r.predicted.memoryBytes) + " GB, with " +
@@ -290,20 +302,26 @@ int main(int argc, char **argv) {
     appendNumber(j, "repriced", double(result.repriced));
     appendNumber(j, "fitting", double(result.ranked.size()));
     j += "}, \"model\": {";
-    appendNumber(j, "layers", double(model.layers), false);
-    appendNumber(j, "hidden", double(model.hidden));
-    appendNumber(j, "heads", double(model.heads));
-    appendNumber(j, "seq", double(model.seq));
-    appendNumber(j, "vocab", double(model.vocab));
-    appendNumber(j, "ffn", double(model.ffn));
-    appendNumber(j, "kv_heads", double(model.kvHeads));
-    j += ", \"mlp\": ";
-    rt::appendJsonString(j, model.gatedMlp ? "swiglu" : "gelu");
-    appendNumber(j, "parameters", model.params());
-    j += ", \"spec\": ";
-    rt::appendJsonString(j, model.spec());
-    if (!derivedSpec.empty()) {
+    if (shaped) {
+      appendNumber(j, "layers", double(model.layers), false);
+      appendNumber(j, "hidden", double(model.hidden));
+      appendNumber(j, "heads", double(model.heads));
+      appendNumber(j, "seq", double(model.seq));
+      appendNumber(j, "vocab", double(model.vocab));
+      appendNumber(j, "ffn", double(model.ffn));
+      appendNumber(j, "kv_heads", double(model.kvHeads));
+      j += ", \"mlp\": ";
+      rt::appendJsonString(j, model.gatedMlp ? "swiglu" : "gelu");
+      appendNumber(j, "parameters", model.params());
+      j += ", \"spec\": ";
+      rt::appendJsonString(j, model.spec());
+      if (!derivedSpec.empty())
+        appendNumber(j, "model_parameters", countedParams);
+    } else {
+      appendNumber(j, "parameters", countedParams, false);
       appendNumber(j, "model_parameters", countedParams);
+      j += ", \"spec\": null, \"priced_from\": \"compiled step\", \"not_transformer\": ";
+      rt::appendJsonString(j, notTransformer);
     }
     j += "}}\n";
     std::fputs(j.c_str(), stdout);
@@ -313,17 +331,23 @@ int main(int argc, char **argv) {
     std::printf("derived: %s (%s holds %.0f parameters)\n", derivedSpec.c_str(),
                 modelSpec.c_str(), countedParams);
   // Billions for real models, millions for small ones (a test model is 0.1M).
-  double params = model.params();
+  double params = shaped ? model.params() : countedParams;
   bool billions = params >= 1e9;
+  if (!shaped)
+    std::printf("model: %.1f%s parameters, priced from its compiled step (not a transformer the "
+                "formulas describe: %s; no tensor parallelism)\n",
+                billions ? params / 1e9 : params / 1e6, billions ? "B" : "M",
+                notTransformer.c_str());
   std::string heads = std::to_string(model.heads) + " heads" +
                       (model.kvHeads != model.heads
                            ? " (" + std::to_string(model.kvHeads) + " key/value)"
                            : "");
-  std::printf("model: %.1f%s parameters (%lld layers, hidden %lld, %s, seq %lld, vocab %lld%s)\n",
-              billions ? params / 1e9 : params / 1e6, billions ? "B" : "M",
-              (long long)model.layers, (long long)model.hidden, heads.c_str(),
-              (long long)model.seq, (long long)model.vocab,
-              model.gatedMlp ? ", SwiGLU MLP" : "");
+  if (shaped)
+    std::printf("model: %.1f%s parameters (%lld layers, hidden %lld, %s, seq %lld, vocab %lld%s)\n",
+                billions ? params / 1e9 : params / 1e6, billions ? "B" : "M",
+                (long long)model.layers, (long long)model.hidden, heads.c_str(),
+                (long long)model.seq, (long long)model.vocab,
+                model.gatedMlp ? ", SwiGLU MLP" : "");
   std::printf("cluster: %d x %s (%d nodes of %d), global batch %lld\n", cluster.devices(),
               cluster.device.kind.c_str(), cluster.nodes, cluster.device.devicesPerNode,
               (long long)*batch);
@@ -331,7 +355,7 @@ int main(int argc, char **argv) {
     std::printf("device profile: %s\n", cluster.device.source.c_str());
   std::printf("search: %lld plans priced, %zu fit, %.3f s", result.evaluated,
               result.ranked.size(), result.seconds);
-  if (result.repriced)
+  if (result.repriced && shaped)
     std::printf(" (%lld priced again from the compiled step)", result.repriced);
   std::printf("\n");
   std::printf("plan: %s\n  %s\n", best.plan.describe().c_str(), best.plan.toJson().c_str());

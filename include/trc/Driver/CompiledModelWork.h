@@ -32,6 +32,11 @@ public:
                                                                const std::string &dims);
   ~CompiledModelWork() override;
   const CompiledWork *work(const Candidate &c) override;
+  /// The step at the rows the model was imported with (--dim's batch).
+  const CompiledWork *probe() override;
+  /// Compiles (and caches) probe()'s step; an error naming the file and the
+  /// compiler's diagnostic when it does not compile.
+  rt::Status check();
   /// Layouts compiled so far (tests, and the planner's report).
   int compiled() const;
 

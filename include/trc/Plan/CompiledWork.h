@@ -10,7 +10,9 @@
 // forward keeps for its backward (stash) and what it passes to the next
 // stage. Plain data: no MLIR, so lib/Plan reads it.
 // Counts are per rank for one microbatch of the shape the step was compiled
-// for.
+// for, in the step's own types: the planner compiles steps in fp32
+// (trc/Driver/CompiledModelWork.h), so its bytes are kCompiledFloatBytes per
+// element.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRC_PLAN_COMPILEDWORK_H
@@ -20,6 +22,8 @@
 #include <vector>
 
 namespace trc::plan {
+
+constexpr double kCompiledFloatBytes = 4;
 
 /// `batch` products of an (m x k) matrix by a (k x n) one.
 struct ProductShape {
@@ -70,7 +74,8 @@ constexpr int kWorkPhases = 3;
 struct StageWork {
   PhaseWork phases[kWorkPhases];
   double forwardCost = 0; // what trc-pipeline-stages balances (Layers.h's opCost)
-  double paramBytes = 0, paramTensors = 0;
+  // Trained parameters (a gradient each) of the stage's copies.
+  double paramBytes = 0, paramTensors = 0, paramElements = 0;
   double stashBytes = 0;   // forward values the stage's backward reads
   double sendBytes = 0;    // forward values later stages read
   const PhaseWork &phase(WorkPhase p) const { return phases[int(p)]; }
@@ -82,6 +87,9 @@ struct CompiledWork {
   // Ops no stage owns (masks, positions, constants' arithmetic): every
   // program that reads them computes them again.
   PhaseWork unstaged;
+  // Frozen parameters the step updates besides the gradients it returns
+  // (BatchNormalization's running statistics).
+  double stateUpdates = 0;
 };
 
 } // namespace trc::plan

@@ -33,6 +33,10 @@
 //   selective / full recomputation, with TP and SP; bf16, scaled for fp32)
 //   times the microbatches in flight (1F1B and ZB-H1: min(m, p); GPipe: m;
 //   interleaved: x (1 + (p-1)/(p v))); the logits; the device's reserve.
+//   From a compiled step: per pipeline rank the parameters its pieces
+//   read and the activations they stash (times the microbatches in flight,
+//   plus the largest piece's unrecomputed activations when recomputing),
+//   the fullest rank's counting; model FLOPs are the step's products.
 //
 // Spec-sheet constants (against Megatron-LM's Table 1 on A100 80 GB;
 // test/Plan/megatron-table1.test):
@@ -60,6 +64,7 @@
 #include "trc/Plan/CompiledWork.h"
 #include "trc/Plan/Model.h"
 
+#include <optional>
 #include <string>
 
 namespace trc::plan {
@@ -116,12 +121,23 @@ public:
   virtual ~CompiledWorkSource() = default;
   // Null when the step cannot be compiled that way (the formulas price it).
   virtual const CompiledWork *work(const Candidate &c) = 0;
+  // The step at the model's own input shapes (what does not depend on the
+  // candidate: its pieces, its state updates); null when it does not compile.
+  virtual const CompiledWork *probe() { return work(Candidate()); }
 };
 
 // Precondition: `c` is consistent (degrees multiply to the cluster's size,
 // divide the model's layers/heads and the batch).
 Prediction evaluate(const GptModel &model, const Cluster &cluster, const Candidate &c,
                     CompiledWorkSource *compiled = nullptr);
+
+// A model known only by its compiled steps (any model trc trains: a CNN, a
+// ViT, a transformer whose shape the formulas cannot read): kernels,
+// collectives, parameters, activations and model FLOPs all counted from the
+// step, on any device profile. Nullopt when the step does not compile for
+// `c`.
+std::optional<Prediction> evaluateCompiled(CompiledWorkSource &compiled, const Cluster &cluster,
+                                           const Candidate &c);
 
 } // namespace trc::plan
 

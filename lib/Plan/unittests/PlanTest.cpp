@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 
 using namespace trc;
 using namespace trc::plan;
@@ -214,7 +215,7 @@ TEST(PlanCostModel, PricesTheCompiledStep) {
   FakeCompiled even({1, 1, 1, 1}), twice({2, 2, 2, 2});
   Prediction formula = evaluate(m, one, c), e = evaluate(m, one, c, &even),
              t = evaluate(m, one, c, &twice);
-  EXPECT_EQ(even.asked, 1);
+  EXPECT_EQ(even.asked, 2); // the step, and (recomputing) the step without recomputation
   EXPECT_NE(e.computeTime, formula.computeTime); // the counts, not the GPT formulas
   EXPECT_NEAR(t.computeTime / e.computeTime, 2.0, 0.05);
   // Two stages: evenly split pieces halve the slowest stage's work; with
@@ -229,6 +230,68 @@ TEST(PlanCostModel, PricesTheCompiledStep) {
   FakeCompiled unused({1, 1, 1, 1});
   evaluate(m, cluster("a100-80gb:1"), Candidate{}, &unused);
   EXPECT_EQ(unused.asked, 0);
+}
+
+// A model known only by its compiled step: memory, model FLOPs and the
+// space all come from the counts.
+TEST(PlanCostModel, PricesAModelFromItsCompiledStepAlone) {
+  FakeCompiled pieces({1, 1, 1, 1});
+  for (StageWork &piece : pieces.counted.stages) {
+    piece.paramElements = 1e6;
+    piece.paramTensors = 2;
+    piece.stashBytes = 4e6;
+  }
+  Cluster one = cluster("cpu:1");
+  Candidate c;
+  c.recompute = Recompute::None;
+  c.microbatchSize = 16;
+  std::optional<Prediction> p = evaluateCompiled(pieces, one, c);
+  ASSERT_TRUE(p);
+  EXPECT_DOUBLE_EQ(p->paramBytes, 4 * 4e6);       // fp32 parameters of 4 pieces
+  EXPECT_DOUBLE_EQ(p->optimizerBytes, 8 * 4e6);   // two moments
+  EXPECT_DOUBLE_EQ(p->activationBytes, 4 * 4e6);  // one microbatch's stashes
+  // Model FLOPs: each piece's three phases' products (2 x 256^3 each), per
+  // sample, times the step's 16 samples.
+  EXPECT_DOUBLE_EQ(p->modelFlops, 4 * 3 * 2.0 * 256 * 256 * 256);
+  // Two stages of GPipe with 4 microbatches: half the parameters, all 4
+  // microbatches' stashes of two pieces in flight.
+  Cluster two = cluster("cpu:2");
+  c.pipeline = 2, c.microbatches = 4, c.microbatchSize = 4, c.schedule = Schedule::GPipe;
+  p = evaluateCompiled(pieces, two, c);
+  ASSERT_TRUE(p);
+  EXPECT_DOUBLE_EQ(p->paramBytes, 4 * 2e6);
+  EXPECT_DOUBLE_EQ(p->activationBytes, 4 * 2 * 4e6);
+  // A step that does not compile for the candidate is not priced.
+  struct Uncompiled : CompiledWorkSource {
+    const CompiledWork *work(const Candidate &) override { return nullptr; }
+  } none;
+  EXPECT_FALSE(evaluateCompiled(none, one, c));
+  EXPECT_TRUE(searchCompiled(none, one, 16, Constraints()).ranked.empty());
+}
+
+TEST(PlanSearch, ACompiledOnlyModelIsSearchedOverItsPieces) {
+  FakeCompiled pieces({1, 1, 1, 1});
+  SearchResult r = searchCompiled(pieces, cluster("cpu:8"), 64, Constraints());
+  ASSERT_FALSE(r.ranked.empty());
+  bool pipelined = false;
+  for (const Ranked &x : r.ranked) {
+    EXPECT_EQ(x.plan.tensor, 1) << x.plan.describe(); // no heads to split
+    EXPECT_LE(x.plan.pipeline * x.plan.virtualStages, 4) << x.plan.describe(); // 4 pieces
+    pipelined |= x.plan.pipeline > 1;
+  }
+  EXPECT_TRUE(pipelined);
+  EXPECT_EQ(r.repriced, r.evaluated); // every candidate priced from the counts
+  // A step that updates state (running statistics) gets no pipeline stages
+  // (runtime/spec/EngineSupport.h).
+  pieces.counted.stateUpdates = 2;
+  r = searchCompiled(pieces, cluster("cpu:8"), 64, Constraints());
+  ASSERT_FALSE(r.ranked.empty());
+  for (const Ranked &x : r.ranked)
+    EXPECT_EQ(x.plan.pipeline, 1) << x.plan.describe();
+  rt::ParallelPlan staged;
+  staged.pipelineDegree = 2;
+  EXPECT_FALSE(rt::engineRuns(staged, rt::ModelTraits{true}).ok());
+  EXPECT_TRUE(rt::engineRuns(staged).ok());
 }
 
 TEST(PlanCostModel, MemoryPerZeroStageAndRecompute) {
