@@ -4,6 +4,7 @@
     python3 bench/plan_accuracy.py --profile PROFILE.json [--plans all|NAME,...]
                                    [--model MODEL.onnx] [--steps 8] [--batch 16] [--seq 64]
                                    [--trc-run PATH] [--trc-plan PATH] [--json OUT]
+                                   [--measured ROWS.json]
 
 PROFILE.json is this machine's device profile (trc-run --calibrate at 1, 2
 and 4 ranks; `--calibrate` below makes it first). For each plan of the
@@ -235,6 +236,9 @@ def main():
     parser.add_argument("--trc-plan", default=os.path.join(ROOT, "build", "tools", "trc-plan",
                                                            "trc-plan"))
     parser.add_argument("--json", help="also write the rows here")
+    parser.add_argument("--measured", help="reuse the measurements of an earlier --json (same "
+                        "machine, same profile): price them again after a cost-model change "
+                        "without training")
     args = parser.parse_args()
     if args.calibrate:
         calibrate(args)
@@ -248,9 +252,20 @@ def main():
               f"3-{args.steps}; profile {args.profile}")
         print(f"{'plan':<20}{'ranks':>6}{'predicted ms':>14}{'measured ms':>13}{'error':>9}"
               f"   predicted shares (compute/bubble/tp/p2p/dp/optimizer)")
+        saved = {}
+        if args.measured:
+            with open(args.measured) as f:
+                saved = {r["plan"]: r for r in json.load(f)}
         for name, ranks, p in chosen:
             predicted = predict(args, model, ranks, p)
-            measured, times, runs, noise = measure(args, model, data, ranks, p, work)
+            if args.measured:
+                if name not in saved:
+                    sys.exit(f"--measured {args.measured}: no measurement of plan {name}")
+                r = saved[name]
+                measured, times, runs, noise = (r["measured"], r["steps_ms"], r["runs"],
+                                                r["others_share"])
+            else:
+                measured, times, runs, noise = measure(args, model, data, ranks, p, work)
             t = predicted["step_time_s"]
             row = {"plan": name, "ranks": ranks, "config": p, "predicted": t,
                    "measured": measured, "error": t / measured - 1, "steps_ms": times,

@@ -113,7 +113,8 @@ Status resolveAutoPlan(rt::TrainerOptions &options, const std::string &profilePa
                        " ranks divides --batch-size " + std::to_string(options.batchSize) +
                        (description.model ? ", the heads and the layers"
                                           : " (tensor parallelism needs a transformer: " +
-                                                description.notTransformer + ")");
+                                                description.notTransformer + ")") +
+                       (result.refused.empty() ? "" : "; the engines refuse the rest: " + result.refused);
     if (result.leastMemory)
       need = ": the least hungry plan (" + result.leastMemory->plan.describe() + ") needs " +
              std::to_string(static_cast<long long>(result.leastMemory->predicted.memoryBytes)) +

@@ -23,13 +23,13 @@ namespace {
 
 // The training engines run it for the model (runtime/spec/EngineSupport.h:
 // the one list, which the trainer's refusals read too).
-bool enginesRun(const Candidate &c, const rt::ModelTraits &model) {
+rt::Status enginesRun(const Candidate &c, const rt::ModelTraits &model) {
   rt::ParallelPlan plan;
   plan.pipelineDegree = c.pipeline;
   plan.zeroStage = c.zeroStage;
   plan.tensorDegree = c.tensor;
   plan.sequenceParallel = c.sequenceParallel;
-  return rt::engineRuns(plan, model).ok();
+  return rt::engineRuns(plan, model);
 }
 
 std::vector<long long> divisors(long long n) {
@@ -105,10 +105,11 @@ std::vector<long long> virtualStages(const ModelLimits &m, long long pp) {
 }
 
 // Calls `visit` with every candidate of the space the model, the
-// constraints and the engines allow.
+// constraints and the engines allow; `refusal` gets the engines' first
+// refusal.
 template <typename Visit>
 void forEachCandidate(const ModelLimits &model, const Cluster &cluster, long long globalBatch,
-                      const Constraints &k, Visit visit) {
+                      const Constraints &k, std::string &refusal, Visit visit) {
   const long long world = cluster.devices();
   for (long long tp : divisors(world)) {
     if (cluster.device.devicesPerNode % tp || !tensorAllowed(model, tp) ||
@@ -159,8 +160,10 @@ void forEachCandidate(const ModelLimits &model, const Cluster &cluster, long lon
                 c.recompute = rc;
                 c.schedule = sched;
                 c.virtualStages = v;
-                if (enginesRun(c, model.traits))
+                if (rt::Status s = enginesRun(c, model.traits); s)
                   visit(c);
+                else if (refusal.empty())
+                  refusal = s.message();
               }
             }
           }
@@ -194,7 +197,7 @@ SearchResult search(const GptModel &model, const Cluster &cluster, long long glo
   ModelLimits limits;
   limits.tensorDivides = {model.heads, model.kvHeads, model.ffn};
   limits.layers = model.layers;
-  forEachCandidate(limits, cluster, globalBatch, k, [&](const Candidate &c) {
+  forEachCandidate(limits, cluster, globalBatch, k, out.refused, [&](const Candidate &c) {
     file(out, fitting, c, evaluate(model, cluster, c));
   });
   rank(fitting, k);
@@ -238,7 +241,7 @@ SearchResult searchCompiled(CompiledWorkSource &compiled, const Cluster &cluster
     ModelLimits limits;
     limits.pieces = int64_t(work->stages.size());
     limits.traits.updatesState = work->stateUpdates > 0;
-    forEachCandidate(limits, cluster, globalBatch, k, [&](const Candidate &c) {
+    forEachCandidate(limits, cluster, globalBatch, k, out.refused, [&](const Candidate &c) {
       if (std::optional<Prediction> pr = evaluateCompiled(compiled, cluster, c)) {
         ++out.repriced;
         file(out, fitting, c, *pr);

@@ -269,8 +269,10 @@ int main(int argc, char **argv) {
       return fail(what + " on " + std::to_string(cluster.devices()) + " x " + cluster.device.kind +
                   " with --global-batch " + batchSpec +
                   (shaped ? ": no data x tensor x pipeline split divides the batch, heads and layers"
-                          : ": no data x pipeline split divides the batch (tensor parallelism "
-                            "needs a transformer; " + notTransformer + ")"));
+                          : ": no data x pipeline split divides the batch into rows its step "
+                            "compiles for (tensor parallelism needs a transformer; " +
+                                notTransformer + ")") +
+                  (result.refused.empty() ? "" : "; the engines refuse the rest: " + result.refused));
     const Ranked &r = *result.leastMemory;
     return fail(what + ": needs at least " + fmt("%.0f", r.predicted.memoryBytes) +
                 " bytes per device (" + gb(r.predicted.memoryBytes) + " GB, with " +

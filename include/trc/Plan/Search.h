@@ -30,6 +30,7 @@
 #include "trc/Plan/CostModel.h"
 
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace trc::plan {
@@ -58,6 +59,9 @@ struct SearchResult {
   // candidate satisfied the constraints at all).
   std::optional<Ranked> leastMemory;
   double seconds = 0;           // wall time of the search
+  // The first plan the engines refused (runtime/spec/EngineSupport.h), for
+  // the error when nothing else is left.
+  std::string refused;
 };
 
 // `compiled` (optional): the model's compiled steps (CostModel.h).
