@@ -21,15 +21,15 @@
 namespace trc::plan {
 namespace {
 
-// The training engines run it for the model (runtime/spec/EngineSupport.h:
-// the one list, which the trainer's refusals read too).
-rt::Status enginesRun(const Candidate &c, const rt::ModelTraits &model) {
+// The training engines run it (runtime/spec/EngineSupport.h: the one list,
+// which the trainer's refusals read too).
+rt::Status enginesRun(const Candidate &c) {
   rt::ParallelPlan plan;
   plan.pipelineDegree = c.pipeline;
   plan.zeroStage = c.zeroStage;
   plan.tensorDegree = c.tensor;
   plan.sequenceParallel = c.sequenceParallel;
-  return rt::engineRuns(plan, model);
+  return rt::engineRuns(plan);
 }
 
 std::vector<long long> divisors(long long n) {
@@ -74,7 +74,6 @@ void rank(std::vector<Ranked> &fitting, const Constraints &k) {
 struct ModelLimits {
   std::vector<int64_t> tensorDivides;
   int64_t layers = 0, pieces = 0;
-  rt::ModelTraits traits;
 };
 
 bool tensorAllowed(const ModelLimits &m, long long tp) {
@@ -160,7 +159,7 @@ void forEachCandidate(const ModelLimits &model, const Cluster &cluster, long lon
                 c.recompute = rc;
                 c.schedule = sched;
                 c.virtualStages = v;
-                if (rt::Status s = enginesRun(c, model.traits); s)
+                if (rt::Status s = enginesRun(c); s)
                   visit(c);
                 else if (refusal.empty())
                   refusal = s.message();
@@ -240,7 +239,6 @@ SearchResult searchCompiled(CompiledWorkSource &compiled, const Cluster &cluster
   if (const CompiledWork *work = compiled.probe()) {
     ModelLimits limits;
     limits.pieces = int64_t(work->stages.size());
-    limits.traits.updatesState = work->stateUpdates > 0;
     forEachCandidate(limits, cluster, globalBatch, k, out.refused, [&](const Candidate &c) {
       if (std::optional<Prediction> pr = evaluateCompiled(compiled, cluster, c)) {
         ++out.repriced;

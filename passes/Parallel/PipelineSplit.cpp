@@ -17,7 +17,9 @@
 // Constants and values that depend on no parameter are cloned into every
 // program that reads them; so are forward values of parameters alone
 // (weight transposes) that a stage's backward reads: recomputed, not kept
-// per microbatch. @main_grad is erased (@main stays, as after
+// per microbatch. A frozen parameter's new value (@main_grad's trc.update
+// results: running statistics) is a result of the forward program that
+// computes it (output "update:<name>"). @main_grad is erased (@main stays, as after
 // trc-autodiff). With shard-degree > 1 (ZeRO within each stage's data
 // ranks) @stage<s>_grads returns this rank's shard of each accumulated
 // gradient; zero-stage 2 keeps the accumulators as shards (each W program
@@ -301,12 +303,20 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
       auto name = grad.getResultAttrOfType<StringAttr>(r, trc::abi::kGradOfAttr);
       auto stage = grad.getResultAttrOfType<IntegerAttr>(r, kStageAttr);
       if (auto update = grad.getResultAttrOfType<StringAttr>(r, trc::abi::kUpdateAttr)) {
-        // runtime/spec/EngineSupport.h declares the same limit for the planner.
-        grad.emitError("pipeline stages of a training step that updates state ('")
-            << update.getValue()
-            << "': BatchNormalization's running statistics) are not available yet; use data "
-               "parallelism";
-        return signalPassFailure();
+        // A frozen parameter's new value (a running statistic) leaves the
+        // forward program that computes it, as "update:<name>": the
+        // executor copies it over the parameter after each microbatch.
+        Operation *def = ret.getOperand(r).getDefiningOp();
+        Home home = def ? homes.lookup(def) : Home();
+        if (home.stage < 0 || home.phase != Phase::Forward) {
+          grad.emitError("result ") << r << " of @main_grad updates '" << update.getValue()
+                                    << "' outside a stage's forward";
+          return signalPassFailure();
+        }
+        Program &forward = program(home.stage, Phase::Forward);
+        addResult(forward, localize(ret.getOperand(r), forward),
+                  named(trc::abi::kUpdateAttr, update.getValue()));
+        continue;
       }
       if (!name) {
         grad.emitError("result ") << r << " of @main_grad is not a gradient (trc.grad_of)";

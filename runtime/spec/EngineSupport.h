@@ -4,10 +4,7 @@
 // and the pipeline executor) can run, as a function of the plan alone. The
 // trainer refuses a --config it cannot run with this error (naming the key),
 // and the planner's search (lib/Plan) never offers such a plan, so a plan
-// trc-plan prints, or --config auto picks, is one trc-run trains. The
-// compiler refuses the same (trc-pipeline-split on a step with state
-// updates) where the trainer learns of the model's traits only by
-// compiling it.
+// trc-plan prints, or --config auto picks, is one trc-run trains.
 // Limits that depend on the run's flags as well (fp16, --grad-accum, saved
 // steps with pipelines) are the trainer's (runtime/train/Trainer.cpp).
 //
@@ -20,16 +17,8 @@
 
 namespace trc::rt {
 
-/// What of a model decides whether an engine runs it.
-struct ModelTraits {
-  /// The training step updates frozen parameters besides the gradients
-  /// (BatchNormalization's running statistics).
-  bool updatesState = false;
-};
-
-/// Success when the engines run `plan` for a model with `model`'s traits;
-/// else an error naming the key.
-Status engineRuns(const ParallelPlan &plan, const ModelTraits &model = {});
+/// Success when the engines run `plan`; else an error naming the key.
+Status engineRuns(const ParallelPlan &plan);
 
 } // namespace trc::rt
 

@@ -281,7 +281,9 @@ Status PipelineExecutor::runProgram(StageSessions &st, Program program, int micr
         return loss.status();
       lossSum += *static_cast<const float *>(loss->data());
     }
-    return Status::success();
+    // Running statistics: each microbatch's forward updates them, as each
+    // forward does in PyTorch (the forward's only "update:" outputs).
+    return session.applyUpdates();
   }
   if (program == Program::Backward)
     return Status::success();
@@ -437,7 +439,23 @@ Status PipelineExecutor::sumTiedGradients() {
 /// Every stage's accumulated gradients averaged over its data group (in
 /// place, in the memory the programs use: host memory on the CPU); shards
 /// the programs averaged over the shard group, over the replica group.
+/// Parameters the forwards update (running statistics, each data rank's
+/// from its rows) are averaged over the data group too: the update is
+/// linear in the statistics, so once per step equals the one-program
+/// step's average at each microbatch.
 Status PipelineExecutor::averageOverData() {
+  if (data_.size() > 1)
+    for (StageSessions &st : stages_)
+      for (const Slot &slot : st.forward->manifest().slots) {
+        if (slot.kind != SlotKind::Param ||
+            !st.forward->manifest().find(SlotKind::Output, abi::kUpdatePrefix + slot.name))
+          continue;
+        void *value = st.forward->slotPointer(slot);
+        if (Status s = data_.allReduce(value, value, size_t(slot.numElements), slot.dtype,
+                                       ReduceOp::Avg);
+            !s)
+          return s.withPrefix("averaging '" + percentEncode(slot.name) + "' over the data ranks: ");
+      }
   for (StageSessions &st : stages_)
     for (const Slot &slot : st.weights->manifest().slots)
       if (slot.kind == SlotKind::Input && startsWith(slot.name, abi::kGradAccumPrefix)) {

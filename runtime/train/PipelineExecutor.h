@@ -27,6 +27,9 @@
 // them over the replica group); with ZeRO-3 the parameters stay shards too,
 // the programs gathering each at its use. fp16's loss scale is fed to the programs that
 // scale the loss and divided out of the gradients and the reported loss.
+// A forward's "update:" outputs (running statistics) replace their
+// parameters after each microbatch, and are averaged over the stage's data
+// group once per step.
 // Preconditions: the schedule was checked (checkSchedule); one thread.
 //
 //===----------------------------------------------------------------------===//

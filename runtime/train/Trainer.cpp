@@ -1229,8 +1229,15 @@ Status TrainingJob::runProgramStep(int64_t step, StepResult &result) {
       return norm.status();
     readbackPhase.end();
     ProfileScope updatePhase("update");
-    if (!last) { // only the running gradient sum moves
-      if (Status s = session_->applyUpdates(abi::isAccumulatorSlot); !s)
+    if (!last) { // the running gradient sum moves, and running statistics
+      // (each micro-step's forward updates them, as each forward does in
+      // PyTorch); trainable parameters and optimizer state wait for the step.
+      const Manifest &m = session_->manifest();
+      auto moves = [&](std::string_view slot) {
+        const Slot *param = m.find(SlotKind::Param, slot);
+        return abi::isAccumulatorSlot(slot) || (param && !param->trainable);
+      };
+      if (Status s = session_->applyUpdates(moves); !s)
         return s;
       continue;
     }

@@ -4,7 +4,7 @@ test/Training/plans-run.test and test/Training/plans-run-any-model.test.
 
   check_plans_run.py TRC_PLAN TRC_RUN DATA WORKDIR MODEL[=ROWS.npz]...
       [--batch B] [--steps N] [--alternatives K] [--tolerance T]
-      [--reference-config JSON]
+      [--plan JSON] [--reference-config JSON]
 
 For each model: trc-plan --json on cpu:4 (global batch B, default 4, of 16
 tokens; a model given with its own ROWS.npz trains on those rows, shaped
@@ -13,7 +13,8 @@ prints, its JSON pasted as --config, trains N steps (default 12) under
 mpirun -np 4 within T (default 1e-4, relative) of the 1-rank run (with
 --reference-config JSON: of that plan on 4 ranks), and so does --config
 auto. Prints each plan with its largest difference; exits 1
-with the reason when a plan is refused or differs.
+with the reason when a plan is refused or differs. --plan JSON is passed
+to trc-plan (keys every plan must have; --config auto is then skipped).
 """
 import argparse
 import json
@@ -36,6 +37,7 @@ def main():
     p.add_argument("--steps", type=int, default=12)
     p.add_argument("--alternatives", type=int, default=3)
     p.add_argument("--tolerance", type=float, default=1e-4)
+    p.add_argument("--plan", default=None, help="trc-plan's --plan: keys the plans must have")
     p.add_argument("--reference-config", default=None,
                    help="the reference: this --config on 4 ranks instead of 1 rank")
     a = p.parse_args()
@@ -57,7 +59,8 @@ def main():
             reference = run(1, f"{name}-1")
         printed = subprocess.run([a.trc_plan, "--model", model, "--dim", dims,
                                   "--cluster", "cpu:4", "--global-batch", str(a.batch),
-                                  "--alternatives", str(a.alternatives), "--json"],
+                                  "--alternatives", str(a.alternatives), "--json"] +
+                                 (["--plan", a.plan] if a.plan else []),
                                  capture_output=True, text=True)
         if printed.returncode:
             fail(f"{name}: trc-plan failed:\n{printed.stderr}")
@@ -72,6 +75,8 @@ def main():
                       f"zero={plan['zero_stage']} recompute={plan['recompute']}")
             compare(f"{name} plan {i} ({layout})", reference,
                     run(4, f"{name}-plan{i}", plan), tolerance=a.tolerance)
+        if a.plan:
+            continue
         compare(f"{name} --config auto", reference,
                 run(4, f"{name}-auto", extra=["--config", "auto"]), tolerance=a.tolerance)
 

@@ -33,12 +33,14 @@ def srun(ranks):
 
 def train(trc_run, model, data, work, ranks, name, steps, config=None, extra=(), launcher=None,
           threads=None, batch=4, seq_len=16):
-    """Trains `steps` steps (global batch `batch` rows of `seq_len` tokens;
-    seq_len None: rows as --data's arrays give them) on `ranks` ranks
+    """Trains `steps` steps (global batch `batch` rows, None: given in
+    `extra`, of `seq_len` tokens; seq_len None: rows as --data's arrays give
+    them) on `ranks` ranks
     started by `launcher` (mpirun by default; 1 rank runs alone), each rank
     on `threads` threads when given (TRC_NUM_THREADS); returns the losses."""
     metrics = os.path.join(work, name + ".jsonl")
-    rows = ["--batch-size", str(batch)] + ([] if seq_len is None else ["--seq-len", str(seq_len)])
+    rows = ([] if batch is None else ["--batch-size", str(batch)]) + \
+        ([] if seq_len is None else ["--seq-len", str(seq_len)])
     command = (launcher or mpirun)(ranks) + [trc_run, model, "--data", data, *rows,
                                "--steps", str(steps), "--metrics", metrics, *extra]
     if config is not None:

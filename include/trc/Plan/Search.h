@@ -72,8 +72,7 @@ SearchResult search(const GptModel &model, const Cluster &cluster, long long glo
 // candidate is priced from them (one compile per recomputation and
 // microbatch size, cached by the source). Tensor parallelism splits
 // attention heads and MLPs the formulas describe, so the space is data x
-// pipeline (at most one stage per piece between layer boundaries; none
-// when the step updates state the pipeline engine does not carry), ZeRO,
+// pipeline (at most one stage per piece between layer boundaries), ZeRO,
 // microbatches, schedule and recomputation. Candidates whose step does not
 // compile are skipped; `repriced` counts those priced.
 SearchResult searchCompiled(CompiledWorkSource &compiled, const Cluster &cluster,

@@ -281,17 +281,6 @@ TEST(PlanSearch, ACompiledOnlyModelIsSearchedOverItsPieces) {
   }
   EXPECT_TRUE(pipelined);
   EXPECT_EQ(r.repriced, r.evaluated); // every candidate priced from the counts
-  // A step that updates state (running statistics) gets no pipeline stages
-  // (runtime/spec/EngineSupport.h).
-  pieces.counted.stateUpdates = 2;
-  r = searchCompiled(pieces, cluster("cpu:8"), 64, Constraints());
-  ASSERT_FALSE(r.ranked.empty());
-  for (const Ranked &x : r.ranked)
-    EXPECT_EQ(x.plan.pipeline, 1) << x.plan.describe();
-  rt::ParallelPlan staged;
-  staged.pipelineDegree = 2;
-  EXPECT_FALSE(rt::engineRuns(staged, rt::ModelTraits{true}).ok());
-  EXPECT_TRUE(rt::engineRuns(staged).ok());
 }
 
 TEST(PlanCostModel, MemoryPerZeroStageAndRecompute) {
