@@ -3,7 +3,8 @@
 // Turns a logits model into a loss model (see Passes.td): @main's first
 // result [d0..dk, C] is flattened to [N, C], a targets argument [d0..dk] of
 // i64 is added, and @main returns trc.cross_entropy (mean, ignore_index)
-// alone. Precondition: a function @main with a body whose first result is
+// instead of its outputs (its parameters' new values, trc.update results
+// such as running statistics, stay). Precondition: a function @main with a body whose first result is
 // the logits.
 //
 //===----------------------------------------------------------------------===//
@@ -78,10 +79,21 @@ struct AppendLoss : trc::impl::AppendLossBase<AppendLoss> {
         loc, RankedTensorType::get({}, element), logits, targets,
         trc::LossReductionAttr::get(b.getContext(), trc::LossReduction::Mean),
         b.getI64IntegerAttr(ignoreIndex), UnitAttr());
-    b.create<func::ReturnOp>(loc, loss);
+    // The loss replaces the model's outputs; new values of its parameters
+    // (BatchNormalization's running statistics) stay results.
+    SmallVector<Value> results{loss};
+    SmallVector<DictionaryAttr> resultAttrs{
+        b.getDictionaryAttr(b.getNamedAttr(trc::abi::kOutputAttr,
+                                           b.getStringAttr(trc::abi::kLossOutput)))};
+    for (unsigned r = 0; r < ret.getNumOperands(); ++r)
+      if (main.getResultAttr(r, trc::abi::kUpdateAttr)) {
+        results.push_back(ret.getOperand(r));
+        resultAttrs.push_back(main.getResultAttrDict(r));
+      }
+    b.create<func::ReturnOp>(loc, results);
     ret.erase();
-    main.setType(b.getFunctionType(main.getArgumentTypes(), loss.getType()));
-    main.setResultAttr(0, trc::abi::kOutputAttr, b.getStringAttr(trc::abi::kLossOutput));
+    main.setType(b.getFunctionType(main.getArgumentTypes(), ValueRange(results).getTypes()));
+    main.setAllResultAttrs(resultAttrs);
   }
 };
 } // namespace

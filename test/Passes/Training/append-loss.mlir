@@ -1,5 +1,6 @@
 // trc-append-loss: a logits model gets torch's cross-entropy (mean, ignore
-// index) against a new targets input, and returns the loss alone.
+// index) against a new targets input, and returns the loss instead of its
+// outputs (parameter updates stay).
 // RUN: trc-opt %s --split-input-file --trc-append-loss="ignore-index=7" -verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @main
@@ -14,6 +15,22 @@ func.func @main(%ids: tensor<2x3xi64> {trc.input = "input_ids"}) -> (tensor<2x3x
   %t = trc.get_parameter @table : tensor<8x5xf32>
   %e = trc.gather %t, %ids axis = 0 : (tensor<8x5xf32>, tensor<2x3xi64>) -> tensor<2x3x5xf32>
   return %e : tensor<2x3x5xf32>
+}
+
+// -----
+
+// A parameter's new value (a running statistic, trc.update) stays a result
+// after the loss; other outputs go.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: -> (tensor<f32> {trc.output = "loss"}, tensor<5xf32> {trc.update = "mean"})
+// CHECK: %[[L:.*]] = trc.cross_entropy
+// CHECK: return %[[L]], %[[NEW:.*]] : tensor<f32>, tensor<5xf32>
+trc.parameter @mean : tensor<5xf32> = dense<0.0> : tensor<5xf32>
+func.func @main(%x: tensor<2x5xf32> {trc.input = "x"}) -> (tensor<2x5xf32> {trc.output = "logits"}, tensor<5xf32> {trc.update = "mean"}, tensor<2x5xf32> {trc.output = "hidden"}) {
+  %m = trc.get_parameter @mean : tensor<5xf32>
+  %s = trc.reduce sum %x dims = [0] : (tensor<2x5xf32>) -> tensor<5xf32>
+  %n = trc.add %m, %s : tensor<5xf32>
+  return %x, %n, %x : tensor<2x5xf32>, tensor<5xf32>, tensor<2x5xf32>
 }
 
 // -----
