@@ -53,7 +53,9 @@ const char kHelpText[] = R"(
 Searches data x tensor x pipeline parallelism, microbatches, ZeRO stage,
 recomputation and pipeline schedule for the fastest plan that fits, priced by
 an analytical cost model (spec sheets, or --device-profile from trc-run
---calibrate).
+--calibrate). An .onnx model is priced from its own compiled training step;
+one without a transformer's shape (a CNN, a ViT) from that alone, without
+tensor parallelism.
 
   --cluster KIND:N   N devices of KIND: a100-40gb, a100-80gb, h100-80gb, h200,
                      cpu (any case; h100 means h100-80gb), 8 GPUs per node;
