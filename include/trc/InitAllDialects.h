@@ -11,12 +11,18 @@
 #define TRC_INITALLDIALECTS_H
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
 
 namespace trc {
 
 /// Adds the trc dialect with its rule models, and every upstream dialect and
 /// extension, to `registry`.
 void registerAllDialects(mlir::DialectRegistry &registry);
+
+/// Registers them with `context` and loads them all (a context that
+/// imports, compiles and prints trc IR: the in-process compiler's, the
+/// planner's).
+void loadAllDialects(mlir::MLIRContext &context);
 
 } // namespace trc
 

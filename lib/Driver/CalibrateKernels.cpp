@@ -147,10 +147,8 @@ plan::KernelSample unfusedTraffic(mlir::func::FuncOp main) {
 // Compiles the probe into a fresh temporary folder (`dir`, removed by the
 // caller) and counts its traffic.
 Status compileProbe(int64_t rows, std::string &dir, plan::KernelSample &traffic) {
-  mlir::DialectRegistry registry;
-  registerAllDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
+  mlir::MLIRContext context;
+  loadAllDialects(context);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(probeIr(rows), &context);
   if (!module)

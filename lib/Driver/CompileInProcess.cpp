@@ -284,10 +284,8 @@ bool compile(const std::string &model,
              const std::map<std::string, std::string> *valueFiles = nullptr,
              std::vector<std::string> *specialized = nullptr, bool evaluation = false) {
   registerAllPasses();
-  mlir::DialectRegistry registry;
-  trc::registerAllDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
+  mlir::MLIRContext context;
+  trc::loadAllDialects(context);
 
   llvm::raw_string_ostream diag(error);
   ImportOptions options;

@@ -44,15 +44,12 @@ struct CompiledModelWork::Impl {
 namespace {
 
 struct Context {
-  mlir::DialectRegistry registry;
   mlir::MLIRContext context;
   std::string diagText;
   llvm::raw_string_ostream diag{diagText};
   std::unique_ptr<mlir::ScopedDiagnosticHandler> handler;
-  Context() : context(registry) {
-    trc::registerAllDialects(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
+  Context() {
+    trc::loadAllDialects(context);
     handler = std::make_unique<mlir::ScopedDiagnosticHandler>(&context, [this](mlir::Diagnostic &d) {
       diag << d << "\n";
       return mlir::success();

@@ -263,10 +263,8 @@ rt::Status describeOnnxModel(const std::string &path, const std::string &dims,
   if (!dims.empty() && !parseDimSpec(dims, options, error))
     return rt::Status::error("--dim: " + error);
 
-  mlir::DialectRegistry registry;
-  trc::registerAllDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
+  mlir::MLIRContext context;
+  trc::loadAllDialects(context);
   std::string diagText;
   llvm::raw_string_ostream diag(diagText);
   // Import errors go to `diag`; MLIR diagnostics (from the passes) too.

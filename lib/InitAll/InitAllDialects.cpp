@@ -1,7 +1,7 @@
 //===- InitAllDialects.cpp - every dialect a trc tool works with ----------===//
 //
-// trc::registerAllDialects (include/trc/InitAllDialects.h): the one place
-// that lists what a context for trc IR needs.
+// trc::registerAllDialects and loadAllDialects (include/trc/InitAllDialects.h):
+// the one place that lists what a context for trc IR needs.
 //
 //===----------------------------------------------------------------------===//
 #include "trc/InitAllDialects.h"
@@ -21,4 +21,11 @@ void trc::registerAllDialects(mlir::DialectRegistry &registry) {
   registerBufferizationModels(registry);
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+}
+
+void trc::loadAllDialects(mlir::MLIRContext &context) {
+  mlir::DialectRegistry registry;
+  trc::registerAllDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
 }
