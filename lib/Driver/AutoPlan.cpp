@@ -1,8 +1,7 @@
 //===- AutoPlan.cpp - `--config auto` and auto_partition (AutoPlan.h) ------===//
 #include "trc/Driver/AutoPlan.h"
 
-#include "trc/Driver/CompiledModelWork.h"
-#include "trc/Driver/OnnxModelSpec.h"
+#include "trc/Driver/OnnxPlanModel.h"
 #include "runtime/support/LaunchEnvironment.h"
 #include "runtime/formats/FileOps.h"
 #include "runtime/formats/Json.h"
@@ -90,39 +89,22 @@ Status resolveAutoPlan(rt::TrainerOptions &options, const std::string &profilePa
   plan::Cluster cluster;
   if (Status s = plan::parseCluster("cpu:" + std::to_string(world), cluster, profilePath); !s)
     return s;
-  plan::OnnxModelDescription description;
   std::string dims = "batch=" + std::to_string(options.batchSize) +
                      ",sequence=" + std::to_string(options.seqLen);
-  if (Status s = plan::describeOnnxModel(model, dims, description); !s)
-    return s.withPrefix(std::string(what) + ": ");
-  // The model's own compiled steps price the leading plans (CompiledModelWork.h).
-  rt::StatusOr<std::unique_ptr<plan::CompiledModelWork>> compiled =
-      plan::CompiledModelWork::open(model, dims);
-  if (!compiled.ok())
-    return Status(compiled.status()).withPrefix(std::string(what) + ": ");
-  // A model without a transformer's shape is priced from its compiled steps alone.
-  if (!description.model)
-    if (Status s = (*compiled)->check(); !s)
-      return s.withPrefix(std::string(what) + ": ");
-  plan::SearchResult result =
-      description.model ? plan::search(*description.model, cluster, options.batchSize,
-                                       constraints, compiled->get())
-                        : plan::searchCompiled(**compiled, cluster, options.batchSize, constraints);
+  rt::StatusOr<plan::OnnxPlanModel> planned = plan::openOnnxPlanModel(model, dims);
+  if (!planned.ok())
+    return Status(planned.status()).withPrefix(std::string(what) + ": ");
+  plan::SearchResult result = planned->search(cluster, options.batchSize, constraints);
   if (result.ranked.empty()) {
-    std::string need = ": no data x tensor x pipeline split of " + std::to_string(world) +
-                       " ranks divides --batch-size " + std::to_string(options.batchSize) +
-                       (description.model ? ", the heads and the layers"
-                                          : " (tensor parallelism needs a transformer: " +
-                                                description.notTransformer + ")") +
-                       (result.refused.empty() ? "" : "; the engines refuse the rest: " + result.refused);
+    std::string need = " (--batch-size " + std::to_string(options.batchSize) + "): " +
+                       plan::noSplitReason(result, planned->description.notTransformer);
     if (result.leastMemory)
       need = ": the least hungry plan (" + result.leastMemory->plan.describe() + ") needs " +
              std::to_string(static_cast<long long>(result.leastMemory->predicted.memoryBytes)) +
              " bytes per rank, a rank has " +
              std::to_string(static_cast<long long>(cluster.deviceMemory())) + " (" +
              (profilePath.empty() ? "the cpu spec sheet" : profilePath) + ")";
-    return Status::error(std::string(what) + ": no plan of " +
-                         (description.model ? description.spec : model) + " fits " +
+    return Status::error(std::string(what) + ": no plan of " + planned->name(model) + " fits " +
                          std::to_string(world) + " CPU rank" + (world == 1 ? "" : "s") + need);
   }
   const plan::Ranked &best = result.ranked.front();

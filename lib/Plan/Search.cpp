@@ -231,6 +231,16 @@ SearchResult search(const GptModel &model, const Cluster &cluster, long long glo
   return out;
 }
 
+std::string noSplitReason(const SearchResult &r, const std::string &notTransformer) {
+  std::string why = notTransformer.empty()
+                        ? "no data x tensor x pipeline split divides the batch, heads and layers"
+                        : "no data x pipeline split divides the batch into rows its step compiles "
+                          "for (tensor parallelism needs a transformer; " + notTransformer + ")";
+  if (!r.refused.empty())
+    why += "; the engines refuse the rest: " + r.refused;
+  return why;
+}
+
 SearchResult searchCompiled(CompiledWorkSource &compiled, const Cluster &cluster,
                             long long globalBatch, const Constraints &k) {
   auto start = std::chrono::steady_clock::now();

@@ -30,8 +30,7 @@
 #include "runtime/support/Parse.h"
 #include "trc/Plan/PlanSpec.h"
 #ifdef TRC_PLAN_WITH_COMPILER
-#include "trc/Driver/CompiledModelWork.h"
-#include "trc/Driver/OnnxModelSpec.h"
+#include "trc/Driver/OnnxPlanModel.h"
 #endif
 
 #include <cmath>
@@ -39,6 +38,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -205,19 +205,21 @@ int main(int argc, char **argv) {
       if (rt::Status s = rt::checkRegularFile(flag, path); !s)
         return fail(s.message());
   GptModel model;
-  std::unique_ptr<CompiledWorkSource> compiled;
   std::string derivedSpec, notTransformer; // an .onnx model's shape, or why it has none
   double countedParams = 0;
   bool onnx = endsWith(modelSpec, ".onnx");
+#ifdef TRC_PLAN_WITH_COMPILER
+  std::optional<OnnxPlanModel> planned;
+#endif
   if (onnx) {
 #ifdef TRC_PLAN_WITH_COMPILER
-    OnnxModelDescription d;
-    if (rt::Status s = describeOnnxModel(modelSpec, dimSpec, d); !s)
-      return fail(s.message());
+    rt::StatusOr<OnnxPlanModel> opened = openOnnxPlanModel(modelSpec, dimSpec);
+    if (!opened.ok())
+      return fail(std::string(opened.status().message()));
+    planned = *std::move(opened);
+    const OnnxModelDescription &d = planned->description;
     countedParams = d.countedParams;
-    rt::StatusOr<std::unique_ptr<CompiledModelWork>> work = CompiledModelWork::open(modelSpec, dimSpec);
-    if (!work.ok())
-      return fail(std::string(work.status().message()));
+    notTransformer = d.notTransformer;
     if (d.model) {
       model = *d.model;
       derivedSpec = d.spec;
@@ -228,13 +230,7 @@ int main(int argc, char **argv) {
                      "%s gives %.0f (%+.1f%%); the plan prices the formula's\n",
                      modelSpec.c_str(), countedParams, derivedSpec.c_str(), formula,
                      100 * (formula - countedParams) / countedParams);
-    } else {
-      // Priced from its compiled steps alone: they must compile.
-      notTransformer = d.notTransformer;
-      if (rt::Status s = (*work)->check(); !s)
-        return fail(s.message());
     }
-    compiled = *std::move(work);
 #else
     return fail("--model '" + modelSpec +
                 "': ONNX models need trc-plan built with the compiler (TRC_ENABLE_COMPILER=ON); "
@@ -263,18 +259,18 @@ int main(int argc, char **argv) {
     if (rt::Status s = parsePlanSpec(planSpec, cluster.devices(), constraints); !s)
       return fail(s.message());
 
-  SearchResult result = shaped ? search(model, cluster, *batch, constraints, compiled.get())
-                               : searchCompiled(*compiled, cluster, *batch, constraints);
+#ifdef TRC_PLAN_WITH_COMPILER
+  SearchResult result =
+      planned ? planned->search(cluster, *batch, constraints) : search(model, cluster, *batch, constraints);
+#else
+  SearchResult result = search(model, cluster, *batch, constraints);
+#endif
   if (result.ranked.empty()) {
     std::string what = havePlan ? "the model fits no plan allowed by --plan" : "the model fits no plan";
     if (!result.leastMemory)
       return fail(what + " on " + std::to_string(cluster.devices()) + " x " + cluster.device.kind +
-                  " with --global-batch " + batchSpec +
-                  (shaped ? ": no data x tensor x pipeline split divides the batch, heads and layers"
-                          : ": no data x pipeline split divides the batch into rows its step "
-                            "compiles for (tensor parallelism needs a transformer; " +
-                                notTransformer + ")") +
-                  (result.refused.empty() ? "" : "; the engines refuse the rest: " + result.refused));
+                  " with --global-batch " + batchSpec + ": " +
+                  noSplitReason(result, notTransformer));
     const Ranked &r = *result.leastMemory;
     return fail(what + ": needs at least " + fmt("%.0f", r.predicted.memoryBytes) +
                 " bytes per device (" + gb(r.predicted.memoryBytes) + " GB, with " +

@@ -78,6 +78,12 @@ SearchResult search(const GptModel &model, const Cluster &cluster, long long glo
 SearchResult searchCompiled(CompiledWorkSource &compiled, const Cluster &cluster,
                             long long globalBatch, const Constraints &constraints);
 
+// When `r` left no candidate at all: "no data x tensor x pipeline split
+// divides the batch, heads and layers", or for a model without a shape
+// (`notTransformer` says why) the data x pipeline splits and rows its step
+// compiles for; with the engines' first refusal.
+std::string noSplitReason(const SearchResult &r, const std::string &notTransformer = "");
+
 } // namespace trc::plan
 
 #endif // TRC_PLAN_SEARCH_H
