@@ -4,14 +4,16 @@
     python3 bench/plan_accuracy.py --profile PROFILE.json [--plans all|NAME,...]
                                    [--model MODEL.onnx] [--steps 8] [--batch 16] [--seq 64]
                                    [--trc-run PATH] [--trc-plan PATH] [--json OUT]
-                                   [--measured ROWS.json]
+                                   [--measured ROWS.json] [--data ROWS.npz]
 
 PROFILE.json is this machine's device profile (trc-run --calibrate at 1, 2
 and 4 ranks; `--calibrate` below makes it first). For each plan of the
 bench GPT-2 (scripts/export_models.py --size bench: 4 layers, hidden 256,
 8 heads, vocabulary 256; global batch 16 x 64, AdamW, fp32), or of
 --model (an .onnx with dynamic axes 'batch' and 'sequence', e.g.
-bench/export_hf_llama.py's Hugging Face Llama of the same size), it
+bench/export_hf_llama.py's Hugging Face Llama of the same size; or with
+--data ROWS.npz a model whose rows are not tokens, e.g. export_hf.py's
+ResNet-18 with its pixels and labels: only 'batch' is sized), it
 
   * trains it with `mpirun -np R trc-run MODEL.onnx --config PLAN` for
     --steps steps and takes the median step time of the steps after the
@@ -142,7 +144,7 @@ def measure_once(args, model, data, ranks, p, work):
     if os.path.exists(metrics):
         os.remove(metrics)
     command = ["mpirun", "--oversubscribe", "-np", str(ranks), args.trc_run, model,
-               "--data", data, "--batch-size", str(args.batch), "--seq-len", str(args.seq),
+               "--data", data, "--batch-size", str(args.batch), *seq_flags(args),
                "--steps", str(args.steps), "--metrics", metrics,
                "--config", json.dumps(config_of(p))]
     done = subprocess.run(command, env=ENV, capture_output=True, text=True)
@@ -153,8 +155,14 @@ def measure_once(args, model, data, ranks, p, work):
     return statistics.median(times[2:]) / 1000.0, times
 
 
+def seq_flags(args):
+    """Token rows take --seq; rows from an .npz come shaped."""
+    return [] if args.data else ["--seq-len", str(args.seq)]
+
+
 def predict(args, model, ranks, p):
-    command = [args.trc_plan, "--model", model, "--dim", f"batch={args.batch},sequence={args.seq}",
+    dims = f"batch={args.batch}" + ("" if args.data else f",sequence={args.seq}")
+    command = [args.trc_plan, "--model", model, "--dim", dims,
                "--cluster", f"cpu:{ranks}", "--device-profile", args.profile,
                "--global-batch", str(args.batch), "--plan", json.dumps(p), "--json"]
     done = subprocess.run(command, capture_output=True, text=True)
@@ -227,6 +235,8 @@ def main():
                         help="calibrate at 1, 2 and 4 ranks into --profile first")
     parser.add_argument("--plans", default="all")
     parser.add_argument("--model", help="an .onnx to measure instead of the bench GPT-2")
+    parser.add_argument("--data", help="rows for --model (.npz, shaped as the model takes them: "
+                        "no sequence length) instead of tinyshakespeare's tokens")
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--tries", type=int, default=3)
     parser.add_argument("--batch", type=int, default=16)
@@ -243,12 +253,13 @@ def main():
     if args.calibrate:
         calibrate(args)
     chosen = PLANS if args.plans == "all" else [p for p in PLANS if p[0] in args.plans.split(",")]
-    data = os.path.join(os.path.dirname(ROOT), "shared", "data", "tinyshakespeare.txt")
+    data = args.data or os.path.join(os.path.dirname(ROOT), "shared", "data", "tinyshakespeare.txt")
     rows = []
     with tempfile.TemporaryDirectory() as work:
         model = args.model or export(work)
         name = args.model or "bench GPT-2 (4 layers, hidden 256, 8 heads, vocab 256)"
-        print(f"{name}, batch {args.batch} x {args.seq}, fp32 AdamW, median of steps "
+        shape = f"{args.batch} rows of {args.data}" if args.data else f"{args.batch} x {args.seq}"
+        print(f"{name}, batch {shape}, fp32 AdamW, median of steps "
               f"3-{args.steps}; profile {args.profile}")
         print(f"{'plan':<20}{'ranks':>6}{'predicted ms':>14}{'measured ms':>13}{'error':>9}"
               f"   predicted shares (compute/bubble/tp/p2p/dp/optimizer)")

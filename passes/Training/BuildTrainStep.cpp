@@ -138,7 +138,9 @@ struct BuildTrainStep : trc::impl::BuildTrainStepBase<BuildTrainStep> {
       }
       trainables.push_back(t);
     }
-    if (trainables.empty()) {
+    // A pipeline stage may hold none (a pooling between a CNN's layers): its
+    // apply program updates nothing and its norm share is 0.
+    if (trainables.empty() && !pipeline) {
       grad.emitError("the model has no trainable parameters (none are float parameters on "
                      "the path to the loss, or all are frozen): nothing to train");
       return signalPassFailure();

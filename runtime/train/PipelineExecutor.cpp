@@ -115,6 +115,14 @@ PipelineExecutor::open(const std::string &dir, Backend &backend, Communicator &p
   return ex;
 }
 
+/// Sets the program's input `name` when it takes one: a stage without
+/// parameters has no accumulators to keep, no update to scale.
+Status PipelineExecutor::setIfTaken(Session &session, const char *name, const HostTensor &value) {
+  if (!session.manifest().find(SlotKind::Input, name))
+    return Status::success();
+  return session.setInput(name, value);
+}
+
 PipelineExecutor::StageSessions *PipelineExecutor::stage(int index) {
   for (StageSessions &s : stages_)
     if (s.stage == index)
@@ -244,13 +252,12 @@ Status PipelineExecutor::runProgram(StageSessions &st, Program program, int micr
     if (Status s = pipeline_.waitAll(receives); !s)
       return s.withPrefix("stage " + std::to_string(st.stage) + ": ");
   }
-  if (session.manifest().find(SlotKind::Input, abi::kLossScale))
-    if (Status s = session.setInput(abi::kLossScale, lossScale_); !s)
-      return s;
+  if (Status s = setIfTaken(session, abi::kLossScale, lossScale_); !s)
+    return s;
   if (program == Program::Weights) {
     if (Status s = setScalar(keepAccum_, st.accumulating ? 1.0f : 0.0f); !s)
       return s;
-    if (Status s = session.setInput(abi::kKeepAccum, keepAccum_); !s)
+    if (Status s = setIfTaken(session, abi::kKeepAccum, keepAccum_); !s)
       return s;
   }
   if (Status s = session.run(); !s)
@@ -512,10 +519,12 @@ StatusOr<PipelineStepResult> PipelineExecutor::runStep(const FeedMicrobatch &fee
   // chunks), summed over the pipeline (data replicas hold equal values).
   double squares[1] = {0};
   for (StageSessions &st : stages_) {
-    if (Status s = st.norm->setInput(abi::kGradScale, gradScale_); !s)
+    if (Status s = setIfTaken(*st.norm, abi::kGradScale, gradScale_); !s)
       return s;
     if (Status s = st.norm->run(); !s)
       return s.withPrefix("stage " + std::to_string(st.stage) + " norm: ");
+    if (!st.norm->manifest().find(SlotKind::Output, abi::kGradSquaresOutput))
+      continue; // a stage without parameters
     StatusOr<HostTensor> share = st.norm->getOutput(abi::kGradSquaresOutput);
     if (!share.ok())
       return share.status();
@@ -531,10 +540,12 @@ StatusOr<PipelineStepResult> PipelineExecutor::runStep(const FeedMicrobatch &fee
                                std::pair{abi::kStepCount, &step_},
                                std::pair{abi::kGradScale, &gradScale_},
                                std::pair{abi::kGradNormSquared, &normSquared_}})
-      if (Status s = apply.setInput(name, *value); !s)
+      if (Status s = setIfTaken(apply, name, *value); !s)
         return s;
     if (Status s = apply.run(); !s)
       return s.withPrefix("stage " + std::to_string(st.stage) + " apply: ");
+    if (!apply.manifest().find(SlotKind::Output, abi::kGradNormOutput))
+      continue; // a stage without parameters
     StatusOr<HostTensor> norm = apply.getOutput(abi::kGradNormOutput);
     if (!norm.ok())
       return norm.status();

@@ -155,6 +155,7 @@ private:
   Status moveStashes(StageSessions &stage, Program program, int microbatch);
   Status sumTiedGradients();
   StageSessions *stage(int index);
+  static Status setIfTaken(Session &session, const char *name, const HostTensor &value);
   void releaseFinishedSends(bool all);
   int tagOf(const std::string &transferId, int microbatch) const;
 

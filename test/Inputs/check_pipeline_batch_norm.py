@@ -12,6 +12,8 @@ read from it:
     leaves the statistics two steps of 4 rows leave (sequential updates);
   * a 2-stage pipeline with 2 microbatches (mpirun -np 2) gives the losses
     and statistics of --grad-accum 2 on one rank (SGD, 2 steps);
+  * so does a 4-stage pipeline whose cut leaves two stages without
+    parameters (4 microbatches against --grad-accum 4);
   * with data parallelism too (2 stages x 2 data ranks), those of 2
     data-parallel ranks with --grad-accum 2 (the stage's statistics
     averaged over its data ranks).
@@ -79,6 +81,14 @@ def main():
                          {"pipeline_parallel_degree": 2, "microbatches": 2}, extra=sgd)
     compare("pipeline 2 stages x 2 microbatches: losses", ref_losses, losses, tolerance=1e-6)
     same_statistics("pipeline 2 stages x 2 microbatches", staged, ref, initial)
+
+    # 4 stages: the cut leaves two of them (pooling) without parameters.
+    ref_losses, ref = run(trc_run, model, rows, work, 1, "accum4", 2,
+                          extra=sgd + ["--grad-accum", "4"])
+    losses, staged = run(trc_run, model, rows, work, 4, "pipeline4", 2,
+                         {"pipeline_parallel_degree": 4, "microbatches": 4}, extra=sgd)
+    compare("pipeline 4 stages x 4 microbatches: losses", ref_losses, losses, tolerance=1e-6)
+    same_statistics("pipeline 4 stages x 4 microbatches", staged, ref, initial)
 
     ref_losses, ref = run(trc_run, model, rows, work, 2, "dp-accum", 2, {"ddp": True},
                           extra=sgd + ["--grad-accum", "2"])
