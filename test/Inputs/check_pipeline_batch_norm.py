@@ -75,29 +75,23 @@ def main():
     # SGD: AdamW's normalization magnifies the last bits of tiny gradients,
     # and the second step's statistics would measure that instead.
     sgd = ["--optimizer", "sgd", "--lr", "0.01"]
-    ref_losses, ref = run(trc_run, model, rows, work, 1, "accum", 2,
-                          extra=sgd + ["--grad-accum", "2"])
-    losses, staged = run(trc_run, model, rows, work, 2, "pipeline", 2,
-                         {"pipeline_parallel_degree": 2, "microbatches": 2}, extra=sgd)
-    compare("pipeline 2 stages x 2 microbatches: losses", ref_losses, losses, tolerance=1e-6)
-    same_statistics("pipeline 2 stages x 2 microbatches", staged, ref, initial)
 
+    def pipeline_against_accumulation(label, ranks, config, ref_ranks, ref_config, accum):
+        name = label.replace(" ", "-")
+        ref_losses, ref = run(trc_run, model, rows, work, ref_ranks, name + "-ref", 2, ref_config,
+                              extra=sgd + ["--grad-accum", str(accum)])
+        losses, staged = run(trc_run, model, rows, work, ranks, name, 2, config, extra=sgd)
+        compare(f"{label}: losses", ref_losses, losses, tolerance=1e-6)
+        same_statistics(label, staged, ref, initial)
+
+    pipeline_against_accumulation("pipeline 2 stages x 2 microbatches", 2,
+                                  {"pipeline_parallel_degree": 2, "microbatches": 2}, 1, None, 2)
     # 4 stages: the cut leaves two of them (pooling) without parameters.
-    ref_losses, ref = run(trc_run, model, rows, work, 1, "accum4", 2,
-                          extra=sgd + ["--grad-accum", "4"])
-    losses, staged = run(trc_run, model, rows, work, 4, "pipeline4", 2,
-                         {"pipeline_parallel_degree": 4, "microbatches": 4}, extra=sgd)
-    compare("pipeline 4 stages x 4 microbatches: losses", ref_losses, losses, tolerance=1e-6)
-    same_statistics("pipeline 4 stages x 4 microbatches", staged, ref, initial)
-
-    ref_losses, ref = run(trc_run, model, rows, work, 2, "dp-accum", 2, {"ddp": True},
-                          extra=sgd + ["--grad-accum", "2"])
-    losses, staged = run(trc_run, model, rows, work, 4, "pipeline-dp", 2,
-                         {"pipeline_parallel_degree": 2, "microbatches": 2, "ddp": True},
-                         extra=sgd)
-    compare("pipeline 2 stages x 2 data ranks: losses", ref_losses, losses, tolerance=1e-6)
-    same_statistics("pipeline 2 stages x 2 data ranks", staged, ref, initial)
-
+    pipeline_against_accumulation("pipeline 4 stages x 4 microbatches", 4,
+                                  {"pipeline_parallel_degree": 4, "microbatches": 4}, 1, None, 4)
+    pipeline_against_accumulation("pipeline 2 stages x 2 data ranks", 4,
+                                  {"pipeline_parallel_degree": 2, "microbatches": 2, "ddp": True},
+                                  2, {"ddp": True}, 2)
 
 if __name__ == "__main__":
     main()
