@@ -245,8 +245,9 @@ Holdings formulaHoldings(const GptModel &m, const Candidate &c, double e) {
 // flight), plus, when recomputing, what the recomputation regenerates for
 // one piece at once (the most, over the rank's pieces, of its stash without
 // recomputation, `unrecomputed`, less its stash with); the fullest rank's
-// figures (parameters and activations each at their rank's most). Model FLOPs are the step's
-// products, every rank's (x tensor degree: counts are per rank).
+// figures (parameters and activations each at their rank's most). Model
+// FLOPs are the step's products, every rank's (x tensor degree: counts are
+// per rank).
 Holdings compiledHoldings(const CompiledWork &w, const CompiledWork *unrecomputed,
                           const Candidate &c, double e) {
   Holdings out;

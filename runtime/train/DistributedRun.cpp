@@ -321,9 +321,8 @@ Status DistributedRun::shareArtifact(bool compiled, std::string &artifactDir,
   int64_t header[2] = {compiled ? 1 : 0, vocabSize};
   if (Status s = world_->broadcast(header, 2, DType::I64, 0); !s)
     return s.withPrefix("sharing the compiled step: ");
-  if (!header[0])
-    return Status::error(isRoot() ? "the model did not compile"
-                                  : "rank 0 could not compile the model (see its error)");
+  if (!header[0]) // rank 0 printed why; one error per job
+    return isRoot() ? Status::error("the model did not compile") : Status::reported();
   vocabSize = header[1];
   std::string dir;
   if (!isRoot()) {
