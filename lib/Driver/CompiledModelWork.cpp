@@ -33,12 +33,16 @@ struct CompiledModelWork::Impl {
   // By what changes the step: tensor degree, sequence parallelism,
   // recomputation, rows.
   using Key = std::tuple<int, bool, int, int>;
-  std::map<Key, std::optional<CompiledWork>> cache;
+  struct Compiled {
+    std::optional<CompiledWork> work;
+    std::string why; // the compiler's diagnostics when it did not compile
+  };
+  std::map<Key, Compiled> cache;
   static Key cacheKey(const Candidate &c) {
     return {c.tensor, c.tensor > 1 && c.sequenceParallel, int(c.recompute), c.microbatchSize};
   }
 
-  std::optional<CompiledWork> compile(const Candidate &c, std::string *why = nullptr) const;
+  Compiled compile(const Candidate &c) const;
 };
 
 namespace {
@@ -59,13 +63,10 @@ struct Context {
 
 } // namespace
 
-std::optional<CompiledWork> CompiledModelWork::Impl::compile(const Candidate &c,
-                                                             std::string *why) const {
+CompiledModelWork::Impl::Compiled CompiledModelWork::Impl::compile(const Candidate &c) const {
   Context ctx;
-  auto failed = [&]() -> std::optional<CompiledWork> {
-    if (why)
-      *why = llvm::StringRef(ctx.diagText).trim().str();
-    return std::nullopt;
+  auto failed = [&]() -> Compiled {
+    return {std::nullopt, llvm::StringRef(ctx.diagText).trim().str()};
   };
   ImportOptions o = options;
   for (auto [name, shape] : inputs) {
@@ -109,7 +110,7 @@ std::optional<CompiledWork> CompiledModelWork::Impl::compile(const Candidate &c,
       parallel::findStageHomes(grad, std::numeric_limits<int64_t>::max());
   if (mlir::failed(homes))
     return failed();
-  return parallel::summarizeStageWork(grad, *homes);
+  return {parallel::summarizeStageWork(grad, *homes), ""};
 }
 
 CompiledModelWork::CompiledModelWork(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -148,7 +149,7 @@ const CompiledWork *CompiledModelWork::work(const Candidate &c) {
   auto it = impl_->cache.find(key);
   if (it == impl_->cache.end())
     it = impl_->cache.emplace(key, impl_->compile(c)).first;
-  return it->second ? &*it->second : nullptr;
+  return it->second.work ? &*it->second.work : nullptr;
 }
 
 namespace {
@@ -167,17 +168,11 @@ Candidate atImportedRows(const std::map<std::string, std::vector<int64_t>> &inpu
 const CompiledWork *CompiledModelWork::probe() { return work(atImportedRows(impl_->inputs)); }
 
 rt::Status CompiledModelWork::check() {
-  Candidate c = atImportedRows(impl_->inputs);
-  Impl::Key key = Impl::cacheKey(c);
-  if (auto it = impl_->cache.find(key); it != impl_->cache.end() && it->second)
+  if (probe())
     return rt::Status::success();
-  std::string why;
-  std::optional<CompiledWork> work = impl_->compile(c, &why);
-  impl_->cache[key] = work;
-  if (!work)
-    return rt::Status::error("--model " + impl_->path + ": its training step does not compile, "
-                             "so the planner cannot price it: " + why);
-  return rt::Status::success();
+  return rt::Status::error("--model " + impl_->path + ": its training step does not compile, "
+                           "so the planner cannot price it: " +
+                           impl_->cache.at(Impl::cacheKey(atImportedRows(impl_->inputs))).why);
 }
 
 int CompiledModelWork::compiled() const { return int(impl_->cache.size()); }

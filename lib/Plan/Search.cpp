@@ -175,7 +175,6 @@ void forEachCandidate(const ModelLimits &model, const Cluster &cluster, long lon
 // Files a priced candidate as fitting or as the least hungry misfit.
 void file(SearchResult &out, std::vector<Ranked> &fitting, const Candidate &c,
           const Prediction &pr) {
-  ++out.evaluated;
   if (pr.fits)
     fitting.push_back({c, pr, 0});
   else if (!out.leastMemory || pr.memoryBytes < out.leastMemory->predicted.memoryBytes)
@@ -197,6 +196,7 @@ SearchResult search(const GptModel &model, const Cluster &cluster, long long glo
   limits.tensorDivides = {model.heads, model.kvHeads, model.ffn};
   limits.layers = model.layers;
   forEachCandidate(limits, cluster, globalBatch, k, out.refused, [&](const Candidate &c) {
+    ++out.evaluated;
     file(out, fitting, c, evaluate(model, cluster, c));
   });
   rank(fitting, k);
@@ -210,12 +210,8 @@ SearchResult search(const GptModel &model, const Cluster &cluster, long long glo
       const Candidate &c = fitting[i].plan;
       bool newLayout = layouts.insert({c.data, c.tensor, c.pipeline, int(c.recompute)}).second;
       if (i < kRepriced || newLayout) {
-        Prediction pr = evaluate(model, cluster, c, compiled);
         ++out.repriced;
-        if (pr.fits)
-          repriced.push_back({c, pr, 0});
-        else if (!out.leastMemory || pr.memoryBytes < out.leastMemory->predicted.memoryBytes)
-          out.leastMemory = Ranked{c, pr, 0};
+        file(out, repriced, c, evaluate(model, cluster, c, compiled));
       } else {
         rest.push_back(fitting[i]);
       }
@@ -251,6 +247,7 @@ SearchResult searchCompiled(CompiledWorkSource &compiled, const Cluster &cluster
     limits.pieces = int64_t(work->stages.size());
     forEachCandidate(limits, cluster, globalBatch, k, out.refused, [&](const Candidate &c) {
       if (std::optional<Prediction> pr = evaluateCompiled(compiled, cluster, c)) {
+        ++out.evaluated;
         ++out.repriced;
         file(out, fitting, c, *pr);
       }
