@@ -57,6 +57,11 @@ bool trainingPipeline(const rt::TrainingBuild &build, TrainingPipelineOptions &o
     tp.sequenceParallel = build.tensorParallel->sequenceParallel;
     o.tensorParallel = tp;
   }
+  if (build.contextDegree > 1) {
+    ShardContextParallelOptions cp;
+    cp.degree = build.contextDegree;
+    o.contextParallel = cp;
+  }
   if (build.pipeline) {
     PipelineStagesOptions pp;
     pp.stages = build.pipeline->stages;

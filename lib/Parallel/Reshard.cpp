@@ -102,6 +102,8 @@ Value alongDim(OpBuilder &b, Location loc, Value v, int64_t d, int64_t blocks, i
 FailureOr<CollectiveGroup> groupOfAxis(StringRef axis) {
   if (axis == kTensorAxis)
     return CollectiveGroup::Tensor;
+  if (axis == kContextAxis)
+    return CollectiveGroup::Context;
   return failure();
 }
 

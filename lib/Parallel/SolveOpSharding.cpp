@@ -135,12 +135,17 @@ struct Solver {
     for (size_t f = 0; f < chosen.size(); ++f)
       if (chosen[f] && rule.kinds[f] == FactorKind::Replicated)
         chosen[f].reset();
-    // One factor per axis: the heaviest.
+    // One factor per axis: the heaviest; between equals, one that leaves
+    // no partial sum (a product keeps its rows rather than splitting its
+    // contraction: context parallelism's scores . values, when the
+    // sequence happens to equal the head size), then the first.
+    auto sum = [&](size_t f) { return rule.kinds[f] == FactorKind::Sum; };
     for (size_t f = 0; f < chosen.size(); ++f)
       for (size_t g = 0; g < chosen.size(); ++g)
         if (f != g && chosen[f] && chosen[g] && chosen[f]->axis == chosen[g]->axis &&
             (chosen[g]->weight < chosen[f]->weight ||
-             (chosen[g]->weight == chosen[f]->weight && g > f)))
+             (chosen[g]->weight == chosen[f]->weight &&
+              (sum(g) != sum(f) ? sum(g) : g > f))))
           chosen[g].reset();
     for (size_t f = 0; f < chosen.size(); ++f)
       if (chosen[f] && !fits(int64_t(f)))

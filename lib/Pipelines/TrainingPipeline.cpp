@@ -51,10 +51,14 @@ void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingPipelineOption
     pm.addPass(createRecompute(*o.recompute));
   if (o.offload)
     pm.addPass(createOffloadActivations(*o.offload));
-  if (o.tensorParallel && o.tensorParallel->degree > 1) {
+  bool tensor = o.tensorParallel && o.tensorParallel->degree > 1;
+  bool context = o.contextParallel && o.contextParallel->degree > 1;
+  if (tensor)
     pm.addPass(createShardTensorParallel(*o.tensorParallel));
+  if (context)
+    pm.addPass(createShardContextParallel(*o.contextParallel));
+  if (tensor || context)
     pm.addPass(createPartition());
-  }
   if (o.stopAtGradients)
     return;
   if (o.dataParallel)
@@ -110,6 +114,9 @@ struct TrainingPipelineCliOptions : public mlir::PassPipelineOptions<TrainingPip
   Option<bool> sequenceParallel{*this, "sequence-parallel",
                                  llvm::cl::desc("with tensor-degree: Megatron's sequence parallelism"),
                                  llvm::cl::init(ShardTensorParallelOptions().sequenceParallel)};
+  Option<int64_t> contextDegree{*this, "context-degree",
+                                llvm::cl::desc("context-parallel ranks (trc-shard-context-parallel)"),
+                                llvm::cl::init(ShardContextParallelOptions().degree)};
   Option<int64_t> pipelineStages{*this, "pipeline-stages",
                                  llvm::cl::desc("pipeline ranks (trc-pipeline-stages); 1: none"),
                                  llvm::cl::init(1)};
@@ -201,6 +208,15 @@ bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptio
     tp.degree = cli.tensorDegree;
     tp.sequenceParallel = cli.sequenceParallel;
     o.tensorParallel = tp;
+  }
+  if (cli.contextDegree < 1) {
+    problem = "context-degree must be at least 1, got " + std::to_string(cli.contextDegree);
+    return false;
+  }
+  if (cli.contextDegree > 1) {
+    ShardContextParallelOptions cp;
+    cp.degree = cli.contextDegree;
+    o.contextParallel = cp;
   }
   if (cli.pipelineStages < 1 || cli.pipelineVirtual < 1) {
     problem = "pipeline-stages and pipeline-virtual must be at least 1";

@@ -193,10 +193,20 @@ struct FunctionPartitioner {
     if (auto constant = dyn_cast<ConstantOp>(op)) {
       if (locals[0] != constant.getType()) {
         auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-        if (!dense || !dense.isSplat())
-          return op->emitError("trc-partition: a split constant must be a splat");
-        Value out = b.create<ConstantOp>(loc, dense.resizeSplat(locals[0]));
-        return SmallVector<Value>{out};
+        if (dense && dense.isSplat()) {
+          Value out = b.create<ConstantOp>(loc, dense.resizeSplat(locals[0]));
+          return SmallVector<Value>{out};
+        }
+        // A table (positions, a causal mask): every rank keeps it whole and
+        // takes its part (a slice by its index on the axis: no traffic).
+        OpBuilder after(op);
+        after.setInsertionPointAfter(op);
+        FailureOr<Value> part =
+            reshard(after, loc, constant.getResult(),
+                    Sharding::whole(constant.getType().getRank()), solved.results[0], grid);
+        if (failed(part))
+          return failure();
+        return SmallVector<Value>{*part};
       }
     }
     if (auto slice = dyn_cast<SliceOp>(op)) {
@@ -249,11 +259,17 @@ struct FunctionPartitioner {
       fullTypes[arg] = full;
       arg.setType(localType(full, s, grid));
       argTypes.push_back(arg.getType());
-      int64_t d = s.dimSplitOver(kTensorAxis);
-      if (d >= 0 && !s.partial() && func.getArgAttr(arg.getArgNumber(), trc::abi::kParamAttr)) {
+      // The runtime hands each rank its part: a parameter's over the
+      // tensor axis, a graph input's (the sequence) over the context axis.
+      StringRef axis = func.getArgAttr(arg.getArgNumber(), trc::abi::kParamAttr) ? StringRef(kTensorAxis)
+                       : func.getArgAttr(arg.getArgNumber(), trc::abi::kInputAttr)
+                           ? StringRef(kContextAxis)
+                           : StringRef();
+      int64_t d = axis.empty() ? -1 : s.dimSplitOver(axis);
+      if (d >= 0 && !s.partial()) {
         Builder b(func.getContext());
         func.setArgAttr(arg.getArgNumber(), kSplitAttr,
-                        b.getDenseI64ArrayAttr({d, s.dims[d].blocks, grid.size(kTensorAxis)}));
+                        b.getDenseI64ArrayAttr({d, s.dims[d].blocks, grid.size(axis)}));
         func.setArgAttr(arg.getArgNumber(), kSplitOfAttr,
                         b.getDenseI64ArrayAttr(full.getShape()));
       }

@@ -89,6 +89,28 @@ def ShardTensorParallel : Pass<"trc-shard-tensor-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["trc::TrcDialect"];
 }
 
+def ShardContextParallel : Pass<"trc-shard-context-parallel", "mlir::ModuleOp"> {
+  let summary = "context parallelism: the token sequences split over the context axis";
+  let description = [{
+    Sets the grid's `context` axis to `degree` and splits @main_grad's
+    sequences over it: the graph inputs of the token ids' [batch, sequence]
+    shape (ids, targets, attention masks) are seeded split on the sequence
+    and trc-propagate-sharding's propagation does the rest. Ops that keep
+    positions apart compute on the rank's positions (position tables and
+    causal masks take the rank's rows); attention gathers its keys and
+    values over the axis (the all-gather form of context parallelism) and
+    reduce-scatters their gradients; the cross-entropy is decomposed into
+    sums so that only scalars are reduced; parameter gradients are summed
+    over the axis. Errors: no token ids (an input indexing an embedding
+    table), no attention, a sequence the degree does not divide (naming the
+    input), a step already sharded (tensor parallelism).
+  }];
+  let options = [
+    Option<"degree", "degree", "int64_t", "1", "context-parallel ranks">,
+  ];
+  let dependentDialects = ["trc::TrcDialect"];
+}
+
 def Partition : Pass<"trc-partition", "mlir::ModuleOp"> {
   let summary = "rewrites sharded functions to per-rank shapes with collectives";
   let description = [{

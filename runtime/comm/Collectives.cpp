@@ -41,6 +41,7 @@ const char *groupName(int64_t group) {
   case trc::abi::kGroupReplica: return "replica";
   case trc::abi::kGroupTensor: return "tensor";
   case trc::abi::kGroupPipeline: return "pipeline";
+  case trc::abi::kGroupContext: return "context";
   }
   return "unknown";
 }
@@ -207,6 +208,10 @@ void setCollectiveGroups(Communicator *world, Communicator *shard, Communicator 
 
 void setPipelineGroup(Communicator *pipeline) {
   registry().groups[trc::abi::kGroupPipeline] = pipeline;
+}
+
+void setContextGroup(Communicator *context) {
+  registry().groups[trc::abi::kGroupContext] = context;
 }
 
 void setCollectiveBackend(Backend *backend) { registry().backend = backend; }

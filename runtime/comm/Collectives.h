@@ -52,6 +52,10 @@ void setCollectiveGroups(Communicator *world, Communicator *shard, Communicator 
 /// pipeline), set apart from the others so their callers stay unchanged.
 void setPipelineGroup(Communicator *pipeline);
 
+/// The context group (the ranks holding the other parts of my rows'
+/// sequences; null: no context parallelism).
+void setContextGroup(Communicator *context);
+
 /// The backend whose buffers the programs pass (their local copies go
 /// through it: device memory on a GPU); null: host memory.
 void setCollectiveBackend(Backend *backend);

@@ -3,10 +3,28 @@
 
 namespace trc::rt {
 
-// Both engines run every plan ParallelPlan parses: the pipeline executor
-// shards within stages (ZeRO 1-3, hybrid), accumulates, scales fp16 losses,
-// offloads its stashes and carries running statistics. A key that one
-// engine cannot run is refused here.
-Status engineRuns(const ParallelPlan &) { return Status::success(); }
+// Both engines run every plan ParallelPlan parses but context parallelism's
+// (the pipeline executor shards within stages (ZeRO 1-3, hybrid),
+// accumulates, scales fp16 losses, offloads its stashes and carries running
+// statistics). A key that one engine cannot run is refused here.
+Status engineRuns(const ParallelPlan &plan) {
+  if (plan.contextDegree == 1)
+    return Status::success();
+  const std::string cp = "'context_parallel_degree': " + std::to_string(plan.contextDegree);
+  if (plan.cpCommType != "all_gather")
+    return Status::error("key 'cp_comm_type': '" + plan.cpCommType +
+                         "' (the ring) is not built yet; 'all_gather' gathers each layer's "
+                         "keys and values");
+  if (plan.tensorDegree > 1)
+    return Status::error("keys " + cp + " and 'tensor_parallel_degree': " +
+                         std::to_string(plan.tensorDegree) +
+                         ": context and tensor parallelism do not combine yet");
+  if (plan.pipelineDegree > 1)
+    return Status::error("keys " + cp + " and 'pipeline_parallel_degree': " +
+                         std::to_string(plan.pipelineDegree) +
+                         ": context parallelism runs in the one-program step, not in pipeline "
+                         "stages yet");
+  return Status::success();
+}
 
 } // namespace trc::rt

@@ -27,7 +27,7 @@ constexpr double kMaxBucketCapMb = 1 << 20;
 const char *const kKnownKeys =
     "ddp, shard_optimizer_state, sharded_data_parallel_degree, "
     "hybrid_shard_degree, zero_stage, bucket_cap_mb, communicator, tensor_parallel_degree, "
-    "sequence_parallel, pipeline_parallel_degree, partitions, microbatches, "
+    "sequence_parallel, context_parallel_degree, cp_comm_type, pipeline_parallel_degree, partitions, microbatches, "
     "active_microbatches, pipeline, pipeline_schedule, virtual_stages, offload_activations, "
     "activation_loading_horizon, recompute, auto_partition, optimize, memory_weight";
 
@@ -52,15 +52,16 @@ struct Given {
   std::optional<double> bucketCapMb;
   std::optional<std::string> communicator;
   // Model parallelism, memory, auto-partition.
-  std::optional<int64_t> tensorDegree, pipelineDegree, partitions, microbatches,
+  std::optional<int64_t> tensorDegree, contextDegree, pipelineDegree, partitions, microbatches,
       activeMicrobatches, virtualStages, loadingHorizon;
   std::optional<bool> sequenceParallel, offloadActivations, autoPartition;
-  std::optional<std::string> pipeline, pipelineSchedule, optimize, recompute;
+  std::optional<std::string> pipeline, pipelineSchedule, optimize, recompute, cpCommType;
   std::optional<double> memoryWeight;
 
   // The degrees as given (1 when absent; `partitions` is SMP's name for the
   // pipeline degree).
   int64_t tensor() const { return tensorDegree.value_or(1); }
+  int64_t context() const { return contextDegree.value_or(1); }
   int64_t pipelineStages() const {
     return pipelineDegree ? *pipelineDegree : partitions.value_or(1);
   }
@@ -103,6 +104,7 @@ Status readString(const std::string &key, const JsonValue &v, std::optional<std:
 bool readModelParallelMember(const std::string &key, const JsonValue &v, Given &g, Status &s) {
   const std::pair<const char *, std::optional<int64_t> *> ints[] = {
       {"tensor_parallel_degree", &g.tensorDegree}, {"pipeline_parallel_degree", &g.pipelineDegree},
+      {"context_parallel_degree", &g.contextDegree},
       {"partitions", &g.partitions}, {"microbatches", &g.microbatches},
       {"active_microbatches", &g.activeMicrobatches}, {"virtual_stages", &g.virtualStages},
       {"activation_loading_horizon", &g.loadingHorizon}};
@@ -124,7 +126,7 @@ bool readModelParallelMember(const std::string &key, const JsonValue &v, Given &
     }
   const std::pair<const char *, std::optional<std::string> *> strings[] = {
       {"pipeline", &g.pipeline}, {"pipeline_schedule", &g.pipelineSchedule},
-      {"optimize", &g.optimize}, {"recompute", &g.recompute}};
+      {"optimize", &g.optimize}, {"recompute", &g.recompute}, {"cp_comm_type", &g.cpCommType}};
   for (auto [name, field] : strings)
     if (key == name) {
       s = readString(key, v, *field);
@@ -193,18 +195,22 @@ Status checkChoice(const char *key, const std::optional<std::string> &value,
                        quoteKey(*value));
 }
 
-// The tensor and pipeline degrees against the world size, and the
+// The tensor, context and pipeline degrees against the world size, and the
 // pipeline keys against each other.
 Status checkModelParallel(const Given &g, int worldSize) {
   if (g.pipelineDegree && g.partitions && *g.pipelineDegree != *g.partitions)
     return contradiction("'pipeline_parallel_degree': " + std::to_string(*g.pipelineDegree),
                          "'partitions': " + std::to_string(*g.partitions),
                          "'partitions' is another name for the pipeline degree");
-  const int64_t tp = g.tensor(), pp = g.pipelineStages();
-  if (tp > worldSize || pp > worldSize || worldSize % (tp * pp) != 0)
-    return Status::error("keys 'tensor_parallel_degree' x 'pipeline_parallel_degree': " +
+  const int64_t tp = g.tensor(), pp = g.pipelineStages(), cp = g.context();
+  if (tp > worldSize || pp > worldSize || cp > worldSize || worldSize % (tp * pp * cp) != 0)
+    return Status::error(std::string("keys 'tensor_parallel_degree' x 'pipeline_parallel_degree'") +
+                         (cp > 1 ? " x 'context_parallel_degree': " : ": ") +
                          std::to_string(tp) + " x " + std::to_string(pp) +
+                         (cp > 1 ? " x " + std::to_string(cp) : "") +
                          " does not divide the world size " + std::to_string(worldSize));
+  if (Status s = checkChoice("cp_comm_type", g.cpCommType, {"all_gather", "p2p"}); !s)
+    return s;
   if (Status s = checkChoice("pipeline", g.pipeline, {"simple", "interleaved"}); !s)
     return s;
   if (Status s = checkChoice("pipeline_schedule", g.pipelineSchedule,
@@ -232,9 +238,10 @@ Status checkModelParallel(const Given &g, int worldSize) {
   return Status::success();
 }
 
-// The ranks left for data parallelism once tensor and pipeline take theirs.
+// The ranks left for data parallelism once tensor, context and pipeline
+// take theirs.
 int dataDegreeOf(const Given &g, int worldSize) {
-  return int(worldSize / (g.tensor() * g.pipelineStages()));
+  return int(worldSize / (g.tensor() * g.context() * g.pipelineStages()));
 }
 
 // Each key's own range, and the degrees against the world size.
@@ -284,6 +291,8 @@ Status checkRanges(const Given &g, int worldSize) {
 // The model-parallel, memory and auto-partition keys as given.
 void resolveModelParallel(const Given &g, ParallelPlan &c) {
   c.tensorDegree = int(g.tensor());
+  c.contextDegree = int(g.context());
+  c.cpCommType = g.cpCommType.value_or(c.cpCommType);
   c.pipelineDegree = int(g.pipelineStages());
   c.sequenceParallel = g.sequenceParallel.value_or(false);
   c.microbatches = int(g.microbatches.value_or(1));
@@ -384,6 +393,8 @@ std::string ParallelPlan::describe() const {
   // data-parallel plan reads as it always has.
   if (tensorDegree > 1)
     s += " tensor=" + std::to_string(tensorDegree) + (sequenceParallel ? " sequence_parallel" : "");
+  if (contextDegree > 1)
+    s += " context=" + std::to_string(contextDegree) + " cp_comm_type=" + cpCommType;
   if (pipelineDegree > 1)
     s += " pipeline=" + std::to_string(pipelineDegree) + " schedule=" + pipelineSchedule +
          " virtual_stages=" + std::to_string(virtualStages);

@@ -47,9 +47,14 @@ struct ParallelPlan {
   double bucketCapMb = 25.0; // gradient all-reduce bucket size in MiB (> 0)
   std::string communicator = "auto"; // auto | mpi | nccl | single
 
-  // Model parallelism: world = data x tensor x pipeline.
+  // Model parallelism: world = pipeline x data x context x tensor.
   int tensorDegree = 1;
   bool sequenceParallel = false;     // needs tensorDegree > 1
+  // Context parallelism: each row's sequence split over this many ranks
+  // (attention gathers its keys and values over them: cp_comm_type
+  // all_gather).
+  int contextDegree = 1;
+  std::string cpCommType = "all_gather";
   int pipelineDegree = 1;
   int microbatches = 1;              // per optimizer step, per data-parallel rank
   int activeMicrobatches = 0;        // in flight at once; 0: the schedule's own
@@ -72,11 +77,13 @@ struct ParallelPlan {
   int worldSize = 1;         // what the configuration was validated against
 
   // Ranks that each hold a whole model replica's share of the batch.
-  int dataDegree() const { return worldSize / (tensorDegree * pipelineDegree); }
+  int dataDegree() const { return worldSize / (tensorDegree * contextDegree * pipelineDegree); }
   // Ranks holding the same shard: dataDegree / shardDegree.
   int replicas() const { return dataDegree() / shardDegree; }
   // Whether anything beyond data parallelism and ZeRO is asked for.
-  bool modelParallel() const { return tensorDegree > 1 || pipelineDegree > 1; }
+  bool modelParallel() const {
+    return tensorDegree > 1 || contextDegree > 1 || pipelineDegree > 1;
+  }
   // One line for logs and checkpoints' config, e.g.
   // "ddp zero=3 shard_degree=2 replicas=2 bucket_cap_mb=25 communicator=auto"
   // (model-parallel settings follow when they differ from the defaults).

@@ -41,11 +41,14 @@ Status writeSlot(Session &session, const Slot &slot, const HostTensor &value) {
 
 } // namespace
 
-/// The tensor group (color d: consecutive blocks of T ranks) and the data
-/// axis (color t); shard groups are consecutive blocks of `shardDegree`
-/// data ranks, replica groups the data ranks at the same position in each
-/// block. Without tensor parallelism the data axis is the world itself and
-/// the tensor group this process alone (no extra NCCL communicators).
+/// The tensor group (consecutive blocks of T ranks), the context group
+/// (the C ranks with my data and tensor indices: rank r has tensor index
+/// r % T, context index r / T % C and data index r / (T x C)) and the data
+/// axis (the ranks with my tensor and context indices); shard groups are
+/// consecutive blocks of `shardDegree` data ranks, replica groups the data
+/// ranks at the same position in each block. Without tensor and context
+/// parallelism the data axis is the world itself and the tensor and
+/// context groups this process alone (no extra NCCL communicators).
 Status DistributedRun::splitGrid(Communicator &fullWorld, const ParallelPlan &plan, Groups &g) {
   auto take = [](StatusOr<std::unique_ptr<Communicator>> made, std::unique_ptr<Communicator> &into,
                  const char *what) {
@@ -69,15 +72,24 @@ Status DistributedRun::splitGrid(Communicator &fullWorld, const ParallelPlan &pl
     g.pipeline = std::make_unique<SingleProcessCommunicator>();
   }
   Communicator &world = *stageWorld;
-  const int r = world.rank(), tp = plan.tensorDegree;
+  const int r = world.rank(), tp = plan.tensorDegree, cp = plan.contextDegree;
   if (tp > 1) {
     if (Status s = take(world.split(r / tp, r), g.tensor, "tensor"); !s)
       return s;
-    if (Status s = take(world.split(r % tp, r), g.ownedData, "data-axis"); !s)
+  } else {
+    g.tensor = std::make_unique<SingleProcessCommunicator>();
+  }
+  if (cp > 1) {
+    if (Status s = take(world.split(r / (tp * cp) * tp + r % tp, r), g.context, "context"); !s)
+      return s;
+  } else {
+    g.context = std::make_unique<SingleProcessCommunicator>();
+  }
+  if (tp * cp > 1) {
+    if (Status s = take(world.split(r % (tp * cp), r), g.ownedData, "data-axis"); !s)
       return s;
     g.data = g.ownedData.get();
   } else {
-    g.tensor = std::make_unique<SingleProcessCommunicator>();
     g.data = &world;
   }
   const int d = g.data->rank(), degree = plan.shardDegree;
@@ -89,6 +101,7 @@ Status DistributedRun::splitGrid(Communicator &fullWorld, const ParallelPlan &pl
 DistributedRun::~DistributedRun() {
   setCollectiveGroups(nullptr, nullptr, nullptr, nullptr);
   setPipelineGroup(nullptr);
+  setContextGroup(nullptr);
 }
 
 Status onceForTheJob(const Status &s) {
@@ -142,6 +155,8 @@ StatusOr<std::unique_ptr<DistributedRun>> DistributedRun::create(const std::stri
   setCollectiveGroups(program.data, program.shard.get(), program.replica.get(),
                       program.tensor.get());
   setPipelineGroup(program.pipeline.get());
+  setContextGroup(program.context.get());
+  run->context_ = run->host_.context.get();
   run->pipeline_ = run->host_.pipeline.get();
   return run;
 }
@@ -164,10 +179,12 @@ Status DistributedRun::broadcastParameters(Session &session) {
     // across the tensor group, everyone unless the param is split (the
     // tensor ranks then hold different parts). After the data-axis step
     // every tensor rank of a group holds what its data-axis root held, so
-    // the tensor step copies one value to all of them.
-    Communicator *groups[2] = {slot.shardDegree ? replica_ : data_,
-                               slot.isSplit() ? nullptr : tensor_};
-    if ((!groups[0] || groups[0]->size() == 1) && (!groups[1] || groups[1]->size() == 1))
+    // the tensor step copies one value to all of them. The ranks of a
+    // context group hold whole parameters alike.
+    Communicator *groups[3] = {slot.shardDegree ? replica_ : data_,
+                               slot.isSplit() ? nullptr : tensor_, context_};
+    if (std::all_of(std::begin(groups), std::end(groups),
+                    [](Communicator *c) { return !c || c->size() == 1; }))
       continue; // nothing to copy (and no host round trip of the weights)
     StatusOr<HostTensor> value = session.getParam(slot.name);
     if (!value.ok())

@@ -5,9 +5,11 @@
 //     mpirun/srun with several ranks, else this process alone; with
 //     `communicator: nccl` the program's collectives run on NCCL and the
 //     host-side exchanges below stay on MPI) and its groups: the ranks are
-//     a grid data x tensor (T = tensor_parallel_degree, inner), world rank
-//     r has tensor index t = r % T and data index d = r / T; the tensor
-//     group is the T ranks with my d, the data axis the ranks with my t,
+//     a grid data x context x tensor (T = tensor_parallel_degree, inner; C =
+//     context_parallel_degree), world rank r has tensor index t = r % T,
+//     context index c = r / T % C and data index d = r / (T x C); the tensor
+//     group is the T ranks with my d and c, the context group the C ranks
+//     with my d and t, the data axis the ranks with my t and c,
 //     split as ParallelPlan says into shard groups (consecutive blocks of
 //     shardDegree data ranks share the shards of one copy) and replica
 //     groups (the data ranks at the same position in each block); all
@@ -70,6 +72,10 @@ public:
   /// holds) and the group's size.
   int tensorIndex() const { return tensor_->rank(); }
   int tensorDegree() const { return tensor_->size(); }
+  /// This rank's index in its context group (the part of each row's
+  /// sequence it feeds: inputs with a manifest `split`) and the group's size.
+  int contextIndex() const { return context_->rank(); }
+  int contextDegree() const { return context_->size(); }
   /// This rank's index on the data axis (which rows of a batch it takes)
   /// and the number of data ranks.
   int dataIndex() const { return data_->rank(); }
@@ -140,7 +146,7 @@ private:
   bool dataParallel_ = false;
   // A world communicator's groups (GridGroups in DistributedRun.cpp).
   struct Groups {
-    std::unique_ptr<rt::Communicator> tensor, ownedData, shard, replica;
+    std::unique_ptr<rt::Communicator> tensor, context, ownedData, shard, replica;
     // Pipeline parallelism: this rank's pipeline (one rank per stage) and
     // its stage's ranks (the data x tensor grid); single-rank without.
     std::unique_ptr<rt::Communicator> pipeline, ownedStage;
@@ -151,7 +157,7 @@ private:
   std::unique_ptr<rt::Communicator> world_;
   Groups host_;
   rt::Communicator *tensor_ = nullptr, *data_ = nullptr, *shard_ = nullptr, *replica_ = nullptr,
-                   *pipeline_ = nullptr;
+                   *pipeline_ = nullptr, *context_ = nullptr;
   // The program's collectives when they run on NCCL (device memory).
   std::unique_ptr<rt::Communicator> deviceWorld_;
   Groups device_;

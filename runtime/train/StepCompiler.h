@@ -90,6 +90,7 @@ struct TrainingBuild {
   std::string tokenInput;        // graph input of the token ids
   std::optional<DataParallelBuild> dataParallel; // none: one process
   std::optional<TensorParallelBuild> tensorParallel; // none: tensor degree 1
+  int contextDegree = 1;         // sequences split over this many ranks (inputs' `split`)
   std::optional<PipelineBuild> pipeline; // none: one stage
   bool initWeights = false;      // weights=init: trainable params from their recipes
   // Which float initializers train (trc/Import/InitializerRoles.h's rule):

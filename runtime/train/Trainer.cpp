@@ -25,6 +25,7 @@
 #include "runtime/support/Profiler.h"
 #include "runtime/support/SplitMix64.h"
 #include "runtime/support/StopSignals.h"
+#include "runtime/support/TensorSplit.h"
 #include "runtime/support/ThreadPool.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/DataLoader.h"
@@ -51,6 +52,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -322,16 +324,35 @@ Status chooseRecompute(const TrainerOptions &o, const ParallelPlan &plan, Traini
 }
 
 /// Every split param and state slot of the step (manifest `split`) must be
-/// split over the plan's tensor degree: a step compiled for another degree
-/// would load the wrong parts.
-Status checkTensorDegree(const Manifest &manifest, int degree, const std::string &step) {
-  for (const Slot &slot : manifest.slots)
-    if (slot.isSplit() && slot.split.degree != degree)
-      return Status::error("--config: key 'tensor_parallel_degree': " + std::to_string(degree) +
-                           ", but the training step " + step + " was compiled for tensor degree " +
-                           std::to_string(slot.split.degree) + " (" + slotKindName(slot.kind) +
-                           " '" + percentEncode(slot.name) + "' is split over " +
-                           std::to_string(slot.split.degree) + " ranks)");
+/// split over the plan's tensor degree, every split input (a sequence) over
+/// its context degree: a step compiled for other degrees would load the
+/// wrong parts.
+Status checkSplitDegrees(const Manifest &manifest, int tensorDegree, int contextDegree,
+                         const std::string &step) {
+  auto compiledFor = [&](const char *key, int degree, const char *axis, int compiled,
+                         const std::string &why) {
+    return Status::error(std::string("--config: key '") + key + "': " + std::to_string(degree) +
+                         ", but the training step " + step + " was compiled for " + axis +
+                         " degree " + std::to_string(compiled) + why);
+  };
+  const Slot *splitInput = nullptr;
+  for (const Slot &slot : manifest.slots) {
+    if (!slot.isSplit())
+      continue;
+    bool input = slot.kind == SlotKind::Input;
+    int degree = input ? contextDegree : tensorDegree;
+    if (input)
+      splitInput = &slot;
+    if (slot.split.degree != degree)
+      return compiledFor(input ? "context_parallel_degree" : "tensor_parallel_degree", degree,
+                         input ? "context" : "tensor", int(slot.split.degree),
+                         " (" + std::string(slotKindName(slot.kind)) + " '" +
+                             percentEncode(slot.name) + "' is split over " +
+                             std::to_string(slot.split.degree) + " ranks)");
+  }
+  if (contextDegree > 1 && !splitInput)
+    return compiledFor("context_parallel_degree", contextDegree, "context", 1,
+                       " (no input is split)");
   return Status::success();
 }
 
@@ -505,6 +526,9 @@ private:
     std::string input;
     const NamedTensor *array = nullptr;
     HostTensor batch, micro;
+    // A sequence split over the context group (the step's manifest `split`
+    // of the input): `micro` holds this rank's part of each row.
+    std::optional<TensorSplit> context;
   };
 
   Status openData(int64_t vocab);
@@ -852,7 +876,8 @@ Status TrainingJob::prepareShared(int64_t vocab) {
   if (!artifact.ok())
     return artifact.status();
   artifact_ = *std::move(artifact);
-  if (Status s = checkTensorDegree(artifact_->manifest(), dist_.tensorDegree(),
+  if (Status s = checkSplitDegrees(artifact_->manifest(), dist_.tensorDegree(),
+                                   dist_.contextDegree(),
                                    fromArtifact_ ? "in " + o_.model : "compiled from " + o_.model);
       !s)
     return s;
@@ -1123,10 +1148,16 @@ Status TrainingJob::allocateStepBuffers() {
     if (Status s = buffer.batch.allocate(feed.dtype, shape); !s)
       return s;
     shape[0] = microRows_;
+    if (feed.input == run_.inputsName) // the token ids: a row's elements are its tokens
+      tokensPerRow_ = std::accumulate(shape.begin() + 1, shape.end(), int64_t(1),
+                                      std::multiplies<int64_t>());
+    const Slot *slot = session_ ? session_->manifest().find(SlotKind::Input, feed.input) : nullptr;
+    if (slot && slot->isSplit()) {
+      buffer.context = slot->split;
+      shape[size_t(slot->split.dim)] /= slot->split.degree;
+    }
     if (Status s = buffer.micro.allocate(feed.dtype, shape); !s)
       return s;
-    if (feed.input == run_.inputsName) // the token ids: a row's elements are its tokens
-      tokensPerRow_ = buffer.micro.numElements() / microRows_;
     feeds_.push_back(std::move(buffer));
   }
   for (HostTensor *scalar : {&lr_, &stepCount_, &keepAccum_, &gradScale_, &lossScale_})
@@ -1138,10 +1169,18 @@ Status TrainingJob::allocateStepBuffers() {
 /// Copies this data rank's micro-step (or microbatch) `micro` rows of
 /// `feed`'s global batch into its `micro` buffer.
 void TrainingJob::takeRows(FeedBuffer &feed, int64_t micro) {
-  size_t rowBytes = feed.micro.byteSize() / size_t(microRows_);
+  size_t rowBytes = feed.batch.byteSize() / size_t(o_.batchSize);
   size_t first = size_t(dist_.dataIndex() * rankRows_ + micro * microRows_) * rowBytes;
-  std::memcpy(feed.micro.data(), static_cast<const char *>(feed.batch.data()) + first,
-              feed.micro.byteSize());
+  const char *rows = static_cast<const char *>(feed.batch.data()) + first;
+  if (!feed.context) {
+    std::memcpy(feed.micro.data(), rows, feed.micro.byteSize());
+    return;
+  }
+  // Context parallelism: this rank's part of each row's sequence.
+  std::vector<int64_t> shape = feed.batch.shape;
+  shape[0] = microRows_;
+  takeSplitPart(rows, feed.micro.data(), shape, dtypeSize(feed.batch.dtype), *feed.context,
+                dist_.contextIndex());
 }
 
 /// One optimizer step: the global batch read, the engine's step, its rates.
@@ -1724,8 +1763,9 @@ Status configurePlan(const TrainerOptions &options, RunSettings &run, Distribute
     return Status::error(
         "--batch-size " + std::to_string(options.batchSize) +
         " is the global batch: it must be a multiple of the " +
-        (dist.tensorDegree() > 1 ? "data-parallel degree (world size over tensor degree, "
-                                 : "world size (") +
+        (dist.tensorDegree() * dist.contextDegree() > 1
+             ? "data-parallel degree (world size over tensor and context degrees, "
+             : "world size (") +
         std::to_string(dataRanks) + ") times --grad-accum (" + std::to_string(accumulation) +
         ")");
   if (plan.pipelineDegree > 1) {
@@ -1758,6 +1798,7 @@ Status configurePlan(const TrainerOptions &options, RunSettings &run, Distribute
   run.build.horizon = plan.activationLoadingHorizon;
   if (plan.tensorDegree > 1)
     run.build.tensorParallel = TensorParallelBuild{plan.tensorDegree, plan.sequenceParallel};
+  run.build.contextDegree = plan.contextDegree;
   return Status::success();
 }
 

@@ -105,6 +105,9 @@ std::string describeParallelBuild(const TrainingBuild &build) {
   if (build.tensorParallel)
     record += (record.empty() ? "" : " ") + std::string("tensor-parallel: ") +
               describeTensorParallel(*build.tensorParallel);
+  if (build.contextDegree > 1)
+    record += (record.empty() ? "" : " ") + std::string("context-parallel: degree=") +
+              std::to_string(build.contextDegree);
   if (build.offload)
     record += (record.empty() ? "" : " ") + std::string("offload: horizon=") +
               std::to_string(build.horizon);

@@ -52,7 +52,8 @@ inline constexpr const char kGridAttr[] = "trc.grid";
 // Argument (#trc.sharding) or op (array of #trc.sharding, one per result).
 inline constexpr const char kShardingAttr[] = "trc.sharding";
 // Argument (dense i64 array): a partitioned parameter's [dim, blocks, degree]
-// and the logical tensor's shape (the artifact's `split` records).
+// over the tensor axis, or a graph input's over the context axis (its
+// sequence), and the logical tensor's shape (the artifact's `split` records).
 inline constexpr const char kSplitAttr[] = "trc.split";
 inline constexpr const char kSplitOfAttr[] = "trc.split_of";
 

@@ -18,11 +18,14 @@ namespace trc::abi {
 // T = 1): world is all of it, shard and replica split it as ZeRO does.
 // Tensor is the T ranks with my data index. Pipeline is the ranks holding
 // the stages of one model replica (pipeline parallelism: the gradient norm
-// sums over it).
+// sums over it). Context is the ranks that share my rows and hold other
+// parts of their sequence (context parallelism: world = pp x dp x cp x tp,
+// tensor innermost, then context).
 enum CollectiveGroupCode : int64_t {
-  kGroupWorld = 0, kGroupShard = 1, kGroupReplica = 2, kGroupTensor = 3, kGroupPipeline = 4
+  kGroupWorld = 0, kGroupShard = 1, kGroupReplica = 2, kGroupTensor = 3, kGroupPipeline = 4,
+  kGroupContext = 5
 };
-constexpr int64_t kNumGroups = 5;
+constexpr int64_t kNumGroups = 6;
 enum CollectiveReductionCode : int64_t {
   kReduceSum = 0, kReduceAvg = 1, kReduceMax = 2, kReduceMin = 3
 };

@@ -33,6 +33,9 @@ using abi::kShardingAttr;
 using abi::kSplitAttr;
 using abi::kSplitOfAttr;
 constexpr llvm::StringLiteral kTensorAxis = "tensor";
+/// Context parallelism's axis: the sequence split over the ranks that share
+/// their rows (trc-shard-context-parallel).
+constexpr llvm::StringLiteral kContextAxis = "context";
 
 /// A trc value's type (trc ops take and give ranked tensors).
 inline mlir::RankedTensorType tensorType(mlir::Value v) {

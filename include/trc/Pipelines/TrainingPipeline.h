@@ -46,6 +46,9 @@ struct TrainingPipelineOptions {
   /// Megatron tensor parallelism (trc-shard-tensor-parallel, trc-partition)
   /// over the tensor axis, before data parallelism over the data axis.
   std::optional<ShardTensorParallelOptions> tensorParallel;
+  /// Context parallelism (trc-shard-context-parallel, trc-partition): the
+  /// sequences split over the context axis.
+  std::optional<ShardContextParallelOptions> contextParallel;
   /// Pipeline stages (trc-pipeline-stages before autodiff, trc-pipeline-split
   /// after it): per-stage forward, backward and update functions.
   std::optional<PipelineStagesOptions> pipeline;

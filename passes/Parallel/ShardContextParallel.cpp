@@ -1,0 +1,183 @@
+//===- ShardContextParallel.cpp - trc-shard-context-parallel ---------------===//
+//
+// Context parallelism (see Passes.td): the token sequences are split over
+// the grid's `context` axis. The seeds are the graph inputs of the token
+// ids' [batch, sequence] shape (ids, targets, masks), split on the
+// sequence; propagation carries the split through every op that keeps
+// positions apart (embeddings, norms, projections, the MLP) and stops at
+// the ops that mix them: attention's keys and values are gathered whole
+// (its rule keeps the key positions whole; the scores' product keeps the
+// query positions, the first operand's), and the gradients of keys and
+// values are reduce-scattered back. The loss is decomposed into sums, so
+// its rows stay split and only scalars are reduced; the parameters'
+// gradients are partial sums over the axis, summed where they are returned.
+// Preconditions: @main_grad (after autodiff), static shapes, no other
+// sharding yet (tensor parallelism does not combine with it yet).
+//
+//===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
+#include "trc/Passes.h"
+#include "trc/Parallel/Sharding.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace trc {
+#define GEN_PASS_DEF_SHARDCONTEXTPARALLEL
+#include "Passes.h.inc"
+} // namespace trc
+
+using namespace mlir;
+using namespace trc;
+using namespace trc::parallel;
+
+namespace {
+
+/// The ops the value depends on (the forward part of @main_grad).
+llvm::SetVector<Operation *> ancestors(Value v) {
+  llvm::SetVector<Operation *> seen;
+  SmallVector<Value> work{v};
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !seen.insert(def))
+      continue;
+    work.append(def->operand_begin(), def->operand_end());
+  }
+  return seen;
+}
+
+/// The function argument `v` is, through layout ops; null if none.
+BlockArgument argumentBehind(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<TransposeOp, ConvertOp, ReshapeOp>(def))
+      return {};
+    v = def->getOperand(0);
+  }
+  return dyn_cast<BlockArgument>(v);
+}
+
+/// The token ids: a graph input that indexes a parameter table (the token
+/// embedding), [batch, sequence, ...].
+BlockArgument tokenIds(func::FuncOp func, const llvm::SetVector<Operation *> &forward) {
+  for (Operation *op : forward) {
+    auto gather = dyn_cast<GatherOp>(op);
+    if (!gather)
+      continue;
+    BlockArgument table = argumentBehind(gather.getOperand());
+    BlockArgument ids = argumentBehind(gather.getIndices());
+    if (table && ids && func.getArgAttr(table.getArgNumber(), trc::abi::kParamAttr) &&
+        func.getArgAttr(ids.getArgNumber(), trc::abi::kInputAttr) &&
+        tensorType(ids).getRank() >= 2)
+      return ids;
+  }
+  return {};
+}
+
+/// Attention in the forward: fused, or a softmax over the last dim of
+/// rank-4+ scores.
+bool hasAttention(const llvm::SetVector<Operation *> &forward) {
+  return llvm::any_of(forward, [](Operation *op) {
+    if (isa<AttentionOp>(op))
+      return true;
+    auto softmax = dyn_cast<SoftmaxOp>(op);
+    if (!softmax)
+      return false;
+    int64_t rank = tensorType(softmax.getOperand()).getRank();
+    return rank >= 4 && axisFromFront(softmax.getAxis(), rank) == rank - 1;
+  });
+}
+
+struct ShardContextParallel : trc::impl::ShardContextParallelBase<ShardContextParallel> {
+  using ShardContextParallelBase::ShardContextParallelBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (degree < 1) {
+      module.emitError("trc-shard-context-parallel: degree must be at least 1, got ")
+          << static_cast<long long>(degree);
+      return signalPassFailure();
+    }
+    auto func = module.lookupSymbol<func::FuncOp>("main_grad");
+    if (!func || func.isExternal()) {
+      module.emitError("trc-shard-context-parallel needs @main_grad (run it after trc-autodiff)");
+      return signalPassFailure();
+    }
+    Grid grid = Grid::read(module);
+    llvm::erase_if(grid.axes, [](auto &a) { return a.first == kContextAxis; });
+    grid.axes.push_back({std::string(kContextAxis), degree});
+    grid.write(module);
+    if (degree == 1)
+      return;
+    if (hasShardings(func)) {
+      func.emitError("trc-shard-context-parallel: @main_grad is already sharded (context "
+                     "parallelism does not combine with tensor parallelism yet)");
+      return signalPassFailure();
+    }
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    if (ret.getNumOperands() == 0) {
+      func.emitError("trc-shard-context-parallel: @main_grad returns nothing");
+      return signalPassFailure();
+    }
+    llvm::SetVector<Operation *> forward = ancestors(ret.getOperand(0));
+    BlockArgument ids = tokenIds(func, forward);
+    if (!ids) {
+      func.emitError("trc-shard-context-parallel: no token ids (a graph input that indexes an "
+                     "embedding table): context parallelism splits token sequences");
+      return signalPassFailure();
+    }
+    if (!hasAttention(forward)) {
+      func.emitError("trc-shard-context-parallel: the model has no attention: context "
+                     "parallelism splits attention's sequence (use data parallelism)");
+      return signalPassFailure();
+    }
+    auto idsType = tensorType(ids);
+    auto inputName = [&](BlockArgument arg) {
+      auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), trc::abi::kInputAttr);
+      return name ? name.getValue().str() : "#" + std::to_string(arg.getArgNumber());
+    };
+    int64_t sequence = idsType.getDimSize(1);
+    if (sequence % degree) {
+      func.emitError("trc-shard-context-parallel: input '")
+          << inputName(ids) << "': sequence length " << sequence
+          << " is not divisible by context degree " << static_cast<long long>(degree);
+      return signalPassFailure();
+    }
+    // Parameters are replicated over the axis (a causal-mask buffer that a
+    // slice reads is sliced on each rank, not handed out in parts).
+    for (BlockArgument arg : func.getArguments())
+      if (func.getArgAttr(arg.getArgNumber(), trc::abi::kParamAttr))
+        writeSharding(arg, Sharding::whole(tensorType(arg).getRank()));
+    // Every graph input laid out like the ids (targets, attention masks).
+    for (BlockArgument arg : func.getArguments()) {
+      if (!func.getArgAttr(arg.getArgNumber(), trc::abi::kInputAttr))
+        continue;
+      auto type = tensorType(arg);
+      if (type.getRank() < 2 || type.getDimSize(0) != idsType.getDimSize(0) ||
+          type.getDimSize(1) != sequence)
+        continue;
+      Sharding s = Sharding::whole(type.getRank());
+      s.dims[1] = DimSplit{std::string(kContextAxis), 1};
+      writeSharding(arg, s);
+    }
+    // A mean loss is not a sum of per-rank means: its sums are split instead.
+    SmallVector<Operation *> losses;
+    for (Operation *op : forward)
+      if (isa<CrossEntropyOp>(op))
+        losses.push_back(op);
+    if (!losses.empty()) {
+      RewritePatternSet patterns(&getContext());
+      populateDecomposeCompositePatterns(patterns);
+      GreedyRewriteConfig config;
+      config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+      if (failed(applyOpPatternsGreedily(losses, std::move(patterns), config))) {
+        func.emitError("trc-shard-context-parallel: decomposing the loss failed");
+        return signalPassFailure();
+      }
+    }
+    if (failed(propagateShardings(func, grid)))
+      return signalPassFailure();
+    groupPartialSums(func);
+  }
+};
+
+} // namespace
