@@ -431,6 +431,8 @@ def main():
                         help="weights: PyTorch's default initialization (the test models') "
                              "or GPT-2's N(0, 0.02) (a sensible starting loss)")
     parser.add_argument("--vocab", type=int, help="vocabulary size (overrides --size's)")
+    parser.add_argument("--context", type=int,
+                        help="positions the model holds (overrides --size's; long-sequence runs)")
     parser.add_argument("--batch", type=int, default=2, help="example batch (static exports)")
     parser.add_argument("--seq", type=int, default=16, help="example sequence (static exports)")
     parser.add_argument("--static-only", action="store_true",
@@ -439,6 +441,8 @@ def main():
     configure(args.size)
     if args.vocab:
         globals()["VOCAB"] = args.vocab
+    if args.context:
+        globals()["CONTEXT"] = args.context
     EXAMPLE_SHAPE[:] = [args.batch, args.seq]
     os.makedirs(args.out, exist_ok=True)
     import warnings

@@ -267,6 +267,9 @@ Status checkRanges(const Given &g, int worldSize) {
                                       std::to_string(dataDegree) + " (world size " + w +
                                       " over 'tensor_parallel_degree' " +
                                       std::to_string(g.tensor()) +
+                                      (g.context() > 1 ? " x 'context_parallel_degree' " +
+                                                             std::to_string(g.context())
+                                                       : "") +
                                       " x 'pipeline_parallel_degree' " +
                                       std::to_string(g.pipelineStages()) + ")"));
   }

@@ -115,7 +115,8 @@ const std::vector<RunFlag> kFlags = {
     {"--config", "JSON|FILE.json|auto", A::Value, M::Training, kOnce, kSelects,
      "the parallel plan (launch with mpirun or srun): ddp, zero_stage, shard_optimizer_state, "
      "sharded_data_parallel_degree, hybrid_shard_degree, bucket_cap_mb, communicator, "
-     "tensor_parallel_degree, sequence_parallel, pipeline_parallel_degree, microbatches, "
+     "tensor_parallel_degree, sequence_parallel, context_parallel_degree, cp_comm_type, "
+     "pipeline_parallel_degree, microbatches, "
      "pipeline_schedule, recompute, offload_activations, activation_loading_horizon; auto: the "
      "planner's choice (see README \"Planning\")"},
     {"--device-profile", "PROFILE.json", A::Value, M::Training, kOnce, kSelects,

@@ -6,6 +6,7 @@
 // and describe().
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/spec/EngineSupport.h"
 #include "runtime/spec/ParallelPlan.h"
 
 #include <gmock/gmock.h>
@@ -228,7 +229,8 @@ TEST_F(ParallelPlanTest, UnknownKeys) {
   EXPECT_EQ(error(R"({"ddp": true, "foo": 1})", 2),
             "--config: unknown key 'foo' (known: ddp, shard_optimizer_state, "
             "sharded_data_parallel_degree, hybrid_shard_degree, zero_stage, bucket_cap_mb, "
-            "communicator, tensor_parallel_degree, sequence_parallel, pipeline_parallel_degree, "
+            "communicator, tensor_parallel_degree, sequence_parallel, context_parallel_degree, "
+            "cp_comm_type, pipeline_parallel_degree, "
             "partitions, microbatches, active_microbatches, pipeline, pipeline_schedule, "
             "virtual_stages, offload_activations, activation_loading_horizon, recompute, "
             "auto_partition, "
@@ -328,6 +330,46 @@ TEST_F(ParallelPlanTest, TensorParallelGrid) {
               HasSubstr("keys 'tensor_parallel_degree' x 'pipeline_parallel_degree': 3 x 1 does not "
                         "divide the world size 4"));
   EXPECT_THAT(error(R"({"tensor_parallel_degree": 8})", 4), HasSubstr("8 x 1 does not divide"));
+}
+
+// Context parallelism: world = data x context (x tensor), ZeRO over the
+// data axis; the degree must divide the world with the others.
+TEST_F(ParallelPlanTest, ContextParallelGrid) {
+  ParallelPlan c = ok(R"({"context_parallel_degree": 2, "zero_stage": 1})", 4);
+  EXPECT_EQ(c.contextDegree, 2);
+  EXPECT_EQ(c.cpCommType, "all_gather");
+  EXPECT_EQ(c.dataDegree(), 2);
+  EXPECT_EQ(c.shardDegree, 2); // the data axis, not the world
+  EXPECT_TRUE(c.modelParallel());
+  EXPECT_EQ(c.describe(), "ddp zero=1 shard_degree=2 replicas=1 bucket_cap_mb=25 "
+                          "communicator=auto context=2 cp_comm_type=all_gather");
+  EXPECT_EQ(ok(R"({"context_parallel_degree": 4})", 4).dataDegree(), 1);
+  EXPECT_THAT(error(R"({"context_parallel_degree": 3})", 4),
+              HasSubstr("keys 'tensor_parallel_degree' x 'pipeline_parallel_degree' x "
+                        "'context_parallel_degree': 1 x 1 x 3 does not divide the world size 4"));
+  EXPECT_THAT(error(R"({"context_parallel_degree": 2, "tensor_parallel_degree": 2})", 2),
+              HasSubstr("2 x 1 x 2 does not divide the world size 2"));
+  EXPECT_THAT(error(R"({"context_parallel_degree": 0})", 4),
+              HasSubstr("key 'context_parallel_degree': expected an integer >= 1, got 0"));
+  EXPECT_THAT(error(R"({"cp_comm_type": "ring"})", 4),
+              HasSubstr("key 'cp_comm_type': expected one of all_gather, p2p, got 'ring'"));
+  EXPECT_THAT(error(R"({"context_parallel_degree": 2, "sharded_data_parallel_degree": 4})", 4),
+              HasSubstr("does not divide the data-parallel degree 2 (world size 4 over "
+                        "'tensor_parallel_degree' 1 x 'context_parallel_degree' 2 x "
+                        "'pipeline_parallel_degree' 1)"));
+  // What the engines do not run yet is refused by key (EngineSupport.h).
+  EXPECT_TRUE(engineRuns(c).ok());
+  EXPECT_THAT(engineRuns(ok(R"({"context_parallel_degree": 2, "cp_comm_type": "p2p"})", 2))
+                  .message(),
+              HasSubstr("key 'cp_comm_type': 'p2p' (the ring) is not built yet"));
+  EXPECT_THAT(
+      engineRuns(ok(R"({"context_parallel_degree": 2, "tensor_parallel_degree": 2})", 4))
+          .message(),
+      HasSubstr("context and tensor parallelism do not combine yet"));
+  EXPECT_THAT(
+      engineRuns(ok(R"({"context_parallel_degree": 2, "pipeline_parallel_degree": 2})", 4))
+          .message(),
+      HasSubstr("keys 'context_parallel_degree': 2 and 'pipeline_parallel_degree': 2"));
 }
 
 TEST_F(ParallelPlanTest, TypeErrors) {
