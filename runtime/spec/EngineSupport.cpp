@@ -3,10 +3,11 @@
 
 namespace trc::rt {
 
-// Both engines run every plan ParallelPlan parses but context parallelism's
-// (the pipeline executor shards within stages (ZeRO 1-3, hybrid),
-// accumulates, scales fp16 losses, offloads its stashes and carries running
-// statistics). A key that one engine cannot run is refused here.
+// Both engines run every plan ParallelPlan parses (the pipeline executor
+// shards within stages (ZeRO 1-3, hybrid), accumulates, scales fp16 losses,
+// offloads its stashes, carries running statistics and runs context-parallel
+// stages) but the parts of context parallelism not built yet. A key that one
+// engine cannot run is refused here.
 Status engineRuns(const ParallelPlan &plan) {
   if (plan.contextDegree == 1)
     return Status::success();
@@ -19,11 +20,6 @@ Status engineRuns(const ParallelPlan &plan) {
     return Status::error("keys " + cp + " and 'tensor_parallel_degree': " +
                          std::to_string(plan.tensorDegree) +
                          ": context and tensor parallelism do not combine yet");
-  if (plan.pipelineDegree > 1)
-    return Status::error("keys " + cp + " and 'pipeline_parallel_degree': " +
-                         std::to_string(plan.pipelineDegree) +
-                         ": context parallelism runs in the one-program step, not in pipeline "
-                         "stages yet");
   return Status::success();
 }
 

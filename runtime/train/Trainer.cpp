@@ -525,10 +525,10 @@ private:
   struct FeedBuffer {
     std::string input;
     const NamedTensor *array = nullptr;
+    // `micro`: this rank's rows of a micro-step; with context parallelism
+    // (the step's input slot split over the context group) `micro` holds
+    // this rank's part of each row's sequence.
     HostTensor batch, micro;
-    // A sequence split over the context group (the step's manifest `split`
-    // of the input): `micro` holds this rank's part of each row.
-    std::optional<TensorSplit> context;
   };
 
   Status openData(int64_t vocab);
@@ -542,7 +542,7 @@ private:
   /// --predictions rank 0 writes the rows' outputs.
   StatusOr<std::optional<EvalResult>> evaluate(int64_t step);
   Status allocateStepBuffers();
-  void takeRows(FeedBuffer &feed, int64_t micro);
+  Status takeRows(FeedBuffer &feed, int64_t micro, const Slot *slot);
   Status zeroState();
   Status resume();
   StatusOr<StepResult> runStep(int64_t step);
@@ -1005,7 +1005,9 @@ Status TrainingJob::runPipelineStep(int64_t step, StepResult &out) {
     for (FeedBuffer &f : feeds_) {
       if (!session.manifest().find(SlotKind::Input, f.input))
         continue;
-      takeRows(f, microbatch);
+      if (Status s = takeRows(f, microbatch, session.manifest().find(SlotKind::Input, f.input));
+          !s)
+        return s;
       if (Status s = session.setInput(f.input, f.micro); !s)
         return s.withPrefix("--data " + o_.data + ": step " + std::to_string(step + 1) + ": ");
     }
@@ -1151,11 +1153,6 @@ Status TrainingJob::allocateStepBuffers() {
     if (feed.input == run_.inputsName) // the token ids: a row's elements are its tokens
       tokensPerRow_ = std::accumulate(shape.begin() + 1, shape.end(), int64_t(1),
                                       std::multiplies<int64_t>());
-    const Slot *slot = session_ ? session_->manifest().find(SlotKind::Input, feed.input) : nullptr;
-    if (slot && slot->isSplit()) {
-      buffer.context = slot->split;
-      shape[size_t(slot->split.dim)] /= slot->split.degree;
-    }
     if (Status s = buffer.micro.allocate(feed.dtype, shape); !s)
       return s;
     feeds_.push_back(std::move(buffer));
@@ -1167,20 +1164,29 @@ Status TrainingJob::allocateStepBuffers() {
 }
 
 /// Copies this data rank's micro-step (or microbatch) `micro` rows of
-/// `feed`'s global batch into its `micro` buffer.
-void TrainingJob::takeRows(FeedBuffer &feed, int64_t micro) {
+/// `feed`'s global batch into its `micro` buffer: with context parallelism
+/// (`slot`, the step's input, split over the context group) this rank's
+/// part of each row.
+Status TrainingJob::takeRows(FeedBuffer &feed, int64_t micro, const Slot *slot) {
   size_t rowBytes = feed.batch.byteSize() / size_t(o_.batchSize);
   size_t first = size_t(dist_.dataIndex() * rankRows_ + micro * microRows_) * rowBytes;
   const char *rows = static_cast<const char *>(feed.batch.data()) + first;
-  if (!feed.context) {
-    std::memcpy(feed.micro.data(), rows, feed.micro.byteSize());
-    return;
-  }
-  // Context parallelism: this rank's part of each row's sequence.
   std::vector<int64_t> shape = feed.batch.shape;
   shape[0] = microRows_;
-  takeSplitPart(rows, feed.micro.data(), shape, dtypeSize(feed.batch.dtype), *feed.context,
+  if (!slot || !slot->isSplit()) {
+    std::memcpy(feed.micro.data(), rows, feed.micro.byteSize());
+    return Status::success();
+  }
+  if (slot->split.degree != dist_.contextDegree())
+    return Status::error("input '" + percentEncode(slot->name) + "' is split over " +
+                         std::to_string(slot->split.degree) + " ranks, the context group has " +
+                         std::to_string(dist_.contextDegree()));
+  if (feed.micro.shape == shape) // the first split feed: the part's shape
+    if (Status s = feed.micro.allocate(feed.batch.dtype, splitPartShape(shape, slot->split)); !s)
+      return s;
+  takeSplitPart(rows, feed.micro.data(), shape, dtypeSize(feed.batch.dtype), slot->split,
                 dist_.contextIndex());
+  return Status::success();
 }
 
 /// One optimizer step: the global batch read, the engine's step, its rates.
@@ -1220,7 +1226,8 @@ Status TrainingJob::runProgramStep(int64_t step, StepResult &result) {
     ProfileScope feedPhase("feed");
     std::vector<std::pair<std::string, HostTensor *>> feeds;
     for (FeedBuffer &f : feeds_) {
-      takeRows(f, micro);
+      if (Status s = takeRows(f, micro, session_->manifest().find(SlotKind::Input, f.input)); !s)
+        return s;
       feeds.push_back({f.input, &f.micro});
     }
     setScalar(keepAccum_, last ? 0.0 : 1.0);

@@ -9,7 +9,8 @@ each model's 1-rank run (losses within 1e-5 relative):
   * GPT-2, BERT, GPT-J and Llama-style (grouped-query attention, rotary)
     exports (MODELS_DIR/<m>_op17_dyn.onnx) at context degree 2 and 4 (each
     rank 8 or 4 positions of every row; attention gathers keys and values);
-  * GPT-2 at context 2 x data 2 under DDP and ZeRO-1;
+  * GPT-2 at context 2 x data 2 under DDP and ZeRO-1, and at context 2 x
+    pipeline 2 (1F1B and ZB-H1, 2 microbatches; Llama-style too);
   * a GPT-2 checkpoint written at step 10 by context degree 2 resumes on 1
     rank and continues the 1-rank curve (checkpoints are logical);
   * refused with an error naming the cause: a sequence the degree does not
@@ -52,6 +53,12 @@ def main():
         compare(f"gpt2 cp=2 x dp=2 {name}", gpt2,
                 run("gpt2", 4, f"gpt2-cp2-dp2-{name}", 20,
                     {"context_parallel_degree": 2, "ddp": True, **config}))
+
+    for model, schedule in (("gpt2", "1f1b"), ("gpt2", "zb_h1"), ("llama", "1f1b")):
+        compare(f"{model} cp=2 x pp=2 {schedule}", reference[model],
+                run(model, 4, f"{model}-cp2-pp2-{schedule}", 20,
+                    {"context_parallel_degree": 2, "pipeline_parallel_degree": 2,
+                     "microbatches": 2, "pipeline_schedule": schedule}))
 
     checkpoint = os.path.join(work, "ckpt-cp2")
     run("gpt2", 2, "resume-first", 10, {"context_parallel_degree": 2},
