@@ -101,9 +101,11 @@ def ShardContextParallel : Pass<"trc-shard-context-parallel", "mlir::ModuleOp"> 
     values over the axis (the all-gather form of context parallelism) and
     reduce-scatters their gradients; the cross-entropy is decomposed into
     sums so that only scalars are reduced; parameter gradients are summed
-    over the axis. Errors: no token ids (an input indexing an embedding
+    over the axis. After trc-shard-tensor-parallel the two layouts are
+    propagated apart and combined value by value (Megatron's layout on each
+    rank's positions). Errors: no token ids (an input indexing an embedding
     table), no attention, a sequence the degree does not divide (naming the
-    input), a step already sharded (tensor parallelism).
+    input), a value both layouts split on one dim (sequence parallelism).
   }];
   let options = [
     Option<"degree", "degree", "int64_t", "1", "context-parallel ranks">,

@@ -11,8 +11,12 @@
 // values are reduce-scattered back. The loss is decomposed into sums, so
 // its rows stay split and only scalars are reduced; the parameters'
 // gradients are partial sums over the axis, summed where they are returned.
-// Preconditions: @main_grad (after autodiff), static shapes, no other
-// sharding yet (tensor parallelism does not combine with it yet).
+// After trc-shard-tensor-parallel the two layouts are found apart and
+// combined value by value (each axis splits its own factors: heads, MLP
+// width and vocabulary over `tensor`, positions over `context`), so the
+// partitioned step is Megatron's layout on each rank's positions.
+// Preconditions: @main_grad (after autodiff), static shapes; no sequence
+// parallelism (it splits the positions over `tensor`).
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Abi/AttrNames.h"
@@ -87,8 +91,74 @@ bool hasAttention(const llvm::SetVector<Operation *> &forward) {
   });
 }
 
+/// Every annotated value of `func` with its sharding; the annotations are
+/// removed.
+DenseMap<Value, Sharding> takeShardings(func::FuncOp func) {
+  DenseMap<Value, Sharding> taken;
+  for (BlockArgument arg : func.getArguments())
+    if (std::optional<Sharding> s = readSharding(arg)) {
+      taken[arg] = *s;
+      func.removeArgAttr(arg.getArgNumber(), kShardingAttr);
+    }
+  func.walk([&](Operation *op) {
+    for (Value r : op->getResults())
+      if (std::optional<Sharding> s = readSharding(r))
+        taken[r] = *s;
+    op->removeAttr(kShardingAttr);
+  });
+  return taken;
+}
+
+/// The tensor-parallel layout `tensor` with the positions' split `context`;
+/// nullopt where both split one dim or both are partial sums.
+std::optional<Sharding> combine(const Sharding &tensor, const Sharding &context) {
+  if (tensor.dims.size() != context.dims.size() || (tensor.partial() && context.partial()))
+    return std::nullopt;
+  Sharding out = tensor;
+  for (size_t d = 0; d < out.dims.size(); ++d) {
+    if (!context.dims[d].split())
+      continue;
+    if (out.dims[d].split())
+      return std::nullopt;
+    out.dims[d] = context.dims[d];
+  }
+  if (context.partial()) {
+    out.partialAxis = context.partialAxis;
+    out.partialKind = context.partialKind;
+  }
+  return out;
+}
+
 struct ShardContextParallel : trc::impl::ShardContextParallelBase<ShardContextParallel> {
   using ShardContextParallelBase::ShardContextParallelBase;
+
+  /// Every value's two shardings combined (its tensor-parallel one whole
+  /// where it had none); fails naming the op where they collide.
+  LogicalResult combineLayouts(func::FuncOp func, const DenseMap<Value, Sharding> &tensorLayout) {
+    auto merge = [&](Value v, Location loc) -> LogicalResult {
+      Sharding context = readSharding(v).value_or(Sharding::whole(tensorType(v).getRank()));
+      auto it = tensorLayout.find(v);
+      if (it == tensorLayout.end())
+        return success();
+      std::optional<Sharding> both = combine(it->second, context);
+      if (!both)
+        return emitError(loc, "trc-shard-context-parallel: the tensor-parallel sharding ")
+               << it->second.str() << " and the context split " << context.str()
+               << " of one value collide";
+      writeSharding(v, *both);
+      return success();
+    };
+    for (BlockArgument arg : func.getArguments())
+      if (failed(merge(arg, func.getLoc())))
+        return failure();
+    WalkResult walk = func.walk([&](Operation *op) {
+      for (Value r : op->getResults())
+        if (failed(merge(r, op->getLoc())))
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    return failure(walk.wasInterrupted());
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -108,11 +178,6 @@ struct ShardContextParallel : trc::impl::ShardContextParallelBase<ShardContextPa
     grid.write(module);
     if (degree == 1)
       return;
-    if (hasShardings(func)) {
-      func.emitError("trc-shard-context-parallel: @main_grad is already sharded (context "
-                     "parallelism does not combine with tensor parallelism yet)");
-      return signalPassFailure();
-    }
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     if (ret.getNumOperands() == 0) {
       func.emitError("trc-shard-context-parallel: @main_grad returns nothing");
@@ -144,9 +209,10 @@ struct ShardContextParallel : trc::impl::ShardContextParallelBase<ShardContextPa
     }
     // Parameters are replicated over the axis (a causal-mask buffer that a
     // slice reads is sliced on each rank, not handed out in parts).
+    SmallVector<std::pair<Value, Sharding>> contextSeeds;
     for (BlockArgument arg : func.getArguments())
       if (func.getArgAttr(arg.getArgNumber(), trc::abi::kParamAttr))
-        writeSharding(arg, Sharding::whole(tensorType(arg).getRank()));
+        contextSeeds.push_back({arg, Sharding::whole(tensorType(arg).getRank())});
     // Every graph input laid out like the ids (targets, attention masks).
     for (BlockArgument arg : func.getArguments()) {
       if (!func.getArgAttr(arg.getArgNumber(), trc::abi::kInputAttr))
@@ -157,7 +223,7 @@ struct ShardContextParallel : trc::impl::ShardContextParallelBase<ShardContextPa
         continue;
       Sharding s = Sharding::whole(type.getRank());
       s.dims[1] = DimSplit{std::string(kContextAxis), 1};
-      writeSharding(arg, s);
+      contextSeeds.push_back({arg, s});
     }
     // A mean loss is not a sum of per-rank means: its sums are split instead.
     SmallVector<Operation *> losses;
@@ -174,7 +240,14 @@ struct ShardContextParallel : trc::impl::ShardContextParallelBase<ShardContextPa
         return signalPassFailure();
       }
     }
+    // The tensor-parallel layout, if any, is set aside while the positions'
+    // split propagates alone, then the two are combined.
+    DenseMap<Value, Sharding> tensorLayout = takeShardings(func);
+    for (auto &[value, sharding] : contextSeeds)
+      writeSharding(value, sharding);
     if (failed(propagateShardings(func, grid)))
+      return signalPassFailure();
+    if (!tensorLayout.empty() && failed(combineLayouts(func, tensorLayout)))
       return signalPassFailure();
     groupPartialSums(func);
   }

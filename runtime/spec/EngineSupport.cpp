@@ -16,10 +16,10 @@ Status engineRuns(const ParallelPlan &plan) {
     return Status::error("key 'cp_comm_type': '" + plan.cpCommType +
                          "' (the ring) is not built yet; 'all_gather' gathers each layer's "
                          "keys and values");
-  if (plan.tensorDegree > 1)
-    return Status::error("keys " + cp + " and 'tensor_parallel_degree': " +
-                         std::to_string(plan.tensorDegree) +
-                         ": context and tensor parallelism do not combine yet");
+  if (plan.sequenceParallel)
+    return Status::error("keys " + cp +
+                         " and 'sequence_parallel': true: both split the positions (the "
+                         "context axis already splits every activation's sequence)");
   return Status::success();
 }
 

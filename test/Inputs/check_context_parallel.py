@@ -9,13 +9,15 @@ each model's 1-rank run (losses within 1e-5 relative):
   * GPT-2, BERT, GPT-J and Llama-style (grouped-query attention, rotary)
     exports (MODELS_DIR/<m>_op17_dyn.onnx) at context degree 2 and 4 (each
     rank 8 or 4 positions of every row; attention gathers keys and values);
+  * the four at context 2 x tensor 2 (Megatron's layout on each rank's
+    positions);
   * GPT-2 at context 2 x data 2 under DDP and ZeRO-1, and at context 2 x
     pipeline 2 (1F1B and ZB-H1, 2 microbatches; Llama-style too);
   * a GPT-2 checkpoint written at step 10 by context degree 2 resumes on 1
     rank and continues the 1-rank curve (checkpoints are logical);
   * refused with an error naming the cause: a sequence the degree does not
     divide, the ring (`cp_comm_type: p2p`, not built yet), context with
-    tensor parallelism (not combined yet).
+    sequence parallelism (both split the positions).
 Prints what it compared; exits 1 with the reason when a check fails.
 """
 import os
@@ -54,6 +56,10 @@ def main():
                 run("gpt2", 4, f"gpt2-cp2-dp2-{name}", 20,
                     {"context_parallel_degree": 2, "ddp": True, **config}))
 
+    for model in ("gpt2", "bert", "gptj", "llama"):
+        compare(f"{model} cp=2 x tp=2", reference[model],
+                run(model, 4, f"{model}-cp2-tp2", 20,
+                    {"context_parallel_degree": 2, "tensor_parallel_degree": 2}))
     for model, schedule in (("gpt2", "1f1b"), ("gpt2", "zb_h1"), ("llama", "1f1b")):
         compare(f"{model} cp=2 x pp=2 {schedule}", reference[model],
                 run(model, 4, f"{model}-cp2-pp2-{schedule}", 20,
@@ -74,8 +80,10 @@ def main():
             '{"context_parallel_degree": 2, "cp_comm_type": "p2p"}',
             "key 'cp_comm_type': 'p2p' (the ring) is not built yet", "cp_comm_type p2p")
     refused(trc_run, model_path("gpt2"), data, 4,
-            '{"context_parallel_degree": 2, "tensor_parallel_degree": 2}',
-            "context and tensor parallelism do not combine yet", "cp=2 x tp=2")
+            '{"context_parallel_degree": 2, "tensor_parallel_degree": 2, '
+            '"sequence_parallel": true}',
+            "and 'sequence_parallel': true: both split the positions",
+            "cp=2 x tp=2 sequence parallel")
 
 
 if __name__ == "__main__":

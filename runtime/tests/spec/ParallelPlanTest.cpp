@@ -362,10 +362,13 @@ TEST_F(ParallelPlanTest, ContextParallelGrid) {
   EXPECT_THAT(engineRuns(ok(R"({"context_parallel_degree": 2, "cp_comm_type": "p2p"})", 2))
                   .message(),
               HasSubstr("key 'cp_comm_type': 'p2p' (the ring) is not built yet"));
-  EXPECT_THAT(
-      engineRuns(ok(R"({"context_parallel_degree": 2, "tensor_parallel_degree": 2})", 4))
-          .message(),
-      HasSubstr("context and tensor parallelism do not combine yet"));
+  EXPECT_TRUE(
+      engineRuns(ok(R"({"context_parallel_degree": 2, "tensor_parallel_degree": 2})", 4)).ok());
+  EXPECT_THAT(engineRuns(ok(R"({"context_parallel_degree": 2, "tensor_parallel_degree": 2, )"
+                            R"("sequence_parallel": true})",
+                            4))
+                  .message(),
+              HasSubstr("and 'sequence_parallel': true: both split the positions"));
   // Pipeline stages run context-parallel programs (one stage's ranks form
   // its context groups).
   EXPECT_TRUE(
