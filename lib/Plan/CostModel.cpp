@@ -72,6 +72,10 @@ std::string Candidate::toJson() const {
   rt::appendJsonInt(j, tensor);
   j += ", \"pipeline_parallel_degree\": ";
   rt::appendJsonInt(j, pipeline);
+  if (context > 1) {
+    j += ", \"context_parallel_degree\": ";
+    rt::appendJsonInt(j, context);
+  }
   j += ", \"microbatches\": ";
   rt::appendJsonInt(j, microbatches);
   j += ", \"pipeline_schedule\": \"" + std::string(scheduleName(schedule)) + "\"";
@@ -90,7 +94,9 @@ std::string Candidate::toJson() const {
 
 std::string Candidate::describe() const {
   std::string s = "data=" + std::to_string(data) + " tensor=" + std::to_string(tensor) +
-                  (sequenceParallel ? "+sp" : "") + " pipeline=" + std::to_string(pipeline) +
+                  (sequenceParallel ? "+sp" : "") +
+                  (context > 1 ? " context=" + std::to_string(context) : "") +
+                  " pipeline=" + std::to_string(pipeline) +
                   " microbatches=" + std::to_string(microbatches) + "x" +
                   std::to_string(microbatchSize);
   if (pipeline > 1)
@@ -284,6 +290,17 @@ Holdings compiledHoldings(const CompiledWork &w, const CompiledWork *unrecompute
   return out;
 }
 
+// Context parallelism's traffic on the slowest pipeline rank: per layer and
+// microbatch, K and V (a tensor rank's heads of them) all-gathered forward
+// and their gradients reduce-scattered backward over the context group.
+double contextCommSeconds(const GptModel &m, const Candidate &c, const DeviceTimes &dt) {
+  double kv = 2.0 * c.microbatchSize * m.seq * m.kvWidth() / c.tensor * dt.elementBytes();
+  long long span = (long long)c.tensor * c.context;
+  double layer = dt.collective(Collective::AllGather, c.context, kv, span) +
+                 dt.collective(Collective::ReduceScatter, c.context, kv, span);
+  return layer * c.microbatches * std::ceil(double(m.layers) / c.pipeline);
+}
+
 // The prediction from a step's per-rank pipeline work and holdings.
 Prediction predict(const GptModel *m, const Cluster &cluster, const Candidate &c,
                    const CompiledWork *compiled, const CompiledWork *unrecomputed) {
@@ -301,17 +318,25 @@ Prediction predict(const GptModel *m, const Cluster &cluster, const Candidate &c
     PipelinePhase critical = pipelinePhase(m, c, DeviceTimes(cluster, d.nodeCores), compiled);
     phase = critical.total() > phase.spread().total() ? critical : phase.spread();
   }
+  // Context parallelism: the step's work and holdings are the plan's
+  // without it (priced at the whole rows), each rank doing 1/C.
+  const double cp = c.context;
   Prediction r;
-  r.computeTime = phase.compute;
-  r.tensorCommTime = phase.tensorComm;
-  r.p2pTime = phase.p2p;
-  r.bubbleTime = phase.bubble;
+  r.computeTime = phase.compute / cp;
+  r.tensorCommTime = phase.tensorComm / cp;
+  r.p2pTime = phase.p2p / cp;
+  r.bubbleTime = phase.bubble / cp;
+  if (c.context > 1)
+    r.contextCommTime = contextCommSeconds(*m, c, dt);
 
   Holdings h = compiled ? compiledHoldings(*compiled, unrecomputed, c, e) : formulaHoldings(*m, c, e);
+  h.activationBytes /= cp;
   const double stageParams = h.params, stageTensors = h.tensors;
   int shard = c.zeroStage > 0 ? c.shardDegree : 1, replicas = c.data / shard;
   double grads = e * stageParams;
-  long long shardSpan = (long long)c.tensor * shard, dataSpan = (long long)c.tensor * c.data;
+  // The data axis' ranks are tensor x context apart (Megatron's placement).
+  long long shardSpan = (long long)c.tensor * c.context * shard,
+            dataSpan = (long long)c.tensor * c.context * c.data;
   auto allReduce = [&](int n, double bytes, long long span) {
     if (!dt.trcKernels()) // Megatron: one bucket's latency (its DDP overlaps the rest)
       return dt.collective(Collective::AllReduce, n, bytes, span);
@@ -337,13 +362,16 @@ Prediction predict(const GptModel *m, const Cluster &cluster, const Candidate &c
       r.dataCommTime = scatter * (c.zeroStage == 3 || p > 1 ? mb : 1) + gathers +
                        allReduce(replicas, grads / shard, dataSpan);
   }
+  if (c.context > 1) // each parameter's gradient, summed in the step
+    r.dataCommTime += dt.collective(Collective::AllReduce, c.context, grads,
+                                    (long long)c.tensor * c.context);
   if (c.data > 1)
     r.dataCommTime += bucketCopySeconds(stageParams, stageTensors, dt);
   r.optimizerTime = optimizerSeconds(stageParams / shard, stageTensors, dt);
-  r.stepTime = r.computeTime + r.tensorCommTime + r.p2pTime + r.bubbleTime + r.dataCommTime +
-               r.optimizerTime;
+  r.stepTime = r.computeTime + r.tensorCommTime + r.contextCommTime + r.p2pTime + r.bubbleTime +
+               r.dataCommTime + r.optimizerTime;
 
-  double world = double(c.data) * c.tensor * p;
+  double world = double(c.data) * c.context * c.tensor * p;
   r.modelFlops = h.flopsPerSample * double(c.data) * mb * c.microbatchSize;
   r.tflopsPerDevice = r.modelFlops / r.stepTime / world / 1e12;
 
@@ -382,6 +410,8 @@ Prediction evaluate(const GptModel &m, const Cluster &cluster, const Candidate &
 
 std::optional<Prediction> evaluateCompiled(CompiledWorkSource &source, const Cluster &cluster,
                                            const Candidate &c) {
+  if (c.context > 1) // its traffic is priced from a transformer's shape
+    return std::nullopt;
   const CompiledWork *compiled = source.work(c);
   if (!compiled || compiled->stages.empty())
     return std::nullopt;

@@ -12,6 +12,7 @@
 
 #include "runtime/formats/FileOps.h"
 #include "runtime/formats/Json.h"
+#include "runtime/spec/EngineSupport.h"
 #include "runtime/spec/ParallelPlan.h"
 
 namespace trc::plan {
@@ -61,8 +62,12 @@ rt::Status parsePlanSpec(const std::string &spec, int worldSize, Constraints &ou
   }
   const rt::ParallelPlan &plan = *parsedPlan;
   auto has = [&](const char *k) { return root.find(k) != nullptr; };
+  if (rt::Status s = rt::engineRuns(plan); !s) // a plan no engine runs is not priced
+    return rt::Status::error(where + s.message());
   if (has("tensor_parallel_degree"))
     c.tensor = plan.tensorDegree;
+  if (has("context_parallel_degree"))
+    c.context = plan.contextDegree;
   if (has("pipeline_parallel_degree") || has("partitions"))
     c.pipeline = plan.pipelineDegree;
   if (has("microbatches"))

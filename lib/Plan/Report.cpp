@@ -42,12 +42,14 @@ std::string predictedJson(const Prediction &p, const Cluster &c) {
   appendNumber(j, "compute_s", p.computeTime);
   appendNumber(j, "bubble_s", p.bubbleTime);
   appendNumber(j, "tensor_comm_s", p.tensorCommTime);
+  appendNumber(j, "context_comm_s", p.contextCommTime);
   appendNumber(j, "p2p_s", p.p2pTime);
   appendNumber(j, "data_comm_s", p.dataCommTime);
   appendNumber(j, "optimizer_s", p.optimizerTime);
   appendNumber(j, "bubble_share", p.bubbleTime / p.stepTime);
   appendNumber(j, "communication_share",
-               (p.tensorCommTime + p.p2pTime + p.dataCommTime) / p.stepTime);
+               (p.tensorCommTime + p.contextCommTime + p.p2pTime + p.dataCommTime) /
+                   p.stepTime);
   appendNumber(j, "model_flops", p.modelFlops);
   return j + "}";
 }
@@ -55,7 +57,9 @@ std::string predictedJson(const Prediction &p, const Cluster &c) {
 std::string shares(const Prediction &p) {
   auto pct = [&](double x) { return fmt("%.1f%%", 100 * x / p.stepTime); };
   return "compute " + pct(p.computeTime) + ", bubble " + pct(p.bubbleTime) + ", tensor comm " +
-         pct(p.tensorCommTime) + ", p2p " + pct(p.p2pTime) + ", data comm " +
+         pct(p.tensorCommTime) +
+         (p.contextCommTime > 0 ? ", context comm " + pct(p.contextCommTime) : "") + ", p2p " +
+         pct(p.p2pTime) + ", data comm " +
          pct(p.dataCommTime) + ", optimizer " + pct(p.optimizerTime);
 }
 

@@ -1,8 +1,8 @@
 //===- Search.cpp - exhaustive search over the pruned plan space -------------===//
 //
-// The space is enumerated layout first (data x tensor x pipeline), pruned
-// by divisibility (tensor divides the query and key/value heads and the devices
-// of a node, pipeline divides
+// The space is enumerated layout first (data x context x tensor x
+// pipeline), pruned by divisibility (tensor divides the query and key/value
+// heads and the devices of a node, context the sequence, pipeline divides
 // layers, data divides the global batch), then microbatches, schedule,
 // ZeRO stage, sequence parallelism and recomputation. Every point costs a
 // closed-form evaluate(), so even 3,072 devices take milliseconds.
@@ -28,6 +28,7 @@ rt::Status enginesRun(const Candidate &c) {
   plan.pipelineDegree = c.pipeline;
   plan.zeroStage = c.zeroStage;
   plan.tensorDegree = c.tensor;
+  plan.contextDegree = c.context;
   plan.sequenceParallel = c.sequenceParallel;
   return rt::engineRuns(plan);
 }
@@ -74,7 +75,12 @@ void rank(std::vector<Ranked> &fitting, const Constraints &k) {
 struct ModelLimits {
   std::vector<int64_t> tensorDivides;
   int64_t layers = 0, pieces = 0;
+  int64_t sequence = 0; // context degrees divide it (0: context 1 only)
 };
+
+bool contextAllowed(const ModelLimits &m, long long cp) {
+  return cp == 1 || (m.sequence && m.sequence % cp == 0);
+}
 
 bool tensorAllowed(const ModelLimits &m, long long tp) {
   if (m.tensorDivides.empty())
@@ -114,10 +120,16 @@ void forEachCandidate(const ModelLimits &model, const Cluster &cluster, long lon
     if (cluster.device.devicesPerNode % tp || !tensorAllowed(model, tp) ||
         !allows(k.tensor, int(tp)))
       continue;
-    for (long long pp : divisors(world / tp)) {
-      if (!pipelineAllowed(model, pp) || !allows(k.pipeline, int(pp)))
+    // The pipeline x context splits of what tensor parallelism leaves.
+    std::vector<std::pair<long long, long long>> splits;
+    for (long long pp : divisors(world / tp))
+      for (long long cp : divisors(world / (tp * pp)))
+        splits.push_back({pp, cp});
+    for (auto [pp, cp] : splits) {
+      if (!pipelineAllowed(model, pp) || !allows(k.pipeline, int(pp)) ||
+          !contextAllowed(model, cp) || !allows(k.context, int(cp)))
         continue;
-      long long dp = world / (tp * pp);
+      long long dp = world / (tp * cp * pp);
       if (globalBatch % dp)
         continue;
       for (long long mb : divisors(globalBatch / dp)) {
@@ -150,6 +162,7 @@ void forEachCandidate(const ModelLimits &model, const Cluster &cluster, long lon
                 Candidate c;
                 c.data = int(dp);
                 c.tensor = int(tp);
+                c.context = int(cp);
                 c.pipeline = int(pp);
                 c.microbatches = int(mb);
                 c.microbatchSize = int(globalBatch / dp / mb);
@@ -195,6 +208,7 @@ SearchResult search(const GptModel &model, const Cluster &cluster, long long glo
   ModelLimits limits;
   limits.tensorDivides = {model.heads, model.kvHeads, model.ffn};
   limits.layers = model.layers;
+  limits.sequence = model.seq;
   forEachCandidate(limits, cluster, globalBatch, k, out.refused, [&](const Candidate &c) {
     ++out.evaluated;
     file(out, fitting, c, evaluate(model, cluster, c));
@@ -229,7 +243,8 @@ SearchResult search(const GptModel &model, const Cluster &cluster, long long glo
 
 std::string noSplitReason(const SearchResult &r, const std::string &notTransformer) {
   std::string why = notTransformer.empty()
-                        ? "no data x tensor x pipeline split divides the batch, heads and layers"
+                        ? "no data x context x tensor x pipeline split divides the batch, "
+                          "sequence, heads and layers"
                         : "no data x pipeline split divides the batch into rows its step compiles "
                           "for (tensor parallelism needs a transformer; " + notTransformer + ")";
   if (!r.refused.empty())

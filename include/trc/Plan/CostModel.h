@@ -25,6 +25,13 @@
 // - data-parallel gradient traffic after the pipeline, not overlapped
 //   (Megatron-LM 2104.04473's setting; trc's CPU runtime buckets gradients
 //   into 25 MiB all-reduces, each with its latency);
+// - context parallelism (C ranks share a row's positions): every rank's
+//   work, activations and tensor-parallel traffic are 1/C of the plan's
+//   without it (each rank computes its positions' [T/C, T] attention
+//   scores), plus per layer and microbatch an all-gather of K and V forward
+//   and a reduce-scatter of their gradients backward over the context group
+//   ((C-1)/C of them in and out: the ring's volume), and the parameters'
+//   gradients all-reduced over it once per step; parameters stay whole;
 // - memory per rank: weights and gradients at the profile's element size
 //   plus the optimizer (bf16 with fp32 master weights and Adam moments:
 //   2 + 2 + 12 bytes per parameter; fp32: 4 + 4 + 8), sharded over the
@@ -78,9 +85,10 @@ const char *recomputeName(Recompute r);
 // ParallelPlan's spelling: gpipe, 1f1b, interleaved_1f1b, zb_h1.
 const char *scheduleName(Schedule s);
 
-// One point of the plan space. world = data x tensor x pipeline.
+// One point of the plan space. world = data x context x tensor x pipeline.
 struct Candidate {
   int data = 1, tensor = 1, pipeline = 1;
+  int context = 1;         // each row's positions split over this many ranks
   int microbatches = 1;    // per step, per data-parallel rank
   int microbatchSize = 1;  // samples: globalBatch / (data x microbatches)
   int zeroStage = 0;
@@ -99,6 +107,7 @@ struct Prediction {
   double computeTime = 0;       // the pipeline's busy time on the slowest stage
   double bubbleTime = 0;        // idle slots of the pipeline
   double tensorCommTime = 0;    // TP collectives (inside the pipeline)
+  double contextCommTime = 0;   // CP: keys and values gathered, their gradients scattered
   double p2pTime = 0;           // pipeline sends
   double dataCommTime = 0;      // DP / ZeRO collectives
   double optimizerTime = 0;

@@ -37,7 +37,8 @@ namespace trc::plan {
 
 // Keys fixed by the user (a partial --plan); unset ones are searched.
 struct Constraints {
-  std::optional<int> tensor, pipeline, microbatches, zeroStage, shardDegree, virtualStages;
+  std::optional<int> tensor, context, pipeline, microbatches, zeroStage, shardDegree,
+      virtualStages;
   std::optional<bool> sequenceParallel;
   std::optional<Recompute> recompute;
   std::optional<Schedule> schedule;

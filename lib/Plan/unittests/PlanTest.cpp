@@ -134,6 +134,51 @@ TEST(PlanSearch, OffersOnlyPlansTheEnginesRun) {
   EXPECT_TRUE(pipelinedZero);
 }
 
+TEST(PlanSearch, LongSequencesSplitTheirPositions) {
+  // Llama-2-7B's shape at 32k positions on 16 H100s, 16 rows: without
+  // context parallelism a rank holds its rows' whole sequences, so no plan
+  // with the same tensor x pipeline layout fits; the search splits the
+  // positions, and the plan it prints parses and runs as a --config.
+  GptModel m;
+  ASSERT_TRUE(parseModelSpec("llama:layers=32,hidden=4096,heads=32,seq=32768,vocab=32000,"
+                             "ffn=11008",
+                             m).ok());
+  Cluster c = cluster("h100-80gb:16");
+  SearchResult r = search(m, c, 16, Constraints{});
+  ASSERT_FALSE(r.ranked.empty());
+  const Candidate &best = r.ranked[0].plan;
+  EXPECT_GT(best.context, 1) << best.describe();
+  EXPECT_EQ(best.data * best.context * best.tensor * best.pipeline, 16);
+  rt::StatusOr<rt::ParallelPlan> parsed = rt::parseParallelPlan(best.toJson(), c.devices());
+  ASSERT_TRUE(parsed.ok()) << best.toJson() << ": " << parsed.status().message();
+  EXPECT_EQ(parsed->contextDegree, best.context);
+  EXPECT_TRUE(rt::engineRuns(*parsed).ok());
+  Constraints noContext;
+  noContext.context = 1;
+  noContext.tensor = best.tensor;
+  noContext.pipeline = best.pipeline;
+  EXPECT_TRUE(search(m, c, 16, noContext).ranked.empty());
+
+  // The same plan with the positions whole: each rank holds C times the
+  // activations and computes C times as long; the context group's traffic
+  // is the K and V all-gather and the gradients' reduce-scatter per layer.
+  Candidate whole = best;
+  whole.context = 1;
+  whole.data = best.data * best.context;
+  whole.microbatchSize = 1;
+  Candidate split = whole;
+  split.context = 2;
+  split.data = whole.data / 2;
+  split.microbatchSize = 2; // the same 16 rows over half the data ranks
+  split.microbatches = whole.microbatches;
+  Prediction w = evaluate(m, c, whole), sp = evaluate(m, c, split);
+  EXPECT_NEAR(sp.activationBytes / w.activationBytes, 1.0, 1e-9); // 2 rows, half the positions
+  EXPECT_NEAR(sp.computeTime / w.computeTime, 1.0, 1e-9);
+  EXPECT_EQ(w.contextCommTime, 0);
+  EXPECT_GT(sp.contextCommTime, 0);
+  EXPECT_GT(sp.stepTime, w.stepTime); // the same work plus the context traffic
+}
+
 TEST(PlanCluster, KindsAndFiles) {
   Cluster c = cluster("a100-80gb:3072");
   EXPECT_EQ(c.nodes, 384);
