@@ -30,16 +30,17 @@ struct CompiledModelWork::Impl {
   ImportOptions options;   // the user's --dim
   std::map<std::string, std::vector<int64_t>> inputs; // data inputs as imported
   bool outputsLoss = false;
-  // By what changes the step: tensor degree, sequence parallelism,
-  // recomputation, rows.
-  using Key = std::tuple<int, bool, int, int>;
+  // By what changes the step: tensor degree, sequence parallelism, context
+  // degree, recomputation, rows.
+  using Key = std::tuple<int, bool, int, int, int>;
   struct Compiled {
     std::optional<CompiledWork> work;
     std::string why; // the compiler's diagnostics when it did not compile
   };
   std::map<Key, Compiled> cache;
   static Key cacheKey(const Candidate &c) {
-    return {c.tensor, c.tensor > 1 && c.sequenceParallel, int(c.recompute), c.microbatchSize};
+    return {c.tensor, c.tensor > 1 && c.sequenceParallel, c.context, int(c.recompute),
+            c.microbatchSize};
   }
 
   Compiled compile(const Candidate &c) const;
@@ -91,6 +92,11 @@ CompiledModelWork::Impl::Compiled CompiledModelWork::Impl::compile(const Candida
     tp.degree = c.tensor;
     tp.sequenceParallel = c.sequenceParallel;
     p.tensorParallel = tp;
+  }
+  if (c.context > 1) {
+    ShardContextParallelOptions cp;
+    cp.degree = c.context;
+    p.contextParallel = cp;
   }
   PipelineStagesOptions pieces;
   pieces.stages = 1;

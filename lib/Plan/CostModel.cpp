@@ -113,12 +113,13 @@ namespace {
 
 // The pipeline's part of a step: per-stage slots of work priced by `dt`.
 struct PipelinePhase {
-  double compute = 0, tensorComm = 0, p2p = 0, bubble = 0;
-  double spreadCompute = 0, spreadTensorComm = 0; // the stages' mean
-  double total() const { return compute + tensorComm + p2p + bubble; }
+  double compute = 0, tensorComm = 0, contextComm = 0, p2p = 0, bubble = 0;
+  double spreadCompute = 0, spreadTensorComm = 0, spreadContextComm = 0; // the stages' mean
+  double total() const { return compute + tensorComm + contextComm + p2p + bubble; }
   // The same work spread evenly over the stages, with no bubble.
   PipelinePhase spread() const {
-    return {spreadCompute, spreadTensorComm, p2p, 0, spreadCompute, spreadTensorComm};
+    return {spreadCompute,     spreadTensorComm, spreadContextComm, p2p, 0,
+            spreadCompute, spreadTensorComm, spreadContextComm};
   }
 };
 
@@ -173,11 +174,12 @@ PipelinePhase pipelinePhase(const GptModel *m, const Candidate &c, const DeviceT
                         : 0;
   size_t slowest = 0;
   std::vector<double> slots;
-  double compute = 0, tpComm = 0;
+  double compute = 0, tpComm = 0, cpComm = 0;
   for (const Work &w : stages) {
-    slots.push_back(w.compute() + w.tpComm + p2pOne);
+    slots.push_back(w.compute() + w.tpComm + w.cpComm + p2pOne);
     compute += w.compute();
     tpComm += w.tpComm;
+    cpComm += w.cpComm;
     if (slots.back() > slots[slowest])
       slowest = slots.size() - 1;
   }
@@ -189,10 +191,12 @@ PipelinePhase pipelinePhase(const GptModel *m, const Candidate &c, const DeviceT
   PipelinePhase r;
   r.compute = mb * stages[slowest].compute();
   r.tensorComm = mb * stages[slowest].tpComm;
+  r.contextComm = mb * stages[slowest].cpComm;
   r.p2p = mb * p2pOne * (interleaved ? v : 1);
   r.bubble = idle / (interleaved ? v : 1);
   r.spreadCompute = mb * compute / p;
   r.spreadTensorComm = mb * tpComm / p;
+  r.spreadContextComm = mb * cpComm / p;
   return r;
 }
 
@@ -318,16 +322,17 @@ Prediction predict(const GptModel *m, const Cluster &cluster, const Candidate &c
     PipelinePhase critical = pipelinePhase(m, c, DeviceTimes(cluster, d.nodeCores), compiled);
     phase = critical.total() > phase.spread().total() ? critical : phase.spread();
   }
-  // Context parallelism: the step's work and holdings are the plan's
-  // without it (priced at the whole rows), each rank doing 1/C.
-  const double cp = c.context;
+  // Context parallelism: a compiled step is the rank's own (its positions'
+  // work and stashes, the context group's collectives counted in it); the
+  // formulas price the plan without it (whole rows), each rank doing 1/C.
+  const bool contextFormulas = c.context > 1 && !compiled;
+  const double cp = contextFormulas ? c.context : 1;
   Prediction r;
   r.computeTime = phase.compute / cp;
   r.tensorCommTime = phase.tensorComm / cp;
+  r.contextCommTime = contextFormulas ? contextCommSeconds(*m, c, dt) : phase.contextComm;
   r.p2pTime = phase.p2p / cp;
   r.bubbleTime = phase.bubble / cp;
-  if (c.context > 1)
-    r.contextCommTime = contextCommSeconds(*m, c, dt);
 
   Holdings h = compiled ? compiledHoldings(*compiled, unrecomputed, c, e) : formulaHoldings(*m, c, e);
   h.activationBytes /= cp;
@@ -362,7 +367,7 @@ Prediction predict(const GptModel *m, const Cluster &cluster, const Candidate &c
       r.dataCommTime = scatter * (c.zeroStage == 3 || p > 1 ? mb : 1) + gathers +
                        allReduce(replicas, grads / shard, dataSpan);
   }
-  if (c.context > 1) // each parameter's gradient, summed in the step
+  if (contextFormulas) // each parameter's gradient, summed in the step
     r.dataCommTime += dt.collective(Collective::AllReduce, c.context, grads,
                                     (long long)c.tensor * c.context);
   if (c.data > 1)
@@ -410,8 +415,6 @@ Prediction evaluate(const GptModel &m, const Cluster &cluster, const Candidate &
 
 std::optional<Prediction> evaluateCompiled(CompiledWorkSource &source, const Cluster &cluster,
                                            const Candidate &c) {
-  if (c.context > 1) // its traffic is priced from a transformer's shape
-    return std::nullopt;
   const CompiledWork *compiled = source.work(c);
   if (!compiled || compiled->stages.empty())
     return std::nullopt;

@@ -161,21 +161,29 @@ Work lastStageWork(const GptModel &m, const Candidate &c, const DeviceTimes &dt)
 namespace {
 
 // A phase's seconds: its products, its other kernels, and (apart) its
-// tensor-parallel collectives.
-std::pair<double, double> phaseSeconds(const PhaseWork &w, const Candidate &c,
-                                       const DeviceTimes &dt, double extraElements = 0) {
-  double compute = dt.kernels(w.kernelBytes / kCompiledFloatBytes + extraElements, w.kernels);
+// collectives over the tensor group and over the context group (the
+// context group's ranks are the tensor degree apart).
+struct PhaseSeconds {
+  double compute = 0, tensorComm = 0, contextComm = 0;
+};
+PhaseSeconds phaseSeconds(const PhaseWork &w, const Candidate &c, const DeviceTimes &dt,
+                          double extraElements = 0) {
+  PhaseSeconds out;
+  out.compute = dt.kernels(w.kernelBytes / kCompiledFloatBytes + extraElements, w.kernels);
   for (const ProductShape &p : w.products)
-    compute += dt.matmul(p.m, p.n, p.k, p.batch);
-  double comm = 0;
+    out.compute += dt.matmul(p.m, p.n, p.k, p.batch);
   for (const CommWork &x : w.collectives) {
     Collective op = x.kind == CommKind::AllGather       ? Collective::AllGather
                     : x.kind == CommKind::ReduceScatter ? Collective::ReduceScatter
                                                         : Collective::AllReduce;
-    comm += dt.collective(op, c.tensor, x.bytes / kCompiledFloatBytes * dt.elementBytes(),
-                          c.tensor);
+    double bytes = x.bytes / kCompiledFloatBytes * dt.elementBytes();
+    if (x.group == "context")
+      out.contextComm +=
+          dt.collective(op, c.context, bytes, (long long)c.tensor * c.context);
+    else
+      out.tensorComm += dt.collective(op, c.tensor, bytes, c.tensor);
   }
-  return {compute, comm};
+  return out;
 }
 
 } // namespace
@@ -188,15 +196,16 @@ Work pieceWork(const StageWork &piece, const Candidate &c, const DeviceTimes &dt
   double extra = pipelined ? kPipelineWeights * piece.paramElements +
                                  kPipelineActivations / 2 * piece.sendBytes / kCompiledFloatBytes
                            : 0;
-  auto [f, fComm] = phaseSeconds(piece.phase(WorkPhase::Forward), c, dt, extra / 3);
-  auto [b, bComm] = phaseSeconds(piece.phase(WorkPhase::Backward), c, dt, extra / 3);
-  auto [w, wComm] = phaseSeconds(piece.phase(WorkPhase::Weights), c, dt, extra / 3);
-  return {f, b, w, fComm + bComm + wComm};
+  PhaseSeconds f = phaseSeconds(piece.phase(WorkPhase::Forward), c, dt, extra / 3);
+  PhaseSeconds b = phaseSeconds(piece.phase(WorkPhase::Backward), c, dt, extra / 3);
+  PhaseSeconds w = phaseSeconds(piece.phase(WorkPhase::Weights), c, dt, extra / 3);
+  return {f.compute, b.compute, w.compute, f.tensorComm + b.tensorComm + w.tensorComm,
+          f.contextComm + b.contextComm + w.contextComm};
 }
 
 Work unstagedWork(const PhaseWork &ops, const Candidate &c, const DeviceTimes &dt) {
-  auto [f, comm] = phaseSeconds(ops, c, dt);
-  return {f, 0, 0, comm};
+  PhaseSeconds f = phaseSeconds(ops, c, dt);
+  return {f.compute, 0, 0, f.tensorComm, f.contextComm};
 }
 
 double optimizerSeconds(double params, double tensors, const DeviceTimes &dt) {

@@ -60,12 +60,13 @@ namespace trc::plan {
 struct Work {
   double F = 0, B = 0, W = 0; // seconds
   double tpComm = 0;          // tensor-parallel collectives, fwd + bwd (+ recompute)
+  double cpComm = 0;          // context-parallel collectives (a compiled step's)
   double compute() const { return F + B + W; }
   Work &operator+=(const Work &o) {
-    F += o.F, B += o.B, W += o.W, tpComm += o.tpComm;
+    F += o.F, B += o.B, W += o.W, tpComm += o.tpComm, cpComm += o.cpComm;
     return *this;
   }
-  Work scaled(double k) const { return {F * k, B * k, W * k, tpComm * k}; }
+  Work scaled(double k) const { return {F * k, B * k, W * k, tpComm * k, cpComm * k}; }
 };
 
 // One transformer layer, one microbatch, one rank.

@@ -25,7 +25,9 @@
 // - data-parallel gradient traffic after the pipeline, not overlapped
 //   (Megatron-LM 2104.04473's setting; trc's CPU runtime buckets gradients
 //   into 25 MiB all-reduces, each with its latency);
-// - context parallelism (C ranks share a row's positions): every rank's
+// - context parallelism (C ranks share a row's positions): from a compiled
+//   step, the rank's own step (its positions' work and stashes, the context
+//   group's collectives among its counts); from the formulas, every rank's
 //   work, activations and tensor-parallel traffic are 1/C of the plan's
 //   without it (each rank computes its positions' [T/C, T] attention
 //   scores), plus per layer and microbatch an all-gather of K and V forward
