@@ -2,13 +2,16 @@
 """Context-parallel training checks of trc-run under mpirun, for
 test/Training/context-parallel.test.
 
-  check_context_parallel.py TRC_RUN MODELS_DIR DATA WORKDIR
+  check_context_parallel.py TRC_RUN MODELS_DIR DATA WORKDIR [TORCH2_DIR]
 
 With the same global batch (4 rows of 16 tokens, AdamW, 20 steps), against
 each model's 1-rank run (losses within 1e-5 relative):
   * GPT-2, BERT, GPT-J and Llama-style (grouped-query attention, rotary)
     exports (MODELS_DIR/<m>_op17_dyn.onnx) at context degree 2 and 4 (each
     rank 8 or 4 positions of every row; attention gathers keys and values);
+  * with TORCH2_DIR (test/Inputs/torch2): Hugging Face GPT-2, Llama, Qwen3
+    and BERT as torch 2.x exports them (labels shifted in the graph,
+    attention masks), at context degree 2;
   * the four at context 2 x tensor 2 (Megatron's layout on each rank's
     positions);
   * GPT-2 at context 2 x data 2 under DDP and ZeRO-1, and at context 2 x
@@ -29,9 +32,10 @@ from mpi_training import compare, fail, refused, train  # noqa: E402
 
 
 def main():
-    if len(sys.argv) != 5:
+    if len(sys.argv) not in (5, 6):
         fail(__doc__)
-    trc_run, models, data, work = sys.argv[1:]
+    trc_run, models, data, work = sys.argv[1:5]
+    torch2 = sys.argv[5] if len(sys.argv) == 6 else None
     if shutil.which("mpirun") is None:
         print("SKIPPED: mpirun is not installed")
         return
@@ -49,6 +53,13 @@ def main():
         for cp in (2, 4):
             compare(f"{model} cp={cp}", reference[model],
                     run(model, cp, f"{model}-cp{cp}", 20, {"context_parallel_degree": cp}))
+
+    for name in ("gpt2", "llama", "qwen3", "bert") if torch2 else ():
+        path = os.path.join(torch2, f"{name}.keep.onnx")
+        compare(f"torch 2.x {name} cp=2",
+                train(trc_run, path, data, work, 1, f"hf-{name}-1", 10),
+                train(trc_run, path, data, work, 2, f"hf-{name}-cp2", 10,
+                      {"context_parallel_degree": 2}))
 
     gpt2 = reference["gpt2"]
     for name, config in (("ddp", {}), ("zero1", {"zero_stage": 1})):
