@@ -324,11 +324,11 @@ Status chooseRecompute(const TrainerOptions &o, const ParallelPlan &plan, Traini
 }
 
 /// Every split param and state slot of the step (manifest `split`) must be
-/// split over the plan's tensor degree, every split input (a sequence) over
-/// its context degree: a step compiled for other degrees would load the
-/// wrong parts.
-Status checkSplitDegrees(const Manifest &manifest, int tensorDegree, int contextDegree,
-                         const std::string &step) {
+/// split over the plan's tensor degree, every split data input (one of
+/// `feeds`: a sequence) over its context degree: a step compiled for other
+/// degrees would load the wrong parts.
+Status checkSplitDegrees(const Manifest &manifest, const std::vector<StepFeed> &feeds,
+                         int tensorDegree, int contextDegree, const std::string &step) {
   auto compiledFor = [&](const char *key, int degree, const char *axis, int compiled,
                          const std::string &why) {
     return Status::error(std::string("--config: key '") + key + "': " + std::to_string(degree) +
@@ -339,7 +339,9 @@ Status checkSplitDegrees(const Manifest &manifest, int tensorDegree, int context
   for (const Slot &slot : manifest.slots) {
     if (!slot.isSplit())
       continue;
-    bool input = slot.kind == SlotKind::Input;
+    bool input = slot.kind == SlotKind::Input &&
+                 std::any_of(feeds.begin(), feeds.end(),
+                             [&](const StepFeed &f) { return f.input == slot.name; });
     int degree = input ? contextDegree : tensorDegree;
     if (input)
       splitInput = &slot;
@@ -876,7 +878,7 @@ Status TrainingJob::prepareShared(int64_t vocab) {
   if (!artifact.ok())
     return artifact.status();
   artifact_ = *std::move(artifact);
-  if (Status s = checkSplitDegrees(artifact_->manifest(), dist_.tensorDegree(),
+  if (Status s = checkSplitDegrees(artifact_->manifest(), run_.feeds, dist_.tensorDegree(),
                                    dist_.contextDegree(),
                                    fromArtifact_ ? "in " + o_.model : "compiled from " + o_.model);
       !s)

@@ -16,6 +16,8 @@ each model's 1-rank run (losses within 1e-5 relative):
     positions);
   * GPT-2 at context 2 x data 2 under DDP and ZeRO-1, and at context 2 x
     pipeline 2 (1F1B and ZB-H1, 2 microbatches; Llama-style too);
+  * GPT-2 at context degree 2 in bf16 and fp16 (within 2e-2 of one rank at
+    the same precision);
   * a GPT-2 checkpoint written at step 10 by context degree 2 resumes on 1
     rank and continues the 1-rank curve (checkpoints are logical);
   * refused with an error naming the cause: a sequence the degree does not
@@ -76,6 +78,16 @@ def main():
                 run(model, 4, f"{model}-cp2-pp2-{schedule}", 20,
                     {"context_parallel_degree": 2, "pipeline_parallel_degree": 2,
                      "microbatches": 2, "pipeline_schedule": schedule}))
+
+    # Half precision: the gathers move bf16/fp16 values and the reductions
+    # (MPI's, widened to f32) round once; against one rank at the same
+    # precision, within bf16's resolution.
+    for precision in ("bf16", "fp16"):
+        flags = ["--precision", precision]
+        compare(f"gpt2 cp=2 {precision}",
+                run("gpt2", 1, f"gpt2-1-{precision}", 20, None, flags),
+                run("gpt2", 2, f"gpt2-cp2-{precision}", 20, {"context_parallel_degree": 2},
+                    flags), tolerance=2e-2)
 
     checkpoint = os.path.join(work, "ckpt-cp2")
     run("gpt2", 2, "resume-first", 10, {"context_parallel_degree": 2},

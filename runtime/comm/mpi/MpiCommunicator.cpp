@@ -11,6 +11,7 @@
 #include "runtime/support/LaunchEnvironment.h"
 #include "runtime/comm/mpi/MpiAbi.h"
 #include "runtime/comm/Watchdog.h"
+#include "runtime/support/HalfFloat.h"
 
 #include <algorithm>
 #include <atomic>
@@ -416,7 +417,7 @@ Status mpiType(const char *what, DType dtype, const ReduceOp *op,
   case DType::I64: out = gApi.i64; break;
   case DType::U64: out = gApi.u64; break;
   case DType::F16:
-  case DType::BF16:
+  case DType::BF16: // reductions were widened to f32 (isHalf)
     if (op)
       return Status::error(std::string(what) + ": " + dtypeName(dtype) +
                            " reductions are not supported by the MPI backend "
@@ -460,10 +461,35 @@ Status countFitsInt(const char *what, size_t count) {
   return Status::success();
 }
 
+// MPI has no half-precision reductions: f16 and bf16 ones run in f32 (as
+// NCCL accumulates) and are rounded once at the end.
+bool isHalf(DType dtype) { return dtype == DType::F16 || dtype == DType::BF16; }
+
+std::vector<float> widened(const void *data, size_t count, DType dtype) {
+  const uint16_t *in = static_cast<const uint16_t *>(data);
+  std::vector<float> out(count);
+  for (size_t i = 0; i < count; ++i)
+    out[i] = dtype == DType::BF16 ? bf16ToFloat(in[i]) : f16ToFloat(in[i]);
+  return out;
+}
+
+void narrow(const std::vector<float> &values, void *data, DType dtype) {
+  uint16_t *out = static_cast<uint16_t *>(data);
+  for (size_t i = 0; i < values.size(); ++i)
+    out[i] = dtype == DType::BF16 ? floatToBf16(values[i]) : floatToF16(values[i]);
+}
+
 Status MpiCommunicator::allReduce(const void *send, void *recv, size_t count,
                                   DType dtype, ReduceOp op) {
   if (Status s = comm::checkAllReduce(send, recv, count, dtype); !s)
     return s;
+  if (isHalf(dtype)) {
+    std::vector<float> in = widened(send, count, dtype), out(count);
+    if (Status s = allReduce(in.data(), out.data(), count, DType::F32, op); !s)
+      return s;
+    narrow(out, recv, dtype);
+    return Status::success();
+  }
   Handle type;
   if (Status s = mpiType("allReduce", dtype, &op, type); !s)
     return s;
@@ -508,6 +534,13 @@ Status MpiCommunicator::reduceScatter(const void *send, void *recv,
                                       size_t count, DType dtype, ReduceOp op) {
   if (Status s = comm::checkReduceScatter(send, recv, count, dtype, size_); !s)
     return s;
+  if (isHalf(dtype)) {
+    std::vector<float> in = widened(send, count * size_t(size_), dtype), out(count);
+    if (Status s = reduceScatter(in.data(), out.data(), count, DType::F32, op); !s)
+      return s;
+    narrow(out, recv, dtype);
+    return Status::success();
+  }
   if (Status s = countFitsInt("reduceScatter", count); !s)
     return s;
   Handle type;
