@@ -53,15 +53,18 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 
 
 def plan(tensor=1, pipeline=1, microbatches=1, schedule="1f1b", virtual=1, zero=0, sp=False,
-         recompute="none"):
-    return {"tensor_parallel_degree": tensor, "pipeline_parallel_degree": pipeline,
-            "microbatches": microbatches, "pipeline_schedule": schedule,
-            "virtual_stages": virtual, "zero_stage": zero, "sequence_parallel": sp,
-            "recompute": recompute}
+         recompute="none", context=1):
+    p = {"tensor_parallel_degree": tensor, "pipeline_parallel_degree": pipeline,
+         "microbatches": microbatches, "pipeline_schedule": schedule,
+         "virtual_stages": virtual, "zero_stage": zero, "sequence_parallel": sp,
+         "recompute": recompute}
+    if context > 1:
+        p["context_parallel_degree"] = context
+    return p
 
 
-# name, ranks, plan: DP, ZeRO 1/2/3, TP (+SP), PP with each schedule,
-# their products with DP, and recomputation.
+# name, ranks, plan: DP, ZeRO 1/2/3, TP (+SP), PP with each schedule, context
+# parallelism, their products with DP, and recomputation.
 PLANS = [
     ("single", 1, plan()),
     ("dp2", 2, plan()),
@@ -84,6 +87,10 @@ PLANS = [
     ("dp2-full-recompute", 2, plan(recompute="full")),
     ("tp2-selective", 2, plan(tensor=2, recompute="selective")),
     ("pp2-1f1b-m4-full", 2, plan(pipeline=2, microbatches=4, recompute="full")),
+    ("cp2", 2, plan(context=2)),
+    ("cp4", 4, plan(context=4)),
+    ("cp2xdp2", 4, plan(context=2)),
+    ("cp2xtp2", 4, plan(context=2, tensor=2)),
 ]
 
 
@@ -262,7 +269,7 @@ def main():
         print(f"{name}, batch {shape}, fp32 AdamW, median of steps "
               f"3-{args.steps}; profile {args.profile}")
         print(f"{'plan':<20}{'ranks':>6}{'predicted ms':>14}{'measured ms':>13}{'error':>9}"
-              f"   predicted shares (compute/bubble/tp/p2p/dp/optimizer)")
+              f"   predicted shares (compute/bubble/tp/cp/p2p/dp/optimizer)")
         saved = {}
         if args.measured:
             with open(args.measured) as f:
@@ -283,8 +290,8 @@ def main():
                    "runs": runs, "others_share": noise}
             rows.append(row)
             shares = "/".join(f"{100 * predicted[k] / t:.0f}" for k in
-                              ("compute_s", "bubble_s", "tensor_comm_s", "p2p_s", "data_comm_s",
-                               "optimizer_s"))
+                              ("compute_s", "bubble_s", "tensor_comm_s", "context_comm_s",
+                               "p2p_s", "data_comm_s", "optimizer_s"))
             print(f"{name:<20}{ranks:>6}{1e3 * t:>14.1f}{1e3 * measured:>13.1f}"
                   f"{100 * row['error']:>+8.1f}%   {shares}"
                   f"{'' if runs == 1 else f'   ({runs} runs)'}", flush=True)
