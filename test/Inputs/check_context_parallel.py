@@ -19,7 +19,8 @@ each model's 1-rank run (losses within 1e-5 relative):
   * GPT-2 at context degree 2 in bf16 and fp16 (within 2e-2 of one rank at
     the same precision);
   * a GPT-2 checkpoint written at step 10 by context degree 2 resumes on 1
-    rank and continues the 1-rank curve (checkpoints are logical);
+    rank and at tensor degree 2 and continues the 1-rank curve (checkpoints
+    are logical);
   * refused with an error naming the cause: a sequence the degree does not
     divide, the ring (`cp_comm_type: p2p`, not built yet), context with
     sequence parallelism (both split the positions).
@@ -92,9 +93,15 @@ def main():
     checkpoint = os.path.join(work, "ckpt-cp2")
     run("gpt2", 2, "resume-first", 10, {"context_parallel_degree": 2},
         ["--checkpoint-dir", checkpoint, "--checkpoint-every", "10"])
-    shutil.copy(os.path.join(work, "resume-first.jsonl"), os.path.join(work, "resumed.jsonl"))
-    compare("cp=2 checkpoint resumed at 1 rank", gpt2,
-            run("gpt2", 1, "resumed", 20, None, ["--checkpoint-dir", checkpoint, "--resume"]))
+    for ranks, config, label in ((1, None, "1 rank"),
+                                 (2, {"tensor_parallel_degree": 2}, "tp=2")):
+        copy = os.path.join(work, f"ckpt-cp2-to-{ranks}")
+        shutil.copytree(checkpoint, copy)
+        shutil.copy(os.path.join(work, "resume-first.jsonl"),
+                    os.path.join(work, f"resumed-{ranks}.jsonl"))
+        compare(f"cp=2 checkpoint resumed at {label}", gpt2,
+                run("gpt2", ranks, f"resumed-{ranks}", 20, config,
+                    ["--checkpoint-dir", copy, "--resume"]))
 
     refused(trc_run, model_path("gpt2"), data, 3, '{"context_parallel_degree": 3}',
             "input 'input_ids': sequence length 16 is not divisible by context degree 3",
