@@ -21,10 +21,7 @@
 //===----------------------------------------------------------------------===//
 #include "trc/Abi/AttrNames.h"
 #include "trc/Passes.h"
-#include "trc/Parallel/Sharding.h"
-
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/ADT/SetVector.h"
+#include "ShardingSeeds.h"
 
 namespace trc {
 #define GEN_PASS_DEF_SHARDCONTEXTPARALLEL
@@ -36,19 +33,6 @@ using namespace trc;
 using namespace trc::parallel;
 
 namespace {
-
-/// The ops the value depends on (the forward part of @main_grad).
-llvm::SetVector<Operation *> ancestors(Value v) {
-  llvm::SetVector<Operation *> seen;
-  SmallVector<Value> work{v};
-  while (!work.empty()) {
-    Operation *def = work.pop_back_val().getDefiningOp();
-    if (!def || !seen.insert(def))
-      continue;
-    work.append(def->operand_begin(), def->operand_end());
-  }
-  return seen;
-}
 
 /// The function argument `v` is, through layout ops; null if none.
 BlockArgument argumentBehind(Value v) {
@@ -172,10 +156,7 @@ struct ShardContextParallel : trc::impl::ShardContextParallelBase<ShardContextPa
       module.emitError("trc-shard-context-parallel needs @main_grad (run it after trc-autodiff)");
       return signalPassFailure();
     }
-    Grid grid = Grid::read(module);
-    llvm::erase_if(grid.axes, [](auto &a) { return a.first == kContextAxis; });
-    grid.axes.push_back({std::string(kContextAxis), degree});
-    grid.write(module);
+    Grid grid = setGridAxis(module, kContextAxis, degree);
     if (degree == 1)
       return;
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
@@ -230,15 +211,9 @@ struct ShardContextParallel : trc::impl::ShardContextParallelBase<ShardContextPa
     for (Operation *op : forward)
       if (isa<CrossEntropyOp>(op))
         losses.push_back(op);
-    if (!losses.empty()) {
-      RewritePatternSet patterns(&getContext());
-      populateDecomposeCompositePatterns(patterns);
-      GreedyRewriteConfig config;
-      config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
-      if (failed(applyOpPatternsGreedily(losses, std::move(patterns), config))) {
-        func.emitError("trc-shard-context-parallel: decomposing the loss failed");
-        return signalPassFailure();
-      }
+    if (failed(decomposeComposites(&getContext(), losses))) {
+      func.emitError("trc-shard-context-parallel: decomposing the loss failed");
+      return signalPassFailure();
     }
     // The tensor-parallel layout, if any, is set aside while the positions'
     // split propagates alone, then the two are combined.

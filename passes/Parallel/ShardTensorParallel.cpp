@@ -13,11 +13,9 @@
 //===----------------------------------------------------------------------===//
 #include "trc/Abi/AttrNames.h"
 #include "trc/Passes.h"
-#include "trc/Parallel/Sharding.h"
+#include "ShardingSeeds.h"
 
 #include "mlir/IR/Matchers.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/ADT/SetVector.h"
 
 namespace trc {
 #define GEN_PASS_DEF_SHARDTENSORPARALLEL
@@ -53,19 +51,6 @@ bool fromParameter(Value v) {
 /// A graph input (`trc.input`): the token ids, possibly reshaped or cut.
 bool fromGraphInput(Value v) {
   return fromArgument<TransposeOp, ConvertOp, ReshapeOp, SliceOp>(v, trc::abi::kInputAttr);
-}
-
-/// The ops the values depend on (the forward part of @main_grad).
-llvm::SetVector<Operation *> ancestors(Value v) {
-  llvm::SetVector<Operation *> seen;
-  SmallVector<Value> work{v};
-  while (!work.empty()) {
-    Operation *def = work.pop_back_val().getDefiningOp();
-    if (!def || !seen.insert(def))
-      continue;
-    work.append(def->operand_begin(), def->operand_end());
-  }
-  return seen;
 }
 
 /// Whether `v` comes from products with parameters through same-shape
@@ -237,10 +222,7 @@ struct ShardTensorParallel : trc::impl::ShardTensorParallelBase<ShardTensorParal
       module.emitError("trc-shard-tensor-parallel needs @main_grad or @main");
       return signalPassFailure();
     }
-    Grid grid = Grid::read(module);
-    llvm::erase_if(grid.axes, [](auto &a) { return a.first == kTensorAxis; });
-    grid.axes.push_back({std::string(kTensorAxis), degree});
-    grid.write(module);
+    Grid grid = setGridAxis(module, kTensorAxis, degree);
     if (degree == 1)
       return;
 
@@ -307,11 +289,7 @@ struct ShardTensorParallel : trc::impl::ShardTensorParallelBase<ShardTensorParal
     for (auto &[value, sharding] : seeder.seeds)
       writeSharding(value, sharding);
     if (!toDecompose.empty()) {
-      RewritePatternSet patterns(&getContext());
-      populateDecomposeCompositePatterns(patterns);
-      GreedyRewriteConfig config;
-      config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
-      if (failed(applyOpPatternsGreedily(toDecompose, std::move(patterns), config))) {
+      if (failed(decomposeComposites(&getContext(), toDecompose))) {
         func.emitError("trc-shard-tensor-parallel: decomposing the vocabulary-parallel loss failed");
         return signalPassFailure();
       }
