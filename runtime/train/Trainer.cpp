@@ -52,7 +52,6 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <numeric>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -1005,10 +1004,10 @@ Status TrainingJob::openPipeline(int64_t vocab) {
 Status TrainingJob::runPipelineStep(int64_t step, StepResult &out) {
   auto feed = [&](Session &session, int microbatch) -> Status {
     for (FeedBuffer &f : feeds_) {
-      if (!session.manifest().find(SlotKind::Input, f.input))
+      const Slot *slot = session.manifest().find(SlotKind::Input, f.input);
+      if (!slot)
         continue;
-      if (Status s = takeRows(f, microbatch, session.manifest().find(SlotKind::Input, f.input));
-          !s)
+      if (Status s = takeRows(f, microbatch, slot); !s)
         return s;
       if (Status s = session.setInput(f.input, f.micro); !s)
         return s.withPrefix("--data " + o_.data + ": step " + std::to_string(step + 1) + ": ");
@@ -1152,11 +1151,10 @@ Status TrainingJob::allocateStepBuffers() {
     if (Status s = buffer.batch.allocate(feed.dtype, shape); !s)
       return s;
     shape[0] = microRows_;
-    if (feed.input == run_.inputsName) // the token ids: a row's elements are its tokens
-      tokensPerRow_ = std::accumulate(shape.begin() + 1, shape.end(), int64_t(1),
-                                      std::multiplies<int64_t>());
     if (Status s = buffer.micro.allocate(feed.dtype, shape); !s)
       return s;
+    if (feed.input == run_.inputsName) // the token ids: a row's elements are its tokens
+      tokensPerRow_ = buffer.micro.numElements() / microRows_;
     feeds_.push_back(std::move(buffer));
   }
   for (HostTensor *scalar : {&lr_, &stepCount_, &keepAccum_, &gradScale_, &lossScale_})
