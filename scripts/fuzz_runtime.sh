@@ -5,7 +5,8 @@
 #
 # 1. configures and builds build-fuzz-runtime/ (clang-22, runtime-only,
 #    -DTRC_ENABLE_FUZZER=ON, RelWithDebInfo): trc-fuzz-npy, -npz, -safetensors,
-#    -json, -manifest, -plan, -training-info, -bundle, -checkpoint
+#    -json, -manifest, -plan, -training-info, -bundle, -checkpoint, -tokens,
+#    -cluster, -profile
 #    (runtime/fuzz/RuntimeFuzzers.cpp);
 # 2. writes valid seed files for each (numpy's .npy/.npz, the safetensors
 #    package's files, JSON and plan specs, a manifest, training.trc, a bundle
@@ -25,7 +26,8 @@ SECONDS_PER_TARGET=${1:-30}
   { echo "fuzz_runtime.sh: error: SECONDS must be a positive integer, got '$SECONDS_PER_TARGET'" >&2; exit 1; }
 PY=$ROOT/.venv/bin/python
 BUILD=$ROOT/build-fuzz-runtime
-TARGETS=(npy npz safetensors json manifest plan training-info bundle checkpoint)
+TARGETS=(npy npz safetensors json manifest plan training-info bundle checkpoint tokens cluster
+         profile)
 if [[ $# -gt 1 ]]; then
   shift
   for t in "$@"; do
@@ -47,7 +49,8 @@ nice -n 10 ninja -C "$BUILD" -j"$(nproc)" trc-runtime-fuzzers >"$BUILD/fuzzers-b
 WORK=${FUZZ_WORK:-$(mktemp -d /tmp/trc-fuzz-runtime.XXXXXX)}
 echo "fuzz work folder: $WORK"
 mkdir -p "$WORK/artifacts"
-for t in npy npz safetensors json manifest plan training-info bundle checkpoint; do
+for t in npy npz safetensors json manifest plan training-info bundle checkpoint tokens cluster \
+    profile; do
   mkdir -p "$WORK/seeds/$t"
 done
 "$PY" - "$WORK/seeds" <<'EOF'
@@ -87,7 +90,17 @@ put("manifest", "m.trc",
     "entry trc_entry\narena 64\nweights weights.bin 24 xxh3:0123456789abcdef\n"
     "slot 0 input x f32 2 4 3\nslot 1 param W f32 2 3 2 0 trainable\n"
     "slot 2 output y f32 2 4 2\nend\n")
+# llm.c token files (a header of 256 int32: magic, version, count) and text.
+header = np.zeros(256, np.int32)
+header[:3] = [20240520, 1, 40]
+put("tokens", "tokens.bin", header.tobytes() + (np.arange(40, dtype=np.uint16) * 7).tobytes())
+put("tokens", "text.txt", "to be or not to be, that is the question. " * 3)
+put("cluster", "inline.txt", "a100-80gb:32")
+put("cluster", "c.json", json.dumps({"device": "h100", "nodes": 2, "gpus_per_node": 8,
+                                     "inter_node_bandwidth_gbs": 50}))
 EOF
+cp "$ROOT"/test/Plan/Inputs/*profile*.json "$WORK/seeds/profile/"
+cp "$ROOT"/test/Plan/Inputs/h200-2x4.json "$WORK/seeds/cluster/"
 # Real files from this checkout's tools, when built.
 TRC_OPT=$ROOT/build/tools/trc-opt/trc-opt
 TRC_RUN=$ROOT/build/tools/trc-run/trc-run

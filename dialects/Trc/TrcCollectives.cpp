@@ -2,7 +2,8 @@
 //
 // Shape rules of dialects/Trc/TrcCollectives.td: reduce_scatter and
 // shard_slice split a 1-D operand into `shards` equal chunks, all_gather
-// joins `shards` of them; element types never change.
+// joins `shards` of them; element types never change. collective_permute
+// moves a whole value `shift` ranks on a ring.
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Dialect/Trc.h"
@@ -44,6 +45,16 @@ LogicalResult AllGatherOp::verify() {
 LogicalResult ShardSliceOp::verify() {
   return verifyChunks(*this, getOperand().getType(), getResult().getType(), getShards(),
                       "operand", "result");
+}
+
+LogicalResult CollectivePermuteOp::verify() {
+  // I64Attr reads back unsigned: negative values show as huge ones.
+  int64_t shards = static_cast<int64_t>(getShards()), shift = static_cast<int64_t>(getShift());
+  if (shards < 1)
+    return emitOpError("shards must be at least 1, got ") << shards;
+  if (shift < 1 || shift >= shards)
+    return emitOpError("shift must be in [1, shards), got ") << shift;
+  return success();
 }
 
 LogicalResult BroadcastFromOp::verify() {

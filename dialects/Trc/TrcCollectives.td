@@ -130,4 +130,27 @@ def Trc_ShardSliceOp : Trc_CollectiveOp<"shard_slice"> {
   let hasVerifier = 1;
 }
 
+def Trc_CollectivePermuteOp : Trc_CollectiveOp<"collective_permute",
+                                               [SameOperandsAndResultType]> {
+  let summary = "one step of a ring: each rank's value moves `shift` ranks on";
+  let description = [{
+    Rank i of the group (of `shards` ranks) sends its operand to rank
+    (i + shift) mod shards and receives rank (i - shift) mod shards's as its
+    result. Any shape: the buffer moves whole. Context parallelism's ring
+    attention (trc-ring-attention) passes keys, values and their gradients so.
+
+    ```mlir
+    %n = trc.collective_permute %k shift = 1 group = context shards = 2 : tensor<2x4x8x16xf32>
+    ```
+  }];
+  let arguments = (ins Trc_Tensor:$operand, I64Attr:$shift, Trc_CollectiveGroupAttr:$group,
+                       I64Attr:$shards);
+  let results = (outs Trc_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `shift` `=` $shift `group` `=` $group `shards` `=` $shards attr-dict
+    `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // TRC_COLLECTIVES_TD

@@ -61,6 +61,7 @@ bool trainingPipeline(const rt::TrainingBuild &build, TrainingPipelineOptions &o
     ShardContextParallelOptions cp;
     cp.degree = build.contextDegree;
     o.contextParallel = cp;
+    o.ringAttention = build.contextRing;
   }
   if (build.pipeline) {
     PipelineStagesOptions pp;

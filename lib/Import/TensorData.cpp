@@ -52,13 +52,14 @@ namespace {
 bool typedFieldBytes(const onnx::TensorProto &t, Type elem, int64_t count,
                      std::vector<char> &out, std::string &error) {
   int64_t width = elementBytes(elem);
-  out.resize(static_cast<size_t>(count * width));
   auto fill = [&](const auto &field, const char *fieldName) {
+    // Checked before allocating: the shape alone may declare terabytes.
     if (static_cast<int64_t>(field.size()) != count) {
       error = std::string(fieldName) + " holds " + std::to_string(field.size()) +
               " values, the shape needs " + std::to_string(count);
       return false;
     }
+    out.resize(static_cast<size_t>(count * width));
     for (int64_t i = 0; i < count; ++i) {
       auto v = field.Get(static_cast<int>(i));
       // Narrow to the element width (little endian: the low bytes come first).

@@ -72,6 +72,8 @@ void count(Operation *op, plan::PhaseWork &w) {
     return collective(plan::CommKind::AllGather, c.getGroup());
   if (auto c = dyn_cast<ReduceScatterOp>(op))
     return collective(plan::CommKind::ReduceScatter, c.getGroup());
+  if (auto c = dyn_cast<CollectivePermuteOp>(op))
+    return collective(plan::CommKind::Permute, c.getGroup());
   if (auto c = dyn_cast<BroadcastFromOp>(op))
     return collective(plan::CommKind::Other, c.getGroup());
   if (!fusion::isKernel(op))

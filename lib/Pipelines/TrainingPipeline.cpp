@@ -59,6 +59,8 @@ void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingPipelineOption
     pm.addPass(createShardContextParallel(*o.contextParallel));
   if (tensor || context)
     pm.addPass(createPartition());
+  if (context && o.ringAttention)
+    pm.addPass(createRingAttention());
   if (o.stopAtGradients)
     return;
   if (o.dataParallel)
@@ -117,6 +119,11 @@ struct TrainingPipelineCliOptions : public mlir::PassPipelineOptions<TrainingPip
   Option<int64_t> contextDegree{*this, "context-degree",
                                 llvm::cl::desc("context-parallel ranks (trc-shard-context-parallel)"),
                                 llvm::cl::init(ShardContextParallelOptions().degree)};
+  Option<std::string> contextComm{*this, "context-comm",
+                                  llvm::cl::desc("with context-degree: all_gather (keys and values "
+                                                 "gathered) or p2p (the ring, trc-ring-attention; "
+                                                 "fuses attention)"),
+                                  llvm::cl::init("all_gather")};
   Option<int64_t> pipelineStages{*this, "pipeline-stages",
                                  llvm::cl::desc("pipeline ranks (trc-pipeline-stages); 1: none"),
                                  llvm::cl::init(1)};
@@ -213,10 +220,16 @@ bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptio
     problem = "context-degree must be at least 1, got " + std::to_string(cli.contextDegree);
     return false;
   }
+  if (cli.contextComm != "all_gather" && cli.contextComm != "p2p") {
+    problem = "context-comm expects all_gather or p2p, got '" + cli.contextComm + "'";
+    return false;
+  }
   if (cli.contextDegree > 1) {
     ShardContextParallelOptions cp;
     cp.degree = cli.contextDegree;
     o.contextParallel = cp;
+    o.ringAttention = cli.contextComm == "p2p";
+    o.fuseAttention |= o.ringAttention; // the ring is of fused attention
   }
   if (cli.pipelineStages < 1 || cli.pipelineVirtual < 1) {
     problem = "pipeline-stages and pipeline-virtual must be at least 1";

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 namespace trc::plan {
 namespace {
@@ -157,9 +158,16 @@ rt::Status parseClusterJson(const std::string &text, const std::string &folder, 
         std::tuple("inter_node_latency_us", false, &interLat)})
     if (rt::Status s = readNumber(root, key, integer, *field); !s)
       return s;
-  if (nodes * perNode > 1e7)
-    return rt::Status::error("key 'nodes': " + std::to_string(int64_t(nodes)) + " x " +
-                             std::to_string(int64_t(perNode)) + " devices is too many");
+  if (nodes * perNode > 1e7) {
+    // Printed from the doubles: a count past 2^63 has no int64_t.
+    auto whole = [](double x) {
+      char text[64];
+      std::snprintf(text, sizeof text, "%.0f", x);
+      return std::string(text);
+    };
+    return rt::Status::error("key 'nodes': " + whole(nodes) + " x " + whole(perNode) +
+                             " devices is too many");
+  }
   c.nodes = int(nodes);
   c.device.devicesPerNode = int(perNode);
   (c.device.nodeMemoryBytes > 0 ? c.device.nodeMemoryBytes : c.device.memoryBytes) = mem * GB;

@@ -175,6 +175,7 @@ PhaseSeconds phaseSeconds(const PhaseWork &w, const Candidate &c, const DeviceTi
   for (const CommWork &x : w.collectives) {
     Collective op = x.kind == CommKind::AllGather       ? Collective::AllGather
                     : x.kind == CommKind::ReduceScatter ? Collective::ReduceScatter
+                    : x.kind == CommKind::Permute       ? Collective::P2P
                                                         : Collective::AllReduce;
     double bytes = x.bytes / kCompiledFloatBytes * dt.elementBytes();
     if (x.group == "context")

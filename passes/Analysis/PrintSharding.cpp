@@ -51,7 +51,8 @@ struct TestPrintSharding : trc::impl::TestPrintShardingBase<TestPrintSharding> {
             os << "#" << cast<OpResult>(r).getResultNumber();
           os << " " << op.getName() << ": " << s->str() << "\n";
         }
-      if (isa<trc::AllReduceOp, trc::ReduceScatterOp, trc::AllGatherOp>(op)) {
+      if (isa<trc::AllReduceOp, trc::ReduceScatterOp, trc::AllGatherOp,
+              trc::CollectivePermuteOp>(op)) {
         // Bytes into the collective: the operand (all-gather: the part sent).
         int64_t bytes = trc::analysis::tensorBytes(op.getOperand(0).getType());
         auto group = op.getAttrOfType<trc::CollectiveGroupAttr>("group");

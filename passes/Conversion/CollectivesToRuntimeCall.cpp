@@ -62,7 +62,7 @@ struct CollectivesToRuntimeCall
     SmallVector<Operation *> collectives;
     module.walk([&](Operation *op) {
       if (isa<trc::AllReduceOp, trc::ReduceScatterOp, trc::AllGatherOp, trc::BroadcastFromOp,
-              trc::ShardSliceOp>(op))
+              trc::ShardSliceOp, trc::CollectivePermuteOp>(op))
         collectives.push_back(op);
     });
     for (Operation *op : collectives)
@@ -110,6 +110,10 @@ struct CollectivesToRuntimeCall
     } else if (auto bc = dyn_cast<trc::BroadcastFromOp>(op)) {
       name = "trc_rt_broadcast";
       args = {group(bc.getGroup()), i64(*dtype), i64(bc.getRoot()),
+              i64(inType.getNumElements())};
+    } else if (auto cp = dyn_cast<trc::CollectivePermuteOp>(op)) {
+      name = "trc_rt_collective_permute";
+      args = {group(cp.getGroup()), i64(*dtype), i64(cp.getShards()), i64(cp.getShift()),
               i64(inType.getNumElements())};
     } else {
       auto ss = cast<trc::ShardSliceOp>(op);

@@ -113,6 +113,27 @@ def ShardContextParallel : Pass<"trc-shard-context-parallel", "mlir::ModuleOp"> 
   let dependentDialects = ["trc::TrcDialect"];
 }
 
+def RingAttention : Pass<"trc-ring-attention", "mlir::ModuleOp"> {
+  let summary = "context parallelism's ring: attention passes K/V blocks rank to rank";
+  let description = [{
+    After trc-partition: every trc.attention whose keys and values are
+    all-gathered over the `context` group computes instead on this rank's
+    block of them and the blocks the ring brings (trc.collective_permute, one
+    rank on per step), merging the blocks' softmaxes online (running max and
+    sum in f32); its mask is read block by block. Every trc.attention_grad
+    whose key and value gradients are reduce-scattered over the group passes
+    the blocks round again, with the gradients of each block travelling
+    beside it back to its rank (dq stays; dK and dV arrive summed). The
+    backward reuses the forward's row statistics (logsumexp) where it is the
+    gradient of that forward, and computes them itself otherwise. Nothing
+    of size T x T/C is kept: a rank never holds more than one block of the
+    others' keys and values. Errors: float activations still all-gathered
+    over the context group (attention that is not fused: run
+    trc-fuse-attention), a gradient whose reduce-scatter it cannot find.
+  }];
+  let dependentDialects = ["trc::TrcDialect"];
+}
+
 def Partition : Pass<"trc-partition", "mlir::ModuleOp"> {
   let summary = "rewrites sharded functions to per-rank shapes with collectives";
   let description = [{

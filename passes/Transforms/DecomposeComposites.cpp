@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Abi/AttrNames.h"
+#include "trc/Dialect/CoreBuilder.h"
 #include "trc/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -26,68 +27,7 @@ using namespace trc;
 
 namespace {
 
-/// Small builder of core ops at one location.
-struct Core {
-  PatternRewriter &rw;
-  Location loc;
-
-  RankedTensorType type(Value v) { return cast<RankedTensorType>(v.getType()); }
-
-  Value splat(RankedTensorType t, double v) {
-    Attribute a = isa<FloatType>(t.getElementType())
-                      ? Attribute(rw.getFloatAttr(t.getElementType(), v))
-                      : Attribute(rw.getIntegerAttr(t.getElementType(),
-                                                    static_cast<int64_t>(v)));
-    return rw.create<ConstantOp>(loc, SplatElementsAttr::get(t, a));
-  }
-  Value like(Value v, double c) { return splat(type(v), c); }
-
-  /// Reduces `dims` away.
-  Value reduce(ReduceKind kind, Value x, ArrayRef<int64_t> dims) {
-    SmallVector<int64_t> kept;
-    for (int64_t i = 0; i < type(x).getRank(); ++i)
-      if (!llvm::is_contained(dims, i))
-        kept.push_back(type(x).getDimSize(i));
-    return rw.create<ReduceOp>(
-        loc, RankedTensorType::get(kept, type(x).getElementType()), kind, x, dims);
-  }
-  /// Broadcasts a reduction result back over the reduced `dims` of `shape`.
-  Value expand(Value r, RankedTensorType shape, ArrayRef<int64_t> dims) {
-    SmallVector<int64_t> map;
-    for (int64_t i = 0; i < shape.getRank(); ++i)
-      if (!llvm::is_contained(dims, i))
-        map.push_back(i);
-    return rw.create<BroadcastInDimOp>(
-        loc, RankedTensorType::get(shape.getShape(), type(r).getElementType()), r,
-        map);
-  }
-  /// reduce then broadcast back: the shape of `x`.
-  Value reduceKeep(ReduceKind kind, Value x, ArrayRef<int64_t> dims) {
-    return expand(reduce(kind, x, dims), type(x), dims);
-  }
-
-  Value convert(Value x, Type element) {
-    if (type(x).getElementType() == element)
-      return x;
-    return rw.create<ConvertOp>(loc, type(x).clone(element), x);
-  }
-  /// A batched product of rank-r operands over batch dims [0, r-2),
-  /// contracting lhs dim `lc` with rhs dim `rc`.
-  Value product(Value lhs, Value rhs, int64_t lc, int64_t rc) {
-    int64_t rank = type(lhs).getRank();
-    SmallVector<int64_t> batch = llvm::to_vector(llvm::seq<int64_t>(0, rank - 2));
-    SmallVector<int64_t> shape(type(lhs).getShape().take_front(rank - 2));
-    shape.push_back(type(lhs).getDimSize(lc == rank - 1 ? rank - 2 : rank - 1));
-    shape.push_back(type(rhs).getDimSize(rc == rank - 1 ? rank - 2 : rank - 1));
-    return rw.create<DotGeneralOp>(loc, type(lhs).clone(shape), lhs, rhs, batch, batch,
-                                   ArrayRef<int64_t>{lc}, ArrayRef<int64_t>{rc});
-  }
-
-  Value add(Value a, Value b) { return rw.create<AddOp>(loc, a, b); }
-  Value sub(Value a, Value b) { return rw.create<SubOp>(loc, a, b); }
-  Value mul(Value a, Value b) { return rw.create<MulOp>(loc, a, b); }
-  Value div(Value a, Value b) { return rw.create<DivOp>(loc, a, b); }
-};
+using Core = CoreBuilder;
 
 SmallVector<int64_t> dimsFrom(int64_t first, int64_t rank) {
   return llvm::to_vector(llvm::seq<int64_t>(first, rank));
@@ -97,8 +37,8 @@ SmallVector<int64_t> dimsFrom(int64_t first, int64_t rank) {
 /// stable (log-)softmax.
 std::pair<Value, Value> shiftedAndLogSum(Core &c, Value x, int64_t axis) {
   Value shifted = c.sub(x, c.reduceKeep(ReduceKind::Max, x, {axis}));
-  Value sum = c.reduceKeep(ReduceKind::Sum, c.rw.create<ExpOp>(c.loc, shifted), {axis});
-  return {shifted, c.rw.create<LogOp>(c.loc, sum)};
+  Value sum = c.reduceKeep(ReduceKind::Sum, c.b.create<ExpOp>(c.loc, shifted), {axis});
+  return {shifted, c.b.create<LogOp>(c.loc, sum)};
 }
 
 struct DecomposeSoftmax : OpRewritePattern<SoftmaxOp> {
@@ -242,10 +182,10 @@ template <typename OpT> Value maskOf(Core &c, OpT op, bool recomputed) {
   scores.push_back(c.type(op.getK()).getShape().drop_back(1).back());
   if (c.type(mask).getShape() == ArrayRef(scores))
     return mask;
-  auto stretched = c.rw.create<BroadcastInDimOp>(
+  auto stretched = c.b.create<BroadcastInDimOp>(
       c.loc, c.type(mask).clone(scores), mask, llvm::to_vector(llvm::seq<int64_t>(0, q.getRank())));
   if (recomputed)
-    stretched->setAttr(trc::abi::kRecomputedAttr, c.rw.getUnitAttr());
+    stretched->setAttr(trc::abi::kRecomputedAttr, c.b.getUnitAttr());
   return stretched;
 }
 
@@ -261,16 +201,16 @@ template <typename OpT> Value attentionProbabilities(Core &c, OpT op, bool recom
   // forward's: that would keep the probabilities from the forward to the
   // backward, which is what the fused op exists to avoid.
   if (recomputed)
-    s.getDefiningOp()->setAttr(trc::abi::kRecomputedAttr, c.rw.getUnitAttr());
+    s.getDefiningOp()->setAttr(trc::abi::kRecomputedAttr, c.b.getUnitAttr());
   if (op.getScale().convertToDouble() != 1.0)
     s = c.mul(s, c.like(s, op.getScale().convertToDouble()));
   if (Value mask = maskOf(c, op, recomputed)) {
     Value fill = c.like(s, op.getMaskFill().convertToDouble());
-    s = op.getFillWhereTrue() ? c.rw.create<SelectOp>(c.loc, mask, fill, s).getResult()
-                              : c.rw.create<SelectOp>(c.loc, mask, s, fill).getResult();
+    s = op.getFillWhereTrue() ? c.b.create<SelectOp>(c.loc, mask, fill, s).getResult()
+                              : c.b.create<SelectOp>(c.loc, mask, s, fill).getResult();
   }
-  Value wide = c.convert(s, c.rw.getF32Type());
-  return c.rw.create<SoftmaxOp>(c.loc, wide, rank - 1);
+  Value wide = c.convert(s, c.b.getF32Type());
+  return c.b.create<SoftmaxOp>(c.loc, wide, rank - 1);
 }
 
 struct DecomposeAttention : OpRewritePattern<AttentionOp> {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <vector>
 
 using namespace trc::rt;
 
@@ -107,6 +108,10 @@ struct CollectiveSpan {
   }
 };
 
+/// The tag of a collective permute's messages (the groups' communicators
+/// carry no other point-to-point traffic while a program runs).
+constexpr int kPermuteTag = 0;
+
 void *address(int64_t p) { return reinterpret_cast<void *>(static_cast<intptr_t>(p)); }
 
 /// A copy between two of the program's buffers (device memory on a GPU).
@@ -195,6 +200,35 @@ extern "C" void trc_rt_shard_slice(int64_t group, int64_t dtype, int64_t shards,
             bytes);
 }
 
+extern "C" void trc_rt_collective_permute(int64_t group, int64_t dtype, int64_t shards,
+                                          int64_t shift, int64_t count, int64_t send,
+                                          int64_t recv) {
+  Communicator *comm;
+  if (failed() || !lookup("collective permute", group, shards, dtype, comm))
+    return;
+  CollectiveSpan span("collective-permute", group, comm, count, dtype);
+  int size = comm ? comm->size() : 1;
+  if (shift < 1 || shift >= size)
+    return record("collective permute: shift " + std::to_string(shift) + " is not a step of the " +
+                  groupName(group) + " group's ring (" + std::to_string(size) + " ranks)");
+  // Receive from the rank `shift` before, send to the one `shift` on; both
+  // posted before either is waited for, so the ring cannot deadlock.
+  int rank = comm->rank();
+  int from = int((rank - shift + size) % size), to = int((rank + shift) % size);
+  std::vector<P2PRequest> requests;
+  StatusOr<P2PRequest> in = comm->irecv(address(recv), size_t(count), DType(dtype), from, kPermuteTag);
+  if (!in.ok())
+    return check("collective permute", group, in.status());
+  requests.push_back(*std::move(in));
+  StatusOr<P2PRequest> out = comm->isend(address(send), size_t(count), DType(dtype), to, kPermuteTag);
+  if (!out.ok()) {
+    (void)comm->waitAll(requests);
+    return check("collective permute", group, out.status());
+  }
+  requests.push_back(*std::move(out));
+  check("collective permute", group, comm->waitAll(requests));
+}
+
 namespace trc::rt {
 
 void setCollectiveGroups(Communicator *world, Communicator *shard, Communicator *replica,
@@ -232,6 +266,7 @@ const void *const *collectiveExports() {
       reinterpret_cast<const void *>(&trc_rt_all_gather),
       reinterpret_cast<const void *>(&trc_rt_broadcast),
       reinterpret_cast<const void *>(&trc_rt_shard_slice),
+      reinterpret_cast<const void *>(&trc_rt_collective_permute),
       nullptr,
   };
   return table;

@@ -39,6 +39,8 @@ void trc_rt_broadcast(int64_t group, int64_t dtype, int64_t root, int64_t count,
                       int64_t send, int64_t recv);
 void trc_rt_shard_slice(int64_t group, int64_t dtype, int64_t shards, int64_t recvCount,
                         int64_t send, int64_t recv);
+void trc_rt_collective_permute(int64_t group, int64_t dtype, int64_t shards, int64_t shift,
+                               int64_t count, int64_t send, int64_t recv);
 }
 
 namespace trc::rt {

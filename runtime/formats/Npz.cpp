@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 #include <dirent.h>
+#include <new>
 #include <set>
 #include <sys/stat.h>
 
@@ -149,7 +150,14 @@ StatusOr<std::string_view> Archive::data(const Member &m) const {
   if (!has(m.localOffset, kLocalHeaderSize) || read<uint32_t>(at(m.localOffset)) != kLocalHeader)
     return error("member '" + m.name + "': bad local header");
   const char *h = at(m.localOffset);
-  uint64_t start = m.localOffset + kLocalHeaderSize + read<uint16_t>(h + 26) + read<uint16_t>(h + 28);
+  uint16_t nameLength = read<uint16_t>(h + 26);
+  // The local header names the member too; a zip whose two names differ is
+  // corrupt or crafted (numpy's zipfile refuses it).
+  if (!has(m.localOffset + kLocalHeaderSize, nameLength) ||
+      std::string_view(h + kLocalHeaderSize, nameLength) != m.name)
+    return error("member '" + m.name + "': its local header names another file (the archive "
+                 "is corrupt)");
+  uint64_t start = m.localOffset + kLocalHeaderSize + nameLength + read<uint16_t>(h + 28);
   if (!has(start, m.compressed))
     return error("member '" + m.name + "': its " + std::to_string(m.compressed) +
                  " bytes lie outside the file");
@@ -255,8 +263,14 @@ StatusOr<std::vector<NamedTensor>> parseNpz(std::string_view bytes, const std::s
                              " deflated bytes can hold (at most 1032-fold): the archive is "
                              "corrupt");
 #ifdef TRC_HAVE_ZLIB
-      if (Status s = inflateExactly(*raw, inflated, m.size); !s)
-        return archive.error(where + s.message());
+      // A size deflate can hold may still be more than this machine has.
+      try {
+        if (Status s = inflateExactly(*raw, inflated, m.size); !s)
+          return archive.error(where + s.message());
+      } catch (const std::bad_alloc &) {
+        return archive.error(where + "inflates to " + std::to_string(m.size) +
+                             " bytes: out of memory");
+      }
       npy = inflated;
 #else
       return archive.error(where + "is deflated (np.savez_compressed), and this trc-run was "
@@ -273,10 +287,15 @@ StatusOr<std::vector<NamedTensor>> parseNpz(std::string_view bytes, const std::s
     if (crc32Of(npy) != m.crc)
       return archive.error(where + "CRC-32 mismatch (the archive is corrupt)");
 #endif
-    StatusOr<HostTensor> tensor = parseNpy(npy, name + ": member '" + m.name + "'");
-    if (!tensor.ok())
-      return tensor.status();
-    arrays.push_back({array, *std::move(tensor)});
+    try {
+      StatusOr<HostTensor> tensor = parseNpy(npy, name + ": member '" + m.name + "'");
+      if (!tensor.ok())
+        return tensor.status();
+      arrays.push_back({array, *std::move(tensor)});
+    } catch (const std::bad_alloc &) {
+      return archive.error(where + "its " + std::to_string(npy.size()) +
+                           " bytes of array: out of memory");
+    }
   }
   return arrays;
 }

@@ -3,7 +3,9 @@
 // One libFuzzer entry per file format the runtime reads, chosen at compile
 // time by TRC_FUZZ_<NAME> (runtime/fuzz/CMakeLists.txt builds one executable
 // per target: trc-fuzz-npy, -npz, -safetensors, -json, -manifest, -plan,
-// -training-info, -bundle, -checkpoint). Each reader must turn any bytes into
+// -training-info, -bundle, -checkpoint, -tokens (llm.c token files and text
+// --data), -cluster and -profile (trc-plan's --cluster and --device-profile
+// files). Each reader must turn any bytes into
 // a value or a Status error: never crash, leak, read out of bounds, hit
 // undefined behaviour, hang or allocate without bound (ASan's allocation limit
 // catches the last). Readers that take a path get the bytes in a file of a
@@ -19,7 +21,10 @@
 #include "runtime/formats/Safetensors.h"
 #include "runtime/spec/ParallelPlan.h"
 #include "runtime/train/Checkpoint.h"
+#include "runtime/train/DataLoader.h"
 #include "runtime/train/TrainingArtifact.h"
+#include "trc/Plan/Cluster.h"
+#include "trc/Plan/ProfileFile.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -89,6 +94,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   writeScratch("step-1/state.json", bytes);
   writeScratch("step-1/tensors.safetensors", "");
   (void)readCheckpoint(folder);
+#elif defined(TRC_FUZZ_TOKENS)
+  // --data: the file is opened (token file or text by its header) and two
+  // batches read, so that the token-range checks and the wrap-around run.
+  DataLoaderOptions options;
+  options.batchSize = 2;
+  options.seqLen = 4;
+  StatusOr<std::unique_ptr<DataLoader>> loader =
+      DataLoader::open(writeScratch("fuzz.bin", bytes), options);
+  if (loader.ok()) {
+    int64_t inputs[8], targets[8];
+    for (int i = 0; i < 2 && (*loader)->next(inputs, targets); ++i) {
+    }
+  }
+#elif defined(TRC_FUZZ_CLUSTER)
+  // --cluster: a .json file, or else the inline "N x kind" spelling (a name
+  // ending in .json would be opened as a path: not fuzzed).
+  trc::plan::Cluster cluster;
+  if (!bytes.empty() && bytes[0] == '{')
+    (void)trc::plan::parseCluster(writeScratch("fuzz.json", bytes), cluster);
+  else if (bytes.size() < 5 || bytes.substr(bytes.size() - 5) != ".json")
+    (void)trc::plan::parseCluster(std::string(bytes), cluster);
+#elif defined(TRC_FUZZ_PROFILE)
+  trc::plan::DeviceProfile profile;
+  (void)trc::plan::parseDeviceProfile(std::string(bytes), profile);
 #else
 #error "define one TRC_FUZZ_<NAME>"
 #endif

@@ -6,16 +6,12 @@ namespace trc::rt {
 // Both engines run every plan ParallelPlan parses (the pipeline executor
 // shards within stages (ZeRO 1-3, hybrid), accumulates, scales fp16 losses,
 // offloads its stashes, carries running statistics and runs context-parallel
-// stages) but the parts of context parallelism not built yet. A key that one
-// engine cannot run is refused here.
+// stages, gathered or ring) but context parallelism with sequence
+// parallelism. A key that one engine cannot run is refused here.
 Status engineRuns(const ParallelPlan &plan) {
   if (plan.contextDegree == 1)
     return Status::success();
   const std::string cp = "'context_parallel_degree': " + std::to_string(plan.contextDegree);
-  if (plan.cpCommType != "all_gather")
-    return Status::error("key 'cp_comm_type': '" + plan.cpCommType +
-                         "' (the ring) is not built yet; 'all_gather' gathers each layer's "
-                         "keys and values");
   if (plan.sequenceParallel)
     return Status::error("keys " + cp +
                          " and 'sequence_parallel': true: both split the positions (the "

@@ -220,7 +220,8 @@ DataLoaderState DataLoader::state() const {
 
 Status DataLoader::seek(int64_t position) {
   if (!options_.shuffle) {
-    if (position < 0 || position + batchTokens_ + 1 > numTokens_)
+    // Compared without adding to `position` (a forged one may be near 2^63).
+    if (position < 0 || position > numTokens_ - batchTokens_ - 1)
       return Status::error(
           path_ + ": data position " + std::to_string(position) +
           " is outside the file (a step there reads tokens " +

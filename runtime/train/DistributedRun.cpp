@@ -291,7 +291,7 @@ StatusOr<HostTensor> DistributedRun::partOf(const Slot &slot, const HostTensor &
   return mine;
 }
 
-Status DistributedRun::shareVerdict(const Status &verdict, const std::string &what) {
+Status DistributedRun::shareVerdict(const Status &verdict) {
   if (size() == 1)
     return verdict;
   int64_t ok = !isRoot() || verdict.ok() ? 1 : 0;
@@ -299,7 +299,7 @@ Status DistributedRun::shareVerdict(const Status &verdict, const std::string &wh
     return s;
   if (isRoot())
     return verdict;
-  return ok ? Status::success() : Status::error("rank 0 " + what + " (see its error)");
+  return ok ? Status::success() : Status::reported();
 }
 
 Status DistributedRun::broadcastText(std::string &text, int root) {

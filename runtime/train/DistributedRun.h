@@ -115,9 +115,9 @@ public:
   /// Every rank arrives before any leaves.
   rt::Status barrier() { return world_->barrier(); }
   /// Rank 0's `verdict` on what only it checked, learned by every rank
-  /// (collective): rank 0 gets `verdict`, the others an error "rank 0
-  /// `what` (see its error)" when it failed.
-  rt::Status shareVerdict(const rt::Status &verdict, const std::string &what);
+  /// (collective): rank 0 gets `verdict` (its error is the job's one line),
+  /// the others Status::reported() when it failed.
+  rt::Status shareVerdict(const rt::Status &verdict);
   /// Every rank's own `local` outcome of a stage that ran without
   /// collectives, agreed on (collective): when any rank failed, the lowest
   /// such rank's error reaches rank 0, which returns it ("rank R: ..." for

@@ -10,6 +10,7 @@
 #include "runtime/support/Names.h"
 
 #include <cstring>
+#include <limits>
 #include <sys/stat.h>
 
 namespace trc::rt {
@@ -249,7 +250,9 @@ Status RowLoader::restore(const DataLoaderState &s) {
   else if (s.shuffle && s.seed != seed_)
     why = "it was saved with shuffle seed " + std::to_string(s.seed) + ", this run has " +
           std::to_string(seed_);
-  else if (s.epoch < 0 || s.position < 0 || s.position >= data_.rows())
+  else if (s.epoch < 0 || s.position < 0 || s.position >= data_.rows() ||
+           s.epoch > (std::numeric_limits<int64_t>::max() - s.position) / data_.rows())
+    // The last test keeps the row counter below overflow (a forged epoch).
     why = "its position " + std::to_string(s.position) + " (epoch " + std::to_string(s.epoch) +
           ") is outside the data";
   if (!why.empty())

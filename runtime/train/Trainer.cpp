@@ -197,7 +197,9 @@ StatusOr<CompiledStep> compileStep(StepCompiler &compiler, RunSettings &run, int
   // auto: fused for cuda, where the memory the kept probabilities take is
   // what limits the batch; unfused on the CPU, where recomputing them costs
   // time (measured: up to 20% of a step).
-  run.build.fuseAttention = attention == "fused" || (attention == "auto" && target == "cuda");
+  // The ring (cp_comm_type p2p) is of fused attention.
+  run.build.fuseAttention = attention == "fused" ||
+                            (attention == "auto" && (target == "cuda" || run.build.contextRing));
   // Likewise a layer norm's statistics: kept for the backward on the CPU
   // unless recomputation was asked for (memory first).
   run.build.recomputeStatistics = target == "cuda" || run.build.recompute != "none";
@@ -354,6 +356,31 @@ Status checkSplitDegrees(const Manifest &manifest, const std::vector<StepFeed> &
   if (contextDegree > 1 && !splitInput)
     return compiledFor("context_parallel_degree", contextDegree, "context", 1,
                        " (no input is split)");
+  return Status::success();
+}
+
+/// Each fed input slot of the step takes the rows a program step feeds it
+/// (`microRows` rows of the feed's row shape, this rank's part of a split
+/// one): a saved step whose training.trc says another batch or sequence
+/// than its program was compiled for is refused here, naming the file,
+/// rather than at its first step.
+Status checkFeedShapes(const Manifest &manifest, const std::vector<StepFeed> &feeds,
+                       int64_t microRows, const std::string &infoFile) {
+  for (const StepFeed &feed : feeds) {
+    const Slot *slot = manifest.find(SlotKind::Input, feed.input);
+    if (!slot)
+      continue;
+    std::vector<int64_t> shape{microRows};
+    shape.insert(shape.end(), feed.rowShape.begin(), feed.rowShape.end());
+    if (slot->isSplit())
+      shape = splitPartShape(shape, slot->split);
+    if (slot->shape != shape)
+      return Status::error(infoFile + ": its batch and sequence make a program step feed " +
+                           formatType(feed.dtype, shape) + " to input '" +
+                           percentEncode(feed.input) + "', which its program takes as " +
+                           formatType(slot->dtype, slot->shape) +
+                           " (save the step again with trc-run MODEL.onnx ... --save-artifact)");
+  }
   return Status::success();
 }
 
@@ -646,7 +673,7 @@ Status TrainingJob::checkRows() {
     ignore = run_.build.ignoreIndex;
   Status verdict = dist_.isRoot() ? checkRowValues(*rows_, rowFeeds_, info_, ignore)
                                   : Status::success();
-  return dist_.shareVerdict(verdict, "refused the --data rows");
+  return dist_.shareVerdict(verdict);
 }
 
 /// The next global batch into every feed's `batch`.
@@ -882,6 +909,11 @@ Status TrainingJob::prepareShared(int64_t vocab) {
                                    fromArtifact_ ? "in " + o_.model : "compiled from " + o_.model);
       !s)
     return s;
+  if (fromArtifact_)
+    if (Status s = checkFeedShapes(artifact_->manifest(), run_.feeds, microRows_,
+                                   o_.model + "/" + kTrainingInfoFile);
+        !s)
+      return s;
   StatusOr<std::unique_ptr<Session>> session =
       Session::create(*artifact_, *backend_, dist_.shardIndex(), dist_.tensorIndex());
   if (!session.ok())
@@ -924,8 +956,7 @@ Status TrainingJob::finishPreparing(int64_t vocab) {
 Status TrainingJob::openSharedEvaluator(int64_t vocab) {
   if (o_.evalData.empty())
     return Status::success();
-  return dist_.shareVerdict(dist_.isRoot() ? openEvaluator(vocab) : Status::success(),
-                            "could not set up --eval-data");
+  return dist_.shareVerdict(dist_.isRoot() ? openEvaluator(vocab) : Status::success());
 }
 
 /// --metrics and --tensorboard, written by rank 0 (continued after the
@@ -947,7 +978,7 @@ Status TrainingJob::openMetrics() {
   if (dist_.isRoot() && opened.ok() && !o_.tensorboardDir.empty())
     add(o_.resume ? TensorBoardWriter::resume(o_.tensorboardDir, firstStep_)
                   : TensorBoardWriter::create(o_.tensorboardDir));
-  return dist_.shareVerdict(opened, "could not open its --metrics or --tensorboard output");
+  return dist_.shareVerdict(opened);
 }
 
 Status TrainingJob::logMetrics(const StepMetrics &m) {
@@ -1120,8 +1151,9 @@ Status TrainingJob::resume() {
     scaler_.scale = *static_cast<const double *>(scale->data());
     scaler_.goodSteps = *static_cast<const int64_t *>(good->data());
   }
+  // The position comes from the checkpoint: both are named.
   if (Status s = rowLoader_ ? rowLoader_->restore(state.data) : data_->restore(state.data); !s)
-    return s;
+    return s.withPrefix(folder + ": ");
   firstStep_ = state.step;
   if (!o_.keepBest.empty()) {
     StatusOr<std::optional<BestCheckpoint>> best = readBestCheckpoint(o_.checkpointDir);
@@ -1425,7 +1457,7 @@ Status TrainingJob::checkpoint(int64_t step, const StepResult &result,
         break;
       }
     }
-  if (Status s = dist_.shareVerdict(finite, "found non-finite values to checkpoint"); !s)
+  if (Status s = dist_.shareVerdict(finite); !s)
     return stopEveryRank(s);
   if (!dist_.isRoot()) // only rank 0 writes; every rank can resume from it
     return Status::success();
@@ -1806,6 +1838,10 @@ Status configurePlan(const TrainerOptions &options, RunSettings &run, Distribute
   if (plan.tensorDegree > 1)
     run.build.tensorParallel = TensorParallelBuild{plan.tensorDegree, plan.sequenceParallel};
   run.build.contextDegree = plan.contextDegree;
+  run.build.contextRing = plan.contextDegree > 1 && plan.cpCommType == "p2p";
+  if (run.build.contextRing && run.options.attention == "unfused")
+    return Status::error("--attention unfused: key 'cp_comm_type': 'p2p' passes blocks of "
+                         "fused attention around the ring (leave --attention auto or fused)");
   return Status::success();
 }
 

@@ -107,7 +107,7 @@ std::string describeParallelBuild(const TrainingBuild &build) {
               describeTensorParallel(*build.tensorParallel);
   if (build.contextDegree > 1)
     record += (record.empty() ? "" : " ") + std::string("context-parallel: degree=") +
-              std::to_string(build.contextDegree);
+              std::to_string(build.contextDegree) + (build.contextRing ? " ring" : "");
   if (build.offload)
     record += (record.empty() ? "" : " ") + std::string("offload: horizon=") +
               std::to_string(build.horizon);

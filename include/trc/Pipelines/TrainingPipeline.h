@@ -49,6 +49,9 @@ struct TrainingPipelineOptions {
   /// Context parallelism (trc-shard-context-parallel, trc-partition): the
   /// sequences split over the context axis.
   std::optional<ShardContextParallelOptions> contextParallel;
+  /// With `contextParallel`: attention as a ring (trc-ring-attention after
+  /// trc-partition; cp_comm_type p2p) instead of gathering keys and values.
+  bool ringAttention = false;
   /// Pipeline stages (trc-pipeline-stages before autodiff, trc-pipeline-split
   /// after it): per-stage forward, backward and update functions.
   std::optional<PipelineStagesOptions> pipeline;

@@ -31,12 +31,14 @@ struct ProductShape {
   double flops() const { return 2 * m * n * k * batch; }
 };
 
-enum class CommKind { AllReduce, AllGather, ReduceScatter, Other };
+// Permute: a ring step (each rank sends to one and receives from another).
+enum class CommKind { AllReduce, AllGather, ReduceScatter, Permute, Other };
 inline const char *commKindName(CommKind kind) {
   switch (kind) {
   case CommKind::AllReduce: return "all_reduce";
   case CommKind::AllGather: return "all_gather";
   case CommKind::ReduceScatter: return "reduce_scatter";
+  case CommKind::Permute: return "collective_permute";
   case CommKind::Other: break;
   }
   return "other";

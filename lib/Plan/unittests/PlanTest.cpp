@@ -201,6 +201,13 @@ TEST(PlanCluster, KindsAndFiles) {
   EXPECT_NE(s.message().find("key 'nodes'"), std::string::npos) << s.message();
   std::ofstream(path) << R"({"nodes": 2})";
   EXPECT_NE(parseCluster(path, out).message().find("missing key 'device'"), std::string::npos);
+  // A count past 2^63 is printed as given (its int64_t cast was undefined
+  // and printed -2^63).
+  std::ofstream(path) << R"({"device": "h200", "nodes": 9223372036854775807})";
+  s = parseCluster(path, out);
+  EXPECT_NE(s.message().find("key 'nodes': 9223372036854775808 x 8 devices is too many"),
+            std::string::npos)
+      << s.message();
 }
 
 TEST(PlanCostModel, MegatronFlopsFormula) {

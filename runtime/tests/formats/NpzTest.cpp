@@ -179,6 +179,11 @@ TEST(Npz, DamagedArchivesAreErrorsNamingTheMember) {
   flipped[30 + 7 + npyOf(ids).size() - 1] ^= 1;
   if (npzSupportsDeflate())
     EXPECT_THAT(problem(flipped), HasSubstr("member 'ids.npy': CRC-32 mismatch"));
+  // The local header naming another file than the directory does (the
+  // local name starts at byte 30).
+  std::string renamed = good;
+  renamed[30] = 'x';
+  EXPECT_THAT(problem(renamed), HasSubstr("member 'ids.npy': its local header names another file"));
 }
 
 TEST(Npz, AgreesWithNumPy) {

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <limits>
 #include <set>
 #include <vector>
 
@@ -279,6 +280,9 @@ TEST(DataLoader, SeekMovesTheCursor) {
                 "reads tokens 94 to 100, the file has 100)"));
   EXPECT_THAT(dl->seek(-1).message(),
               HasSubstr("data position -1 is outside the file"));
+  // A forged position near 2^63 (position + B*T overflowed and passed).
+  EXPECT_THAT(dl->seek(std::numeric_limits<int64_t>::max() - 3).message(),
+              HasSubstr("is outside the file"));
 
   DataLoaderOptions opt = bt(2, 3);
   opt.shuffle = true;

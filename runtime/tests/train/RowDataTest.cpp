@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <set>
 
 using ::testing::HasSubstr;
@@ -196,6 +197,18 @@ TEST(RowData, ShuffledEpochsArePermutationsThatRestoreExactly) {
   EXPECT_THAT(refused.message(), HasSubstr("saved with shuffle seed 7, this run has 8"));
   RowLoader otherBatch(*data, 4, true, 7);
   EXPECT_THAT(otherBatch.restore(saved).message(), HasSubstr("batches of 37 rows"));
+  // Forged positions (the checkpoint's own checksum re-signed): refused,
+  // an epoch whose row counter would overflow included.
+  for (auto [epoch, position] : {std::pair<int64_t, int64_t>{-1, 0}, {0, n}, {0, -1},
+                                 {std::numeric_limits<int64_t>::max(), 0},
+                                 {std::numeric_limits<int64_t>::max() / n, n - 1}}) {
+    DataLoaderState forged = saved;
+    forged.epoch = epoch;
+    forged.position = position;
+    RowLoader target(*data, batch, true, 7);
+    EXPECT_THAT(target.restore(forged).message(), HasSubstr("is outside the data"))
+        << epoch << " " << position;
+  }
 }
 
 TEST(RowData, LogitsSumsAreCrossEntropyAndArgmaxHits) {

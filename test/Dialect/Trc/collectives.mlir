@@ -10,9 +10,10 @@
 // CHECK: trc.broadcast_from %{{.*}} root = 0 group = world : tensor<32xf32>
 // CHECK: trc.shard_slice %{{.*}} group = shard shards = 4 : (tensor<32xf32>) -> tensor<8xf32>
 // CHECK: trc.all_reduce %{{.*}} max group = replica : tensor<8xf32>
+// CHECK: trc.collective_permute %{{.*}} shift = 1 group = context shards = 4 : tensor<4x8xf32>
 // CSE-LABEL: func.func @round_trip
 // CSE-COUNT-2: trc.all_reduce %arg0 avg group = world
-func.func @round_trip(%x: tensor<4x8xf32>, %flat: tensor<32xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<32xf32>, tensor<32xf32>, tensor<8xf32>) {
+func.func @round_trip(%x: tensor<4x8xf32>, %flat: tensor<32xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<32xf32>, tensor<32xf32>, tensor<8xf32>, tensor<4x8xf32>) {
   %a = trc.all_reduce %x avg group = world : tensor<4x8xf32>
   %a2 = trc.all_reduce %x avg group = world : tensor<4x8xf32>
   %s = trc.reduce_scatter %flat sum group = shard shards = 4 : (tensor<32xf32>) -> tensor<8xf32>
@@ -20,7 +21,8 @@ func.func @round_trip(%x: tensor<4x8xf32>, %flat: tensor<32xf32>) -> (tensor<4x8
   %b = trc.broadcast_from %g root = 0 group = world : tensor<32xf32>
   %m = trc.shard_slice %b group = shard shards = 4 : (tensor<32xf32>) -> tensor<8xf32>
   %r = trc.all_reduce %m max group = replica : tensor<8xf32>
-  return %a, %a2, %g, %b, %r : tensor<4x8xf32>, tensor<4x8xf32>, tensor<32xf32>, tensor<32xf32>, tensor<8xf32>
+  %p = trc.collective_permute %x shift = 1 group = context shards = 4 : tensor<4x8xf32>
+  return %a, %a2, %g, %b, %r, %p : tensor<4x8xf32>, tensor<4x8xf32>, tensor<32xf32>, tensor<32xf32>, tensor<8xf32>, tensor<4x8xf32>
 }
 
 // -----
@@ -69,4 +71,20 @@ func.func @integer_all_reduce(%x: tensor<8xi32>) -> tensor<8xi32> {
   // expected-error @+1 {{must be statically shaped tensor of}}
   %0 = trc.all_reduce %x sum group = world : tensor<8xi32>
   return %0 : tensor<8xi32>
+}
+
+// -----
+
+func.func @permute_shift_past_ring(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{shift must be in [1, shards), got 2}}
+  %0 = trc.collective_permute %x shift = 2 group = context shards = 2 : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @permute_type_change(%x: tensor<8xf32>) -> tensor<8xf16> {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "trc.collective_permute"(%x) {shift = 1 : i64, group = #trc<group context>, shards = 2 : i64} : (tensor<8xf32>) -> tensor<8xf16>
+  return %0 : tensor<8xf16>
 }
