@@ -3,7 +3,11 @@
 // Finds scaled dot-product attention in an imported forward graph and makes
 // it one trc.attention (see Passes.td): dot_general(q, k) -> optional
 // scale (mul or div by a splat) -> optional mask (select against a splat
-// fill) -> softmax over the last dim -> dot_general(p, v). Whatever layouts
+// fill) -> softmax over the last dim -> dot_general(p, v). torch 2.x's
+// decomposition of scaled_dot_product_attention is matched too: the scale
+// split as sqrt(scale) on q and on k (computed from a constant), and the
+// mask added as a bias select(mask, 0, -huge) (a bias so large that adding
+// it is the same as filling with it). Whatever layouts
 // the two products read, q, k and v are transposed to [batch..., T, D] (the
 // exporters' transposes fold into them). Intermediate values used elsewhere
 // (probabilities returned, dropout on them) leave the chain unfused.
@@ -13,6 +17,8 @@
 #include "trc/Passes.h"
 
 #include "mlir/IR/Matchers.h"
+
+#include <cmath>
 
 namespace trc {
 #define GEN_PASS_DEF_FUSEATTENTION
@@ -32,7 +38,81 @@ std::optional<double> splatValue(Value v) {
   return attr.getSplatValue<APFloat>().convertToDouble();
 }
 
+/// A float scalar broadcast to `v`'s shape: a splat constant, a
+/// broadcast of a scalar, or the square root of one (torch 2.x's split
+/// scale, not folded at import).
+std::optional<double> scalarValue(Value v) {
+  if (std::optional<double> c = splatValue(v))
+    return c;
+  if (auto b = v.getDefiningOp<BroadcastInDimOp>();
+      b && cast<RankedTensorType>(b.getOperand().getType()).getNumElements() == 1)
+    return scalarValue(b.getOperand());
+  if (auto s = v.getDefiningOp<SqrtOp>())
+    if (std::optional<double> c = scalarValue(s.getOperand()); c && *c >= 0)
+      return std::sqrt(*c);
+  return std::nullopt;
+}
+
 bool onlyUse(Value v, Operation *user) { return v.hasOneUse() && *v.getUsers().begin() == user; }
+
+/// `x` = y * scalar (either side), used by `user` alone: y and the scalar.
+std::optional<std::pair<Value, double>> scaledBy(Value x, Operation *user) {
+  auto mul = x.getDefiningOp<MulOp>();
+  if (!mul || !onlyUse(x, user))
+    return std::nullopt;
+  if (std::optional<double> c = scalarValue(mul.getRhs()))
+    return std::make_pair(mul.getLhs(), *c);
+  if (std::optional<double> c = scalarValue(mul.getLhs()))
+    return std::make_pair(mul.getRhs(), *c);
+  return std::nullopt;
+}
+
+/// The ops of where(p != p, 0, p) on the probabilities `p` (compare, then
+/// select), when they are p's only users; empty otherwise.
+SmallVector<Operation *> safeSoftmaxGuard(Value p) {
+  CompareOp isNan;
+  SelectOp zeroed;
+  for (Operation *user : p.getUsers()) {
+    if (auto c = dyn_cast<CompareOp>(user); c && c.getLhs() == p && c.getRhs() == p &&
+                                            c.getDirection() == CompareDirection::NE)
+      isNan = c;
+    else if (auto s = dyn_cast<SelectOp>(user); s && s.getOnFalse() == p)
+      zeroed = s;
+    else
+      return {};
+  }
+  if (!isNan || !zeroed || zeroed.getPred() != isNan.getResult() ||
+      !isNan.getResult().hasOneUse() || splatValue(zeroed.getOnTrue()) != 0.0)
+    return {};
+  return {isNan, zeroed};
+}
+
+/// A bias that masks: select(mask, a, b) of splats, one 0 and the other a
+/// fill so large that s + fill rounds to fill for any score s (|fill| >=
+/// 1e30 in f32, or infinite), possibly broadcast. The mask (before the
+/// broadcast), the fill and whether it fills where the mask is true.
+struct MaskBias {
+  Value mask;
+  double fill;
+  bool fillWhereTrue;
+};
+std::optional<MaskBias> maskBias(Value bias, int64_t rank) {
+  if (auto b = bias.getDefiningOp<BroadcastInDimOp>();
+      b && cast<RankedTensorType>(b.getOperand().getType()).getRank() == rank &&
+      llvm::equal(b.getBroadcastDimensions(), llvm::seq<int64_t>(0, rank)))
+    bias = b.getOperand();
+  auto select = bias.getDefiningOp<SelectOp>();
+  if (!select)
+    return std::nullopt;
+  std::optional<double> onTrue = splatValue(select.getOnTrue()),
+                        onFalse = splatValue(select.getOnFalse());
+  auto huge = [](double v) { return std::isinf(v) || std::abs(v) >= 1e30; };
+  if (onTrue && onFalse && *onTrue == 0 && huge(*onFalse))
+    return MaskBias{select.getPred(), *onFalse, false};
+  if (onTrue && onFalse && *onFalse == 0 && huge(*onTrue))
+    return MaskBias{select.getPred(), *onTrue, true};
+  return std::nullopt;
+}
 
 /// One dot_general side's dims: batch dims in order, the dim kept and the
 /// dim contracted. Empty when the product is not attention-shaped (rank r,
@@ -94,11 +174,19 @@ Value transposed(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> perm) {
 bool fuse(SoftmaxOp softmax) {
   auto probsType = softmax.getType();
   int64_t rank = probsType.getRank();
-  if (softmax.getAxis() != rank - 1 || !softmax.getResult().hasOneUse())
+  if (softmax.getAxis() != rank - 1)
+    return false;
+  // torch 2.x's safe softmax: where(p != p, 0, p) zeroes the rows a -inf
+  // fill masked whole (NaN); with a finite fill there are none.
+  Value probs = softmax.getResult();
+  SmallVector<Operation *> nanGuard = safeSoftmaxGuard(probs);
+  if (!nanGuard.empty())
+    probs = nanGuard.back()->getResult(0);
+  if (!probs.hasOneUse())
     return false;
   // p v: p's batch dims in order, p's last dim contracted.
-  auto output = dyn_cast<DotGeneralOp>(*softmax.getResult().getUsers().begin());
-  if (!output || output.getLhs() != softmax.getResult())
+  auto output = dyn_cast<DotGeneralOp>(*probs.getUsers().begin());
+  if (!output || output.getLhs() != probs)
     return false;
   auto outputSides = sidesOf(output);
   if (!outputSides || outputSides->first.contract != rank - 1 ||
@@ -107,7 +195,9 @@ bool fuse(SoftmaxOp softmax) {
 
   // Walk up: optional select against a fill, optional scale, the scores;
   // `chain` collects the ops the fused op replaces, from the output up.
-  SmallVector<Operation *> chain{output, softmax};
+  SmallVector<Operation *> chain{output};
+  chain.append(nanGuard.rbegin(), nanGuard.rend());
+  chain.push_back(softmax);
   Value x = softmax.getOperand();
   Value mask;
   double fill = 0, scale = 1;
@@ -133,6 +223,20 @@ bool fuse(SoftmaxOp softmax) {
     if (!x.hasOneUse())
       return false;
     chain.push_back(select);
+  } else if (auto add = x.getDefiningOp<AddOp>(); add && onlyUse(x, softmax)) {
+    // torch 2.x: scores + bias, the bias either operand.
+    std::optional<MaskBias> bias = maskBias(add.getRhs(), rank);
+    x = add.getLhs();
+    if (!bias) {
+      bias = maskBias(add.getLhs(), rank);
+      x = add.getRhs();
+    }
+    if (!bias || !x.hasOneUse())
+      return false;
+    mask = bias->mask;
+    fill = bias->fill;
+    fillWhereTrue = bias->fillWhereTrue;
+    chain.push_back(add);
   }
   if (auto mul = x.getDefiningOp<MulOp>(); mul && x.hasOneUse()) {
     if (auto c = splatValue(mul.getRhs())) {
@@ -159,6 +263,18 @@ bool fuse(SoftmaxOp softmax) {
   auto scoreSides = sidesOf(scores);
   if (!scoreSides)
     return false;
+  // torch 2.x scales q and k by sqrt(scale) each before their product.
+  Value qIn = scores.getLhs(), kIn = scores.getRhs();
+  SmallVector<Operation *> operandScales;
+  for (Value *side : {&qIn, &kIn})
+    if (auto scaled = scaledBy(*side, scores)) {
+      operandScales.push_back(side->getDefiningOp());
+      *side = scaled->first;
+      scale *= scaled->second;
+    }
+  // A row a -inf fill masks whole is NaN in the fused op, 0 after the guard.
+  if (!nanGuard.empty() && mask && std::isinf(fill))
+    return false;
   auto element = probsType.getElementType();
   if (scores.getLhs().getType().getElementType() != element ||
       output.getRhs().getType().getElementType() != element)
@@ -167,17 +283,31 @@ bool fuse(SoftmaxOp softmax) {
   OpBuilder b(output);
   Location loc = output.getLoc();
   const Side &qs = scoreSides->first, &ks = scoreSides->second, &vs = outputSides->second;
-  Value q = transposed(b, loc, scores.getLhs(), qs.order(qs.free, qs.contract));
-  Value k = transposed(b, loc, scores.getRhs(), ks.order(ks.free, ks.contract));
+  Value q = transposed(b, loc, qIn, qs.order(qs.free, qs.contract));
+  Value k = transposed(b, loc, kIn, ks.order(ks.free, ks.contract));
   Value v = transposed(b, loc, output.getRhs(), vs.order(vs.contract, vs.free));
   auto fused = AttentionOp::create(b, loc, output.getType(), q, k, v, mask,
                                    b.getF64FloatAttr(scale), b.getF64FloatAttr(fill),
                                    b.getBoolAttr(fillWhereTrue));
   output.replaceAllUsesWith(fused.getResult());
-  // The chain is dead now: erase it from the product up.
+  // The chain is dead now: erase it from the product up, then a bias
+  // broadcast and select that nothing else reads.
   chain.push_back(scores);
-  for (Operation *op : chain)
+  chain.append(operandScales);
+  SmallVector<Value> biasSteps;
+  for (Operation *op : chain) {
+    if (auto add = dyn_cast<AddOp>(op))
+      biasSteps.append({add.getLhs(), add.getRhs()});
     op->erase();
+  }
+  for (Value v : biasSteps)
+    if (Operation *def = v.getDefiningOp();
+        def && isa<BroadcastInDimOp>(def) && def->use_empty()) {
+      Value operand = def->getOperand(0);
+      def->erase();
+      if (Operation *select = operand.getDefiningOp<SelectOp>(); select && select->use_empty())
+        select->erase();
+    }
   return true;
 }
 

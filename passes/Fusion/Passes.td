@@ -21,9 +21,14 @@ def FuseAttention : Pass<"trc-fuse-attention", "mlir::func::FuncOp"> {
     fold into the exporter's). Run before trc-autodiff: the gradient is then
     `trc.attention_grad`, which recomputes the probabilities, so training
     keeps q, k and v per layer instead of the [batch, heads, T, T]
-    probabilities (GPT-2, BERT and GPT-J exports all match). A chain whose
-    scores or probabilities have other users (returned, dropout) stays as
-    it is.
+    probabilities (GPT-2, BERT and GPT-J exports all match). torch 2.x's
+    decomposition of scaled_dot_product_attention matches too: the scale as
+    sqrt(scale) on q and on k (a broadcast scalar, or the square root of a
+    constant), the mask as an added bias `select(mask, 0, fill)` with |fill|
+    at least 1e30 (adding it is filling with it), and the safe softmax's
+    `where(p != p, 0, p)` after the softmax when the fill is finite (no row
+    is then NaN). A chain whose scores or probabilities have other users
+    (returned, dropout) stays as it is.
 
     ```mlir
     %s = trc.dot_general %q, %kt, batch = [0, 1] x [0, 1], contract = [3] x [2] ...

@@ -26,6 +26,7 @@
 // attention fused (trc-fuse-attention) so that it is one op.
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
 #include "trc/Dialect/CoreBuilder.h"
 #include "trc/Parallel/Sharding.h"
 #include "trc/Passes.h"
@@ -296,6 +297,19 @@ private:
   Type element, f32;
 };
 
+/// The ops built just before `op` since `before` (its previous op then,
+/// null: the block's start) take `op`'s pipeline stage and phase
+/// (StageHomes.h): the ring runs where the attention it replaces ran, not
+/// with whatever it reads last (a backward block's scores read only
+/// forward values).
+void tagLikeReplaced(Operation *op, Operation *before) {
+  Operation *first = before ? before->getNextNode() : &op->getBlock()->front();
+  for (Operation *built = first; built != op; built = built->getNextNode())
+    for (const char *name : {trc::abi::kStageAttr, trc::abi::kBackwardAttr})
+      if (Attribute a = op->getAttr(name))
+        built->setAttr(name, a);
+}
+
 /// A forward attention's ring inputs, to find the forward of a gradient.
 struct ForwardKey {
   Value q, k, v, mask;
@@ -387,10 +401,12 @@ struct RingAttention : trc::impl::RingAttentionBase<RingAttention> {
       return success(); // not context-parallel: left as it is
     auto [k, v, shards] = *found;
     OpBuilder b(a);
+    Operation *before = a->getPrevNode();
     Ring ring(b, a.getLoc(), a.getQ(), k, v, a.getMask(), shards,
               a.getScale().convertToDouble(), a.getMaskFill().convertToDouble(),
               a.getFillWhereTrue());
     RingForward fwd = ring.forward();
+    tagLikeReplaced(a, before);
     a.getResult().replaceAllUsesWith(fwd.result);
     forwards.push_back({ForwardKey{a.getQ(), k, v, a.getMask()}, fwd});
     return success();
@@ -413,6 +429,7 @@ struct RingAttention : trc::impl::RingAttentionBase<RingAttention> {
     // Built where the gradient was: its results dominate dq's users and
     // the scatter chains' (which follow it).
     OpBuilder b(g);
+    Operation *before = g->getPrevNode();
     Ring ring(b, g.getLoc(), g.getQ(), k, v, g.getMask(), shards,
               g.getScale().convertToDouble(), g.getMaskFill().convertToDouble(),
               g.getFillWhereTrue());
@@ -427,6 +444,7 @@ struct RingAttention : trc::impl::RingAttentionBase<RingAttention> {
       fwd = &own;
     }
     auto [dq, dk, dv] = ring.backward(*fwd, g.getResultGrad());
+    tagLikeReplaced(g, before);
     g.getQGrad().replaceAllUsesWith(dq);
     dkChain.back()->getResult(0).replaceAllUsesWith(dk);
     dvChain.back()->getResult(0).replaceAllUsesWith(dv);
