@@ -24,6 +24,7 @@ Status checkEnvironment() {
     return s;
   if (Status s = checkOpenMpSharedMemory(); !s)
     return s;
+  removeStaleOpenMpRegistration();
   if (Status s = checkCpuGemmVariable(); !s)
     return s;
   if (StatusOr<double> timeout = readCollectiveTimeout(); !timeout.ok())

@@ -13,7 +13,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace trc::rt {
@@ -179,6 +182,11 @@ void Watchdog::setPeers(int selfRank, int worldSize,
     selfNamespace_ = peers_[size_t(selfRank)].namespaceKey;
 }
 
+void Watchdog::setReportedExitDir(std::string dir) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  reportedExitDir_ = std::move(dir);
+}
+
 Watchdog::Guard Watchdog::watch(const WatchedCall &call) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!started_) {
@@ -231,6 +239,9 @@ void Watchdog::run() {
     }
     if (checking) {
       LostPeer lost = findLostPeer(checking->call.peer, now);
+      if (lost.rank >= 0 && !lost.stopped &&
+          exitWasReported(peers_[size_t(lost.rank)], reportedExitDir_))
+        ::_exit(kExitError); // its error is the job's one line
       if (lost.rank >= 0)
         die(lostMessage(*checking, lost.rank, lost.stopped));
     }
@@ -316,6 +327,38 @@ std::string Watchdog::lostMessage(const Entry &e, int lostRank, bool stopped) co
   return "error: rank " + std::to_string(lostRank) + " (pid " + std::to_string(p.pid) +
          " on host " + p.host + ") " + what + " while rank " + std::to_string(selfRank_) +
          " waited in " + where;
+}
+
+namespace {
+constexpr const char kReportedPrefix[] = "trc-reported-exit-";
+
+std::string reportedMarker(const PeerProcess &p, const std::string &dir) {
+  return dir + "/" + kReportedPrefix + std::to_string(p.pid) + "-" + std::to_string(p.startTime);
+}
+} // namespace
+
+void markReportedExit(const std::string &dir) {
+  // Markers of jobs that ended a while ago (their peers have long seen them).
+  if (DIR *d = ::opendir(dir.c_str())) {
+    time_t now = ::time(nullptr);
+    while (dirent *e = ::readdir(d)) {
+      if (std::strncmp(e->d_name, kReportedPrefix, sizeof(kReportedPrefix) - 1) != 0)
+        continue;
+      std::string path = dir + "/" + e->d_name;
+      struct stat st;
+      if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime > 60)
+        ::unlink(path.c_str());
+    }
+    ::closedir(d);
+  }
+  PeerProcess self = identifyThisProcess();
+  int fd = ::open(reportedMarker(self, dir).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd >= 0)
+    ::close(fd);
+}
+
+bool exitWasReported(const PeerProcess &peer, const std::string &dir) {
+  return peer.pid > 0 && ::access(reportedMarker(peer, dir).c_str(), F_OK) == 0;
 }
 
 void Watchdog::die(const std::string &message) {

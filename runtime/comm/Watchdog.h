@@ -12,7 +12,9 @@
 //       1, 2, 3 (rank(s) not responding; this is rank 0 of 4)
 //       error: recv from rank 1 timed out after 300 s waiting for rank 1
 //       (not responding; this is rank 0 of 2)
-//   - a peer process on this machine is gone (exited or killed): the peers
+//   - a peer process on this machine is gone (exited or killed) -- unless
+//     it marked its exit as reported (markReportedExit: it printed its own
+//     error; then this process ends with kExitError and no line) -- the peers
 //     are known by pid, start time and pid namespace (setPeers), and checked
 //     through /proc while a call waits (a point-to-point call's own peer
 //     first, so that it is the one named when several are gone):
@@ -77,6 +79,16 @@ struct PeerProcess {
 
 PeerProcess identifyThisProcess();
 
+/// A rank that printed its own error and leaves alone (its peers wait in a
+/// collective) marks its exit as reported (a file in `dir`, /dev/shm by
+/// default, named by its pid and start time), so that a peer's watchdog
+/// that finds it gone ends quietly with kExitError instead of adding a
+/// second `error:` line; markers older than a minute are removed by the
+/// next one made (a peer sees one within a poll interval).
+void markReportedExit(const std::string &dir = "/dev/shm");
+/// Whether `peer` marked its exit as reported (in `dir`).
+bool exitWasReported(const PeerProcess &peer, const std::string &dir = "/dev/shm");
+
 // What a watched call waits for, for the message.
 struct WatchedCall {
   const char *what = "";      // "allReduce", "recv", "MPI_Init", ...
@@ -102,6 +114,8 @@ public:
   // This process's world rank, the world size and every rank's process
   // (indexed by world rank; may be empty).
   void setPeers(int selfRank, int worldSize, std::vector<PeerProcess> peers);
+  // Where peers mark a reported exit (markReportedExit; tests).
+  void setReportedExitDir(std::string dir);
 
   class Guard {
   public:
@@ -164,6 +178,7 @@ private:
   std::vector<Entry> active_;
   int selfRank_ = 0, worldSize_ = 1;
   std::vector<PeerProcess> peers_;
+  std::string reportedExitDir_ = "/dev/shm";
   std::string selfNamespace_;
 };
 

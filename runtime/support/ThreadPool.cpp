@@ -10,8 +10,10 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 #ifdef TRC_PARALLEL_FOR_OPENMP
@@ -228,6 +230,22 @@ Status checkOpenMpSharedMemory(const char *dir) {
   (void)dir;
 #endif
   return Status::success();
+}
+
+void removeStaleOpenMpRegistration(const std::vector<std::string> &dirs) {
+  std::vector<std::string> where = dirs;
+  if (where.empty()) {
+    const char *tmp = std::getenv("TMPDIR");
+    where = {"/dev/shm", tmp && *tmp ? tmp : "/tmp"};
+  }
+  std::string name = "__KMP_REGISTERED_LIB_" + std::to_string(::getpid()) + "_" +
+                     std::to_string(::getuid());
+  for (const std::string &dir : where) {
+    std::string path = dir + "/" + name;
+    struct stat st;
+    if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+      ::unlink(path.c_str());
+  }
 }
 
 bool threadCountSetByUser() {

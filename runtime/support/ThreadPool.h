@@ -22,6 +22,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace trc::rt {
 
@@ -44,6 +46,14 @@ Status checkThreadVariables();
 /// here instead, with the free bytes. A missing `dir` passes (libomp then
 /// registers under /tmp); so does every build without libomp.
 Status checkOpenMpSharedMemory(const char *dir = "/dev/shm");
+
+/// Removes an empty libomp registration file of this process's pid
+/// (__KMP_REGISTERED_LIB_<pid>_<uid> in /dev/shm and in TMPDIR or /tmp): a
+/// process with the same pid that could not size it (a full disk) left it,
+/// and libomp would map it and die of SIGBUS at its first parallel region.
+/// No other live process has this pid, and an empty file registers nothing.
+/// Call before the first parallel region. `dirs` for tests.
+void removeStaleOpenMpRegistration(const std::vector<std::string> &dirs = {});
 
 /// Whether the user set TRC_NUM_THREADS or OMP_NUM_THREADS.
 bool threadCountSetByUser();

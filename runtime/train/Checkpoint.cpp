@@ -619,17 +619,21 @@ StatusOr<CheckpointContents> readCheckpoint(const std::string &folder) {
 
 Status checkCheckpointConfig(const std::string &folder,
                              const CheckpointState &saved,
-                             const std::map<std::string, std::string> &run) {
+                             const std::map<std::string, std::string> &run,
+                             const std::map<std::string, std::string> &flags) {
   std::string path = folder + "/" + kStateFile;
   for (const auto &kv : run) {
     auto it = saved.config.find(kv.first);
     if (it == saved.config.end())
       return Status::error(path + ": the checkpoint has no config '" +
                            kv.first + "' (this run has '" + kv.second + "')");
-    if (it->second != kv.second)
-      return Status::error(path + ": config '" + kv.first + "' is '" +
+    if (it->second != kv.second) {
+      auto flag = flags.find(kv.first);
+      return Status::error(path + ": config '" + kv.first + "'" +
+                           (flag != flags.end() ? " (" + flag->second + ")" : "") + " is '" +
                            it->second + "' in the checkpoint, '" + kv.second +
                            "' in this run");
+    }
   }
   return Status::success();
 }

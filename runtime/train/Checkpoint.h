@@ -150,10 +150,12 @@ StatusOr<CheckpointContents> readCheckpoint(const std::string &folder);
 
 // A resumed run's settings must be the checkpoint's: every key of `run`
 // must be in saved.config with the same value ("D/step-N/state.json: config
-// 'batch_size' is '8' in the checkpoint, '16' in this run").
+// 'batch_size' (--batch-size) is '8' in the checkpoint, '16' in this run";
+// `flags` names the flags that set a key).
 Status checkCheckpointConfig(const std::string &folder,
                              const CheckpointState &saved,
-                             const std::map<std::string, std::string> &run);
+                             const std::map<std::string, std::string> &run,
+                             const std::map<std::string, std::string> &flags = {});
 
 } // namespace trc::rt
 

@@ -5,6 +5,7 @@
 #include "runtime/comm/Collectives.h"
 #include "runtime/support/LaunchEnvironment.h"
 #include "runtime/comm/SingleProcessCommunicator.h"
+#include "runtime/comm/Watchdog.h"
 #include "runtime/comm/mpi/MpiCommunicator.h"
 #include "runtime/formats/FileOps.h"
 #include "runtime/support/Names.h"
@@ -330,6 +331,8 @@ Status DistributedRun::leaveAlone(const Status &s) {
   if (s.ok() || size() == 1 || s.message().empty())
     return s;
   rt::leaveMpiWithoutFinalize();
+  // This error is the job's line: the peers' watchdogs then end quietly.
+  rt::markReportedExit();
   return s.withPrefix("rank " + std::to_string(rank()) + ": ");
 }
 

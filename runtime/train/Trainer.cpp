@@ -1135,7 +1135,7 @@ Status TrainingJob::resume() {
                    savedAccum->second.c_str(), config["batch_size"].c_str());
     config["grad_accum"] = savedAccum->second;
   }
-  if (Status s = checkCheckpointConfig(folder, state, config); !s)
+  if (Status s = checkCheckpointConfig(folder, state, config, checkpointConfigFlags()); !s)
     return s;
   FindTensor find = tensorFinder(tensors);
   if (Status s = state_->write(find, StateParts::ParametersAndOptimizer); !s)

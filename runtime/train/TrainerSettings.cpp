@@ -484,6 +484,21 @@ std::map<std::string, std::string> compileSettings(const RunSettings &run) {
                                                    : "")}};
 }
 
+const std::map<std::string, std::string> &checkpointConfigFlags() {
+  static const std::map<std::string, std::string> flags = {
+      {"batch_size", "--batch-size"},
+      {"seq_len", "--seq-len"},
+      {"optimizer", "--optimizer and its flags"},
+      {"loss", "--loss"},
+      {"precision", "--precision"},
+      {"grad_accum", "--grad-accum"},
+      {"initial_loss_scale", "--loss-scale"},
+      {"lr_schedule", "--lr-schedule"},
+      {"seed", "--seed"},
+      {"parallel_plan", "--config"}};
+  return flags;
+}
+
 std::map<std::string, std::string> checkpointConfig(const RunSettings &run) {
   return {{"batch_size", std::to_string(run.options.batchSize)},
           {"seq_len", std::to_string(run.options.seqLen)},

@@ -81,6 +81,8 @@ std::map<std::string, std::string> compileSettings(const RunSettings &run);
 
 /// What a checkpoint records of the run, checked on resume.
 std::map<std::string, std::string> checkpointConfig(const RunSettings &run);
+/// The flags that set each key of checkpointConfig, for its errors.
+const std::map<std::string, std::string> &checkpointConfigFlags();
 
 /// Takes the feeds, vocabulary and compile-time settings of the saved
 /// training step in `dir`; the run's shape and plan must be the step's, and

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <dirent.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <fstream>
@@ -231,6 +232,44 @@ TEST_F(WatchdogDeath, LostPeerIsNamed) {
       ::testing::ExitedWithCode(kExitRankLost),
       "^error: rank 3 \\(pid [0-9]+ on host .*\\) is gone \\(exited or was "
       "killed\\) while rank 0 waited in collective allReduce\n$");
+}
+
+// A peer that printed its own error marked its exit (markReportedExit):
+// this rank then ends with kExitError and nothing printed, so the job's
+// one error line is the peer's.
+TEST_F(WatchdogDeath, PeerWithAReportedExitEndsThisRankQuietly) {
+  std::string dir = ::testing::TempDir() + "trc-reported-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  EXPECT_EXIT(
+      {
+        pid_t child = ::fork();
+        if (child == 0) {
+          markReportedExit(dir);
+          ::_exit(1);
+        }
+        ::waitpid(child, nullptr, 0);
+        Watchdog dog;
+        dog.setPollSeconds(0.02);
+        dog.setTimeout(0);
+        std::vector<PeerProcess> peers = peersWith(2, 1, child);
+        // The child's start time, as its marker's name spells it.
+        if (DIR *d = ::opendir(dir.c_str())) {
+          while (dirent *e = ::readdir(d)) {
+            std::string name = e->d_name;
+            if (name.rfind("trc-reported-exit-", 0) == 0)
+              peers[1].startTime = std::stoull(name.substr(name.rfind('-') + 1));
+          }
+          ::closedir(d);
+        }
+        dog.setPeers(0, 2, peers);
+        dog.setReportedExitDir(dir);
+        WatchedCall call;
+        call.what = "allReduce";
+        auto guard = dog.watch(call);
+        sleepSeconds(30);
+      },
+      ::testing::ExitedWithCode(kExitError), "^$");
+  EXPECT_FALSE(exitWasReported(identifyThisProcess(), dir));
 }
 
 TEST_F(WatchdogDeath, ZombiePeerIsLost) {

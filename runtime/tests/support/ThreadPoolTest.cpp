@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 using namespace trc::rt;
@@ -220,4 +222,28 @@ TEST(ThreadPool, SharedMemoryCheckPassesWithRoomOrWithoutTheFolder) {
   EXPECT_TRUE(checkOpenMpSharedMemory("/nonexistent-folder-of-trc-tests"));
   const char *tmp = std::getenv("TMPDIR");
   EXPECT_TRUE(checkOpenMpSharedMemory(tmp ? tmp : "/tmp"));
+}
+
+TEST(ThreadPool, StaleEmptyOpenMpRegistrationOfThisPidIsRemoved) {
+  // A full disk leaves libomp's registration file empty; a later process
+  // with the same pid mapped it and died of SIGBUS.
+  std::string dir = ::testing::TempDir() + "trc-kmp-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  std::string mine = dir + "/__KMP_REGISTERED_LIB_" + std::to_string(::getpid()) + "_" +
+                     std::to_string(::getuid());
+  std::string other = dir + "/__KMP_REGISTERED_LIB_1_0";
+  for (const std::string &path : {mine, other})
+    std::fclose(std::fopen(path.c_str(), "w"));
+  removeStaleOpenMpRegistration({dir});
+  EXPECT_NE(::access(mine.c_str(), F_OK), 0) << "this pid's empty file is removed";
+  EXPECT_EQ(::access(other.c_str(), F_OK), 0) << "another pid's is left alone";
+  // A registration with contents is libomp's to judge.
+  FILE *f = std::fopen(mine.c_str(), "w");
+  std::fputs("0x1234-cafe-libomp.so", f);
+  std::fclose(f);
+  removeStaleOpenMpRegistration({dir});
+  EXPECT_EQ(::access(mine.c_str(), F_OK), 0);
+  for (const std::string &path : {mine, other})
+    ::unlink(path.c_str());
+  ::rmdir(dir.c_str());
 }

@@ -669,6 +669,10 @@ TEST(Checkpoint, ChecksTheRunsConfig) {
                 .message(),
             "d/step-3/state.json: the checkpoint has no config 'batch_size' "
             "(this run has '8')");
+  EXPECT_EQ(checkCheckpointConfig("d/step-3", saved, {{"lr", "0.01"}}, {{"lr", "--lr"}})
+                .message(),
+            "d/step-3/state.json: config 'lr' (--lr) is '0.001' in the checkpoint, "
+            "'0.01' in this run");
 }
 
 TEST(Checkpoint, RejectsBadSaves) {
