@@ -31,16 +31,16 @@ struct CompiledModelWork::Impl {
   std::map<std::string, std::vector<int64_t>> inputs; // data inputs as imported
   bool outputsLoss = false;
   // By what changes the step: tensor degree, sequence parallelism, context
-  // degree, recomputation, rows.
-  using Key = std::tuple<int, bool, int, int, int>;
+  // degree and ring, recomputation, rows.
+  using Key = std::tuple<int, bool, int, bool, int, int>;
   struct Compiled {
     std::optional<CompiledWork> work;
     std::string why; // the compiler's diagnostics when it did not compile
   };
   std::map<Key, Compiled> cache;
   static Key cacheKey(const Candidate &c) {
-    return {c.tensor, c.tensor > 1 && c.sequenceParallel, c.context, int(c.recompute),
-            c.microbatchSize};
+    return {c.tensor, c.tensor > 1 && c.sequenceParallel, c.context,
+            c.context > 1 && c.contextRing, int(c.recompute), c.microbatchSize};
   }
 
   Compiled compile(const Candidate &c) const;
@@ -97,6 +97,9 @@ CompiledModelWork::Impl::Compiled CompiledModelWork::Impl::compile(const Candida
     ShardContextParallelOptions cp;
     cp.degree = c.context;
     p.contextParallel = cp;
+    // The ring is of fused attention (as trc-run compiles it).
+    p.ringAttention = c.contextRing;
+    p.fuseAttention |= c.contextRing;
   }
   PipelineStagesOptions pieces;
   pieces.stages = 1;

@@ -49,6 +49,11 @@ double layerActivations(const GptModel &m, const Candidate &c, Recompute r) {
 
 } // namespace
 
+Recompute attentionRecompute(const Candidate &c) {
+  return c.context > 1 && c.contextRing && c.recompute == Recompute::None ? Recompute::Selective
+                                                                         : c.recompute;
+}
+
 const char *recomputeName(Recompute r) {
   return r == Recompute::None ? "none" : r == Recompute::Selective ? "selective" : "full";
 }
@@ -75,6 +80,7 @@ std::string Candidate::toJson() const {
   if (context > 1) {
     j += ", \"context_parallel_degree\": ";
     rt::appendJsonInt(j, context);
+    j += std::string(", \"cp_comm_type\": \"") + (contextRing ? "p2p" : "all_gather") + "\"";
   }
   j += ", \"microbatches\": ";
   rt::appendJsonInt(j, microbatches);
@@ -95,7 +101,9 @@ std::string Candidate::toJson() const {
 std::string Candidate::describe() const {
   std::string s = "data=" + std::to_string(data) + " tensor=" + std::to_string(tensor) +
                   (sequenceParallel ? "+sp" : "") +
-                  (context > 1 ? " context=" + std::to_string(context) : "") +
+                  (context > 1 ? " context=" + std::to_string(context) +
+                                     (contextRing ? "/ring" : "")
+                               : "") +
                   " pipeline=" + std::to_string(pipeline) +
                   " microbatches=" + std::to_string(microbatches) + "x" +
                   std::to_string(microbatchSize);
@@ -234,8 +242,9 @@ Holdings formulaHoldings(const GptModel &m, const Candidate &c, double e) {
   out.gathered = 2 * m.layerParams() / t; // the layers being used
   // Memory of the first stage (most activations in flight) and of the last
   // (the logits); the fuller one counts.
-  double perLayer = layerActivations(m, c, c.recompute) * e / 2;
-  double working = c.recompute == Recompute::None ? 0 : layerActivations(m, c, Recompute::None) * e / 2;
+  const Recompute recompute = attentionRecompute(c);
+  double perLayer = layerActivations(m, c, recompute) * e / 2;
+  double working = recompute == Recompute::None ? 0 : layerActivations(m, c, Recompute::None) * e / 2;
   double logitsBytes = T * V / t * 8; // fp32 logits and their gradient
   double first = inFlight(c, 0) * Ls * perLayer + working + (p == 1 ? logitsBytes : 0);
   double last = Ls * perLayer + working + logitsBytes;
@@ -296,12 +305,17 @@ Holdings compiledHoldings(const CompiledWork &w, const CompiledWork *unrecompute
 
 // Context parallelism's traffic on the slowest pipeline rank: per layer and
 // microbatch, K and V (a tensor rank's heads of them) all-gathered forward
-// and their gradients reduce-scattered backward over the context group.
+// and their gradients reduce-scattered backward over the context group; or,
+// with the ring, their blocks (1/C each) passed on C-1 times forward, C-1
+// times backward and their gradients' blocks C times.
 double contextCommSeconds(const GptModel &m, const Candidate &c, const DeviceTimes &dt) {
   double kv = 2.0 * c.microbatchSize * m.seq * m.kvWidth() / c.tensor * dt.elementBytes();
   long long span = (long long)c.tensor * c.context;
-  double layer = dt.collective(Collective::AllGather, c.context, kv, span) +
-                 dt.collective(Collective::ReduceScatter, c.context, kv, span);
+  double layer = c.contextRing
+                     ? (3.0 * c.context - 2) *
+                           dt.collective(Collective::P2P, c.context, kv / c.context, span)
+                     : dt.collective(Collective::AllGather, c.context, kv, span) +
+                           dt.collective(Collective::ReduceScatter, c.context, kv, span);
   return layer * c.microbatches * std::ceil(double(m.layers) / c.pipeline);
 }
 

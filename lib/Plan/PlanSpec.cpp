@@ -68,6 +68,8 @@ rt::Status parsePlanSpec(const std::string &spec, int worldSize, Constraints &ou
     c.tensor = plan.tensorDegree;
   if (has("context_parallel_degree"))
     c.context = plan.contextDegree;
+  if (has("cp_comm_type"))
+    c.contextRing = plan.cpCommType == "p2p";
   if (has("pipeline_parallel_degree") || has("partitions"))
     c.pipeline = plan.pipelineDegree;
   if (has("microbatches"))

@@ -4,7 +4,8 @@
 // pipeline), pruned by divisibility (tensor divides the query and key/value
 // heads and the devices of a node, context the sequence, pipeline divides
 // layers, data divides the global batch), then microbatches, schedule,
-// ZeRO stage, sequence parallelism and recomputation. Every point costs a
+// ZeRO stage, sequence parallelism, recomputation and, with a context
+// split, its form (gathered or the ring). Every point costs a
 // closed-form evaluate(), so even 3,072 devices take milliseconds.
 //
 //===----------------------------------------------------------------------===//
@@ -29,6 +30,7 @@ rt::Status enginesRun(const Candidate &c) {
   plan.zeroStage = c.zeroStage;
   plan.tensorDegree = c.tensor;
   plan.contextDegree = c.context;
+  plan.cpCommType = c.contextRing ? "p2p" : "all_gather";
   plan.sequenceParallel = c.sequenceParallel;
   return rt::engineRuns(plan);
 }
@@ -156,27 +158,31 @@ void forEachCandidate(const ModelLimits &model, const Cluster &cluster, long lon
             for (bool sp : {false, true}) {
               if ((sp && tp == 1) || !allows(k.sequenceParallel, sp))
                 continue;
-              for (Recompute rc : {Recompute::None, Recompute::Selective, Recompute::Full}) {
-                if (!allows(k.recompute, rc))
-                  continue;
-                Candidate c;
-                c.data = int(dp);
-                c.tensor = int(tp);
-                c.context = int(cp);
-                c.pipeline = int(pp);
-                c.microbatches = int(mb);
-                c.microbatchSize = int(globalBatch / dp / mb);
-                c.zeroStage = zero;
-                c.shardDegree = zero == 0 ? 1 : shard;
-                c.sequenceParallel = sp;
-                c.recompute = rc;
-                c.schedule = sched;
-                c.virtualStages = v;
-                if (rt::Status s = enginesRun(c); s)
-                  visit(c);
-                else if (refusal.empty())
-                  refusal = s.message();
-              }
+              for (Recompute rc : {Recompute::None, Recompute::Selective, Recompute::Full})
+                for (bool ring : {false, true}) {
+                  // The comm type is a context split's: one form at cp = 1.
+                  if (!allows(k.recompute, rc) || (ring && cp == 1) ||
+                      (cp > 1 && !allows(k.contextRing, ring)))
+                    continue;
+                  Candidate c;
+                  c.data = int(dp);
+                  c.tensor = int(tp);
+                  c.context = int(cp);
+                  c.contextRing = ring;
+                  c.pipeline = int(pp);
+                  c.microbatches = int(mb);
+                  c.microbatchSize = int(globalBatch / dp / mb);
+                  c.zeroStage = zero;
+                  c.shardDegree = zero == 0 ? 1 : shard;
+                  c.sequenceParallel = sp;
+                  c.recompute = rc;
+                  c.schedule = sched;
+                  c.virtualStages = v;
+                  if (rt::Status s = enginesRun(c); s)
+                    visit(c);
+                  else if (refusal.empty())
+                    refusal = s.message();
+                }
             }
           }
         }

@@ -118,7 +118,9 @@ Work trcLayer(const Shape &x, const Candidate &c, const DeviceTimes &dt) {
 
 Work layerWork(const GptModel &m, const Candidate &c, const DeviceTimes &dt) {
   Shape x(m, c);
-  return dt.trcKernels() ? trcLayer(x, c, dt) : megatronLayer(x, c, dt);
+  Candidate layer = c;
+  layer.recompute = attentionRecompute(c);
+  return dt.trcKernels() ? trcLayer(x, layer, dt) : megatronLayer(x, layer, dt);
 }
 
 Work firstStageWork(const GptModel &m, const Candidate &c, const DeviceTimes &dt) {

@@ -91,6 +91,7 @@ const char *scheduleName(Schedule s);
 struct Candidate {
   int data = 1, tensor = 1, pipeline = 1;
   int context = 1;         // each row's positions split over this many ranks
+  bool contextRing = false; // cp_comm_type p2p: K/V blocks passed round a ring
   int microbatches = 1;    // per step, per data-parallel rank
   int microbatchSize = 1;  // samples: globalBatch / (data x microbatches)
   int zeroStage = 0;
@@ -103,6 +104,11 @@ struct Candidate {
   std::string toJson() const;
   std::string describe() const; // one line
 };
+
+// The recomputation a layer's work and memory follow: the ring (fused
+// attention) recomputes the attention core in the backward and keeps no
+// scores, as selective recomputation does.
+Recompute attentionRecompute(const Candidate &c);
 
 struct Prediction {
   double stepTime = 0;          // seconds

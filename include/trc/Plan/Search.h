@@ -40,6 +40,7 @@ struct Constraints {
   std::optional<int> tensor, context, pipeline, microbatches, zeroStage, shardDegree,
       virtualStages;
   std::optional<bool> sequenceParallel;
+  std::optional<bool> contextRing; // cp_comm_type: p2p (true) or all_gather
   std::optional<Recompute> recompute;
   std::optional<Schedule> schedule;
   std::string optimize = "speed";

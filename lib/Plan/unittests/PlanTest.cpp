@@ -177,6 +177,37 @@ TEST(PlanSearch, LongSequencesSplitTheirPositions) {
   EXPECT_EQ(w.contextCommTime, 0);
   EXPECT_GT(sp.contextCommTime, 0);
   EXPECT_GT(sp.stepTime, w.stepTime); // the same work plus the context traffic
+
+  // The ring (cp_comm_type p2p): no [T/C, T] scores kept, the attention
+  // core recomputed in the backward (selective recomputation's memory and
+  // work), and K/V blocks moved 3C-2 times per layer instead of a gather
+  // and a scatter; its plan says so and runs.
+  Candidate ring = split;
+  ring.recompute = Recompute::None;
+  Candidate gathered = ring;
+  gathered.contextRing = false;
+  ring.contextRing = true;
+  Candidate selective = gathered;
+  selective.recompute = Recompute::Selective;
+  Prediction pr = evaluate(m, c, ring), pg = evaluate(m, c, gathered),
+             ps = evaluate(m, c, selective);
+  EXPECT_LT(pr.activationBytes, pg.activationBytes);
+  EXPECT_NEAR(pr.activationBytes / ps.activationBytes, 1.0, 1e-9);
+  EXPECT_NEAR(pr.computeTime / ps.computeTime, 1.0, 1e-9);
+  EXPECT_GT(pr.contextCommTime, 0);
+  EXPECT_NE(ring.toJson().find("\"cp_comm_type\": \"p2p\""), std::string::npos);
+  EXPECT_NE(ring.describe().find("context=2/ring"), std::string::npos);
+  rt::StatusOr<rt::ParallelPlan> ringPlan = rt::parseParallelPlan(ring.toJson(), c.devices());
+  ASSERT_TRUE(ringPlan.ok()) << ring.toJson();
+  EXPECT_EQ(ringPlan->cpCommType, "p2p");
+  EXPECT_TRUE(rt::engineRuns(*ringPlan).ok());
+  // Searched, and fixed by a partial plan's key.
+  Constraints ringOnly;
+  ringOnly.contextRing = true;
+  SearchResult rr = search(m, c, 16, ringOnly);
+  ASSERT_FALSE(rr.ranked.empty());
+  for (const Ranked &k : rr.ranked)
+    EXPECT_TRUE(k.plan.context == 1 || k.plan.contextRing) << k.plan.describe();
 }
 
 TEST(PlanCluster, KindsAndFiles) {
