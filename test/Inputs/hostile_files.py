@@ -1108,29 +1108,23 @@ class Suite:
                 return self.plan_cmd("--cluster", path), path
             self.add("cluster", name, make, ["--cluster"])
 
-    def add_profile(self):
-        valid, variants = profile_variants()
-        write(self.fixture("profile.json"), json.dumps(valid).encode())
-        self.baseline("profile", self.plan_cmd("--cluster", "cpu:1", "--device-profile",
-                                               self.fixture("profile.json")), "profile.json")
+    def add_plan_input(self, fmt, flag, valid, variants):
+        """trc-plan's JSON inputs beside --cluster cpu:1: `fmt`.json read by `flag`."""
+        write(self.fixture(fmt + ".json"), json.dumps(valid).encode())
+        self.baseline(fmt, self.plan_cmd("--cluster", "cpu:1", flag, self.fixture(fmt + ".json")),
+                      fmt + ".json")
         for name, content in variants:
             def make(folder, content=content, name=name):
-                path = os.path.join(folder, "profile-%s.json" % name)
+                path = os.path.join(folder, "%s-%s.json" % (fmt, name))
                 write(path, content)
-                return self.plan_cmd("--cluster", "cpu:1", "--device-profile", path), path
-            self.add("profile", name, make, ["--device-profile"])
+                return self.plan_cmd("--cluster", "cpu:1", flag, path), path
+            self.add(fmt, name, make, [flag])
+
+    def add_profile(self):
+        self.add_plan_input("profile", "--device-profile", *profile_variants())
 
     def add_plan(self):
-        valid, variants = plan_variants()
-        write(self.fixture("plan.json"), json.dumps(valid).encode())
-        self.baseline("plan", self.plan_cmd("--cluster", "cpu:1", "--plan",
-                                            self.fixture("plan.json")), "plan.json")
-        for name, content in variants:
-            def make(folder, content=content, name=name):
-                path = os.path.join(folder, "plan-%s.json" % name)
-                write(path, content)
-                return self.plan_cmd("--cluster", "cpu:1", "--plan", path), path
-            self.add("plan", name, make, ["--plan"])
+        self.add_plan_input("plan", "--plan", *plan_variants())
 
     FORMATS = ["npy", "npz", "safetensors", "checkpoint", "json", "manifest", "bundle",
                "training", "tokens", "cluster", "profile", "plan"]
