@@ -358,7 +358,8 @@ struct RingAttention : trc::impl::RingAttentionBase<RingAttention> {
         return WalkResult::advance();
       g.emitError("trc-ring-attention: activations are still all-gathered over the context "
                   "group here: the ring covers fused attention only (run trc-fuse-attention; "
-                  "an unfused softmax attention or another op mixing positions gathers them)");
+                  "attention it cannot fuse, such as one with dropout on its probabilities, "
+                  "or another op mixing positions gathers them: use cp_comm_type all_gather)");
       return WalkResult::interrupt();
     });
     if (left.wasInterrupted())
