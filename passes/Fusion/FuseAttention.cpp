@@ -200,6 +200,7 @@ bool fuse(SoftmaxOp softmax) {
   chain.push_back(softmax);
   Value x = softmax.getOperand();
   Value mask;
+  Operation *biasDef = nullptr; // a torch 2.x bias's producer, erased if left unused
   double fill = 0, scale = 1;
   bool fillWhereTrue = true;
   if (auto select = x.getDefiningOp<SelectOp>(); select && onlyUse(x, softmax)) {
@@ -227,9 +228,11 @@ bool fuse(SoftmaxOp softmax) {
     // torch 2.x: scores + bias, the bias either operand.
     std::optional<MaskBias> bias = maskBias(add.getRhs(), rank);
     x = add.getLhs();
+    biasDef = add.getRhs().getDefiningOp();
     if (!bias) {
       bias = maskBias(add.getLhs(), rank);
       x = add.getRhs();
+      biasDef = add.getLhs().getDefiningOp();
     }
     if (!bias || !x.hasOneUse())
       return false;
@@ -290,24 +293,20 @@ bool fuse(SoftmaxOp softmax) {
                                    b.getF64FloatAttr(scale), b.getF64FloatAttr(fill),
                                    b.getBoolAttr(fillWhereTrue));
   output.replaceAllUsesWith(fused.getResult());
-  // The chain is dead now: erase it from the product up, then a bias
-  // broadcast and select that nothing else reads.
+  // The chain is dead now: erase it from the product up, then the bias's
+  // broadcast and select if nothing else reads them (the bias is not in
+  // the chain: its ops outlive the loop).
   chain.push_back(scores);
   chain.append(operandScales);
-  SmallVector<Value> biasSteps;
-  for (Operation *op : chain) {
-    if (auto add = dyn_cast<AddOp>(op))
-      biasSteps.append({add.getLhs(), add.getRhs()});
+  for (Operation *op : chain)
     op->erase();
+  if (auto broadcast = dyn_cast_or_null<BroadcastInDimOp>(biasDef);
+      broadcast && broadcast->use_empty()) {
+    biasDef = broadcast.getOperand().getDefiningOp();
+    broadcast->erase();
   }
-  for (Value v : biasSteps)
-    if (Operation *def = v.getDefiningOp();
-        def && isa<BroadcastInDimOp>(def) && def->use_empty()) {
-      Value operand = def->getOperand(0);
-      def->erase();
-      if (Operation *select = operand.getDefiningOp<SelectOp>(); select && select->use_empty())
-        select->erase();
-    }
+  if (auto select = dyn_cast_or_null<SelectOp>(biasDef); select && select->use_empty())
+    select->erase();
   return true;
 }
 
