@@ -337,6 +337,14 @@ std::string reportedMarker(const PeerProcess &p, const std::string &dir) {
 }
 } // namespace
 
+std::string reportedExitDir() {
+  const char *session = std::getenv("OMPI_FILE_LOCATION");
+  struct stat st;
+  if (session && *session && ::stat(session, &st) == 0 && S_ISDIR(st.st_mode))
+    return session;
+  return "/dev/shm";
+}
+
 void markReportedExit(const std::string &dir) {
   // Markers of jobs that ended a while ago (their peers have long seen them).
   if (DIR *d = ::opendir(dir.c_str())) {

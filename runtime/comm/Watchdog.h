@@ -80,14 +80,17 @@ struct PeerProcess {
 PeerProcess identifyThisProcess();
 
 /// A rank that printed its own error and leaves alone (its peers wait in a
-/// collective) marks its exit as reported (a file in `dir`, /dev/shm by
-/// default, named by its pid and start time), so that a peer's watchdog
-/// that finds it gone ends quietly with kExitError instead of adding a
-/// second `error:` line; markers older than a minute are removed by the
-/// next one made (a peer sees one within a poll interval).
-void markReportedExit(const std::string &dir = "/dev/shm");
+/// collective) marks its exit as reported (a file in `dir`, named by its
+/// pid and start time), so that a peer's watchdog that finds it gone ends
+/// quietly with kExitError instead of adding a second `error:` line.
+/// `dir` is reportedExitDir(): under mpirun the job's session folder
+/// (OMPI_FILE_LOCATION), which mpirun removes when the job ends; elsewhere
+/// /dev/shm, where markers older than a minute are removed by the next one
+/// made (a peer sees one within a poll interval).
+std::string reportedExitDir();
+void markReportedExit(const std::string &dir = reportedExitDir());
 /// Whether `peer` marked its exit as reported (in `dir`).
-bool exitWasReported(const PeerProcess &peer, const std::string &dir = "/dev/shm");
+bool exitWasReported(const PeerProcess &peer, const std::string &dir = reportedExitDir());
 
 // What a watched call waits for, for the message.
 struct WatchedCall {
@@ -178,7 +181,7 @@ private:
   std::vector<Entry> active_;
   int selfRank_ = 0, worldSize_ = 1;
   std::vector<PeerProcess> peers_;
-  std::string reportedExitDir_ = "/dev/shm";
+  std::string reportedExitDir_ = reportedExitDir();
   std::string selfNamespace_;
 };
 
