@@ -97,9 +97,7 @@ CompiledModelWork::Impl::Compiled CompiledModelWork::Impl::compile(const Candida
     ShardContextParallelOptions cp;
     cp.degree = c.context;
     p.contextParallel = cp;
-    // The ring is of fused attention (as trc-run compiles it).
     p.ringAttention = c.contextRing;
-    p.fuseAttention |= c.contextRing;
   }
   PipelineStagesOptions pieces;
   pieces.stages = 1;

@@ -40,7 +40,8 @@ void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingPipelineOption
     pm.addPass(createAppendLoss(*o.loss));
   pm.addPass(createParametersToArguments());
   pm.addPass(createLowerDropout());
-  if (o.fuseAttention)
+  // The ring (trc-ring-attention) is of fused attention.
+  if (o.fuseAttention || (o.contextParallel && o.ringAttention))
     pm.addNestedPass<mlir::func::FuncOp>(createFuseAttention());
   if (o.mixedPrecision)
     pm.addPass(createMixedPrecision(*o.mixedPrecision));
@@ -229,7 +230,6 @@ bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptio
     cp.degree = cli.contextDegree;
     o.contextParallel = cp;
     o.ringAttention = cli.contextComm == "p2p";
-    o.fuseAttention |= o.ringAttention; // the ring is of fused attention
   }
   if (cli.pipelineStages < 1 || cli.pipelineVirtual < 1) {
     problem = "pipeline-stages and pipeline-virtual must be at least 1";

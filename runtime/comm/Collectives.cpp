@@ -221,10 +221,8 @@ extern "C" void trc_rt_collective_permute(int64_t group, int64_t dtype, int64_t 
     return check("collective permute", group, in.status());
   requests.push_back(*std::move(in));
   StatusOr<P2PRequest> out = comm->isend(address(send), size_t(count), DType(dtype), to, kPermuteTag);
-  if (!out.ok()) {
-    (void)comm->waitAll(requests);
+  if (!out.ok()) // the posted receive's request completes it as it goes (Communicator.h)
     return check("collective permute", group, out.status());
-  }
   requests.push_back(*std::move(out));
   check("collective permute", group, comm->waitAll(requests));
 }

@@ -50,7 +50,8 @@ struct TrainingPipelineOptions {
   /// sequences split over the context axis.
   std::optional<ShardContextParallelOptions> contextParallel;
   /// With `contextParallel`: attention as a ring (trc-ring-attention after
-  /// trc-partition; cp_comm_type p2p) instead of gathering keys and values.
+  /// trc-partition; cp_comm_type p2p) instead of gathering keys and values;
+  /// attention is then fused whatever `fuseAttention` says.
   bool ringAttention = false;
   /// Pipeline stages (trc-pipeline-stages before autodiff, trc-pipeline-split
   /// after it): per-stage forward, backward and update functions.
