@@ -53,18 +53,20 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 
 
 def plan(tensor=1, pipeline=1, microbatches=1, schedule="1f1b", virtual=1, zero=0, sp=False,
-         recompute="none", context=1):
+         recompute="none", context=1, ring=False):
     p = {"tensor_parallel_degree": tensor, "pipeline_parallel_degree": pipeline,
          "microbatches": microbatches, "pipeline_schedule": schedule,
          "virtual_stages": virtual, "zero_stage": zero, "sequence_parallel": sp,
          "recompute": recompute}
     if context > 1:
         p["context_parallel_degree"] = context
+    if ring:
+        p["cp_comm_type"] = "p2p"
     return p
 
 
 # name, ranks, plan: DP, ZeRO 1/2/3, TP (+SP), PP with each schedule, context
-# parallelism, their products with DP, and recomputation.
+# parallelism (gathered and ring), their products with DP, and recomputation.
 PLANS = [
     ("single", 1, plan()),
     ("dp2", 2, plan()),
@@ -91,6 +93,10 @@ PLANS = [
     ("cp4", 4, plan(context=4)),
     ("cp2xdp2", 4, plan(context=2)),
     ("cp2xtp2", 4, plan(context=2, tensor=2)),
+    ("cp2xdp2-zero1", 4, plan(context=2, zero=1)),
+    ("cp2-ring", 2, plan(context=2, ring=True)),
+    ("cp4-ring", 4, plan(context=4, ring=True)),
+    ("cp2xdp2-ring", 4, plan(context=2, ring=True)),
 ]
 
 

@@ -25,7 +25,8 @@ def Trc_CollectiveGroup : I32EnumAttr<"CollectiveGroup", "a process group", [
   I32EnumAttrCase<"World", 0, "world">, I32EnumAttrCase<"Shard", 1, "shard">,
   I32EnumAttrCase<"Replica", 2, "replica">, I32EnumAttrCase<"Tensor", 3, "tensor">,
   I32EnumAttrCase<"Pipeline", 4, "pipeline">,
-  I32EnumAttrCase<"Context", 5, "context">]> {
+  I32EnumAttrCase<"Context", 5, "context">,
+  I32EnumAttrCase<"DataContext", 6, "data_context">]> {
   let cppNamespace = "::trc";
   let genSpecializedAttr = 0;
 }

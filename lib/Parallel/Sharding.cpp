@@ -155,4 +155,12 @@ void writeSharding(Value v, const Sharding &s) {
   op->setAttr(kShardingAttr, ArrayAttr::get(context, all));
 }
 
+Value contextSummand(Value returned) {
+  auto sum = returned.getDefiningOp<AllReduceOp>();
+  if (!sum || sum.getGroup() != CollectiveGroup::Context ||
+      sum.getReduction() != CollectiveReduction::Sum)
+    return {};
+  return sum.getOperand();
+}
+
 } // namespace trc::parallel

@@ -10,6 +10,7 @@
 #include "trc/Analysis/Layers.h"
 #include "trc/Analysis/ValueFacts.h"
 #include "trc/Dialect/Trc.h"
+#include "trc/Parallel/Sharding.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
@@ -99,7 +100,16 @@ plan::CompiledWork summarizeStageWork(func::FuncOp grad, const StageHomes &homes
       trained.insert(name.getValue());
   llvm::DenseSet<std::pair<Value, int64_t>> stashed;
   llvm::DenseSet<Value> sent;
+  // The gradients' sums over the context axis: trc-data-parallel folds
+  // them into its buckets, priced with the data axis' reduction.
+  llvm::DenseSet<Operation *> dataReduced;
+  Operation *ret = body.getTerminator();
+  for (unsigned r = 1; r < grad.getNumResults(); ++r)
+    if (grad.getResultAttr(r, abi::kGradOfAttr) && contextSummand(ret->getOperand(r)))
+      dataReduced.insert(ret->getOperand(r).getDefiningOp());
   for (Operation &op : body.without_terminator()) {
+    if (dataReduced.contains(&op))
+      continue;
     StageHome home = homes.lookup(&op);
     if (home.stage < 0) {
       count(&op, out.unstaged);

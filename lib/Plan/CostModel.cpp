@@ -363,8 +363,15 @@ Prediction predict(const GptModel *m, const Cluster &cluster, const Candidate &c
     double buckets = std::max(1.0, std::ceil(bytes / (25.0 * 1048576)));
     return buckets * dt.collective(Collective::AllReduce, n, bytes / buckets, span);
   };
+  // Under context parallelism each gradient is also a sum over the context
+  // axis (parameters are replicated over it; the compiled work leaves these
+  // sums out). Without pipelines they are folded into the data axis'
+  // buckets (trc-data-parallel): without ZeRO one all-reduce over data x
+  // context, with ZeRO each bucket's shard summed over the context axis.
+  // A pipeline's stages sum each gradient alone, every microbatch.
+  const int foldedContext = p > 1 ? 1 : c.context;
   if (c.zeroStage == 0) {
-    r.dataCommTime = allReduce(c.data, grads, dataSpan);
+    r.dataCommTime = allReduce(c.data * foldedContext, grads, dataSpan);
   } else {
     // Pipeline stages' ZeRO-1 all-reduces the gradients accumulated over the
     // microbatches; ZeRO-2/3 reduce-scatter each microbatch's as the weights
@@ -381,10 +388,14 @@ Prediction predict(const GptModel *m, const Cluster &cluster, const Candidate &c
       r.dataCommTime = scatter * (c.zeroStage == 3 || p > 1 ? mb : 1) + gathers +
                        allReduce(replicas, grads / shard, dataSpan);
   }
-  if (contextFormulas) // each parameter's gradient, summed in the step
-    r.dataCommTime += dt.collective(Collective::AllReduce, c.context, grads,
-                                    (long long)c.tensor * c.context);
-  if (c.data > 1)
+  const long long contextSpan = (long long)c.tensor * c.context;
+  if (c.context > 1 && p > 1)
+    r.dataCommTime += mb * stageTensors *
+                      dt.collective(Collective::AllReduce, c.context,
+                                    grads / std::max(1.0, stageTensors), contextSpan);
+  else if (c.context > 1 && c.zeroStage > 0)
+    r.dataCommTime += allReduce(c.context, grads / shard, contextSpan);
+  if (c.data * foldedContext > 1)
     r.dataCommTime += bucketCopySeconds(stageParams, stageTensors, dt);
   r.optimizerTime = optimizerSeconds(stageParams / shard, stageTensors, dt);
   r.stepTime = r.computeTime + r.tensorCommTime + r.contextCommTime + r.p2pTime + r.bubbleTime +

@@ -22,6 +22,13 @@
 //     gathers again). Layout ops between a parameter and its users (the
 //     importer transposes weight matrices once at entry) are cloned per
 //     use, so a matrix is not gathered once and kept for the whole step.
+//   * Context parallelism (trc-partition) returns each gradient as a sum
+//     over the context axis of the ranks' partial gradients. Those sums are
+//     folded into the buckets: without ZeRO one all-reduce over data x
+//     context (parameters are replicated over both) both sums the context
+//     parts and averages the data copies; with ZeRO the bucket's shard is
+//     summed over the context axis after its reduce-scatter (1/g of it).
+//     A bucket holds gradients of one kind only.
 //   * The loss is averaged over the world, and so are frozen parameters' new
 //     values (`trc.update` results: running statistics of each rank's rows).
 // Shards follow include/trc/Training/Sharding.h and are marked with its
@@ -33,6 +40,7 @@
 #include "trc/Abi/AttrNames.h"
 #include "trc/Passes.h"
 #include "trc/Analysis/ElementBytes.h"
+#include "trc/Parallel/Sharding.h"
 #include "trc/Training/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -54,7 +62,10 @@ struct Gradient {
   int64_t ready;        // position of its defining op in the body (-1: an argument)
   Operation *producer;  // null for an argument
   RankedTensorType type;
+  Value value;          // what the bucket reduces
+  bool contextPartial;  // `value` is this rank's part of a sum over the context axis
 };
+
 
 struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
   using DataParallelBase::DataParallelBase;
@@ -88,19 +99,29 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
       position[&op] = static_cast<int64_t>(i);
 
     SmallVector<Gradient> gradients;
+    SmallVector<Operation *> contextSums;
     for (unsigned r = 1; r < grad.getNumResults(); ++r) {
       if (!grad.getResultAttr(r, trc::abi::kGradOfAttr))
         continue;
       Value g = ret.getOperand(r);
-      Operation *producer = g.getDefiningOp();
+      Value part = trc::parallel::contextSummand(g);
+      Value value = part ? part : g;
+      if (part)
+        contextSums.push_back(g.getDefiningOp());
+      Operation *producer = value.getDefiningOp();
       gradients.push_back({r, producer ? position[producer] : -1, producer,
-                           cast<RankedTensorType>(g.getType())});
+                           cast<RankedTensorType>(g.getType()), value, bool(part)});
     }
+    contextDegree = trc::parallel::Grid::read(module).size(trc::parallel::kContextAxis);
     llvm::stable_sort(gradients, [](const Gradient &a, const Gradient &b) {
       return a.ready < b.ready;
     });
     for (const auto &bucket : buckets(gradients))
       reduceBucket(grad, ret, bucket);
+    // The per-gradient context sums the buckets replaced.
+    for (Operation *sum : contextSums)
+      if (sum->use_empty())
+        sum->erase();
 
     OpBuilder b(ret);
     Value loss = ret.getOperand(0);
@@ -120,19 +141,22 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
                                    ret.getOperandTypes()));
   }
 
+  int64_t contextDegree = 1;
+
   int64_t shards() const { return zeroStage == 0 ? 1 : shardDegree; }
 
   /// Consecutive gradients (in the order they are ready) of one element
-  /// type, at most bucket-mb MiB each (a larger gradient is a bucket alone).
+  /// type and kind (context parts or not), at most bucket-mb MiB each (a
+  /// larger gradient is a bucket alone).
   SmallVector<SmallVector<Gradient>> buckets(ArrayRef<Gradient> gradients) const {
     double capBytes = bucketMb * 1024.0 * 1024.0;
     SmallVector<SmallVector<Gradient>> out;
-    llvm::MapVector<Type, std::pair<SmallVector<Gradient>, double>> open;
+    llvm::MapVector<std::pair<Type, unsigned>, std::pair<SmallVector<Gradient>, double>> open;
     for (const Gradient &g : gradients) {
       Type element = g.type.getElementType();
       double bytes = double(shards() * shardElements(g.type.getNumElements(), shards())) *
                      double(trc::elementBytes(element));
-      auto &[members, size] = open[element];
+      auto &[members, size] = open[{element, unsigned(g.contextPartial)}];
       if (!members.empty() && size + bytes > capBytes) {
         out.push_back(std::move(members));
         members.clear();
@@ -162,20 +186,25 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
     Location loc = last.producer ? last.producer->getLoc() : grad.getLoc();
     Type element = last.type.getElementType();
     int64_t g = shards();
+    const bool contextParts = last.contextPartial;
 
     if (zeroStage == 0) {
-      // One flat vector of the bucket, averaged over every rank.
+      // One flat vector of the bucket, averaged over every rank (context
+      // parts: averaged over data x context, times C = summed over the
+      // context axis, averaged over the data axis).
       SmallVector<Value> flats;
       int64_t total = 0;
       for (const Gradient &gr : bucket) {
         int64_t n = gr.type.getNumElements();
-        flats.push_back(reshapeTo(b, loc, ret.getOperand(gr.result),
-                                  RankedTensorType::get({n}, element)));
+        flats.push_back(reshapeTo(b, loc, gr.value, RankedTensorType::get({n}, element)));
         total += n;
       }
       Value flat = concatenate(b, loc, flats, RankedTensorType::get({total}, element), 0);
-      Value reduced = b.create<trc::AllReduceOp>(loc, flat, trc::CollectiveReduction::Avg,
-                                                 trc::CollectiveGroup::World);
+      Value reduced = b.create<trc::AllReduceOp>(
+          loc, flat, trc::CollectiveReduction::Avg,
+          contextParts ? trc::CollectiveGroup::DataContext : trc::CollectiveGroup::World);
+      if (contextParts)
+        reduced = scaled(b, loc, reduced, double(contextDegree));
       int64_t offset = 0;
       for (const Gradient &gr : bucket) {
         int64_t n = gr.type.getNumElements();
@@ -190,7 +219,7 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
     int64_t columns = 0;
     for (const Gradient &gr : bucket) {
       int64_t c = shardElements(gr.type.getNumElements(), g);
-      Value padded = flattenPadded(b, loc, ret.getOperand(gr.result), g);
+      Value padded = flattenPadded(b, loc, gr.value, g);
       rows.push_back(reshapeTo(b, loc, padded, RankedTensorType::get({g, c}, element)));
       columns += c;
     }
@@ -199,6 +228,9 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
     Value mine = b.create<trc::ReduceScatterOp>(loc, RankedTensorType::get({columns}, element),
                                                 flat, trc::CollectiveReduction::Avg,
                                                 trc::CollectiveGroup::Shard, g);
+    if (contextParts) // every context rank's shard of the bucket lies alike
+      mine = b.create<trc::AllReduceOp>(loc, mine, trc::CollectiveReduction::Sum,
+                                        trc::CollectiveGroup::Context);
     if (hybrid)
       mine = b.create<trc::AllReduceOp>(loc, mine, trc::CollectiveReduction::Avg,
                                         trc::CollectiveGroup::Replica);
@@ -208,6 +240,13 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
       setResult(grad, ret, gr, slice1d(b, loc, mine, offset, c));
       offset += c;
     }
+  }
+
+  static Value scaled(OpBuilder &b, Location loc, Value v, double factor) {
+    auto type = cast<RankedTensorType>(v.getType());
+    Value splat = b.create<trc::ConstantOp>(
+        loc, SplatElementsAttr::get(type, b.getFloatAttr(type.getElementType(), factor)));
+    return b.create<trc::MulOp>(loc, v, splat);
   }
 
   static Value concatenate(OpBuilder &b, Location loc, ArrayRef<Value> parts,

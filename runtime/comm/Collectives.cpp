@@ -43,6 +43,7 @@ const char *groupName(int64_t group) {
   case trc::abi::kGroupTensor: return "tensor";
   case trc::abi::kGroupPipeline: return "pipeline";
   case trc::abi::kGroupContext: return "context";
+  case trc::abi::kGroupDataContext: return "data x context";
   }
   return "unknown";
 }
@@ -242,8 +243,9 @@ void setPipelineGroup(Communicator *pipeline) {
   registry().groups[trc::abi::kGroupPipeline] = pipeline;
 }
 
-void setContextGroup(Communicator *context) {
+void setContextGroups(Communicator *context, Communicator *dataContext) {
   registry().groups[trc::abi::kGroupContext] = context;
+  registry().groups[trc::abi::kGroupDataContext] = dataContext;
 }
 
 void setCollectiveBackend(Backend *backend) { registry().backend = backend; }

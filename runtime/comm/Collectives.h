@@ -55,8 +55,9 @@ void setCollectiveGroups(Communicator *world, Communicator *shard, Communicator 
 void setPipelineGroup(Communicator *pipeline);
 
 /// The context group (the ranks holding the other parts of my rows'
-/// sequences; null: no context parallelism).
-void setContextGroup(Communicator *context);
+/// sequences; null: no context parallelism) and the data x context group
+/// (the data-axis group itself without context parallelism).
+void setContextGroups(Communicator *context, Communicator *dataContext);
 
 /// The backend whose buffers the programs pass (their local copies go
 /// through it: device memory on a GPU); null: host memory.

@@ -45,7 +45,9 @@ Status writeSlot(Session &session, const Slot &slot, const HostTensor &value) {
 /// The tensor group (consecutive blocks of T ranks), the context group
 /// (the C ranks with my data and tensor indices: rank r has tensor index
 /// r % T, context index r / T % C and data index r / (T x C)) and the data
-/// axis (the ranks with my tensor and context indices); shard groups are
+/// axis (the ranks with my tensor and context indices), data x context
+/// (the ranks with my tensor index: gradients' one reduction under context
+/// parallelism); shard groups are
 /// consecutive blocks of `shardDegree` data ranks, replica groups the data
 /// ranks at the same position in each block. Without tensor and context
 /// parallelism the data axis is the world itself and the tensor and
@@ -93,6 +95,13 @@ Status DistributedRun::splitGrid(Communicator &fullWorld, const ParallelPlan &pl
   } else {
     g.data = &world;
   }
+  if (cp > 1) {
+    if (Status s = take(world.split(r % tp, r), g.ownedDataContext, "data x context"); !s)
+      return s;
+    g.dataContext = g.ownedDataContext.get();
+  } else {
+    g.dataContext = g.data;
+  }
   const int d = g.data->rank(), degree = plan.shardDegree;
   if (Status s = take(g.data->split(d / degree, d), g.shard, "shard"); !s)
     return s;
@@ -102,7 +111,7 @@ Status DistributedRun::splitGrid(Communicator &fullWorld, const ParallelPlan &pl
 DistributedRun::~DistributedRun() {
   setCollectiveGroups(nullptr, nullptr, nullptr, nullptr);
   setPipelineGroup(nullptr);
-  setContextGroup(nullptr);
+  setContextGroups(nullptr, nullptr);
 }
 
 Status onceForTheJob(const Status &s) {
@@ -156,7 +165,7 @@ StatusOr<std::unique_ptr<DistributedRun>> DistributedRun::create(const std::stri
   setCollectiveGroups(program.data, program.shard.get(), program.replica.get(),
                       program.tensor.get());
   setPipelineGroup(program.pipeline.get());
-  setContextGroup(program.context.get());
+  setContextGroups(program.context.get(), program.dataContext);
   run->context_ = run->host_.context.get();
   run->pipeline_ = run->host_.pipeline.get();
   return run;

@@ -146,11 +146,14 @@ private:
   bool dataParallel_ = false;
   // A world communicator's groups (GridGroups in DistributedRun.cpp).
   struct Groups {
-    std::unique_ptr<rt::Communicator> tensor, context, ownedData, shard, replica;
+    std::unique_ptr<rt::Communicator> tensor, context, ownedData, ownedDataContext, shard, replica;
     // Pipeline parallelism: this rank's pipeline (one rank per stage) and
     // its stage's ranks (the data x tensor grid); single-rank without.
     std::unique_ptr<rt::Communicator> pipeline, ownedStage;
     rt::Communicator *data = nullptr; // the world itself when T = 1
+    // Data x context (the ranks with my tensor index): the data axis
+    // itself without context parallelism.
+    rt::Communicator *dataContext = nullptr;
   };
   static rt::Status splitGrid(rt::Communicator &world, const ParallelPlan &plan, Groups &g);
   // Host memory (MPI, or this process alone).

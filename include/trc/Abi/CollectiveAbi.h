@@ -20,12 +20,16 @@ namespace trc::abi {
 // the stages of one model replica (pipeline parallelism: the gradient norm
 // sums over it). Context is the ranks that share my rows and hold other
 // parts of their sequence (context parallelism: world = pp x dp x cp x tp,
-// tensor innermost, then context).
+// tensor innermost, then context). DataContext is the data axis and the
+// context axis together (the ranks with my tensor index): parameters are
+// replicated over both, so one reduction over it sums a gradient's context
+// parts and its data copies at once; the data axis itself without context
+// parallelism.
 enum CollectiveGroupCode : int64_t {
   kGroupWorld = 0, kGroupShard = 1, kGroupReplica = 2, kGroupTensor = 3, kGroupPipeline = 4,
-  kGroupContext = 5
+  kGroupContext = 5, kGroupDataContext = 6
 };
-constexpr int64_t kNumGroups = 6;
+constexpr int64_t kNumGroups = 7;
 enum CollectiveReductionCode : int64_t {
   kReduceSum = 0, kReduceAvg = 1, kReduceMax = 2, kReduceMin = 3
 };

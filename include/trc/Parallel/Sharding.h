@@ -132,6 +132,12 @@ mlir::LogicalResult propagateShardings(mlir::func::FuncOp func, const Grid &grid
 /// all-reduce resolves them all. Keeps the annotations consistent.
 void groupPartialSums(mlir::func::FuncOp func);
 
+/// trc-partition returns a parameter's gradient under context parallelism
+/// as a sum over the context axis of this rank's part (trc.all_reduce sum,
+/// group context); trc-data-parallel folds those sums into its buckets (and
+/// the planner prices them there). The summed part of `returned`, else null.
+mlir::Value contextSummand(mlir::Value returned);
+
 } // namespace trc::parallel
 
 #endif // TRC_PARALLEL_SHARDING_H

@@ -11,9 +11,10 @@
 // CHECK: trc.shard_slice %{{.*}} group = shard shards = 4 : (tensor<32xf32>) -> tensor<8xf32>
 // CHECK: trc.all_reduce %{{.*}} max group = replica : tensor<8xf32>
 // CHECK: trc.collective_permute %{{.*}} shift = 1 group = context shards = 4 : tensor<4x8xf32>
+// CHECK: trc.all_reduce %{{.*}} sum group = data_context : tensor<4x8xf32>
 // CSE-LABEL: func.func @round_trip
 // CSE-COUNT-2: trc.all_reduce %arg0 avg group = world
-func.func @round_trip(%x: tensor<4x8xf32>, %flat: tensor<32xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<32xf32>, tensor<32xf32>, tensor<8xf32>, tensor<4x8xf32>) {
+func.func @round_trip(%x: tensor<4x8xf32>, %flat: tensor<32xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<32xf32>, tensor<32xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
   %a = trc.all_reduce %x avg group = world : tensor<4x8xf32>
   %a2 = trc.all_reduce %x avg group = world : tensor<4x8xf32>
   %s = trc.reduce_scatter %flat sum group = shard shards = 4 : (tensor<32xf32>) -> tensor<8xf32>
@@ -22,7 +23,8 @@ func.func @round_trip(%x: tensor<4x8xf32>, %flat: tensor<32xf32>) -> (tensor<4x8
   %m = trc.shard_slice %b group = shard shards = 4 : (tensor<32xf32>) -> tensor<8xf32>
   %r = trc.all_reduce %m max group = replica : tensor<8xf32>
   %p = trc.collective_permute %x shift = 1 group = context shards = 4 : tensor<4x8xf32>
-  return %a, %a2, %g, %b, %r, %p : tensor<4x8xf32>, tensor<4x8xf32>, tensor<32xf32>, tensor<32xf32>, tensor<8xf32>, tensor<4x8xf32>
+  %dc = trc.all_reduce %p sum group = data_context : tensor<4x8xf32>
+  return %a, %a2, %g, %b, %r, %p, %dc : tensor<4x8xf32>, tensor<4x8xf32>, tensor<32xf32>, tensor<32xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
 
 // -----

@@ -112,3 +112,41 @@ func.func @main_grad(%w: tensor<4xf32> {trc.param = "w"}, %s: tensor<4xf32> {trc
   %n = trc.add %s, %x : tensor<4xf32>
   return %l, %x, %n : tensor<f32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Context parallelism (trc-partition) returns gradients as sums over the
+// context axis. Without ZeRO those sums fold into the bucket: one all-reduce
+// over data x context, averaged there and times C = 2 (summed over the
+// context axis, averaged over the data axis); a gradient that is not a
+// context sum (c's, an argument: ready first) gets a bucket of its own over
+// the data axis. With ZeRO
+// the bucket's shard is summed over the context axis after its
+// reduce-scatter. No per-gradient context sum is left.
+// DDP-LABEL: func.func @main_grad
+// DDP: trc.all_reduce %arg2 avg group = world : tensor<3xf32>
+// DDP: %[[BUCKET:.*]] = trc.concatenate %arg{{.*}}, %{{.*}} dim = 0 : (tensor<3xf32>, tensor<6xf32>) -> tensor<9xf32>
+// DDP-NEXT: %[[AVG:.*]] = trc.all_reduce %[[BUCKET]] avg group = data_context : tensor<9xf32>
+// DDP-NEXT: %[[TWO:.*]] = trc.constant dense<2.000000e+00> : tensor<9xf32>
+// DDP-NEXT: trc.mul %[[AVG]], %[[TWO]] : tensor<9xf32>
+// DDP-NOT: group = context
+// DDP: return
+// Z1-LABEL: func.func @main_grad
+// Z1: trc.reduce_scatter %{{.*}} avg group = shard shards = 4 : (tensor<4xf32>) -> tensor<1xf32>
+// Z1-NOT: group = context
+// Z1: %[[SHARD:.*]] = trc.reduce_scatter %{{.*}} avg group = shard shards = 4 : (tensor<12xf32>) -> tensor<3xf32>
+// Z1-NEXT: trc.all_reduce %[[SHARD]] sum group = context : tensor<3xf32>
+// Z1-NOT: group = context
+// Z1: return
+module attributes {trc.grid = {context = 2 : i64}} {
+  trc.parameter @w : tensor<2x3xf32> = dense<1.0> : tensor<2x3xf32>
+  trc.parameter @b : tensor<3xf32> = dense<1.0> : tensor<3xf32>
+  trc.parameter @c : tensor<3xf32> = dense<1.0> : tensor<3xf32>
+  func.func @main_grad(%w: tensor<2x3xf32> {trc.param = "w"}, %b: tensor<3xf32> {trc.param = "b"}, %c: tensor<3xf32> {trc.param = "c"}, %x: tensor<2x3xf32> {trc.input = "x"}) -> (tensor<f32>, tensor<2x3xf32> {trc.grad_of = "w"}, tensor<3xf32> {trc.grad_of = "b"}, tensor<3xf32> {trc.grad_of = "c"}) {
+    %l = trc.reduce sum %x dims = [0, 1] : (tensor<2x3xf32>) -> tensor<f32>
+    %gw = trc.neg %x : tensor<2x3xf32>
+    %sw = trc.all_reduce %gw sum group = context : tensor<2x3xf32>
+    %sb = trc.all_reduce %b sum group = context : tensor<3xf32>
+    return %l, %sw, %sb, %c : tensor<f32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>
+  }
+}
