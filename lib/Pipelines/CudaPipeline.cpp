@@ -3,7 +3,8 @@
 // The pass sequence of the CUDA backend, as text so that `trc-opt
 // --trc-cuda-lowering` and this function are one definition. Up to the
 // memory plan it is the CPU pipeline's (fused regions are first inlined back
-// by trc-unfuse and re-fused at the linalg level; reductions with few
+// by trc-unfuse and re-fused at the linalg level; products' misaligned inner
+// dimensions padded, trc-align-products; reductions with few
 // outputs split over many threads, trc-split-reductions); then matrix products go
 // to cuBLASLt, every other linalg op becomes one kernel (trc-linalg-to-gpu),
 // the kernels are outlined into gpu.module @trc_kernels, copies of one
@@ -43,7 +44,10 @@ std::string kernelsPipeline(bool cublasLt) {
   return std::string(
              // fused regions back to core ops; trc -> linalg on tensors, re-fused
              "func.func(trc-unfuse), "
-             "trc-decompose-composites, trc-collectives-to-runtime-call, "
+             "trc-decompose-composites, "
+             // 16-byte leading dimensions, or cuBLASLt takes slower kernels
+             "func.func(trc-align-products), "
+             "trc-collectives-to-runtime-call, "
              "trc-offload-to-runtime-call, canonicalize, "
              "func.func(trc-lower-to-linalg), "
              "canonicalize, cse, func.func(trc-rematerialize-broadcasts), linalg-fuse-elementwise-ops, "

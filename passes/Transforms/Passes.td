@@ -250,3 +250,39 @@ def DeduplicateFunctions : Pass<"trc-deduplicate-functions", "mlir::ModuleOp"> {
 }
 
 #endif // TRC_PASSES_TRANSFORMS_PASSES_TD
+
+def AlignProducts : Pass<"trc-align-products", "mlir::func::FuncOp"> {
+  let summary = "pads matrix products' misaligned inner dimensions for the GPU library";
+  let description = [{
+    cuBLASLt's Hopper (and Ampere) tensor-core kernels need every matrix's
+    leading dimension to be a multiple of 16 bytes; a product with one that
+    is not falls back to older kernels (the H200 profile: GPT-2's LM head,
+    its 50257-wide logits, ran Turing kernels at 15.6 of 96 ms a step). In
+    row-major storage a matrix's leading dimension is its innermost size, so
+    each `trc.dot_general` whose operands' or result's innermost dimension
+    (at least `min-size` elements) is not a multiple of 16 bytes gets it
+    padded with zeros up to one: a contracting or batch dimension on both
+    operands (zeros add nothing), a free dimension on its operand, and the
+    result is sliced back to its shape (llm.c pads the vocabulary alike).
+    Other products and non-float ones are left alone. The CUDA pipelines
+    run it (the emulation too, so a step's values are checked on the CPU).
+
+    ```mlir
+    %y = trc.dot_general %x, %w, batch = [] x [], contract = [1] x [1]
+        : (tensor<8x768xbf16>, tensor<50257x768xbf16>) -> tensor<8x50257xbf16>
+    // becomes
+    %wp = trc.pad %w, %zero, low = [0, 0], high = [7, 0]
+        : (tensor<50257x768xbf16>, tensor<bf16>) -> tensor<50264x768xbf16>
+    %yp = trc.dot_general %x, %wp, batch = [] x [], contract = [1] x [1]
+        : (tensor<8x768xbf16>, tensor<50264x768xbf16>) -> tensor<8x50264xbf16>
+    %y = trc.slice %yp[[0, 0] : [8, 50257] : [1, 1]]
+        : (tensor<8x50264xbf16>) -> tensor<8x50257xbf16>
+    ```
+  }];
+  let options = [
+    Option<"minSize", "min-size", "int64_t", "256",
+           "smaller misaligned dimensions are left alone (padding them costs "
+           "more than the faster kernel saves)">,
+  ];
+  let dependentDialects = ["trc::TrcDialect"];
+}
