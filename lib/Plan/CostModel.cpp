@@ -89,7 +89,7 @@ std::string Candidate::toJson() const {
   rt::appendJsonInt(j, virtualStages);
   j += ", \"zero_stage\": ";
   rt::appendJsonInt(j, zeroStage);
-  if (zeroStage > 0 && shardDegree != data) {
+  if (zeroStage > 0 && shardDegree != data * context) {
     j += ", \"hybrid_shard_degree\": ";
     rt::appendJsonInt(j, shardDegree);
   }
@@ -111,7 +111,7 @@ std::string Candidate::describe() const {
     s += std::string(" schedule=") + scheduleName(schedule) +
          (schedule == Schedule::Interleaved ? "/" + std::to_string(virtualStages) : "");
   s += " zero=" + std::to_string(zeroStage);
-  if (zeroStage > 0 && shardDegree != data)
+  if (zeroStage > 0 && shardDegree != data * context)
     s += "/" + std::to_string(shardDegree);
   s += std::string(" recompute=") + recomputeName(recompute);
   return s;
@@ -351,10 +351,12 @@ Prediction predict(const GptModel *m, const Cluster &cluster, const Candidate &c
   Holdings h = compiled ? compiledHoldings(*compiled, unrecomputed, c, e) : formulaHoldings(*m, c, e);
   h.activationBytes /= cp;
   const double stageParams = h.params, stageTensors = h.tensors;
-  int shard = c.zeroStage > 0 ? c.shardDegree : 1, replicas = c.data / shard;
+  // ZeRO shards over data x context (parameters are replicated over both).
+  int shard = c.zeroStage > 0 ? c.shardDegree : 1, replicas = c.data * c.context / shard;
   double grads = e * stageParams;
-  // The data axis' ranks are tensor x context apart (Megatron's placement).
-  long long shardSpan = (long long)c.tensor * c.context * shard,
+  // The data axis' ranks are tensor x context apart (Megatron's placement);
+  // a shard group's (consecutive ranks of data x context) tensor apart.
+  long long shardSpan = (long long)c.tensor * shard,
             dataSpan = (long long)c.tensor * c.context * c.data;
   auto allReduce = [&](int n, double bytes, long long span) {
     if (!dt.trcKernels()) // Megatron: one bucket's latency (its DDP overlaps the rest)
@@ -366,9 +368,9 @@ Prediction predict(const GptModel *m, const Cluster &cluster, const Candidate &c
   // Under context parallelism each gradient is also a sum over the context
   // axis (parameters are replicated over it; the compiled work leaves these
   // sums out). Without pipelines they are folded into the data axis'
-  // buckets (trc-data-parallel): without ZeRO one all-reduce over data x
-  // context, with ZeRO each bucket's shard summed over the context axis.
-  // A pipeline's stages sum each gradient alone, every microbatch.
+  // buckets (trc-data-parallel): one all-reduce over data x context, or
+  // ZeRO's reduce-scatter over its shard group, which splits data x
+  // context. A pipeline's stages sum each gradient alone, every microbatch.
   const int foldedContext = p > 1 ? 1 : c.context;
   if (c.zeroStage == 0) {
     r.dataCommTime = allReduce(c.data * foldedContext, grads, dataSpan);
@@ -393,8 +395,6 @@ Prediction predict(const GptModel *m, const Cluster &cluster, const Candidate &c
     r.dataCommTime += mb * stageTensors *
                       dt.collective(Collective::AllReduce, c.context,
                                     grads / std::max(1.0, stageTensors), contextSpan);
-  else if (c.context > 1 && c.zeroStage > 0)
-    r.dataCommTime += allReduce(c.context, grads / shard, contextSpan);
   if (c.data * foldedContext > 1)
     r.dataCommTime += bucketCopySeconds(stageParams, stageTensors, dt);
   r.optimizerTime = optimizerSeconds(stageParams / shard, stageTensors, dt);

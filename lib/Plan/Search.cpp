@@ -150,10 +150,13 @@ void forEachCandidate(const ModelLimits &model, const Cluster &cluster, long lon
           if (!allows(k.schedule, sched) || !allows(k.virtualStages, v))
             continue;
           for (int zero = 0; zero <= 3; ++zero) {
-            if ((dp == 1 && zero > 0) || !allows(k.zeroStage, zero))
+            // ZeRO shards over data x context (the ranks holding whole
+            // parameters alike).
+            const long long span = dp * cp;
+            if ((span == 1 && zero > 0) || !allows(k.zeroStage, zero))
               continue;
-            int shard = zero == 0 ? 1 : k.shardDegree ? *k.shardDegree : int(dp);
-            if (shard < 1 || dp % shard)
+            int shard = zero == 0 ? 1 : k.shardDegree ? *k.shardDegree : int(span);
+            if (shard < 1 || span % shard)
               continue;
             for (bool sp : {false, true}) {
               if ((sp && tp == 1) || !allows(k.sequenceParallel, sp))

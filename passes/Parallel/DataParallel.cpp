@@ -24,11 +24,12 @@
 //     use, so a matrix is not gathered once and kept for the whole step.
 //   * Context parallelism (trc-partition) returns each gradient as a sum
 //     over the context axis of the ranks' partial gradients. Those sums are
-//     folded into the buckets: without ZeRO one all-reduce over data x
-//     context (parameters are replicated over both) both sums the context
-//     parts and averages the data copies; with ZeRO the bucket's shard is
-//     summed over the context axis after its reduce-scatter (1/g of it).
-//     A bucket holds gradients of one kind only.
+//     folded into the buckets: parameters are replicated over data and
+//     context, so one all-reduce over data x context (or, with ZeRO, the
+//     reduce-scatter over the shard group and the average over replicas,
+//     which split data x context) averages over both; times C it sums the
+//     context parts and averages the data copies. A bucket holds gradients
+//     of one kind only.
 //   * The loss is averaged over the world, and so are frozen parameters' new
 //     values (`trc.update` results: running statistics of each rank's rows).
 // Shards follow include/trc/Training/Sharding.h and are marked with its
@@ -228,12 +229,11 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
     Value mine = b.create<trc::ReduceScatterOp>(loc, RankedTensorType::get({columns}, element),
                                                 flat, trc::CollectiveReduction::Avg,
                                                 trc::CollectiveGroup::Shard, g);
-    if (contextParts) // every context rank's shard of the bucket lies alike
-      mine = b.create<trc::AllReduceOp>(loc, mine, trc::CollectiveReduction::Sum,
-                                        trc::CollectiveGroup::Context);
     if (hybrid)
       mine = b.create<trc::AllReduceOp>(loc, mine, trc::CollectiveReduction::Avg,
                                         trc::CollectiveGroup::Replica);
+    if (contextParts)
+      mine = scaled(b, loc, mine, double(contextDegree));
     int64_t offset = 0;
     for (const Gradient &gr : bucket) {
       int64_t c = shardElements(gr.type.getNumElements(), g);

@@ -248,7 +248,7 @@ int dataDegreeOf(const Given &g, int worldSize) {
 Status checkRanges(const Given &g, int worldSize) {
   if (Status s = checkModelParallel(g, worldSize); !s)
     return s;
-  const int dataDegree = dataDegreeOf(g, worldSize);
+  const int dataDegree = dataDegreeOf(g, worldSize), span = dataDegree * int(g.context());
   if (g.zeroStage && (*g.zeroStage < 0 || *g.zeroStage > 3))
     return Status::error("key 'zero_stage': expected 0, 1, 2 or 3, got " +
                          std::to_string(*g.zeroStage));
@@ -259,19 +259,19 @@ Status checkRanges(const Given &g, int worldSize) {
     std::string d = std::to_string(*degree), w = std::to_string(worldSize);
     if (*degree < 1)
       return Status::error(std::string("key '") + key + "': expected an integer >= 1, got " + d);
-    if (*degree > dataDegree || dataDegree % *degree != 0)
-      return Status::error(std::string("key '") + key + "': " + d +
-                           (dataDegree == worldSize
-                                ? " does not divide the world size " + w
-                                : " does not divide the data-parallel degree " +
-                                      std::to_string(dataDegree) + " (world size " + w +
-                                      " over 'tensor_parallel_degree' " +
-                                      std::to_string(g.tensor()) +
-                                      (g.context() > 1 ? " x 'context_parallel_degree' " +
-                                                             std::to_string(g.context())
-                                                       : "") +
-                                      " x 'pipeline_parallel_degree' " +
-                                      std::to_string(g.pipelineStages()) + ")"));
+    if (*degree > span || span % *degree != 0)
+      return Status::error(
+          std::string("key '") + key + "': " + d +
+          (span == worldSize ? " does not divide the world size " + w
+           : g.context() > 1
+               ? " does not divide the data x context degree " + std::to_string(span) +
+                     " (the ranks that hold whole parameters: world size " + w +
+                     " over 'tensor_parallel_degree' " + std::to_string(g.tensor()) +
+                     " x 'pipeline_parallel_degree' " + std::to_string(g.pipelineStages()) + ")"
+               : " does not divide the data-parallel degree " + std::to_string(dataDegree) +
+                     " (world size " + w + " over 'tensor_parallel_degree' " +
+                     std::to_string(g.tensor()) + " x 'pipeline_parallel_degree' " +
+                     std::to_string(g.pipelineStages()) + ")"));
   }
   if (g.bucketCapMb && !(*g.bucketCapMb > 0 && *g.bucketCapMb <= kMaxBucketCapMb)) {
     std::string m = "key 'bucket_cap_mb': expected a number > 0 and <= " +
@@ -316,7 +316,6 @@ void resolveModelParallel(const Given &g, ParallelPlan &c) {
 // Derives the stage and the shard degree; rejects keys that disagree.
 Status resolve(const Given &g, int worldSize, ParallelPlan &c) {
   resolveModelParallel(g, c);
-  const int dataDegree = c.dataDegree();
   const auto &sdp = g.shardedDataParallelDegree, &hsd = g.hybridShardDegree;
   const std::optional<int64_t> &stage = g.zeroStage;
   const std::optional<bool> &sos = g.shardOptimizerState;
@@ -348,10 +347,13 @@ Status resolve(const Given &g, int worldSize, ParallelPlan &c) {
     return contradiction("'shard_optimizer_state': false",
                          std::string("'") + degreeKey + "': " + std::to_string(*degree),
                          "sharding over more than one rank shards the optimizer state");
-  c.shardDegree = c.zeroStage == 0 ? 1 : degree ? int(*degree) : dataDegree;
+  c.shardDegree = c.zeroStage == 0 ? 1 : degree ? int(*degree) : c.shardSpan();
 
   c.ddp = g.ddp.value_or(true);
-  if (!c.ddp && c.replicas() > 1) {
+  // Copies of the model that nothing would average: the data ranks when
+  // nothing is sharded (a context group's ranks sum their gradients
+  // anyway), else the shard groups.
+  if (!c.ddp && (c.zeroStage == 0 ? c.dataDegree() : c.replicas()) > 1) {
     std::string w = std::to_string(worldSize);
     if (c.zeroStage == 0)
       return Status::error("key 'ddp': false with " + w + " ranks and nothing sharded "

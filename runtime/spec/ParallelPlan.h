@@ -78,8 +78,12 @@ struct ParallelPlan {
 
   // Ranks that each hold a whole model replica's share of the batch.
   int dataDegree() const { return worldSize / (tensorDegree * contextDegree * pipelineDegree); }
-  // Ranks holding the same shard: dataDegree / shardDegree.
-  int replicas() const { return dataDegree() / shardDegree; }
+  // Ranks holding whole parameters alike, which ZeRO shards over: the data
+  // ranks and, with context parallelism, the context ranks of each (they
+  // split positions, not parameters).
+  int shardSpan() const { return dataDegree() * contextDegree; }
+  // Ranks holding the same shard: shardSpan / shardDegree.
+  int replicas() const { return shardSpan() / shardDegree; }
   // Whether anything beyond data parallelism and ZeRO is asked for.
   bool modelParallel() const {
     return tensorDegree > 1 || contextDegree > 1 || pipelineDegree > 1;

@@ -47,9 +47,9 @@ Status writeSlot(Session &session, const Slot &slot, const HostTensor &value) {
 /// r % T, context index r / T % C and data index r / (T x C)) and the data
 /// axis (the ranks with my tensor and context indices), data x context
 /// (the ranks with my tensor index: gradients' one reduction under context
-/// parallelism); shard groups are
-/// consecutive blocks of `shardDegree` data ranks, replica groups the data
-/// ranks at the same position in each block. Without tensor and context
+/// parallelism); shard groups are consecutive blocks of `shardDegree` ranks
+/// of data x context, replica groups its ranks at the same position in each
+/// block. Without tensor and context
 /// parallelism the data axis is the world itself and the tensor and
 /// context groups this process alone (no extra NCCL communicators).
 Status DistributedRun::splitGrid(Communicator &fullWorld, const ParallelPlan &plan, Groups &g) {
@@ -102,10 +102,12 @@ Status DistributedRun::splitGrid(Communicator &fullWorld, const ParallelPlan &pl
   } else {
     g.dataContext = g.data;
   }
-  const int d = g.data->rank(), degree = plan.shardDegree;
-  if (Status s = take(g.data->split(d / degree, d), g.shard, "shard"); !s)
+  // ZeRO shards over the ranks that hold whole parameters alike: data x
+  // context (the data axis without context parallelism).
+  const int d = g.dataContext->rank(), degree = plan.shardDegree;
+  if (Status s = take(g.dataContext->split(d / degree, d), g.shard, "shard"); !s)
     return s;
-  return take(g.data->split(d % degree, d), g.replica, "replica");
+  return take(g.dataContext->split(d % degree, d), g.replica, "replica");
 }
 
 DistributedRun::~DistributedRun() {
@@ -190,9 +192,11 @@ Status DistributedRun::broadcastParameters(Session &session) {
     // tensor ranks then hold different parts). After the data-axis step
     // every tensor rank of a group holds what its data-axis root held, so
     // the tensor step copies one value to all of them. The ranks of a
-    // context group hold whole parameters alike.
+    // context group hold whole parameters alike, and different shards of
+    // a sharded one (its replica group spans the context axis too).
     Communicator *groups[3] = {slot.shardDegree ? replica_ : data_,
-                               slot.isSplit() ? nullptr : tensor_, context_};
+                               slot.isSplit() ? nullptr : tensor_,
+                               slot.shardDegree ? nullptr : context_};
     if (std::all_of(std::begin(groups), std::end(groups),
                     [](Communicator *c) { return !c || c->size() == 1; }))
       continue; // nothing to copy (and no host round trip of the weights)

@@ -15,11 +15,13 @@ and values gathered (all_gather) or passed round the ring (p2p):
     at context degree 2;
   * at context 2 x tensor 2 (Megatron's layout on each rank's positions):
     GPT-2, GPT-J and Llama (all_gather), GPT-2 and Llama (p2p);
-  * GPT-2 at context 2 x data 2 under ZeRO-1 (and DDP: all_gather), and at
+  * GPT-2 at context 2 x data 2 under ZeRO-1 (and DDP and ZeRO-2 with
+    hybrid_shard_degree 2: all_gather; ZeRO shards over data x context), and at
     context 2 x pipeline 2 (1F1B; ZB-H1 and Llama-style: all_gather);
   * GPT-2 at context degree 2 in bf16 (and fp16: all_gather), within 2e-2 of
     one rank at the same precision;
-  * a GPT-2 checkpoint written at step 10 by context degree 2 resumes on 1
+  * a GPT-2 checkpoint written at step 10 by context degree 2 under ZeRO-1
+    (its optimizer state sharded over the two context ranks) resumes on 1
     rank (and at tensor degree 2: all_gather) and continues the 1-rank curve
     (checkpoints are logical);
   * refused with an error naming the cause: a sequence the degree does not
@@ -75,10 +77,13 @@ def main():
                       {"context_parallel_degree": 2, "cp_comm_type": comm}))
 
     gpt2 = reference["gpt2"]
+    # ZeRO shards over data x context: 4 shards of the optimizer state; with
+    # hybrid_shard_degree 2 each data index's context ranks share one copy.
     for name, config in (("zero1", {"zero_stage": 1}),) if ring else \
-            (("ddp", {}), ("zero1", {"zero_stage": 1})):
+            (("ddp", {}), ("zero1", {"zero_stage": 1}),
+             ("zero2 hybrid", {"zero_stage": 2, "hybrid_shard_degree": 2})):
         compare(f"gpt2 cp=2 x dp=2 {name}{tag}", gpt2,
-                run("gpt2", 4, f"gpt2-cp2-dp2-{name}", 20,
+                run("gpt2", 4, f"gpt2-cp2-dp2-{name.replace(' ', '-')}", 20,
                     {"context_parallel_degree": 2, "ddp": True, **config}))
 
     for model in ("gpt2", "llama") if ring else ("gpt2", "gptj", "llama"):
@@ -102,8 +107,10 @@ def main():
                 run("gpt2", 2, f"gpt2-cp2-{precision}", 20, {"context_parallel_degree": 2},
                     flags), tolerance=2e-2)
 
+    # The optimizer state sharded over the two context ranks (ZeRO-1 without
+    # data parallelism), saved logical, resumed unsharded.
     checkpoint = os.path.join(work, "ckpt-cp2")
-    run("gpt2", 2, "resume-first", 10, {"context_parallel_degree": 2},
+    run("gpt2", 2, "resume-first", 10, {"context_parallel_degree": 2, "zero_stage": 1},
         ["--checkpoint-dir", checkpoint, "--checkpoint-every", "10"])
     for ranks, config, label in ((1, None, "1 rank"),) if ring else \
             ((1, None, "1 rank"), (2, {"tensor_parallel_degree": 2}, "tp=2")):

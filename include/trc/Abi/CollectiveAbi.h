@@ -13,9 +13,10 @@
 
 namespace trc::abi {
 // The ranks are a grid data x tensor, tensor inner: world rank r has tensor
-// index r % T and data index r / T. World, shard and replica are groups of
-// the data axis (the ranks with my tensor index; the whole world when
-// T = 1): world is all of it, shard and replica split it as ZeRO does.
+// index r % T and data index r / T. World is the data axis (the ranks with
+// my tensor index and, under context parallelism, my context index; the
+// whole world when T = C = 1). Shard and replica split the data x context
+// group below (the data axis without context parallelism) as ZeRO does.
 // Tensor is the T ranks with my data index. Pipeline is the ranks holding
 // the stages of one model replica (pipeline parallelism: the gradient norm
 // sums over it). Context is the ranks that share my rows and hold other

@@ -95,7 +95,7 @@ struct Candidate {
   int microbatches = 1;    // per step, per data-parallel rank
   int microbatchSize = 1;  // samples: globalBatch / (data x microbatches)
   int zeroStage = 0;
-  int shardDegree = 1;     // ranks a ZeRO shard spans (divides data)
+  int shardDegree = 1;     // ranks a ZeRO shard spans (divides data x context)
   bool sequenceParallel = false;
   Recompute recompute = Recompute::Full;
   Schedule schedule = Schedule::OneFOneB;

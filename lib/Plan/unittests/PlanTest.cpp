@@ -178,6 +178,30 @@ TEST(PlanSearch, LongSequencesSplitTheirPositions) {
   EXPECT_GT(sp.contextCommTime, 0);
   EXPECT_GT(sp.stepTime, w.stepTime); // the same work plus the context traffic
 
+  // ZeRO shards over data x context (the context ranks hold whole
+  // parameters): the split plan's optimizer state per rank is the whole
+  // plan's, whose data axis has as many ranks; sharded over the data axis
+  // alone (hybrid_shard_degree) it is C times that. The plan's JSON says
+  // which, and trc-run reads the same shard degree back.
+  Candidate zeroWhole = whole, zeroSplit = split;
+  zeroWhole.zeroStage = zeroSplit.zeroStage = 1;
+  zeroWhole.shardDegree = whole.data;
+  zeroSplit.shardDegree = split.data * split.context;
+  Candidate zeroData = zeroSplit;
+  zeroData.shardDegree = split.data;
+  Prediction zw = evaluate(m, c, zeroWhole), zs = evaluate(m, c, zeroSplit),
+             zd = evaluate(m, c, zeroData);
+  EXPECT_NEAR(zs.optimizerBytes / zw.optimizerBytes, 1.0, 1e-9);
+  EXPECT_NEAR(zd.optimizerBytes / zs.optimizerBytes, double(split.context), 1e-9);
+  EXPECT_EQ(zeroSplit.toJson().find("hybrid_shard_degree"), std::string::npos);
+  EXPECT_NE(zeroData.toJson().find("\"hybrid_shard_degree\": " + std::to_string(split.data)),
+            std::string::npos);
+  for (const Candidate *k : {&zeroSplit, &zeroData}) {
+    rt::StatusOr<rt::ParallelPlan> zp = rt::parseParallelPlan(k->toJson(), c.devices());
+    ASSERT_TRUE(zp.ok()) << k->toJson() << ": " << zp.status().message();
+    EXPECT_EQ(zp->shardDegree, k->shardDegree) << k->toJson();
+  }
+
   // The ring (cp_comm_type p2p): no [T/C, T] scores kept, the attention
   // core recomputed in the backward (selective recomputation's memory and
   // work), and K/V blocks moved 3C-2 times per layer instead of a gather

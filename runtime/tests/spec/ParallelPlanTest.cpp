@@ -332,17 +332,31 @@ TEST_F(ParallelPlanTest, TensorParallelGrid) {
   EXPECT_THAT(error(R"({"tensor_parallel_degree": 8})", 4), HasSubstr("8 x 1 does not divide"));
 }
 
-// Context parallelism: world = data x context (x tensor), ZeRO over the
-// data axis; the degree must divide the world with the others.
+// Context parallelism: world = data x context (x tensor), ZeRO over data x
+// context (the ranks holding whole parameters); the degree must divide the
+// world with the others.
 TEST_F(ParallelPlanTest, ContextParallelGrid) {
   ParallelPlan c = ok(R"({"context_parallel_degree": 2, "zero_stage": 1})", 4);
   EXPECT_EQ(c.contextDegree, 2);
   EXPECT_EQ(c.cpCommType, "all_gather");
   EXPECT_EQ(c.dataDegree(), 2);
-  EXPECT_EQ(c.shardDegree, 2); // the data axis, not the world
+  EXPECT_EQ(c.shardSpan(), 4);
+  EXPECT_EQ(c.shardDegree, 4); // data x context
   EXPECT_TRUE(c.modelParallel());
-  EXPECT_EQ(c.describe(), "ddp zero=1 shard_degree=2 replicas=1 bucket_cap_mb=25 "
+  EXPECT_EQ(c.describe(), "ddp zero=1 shard_degree=4 replicas=1 bucket_cap_mb=25 "
                           "communicator=auto context=2 cp_comm_type=all_gather");
+  // Without data parallelism nothing is averaged: ddp false is fine.
+  EXPECT_FALSE(ok(R"({"context_parallel_degree": 2, "ddp": false})", 2).ddp);
+  // ZeRO over the context ranks alone (no data parallelism), and hybrid.
+  EXPECT_EQ(ok(R"({"context_parallel_degree": 4, "zero_stage": 1})", 4).shardDegree, 4);
+  ParallelPlan hybrid =
+      ok(R"({"context_parallel_degree": 2, "zero_stage": 2, "hybrid_shard_degree": 2})", 4);
+  EXPECT_EQ(hybrid.shardDegree, 2);
+  EXPECT_EQ(hybrid.replicas(), 2);
+  EXPECT_THAT(error(R"({"context_parallel_degree": 2, "tensor_parallel_degree": 2, "zero_stage": 1, "hybrid_shard_degree": 3})", 8),
+              HasSubstr("key 'hybrid_shard_degree': 3 does not divide the data x context degree "
+                        "4 (the ranks that hold whole parameters: world size 8 over "
+                        "'tensor_parallel_degree' 2 x 'pipeline_parallel_degree' 1)"));
   EXPECT_EQ(ok(R"({"context_parallel_degree": 4})", 4).dataDegree(), 1);
   EXPECT_THAT(error(R"({"context_parallel_degree": 3})", 4),
               HasSubstr("keys 'tensor_parallel_degree' x 'pipeline_parallel_degree' x "
@@ -353,10 +367,8 @@ TEST_F(ParallelPlanTest, ContextParallelGrid) {
               HasSubstr("key 'context_parallel_degree': expected an integer >= 1, got 0"));
   EXPECT_THAT(error(R"({"cp_comm_type": "ring"})", 4),
               HasSubstr("key 'cp_comm_type': expected one of all_gather, p2p, got 'ring'"));
-  EXPECT_THAT(error(R"({"context_parallel_degree": 2, "sharded_data_parallel_degree": 4})", 4),
-              HasSubstr("does not divide the data-parallel degree 2 (world size 4 over "
-                        "'tensor_parallel_degree' 1 x 'context_parallel_degree' 2 x "
-                        "'pipeline_parallel_degree' 1)"));
+  EXPECT_THAT(error(R"({"context_parallel_degree": 2, "sharded_data_parallel_degree": 8})", 4),
+              HasSubstr("key 'sharded_data_parallel_degree': 8 does not divide the world size 4"));
   // What the engines do not run yet is refused by key (EngineSupport.h).
   EXPECT_TRUE(engineRuns(c).ok());
   EXPECT_TRUE(

@@ -120,9 +120,9 @@ func.func @main_grad(%w: tensor<4xf32> {trc.param = "w"}, %s: tensor<4xf32> {trc
 // over data x context, averaged there and times C = 2 (summed over the
 // context axis, averaged over the data axis); a gradient that is not a
 // context sum (c's, an argument: ready first) gets a bucket of its own over
-// the data axis. With ZeRO
-// the bucket's shard is summed over the context axis after its
-// reduce-scatter. No per-gradient context sum is left.
+// the data axis. With ZeRO the shard group splits data x context, so the
+// bucket's reduce-scatter (averaged there) is times C alike. No
+// per-gradient context sum is left.
 // DDP-LABEL: func.func @main_grad
 // DDP: trc.all_reduce %arg2 avg group = world : tensor<3xf32>
 // DDP: %[[BUCKET:.*]] = trc.concatenate %arg{{.*}}, %{{.*}} dim = 0 : (tensor<3xf32>, tensor<6xf32>) -> tensor<9xf32>
@@ -135,7 +135,8 @@ func.func @main_grad(%w: tensor<4xf32> {trc.param = "w"}, %s: tensor<4xf32> {trc
 // Z1: trc.reduce_scatter %{{.*}} avg group = shard shards = 4 : (tensor<4xf32>) -> tensor<1xf32>
 // Z1-NOT: group = context
 // Z1: %[[SHARD:.*]] = trc.reduce_scatter %{{.*}} avg group = shard shards = 4 : (tensor<12xf32>) -> tensor<3xf32>
-// Z1-NEXT: trc.all_reduce %[[SHARD]] sum group = context : tensor<3xf32>
+// Z1-NEXT: %[[TWO:.*]] = trc.constant dense<2.000000e+00> : tensor<3xf32>
+// Z1-NEXT: trc.mul %[[SHARD]], %[[TWO]] : tensor<3xf32>
 // Z1-NOT: group = context
 // Z1: return
 module attributes {trc.grid = {context = 2 : i64}} {
