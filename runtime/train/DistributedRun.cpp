@@ -178,7 +178,9 @@ DataParallelBuild DistributedRun::dataParallelBuild() const {
   dp.zeroStage = config_.zeroStage;
   dp.shardDegree = config_.shardDegree;
   dp.bucketMb = config_.bucketCapMb;
-  dp.hybrid = config_.zeroStage >= 2 && config_.replicas() > 1;
+  // Replicas of a shard average what their shard groups reduced (every
+  // stage: ZeRO-1 reduce-scatters like ZeRO-2).
+  dp.hybrid = config_.zeroStage >= 1 && config_.replicas() > 1;
   return dp;
 }
 

@@ -52,6 +52,8 @@ def main():
                     train(args, ranks, f"{ranks}-{name}", 20, config))
     compare("4 ranks hybrid (ZeRO-3 in pairs)", reference,
             train(args, 4, "4-hybrid", 20, {"hybrid_shard_degree": 2}))
+    compare("4 ranks hybrid (ZeRO-1 in pairs)", reference,
+            train(args, 4, "4-hybrid-zero1", 20, {"zero_stage": 1, "hybrid_shard_degree": 2}))
 
     # Resharded resume: 4 ranks (hybrid ZeRO-3) write step 10; 2 ranks
     # (ZeRO-1) and 1 rank continue to step 20 from copies of it.
