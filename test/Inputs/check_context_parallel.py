@@ -17,7 +17,7 @@ and values gathered (all_gather) or passed round the ring (p2p):
     GPT-2, GPT-J and Llama (all_gather), GPT-2 and Llama (p2p);
   * GPT-2 at context 2 x data 2 under ZeRO-1 (and DDP and ZeRO-2 with
     hybrid_shard_degree 2: all_gather; ZeRO shards over data x context), and at
-    context 2 x pipeline 2 (1F1B; ZB-H1 and Llama-style: all_gather);
+    context 2 x pipeline 2 (1F1B; ZB-H1, Llama-style and ZeRO-2: all_gather);
   * GPT-2 at context degree 2 in bf16 (and fp16: all_gather), within 2e-2 of
     one rank at the same precision;
   * a GPT-2 checkpoint written at step 10 by context degree 2 under ZeRO-1
@@ -96,6 +96,14 @@ def main():
                 run(model, 4, f"{model}-cp2-pp2-{schedule}", 20,
                     {"context_parallel_degree": 2, "pipeline_parallel_degree": 2,
                      "microbatches": 2, "pipeline_schedule": schedule}))
+
+    # Pipeline stages under ZeRO-2: each stage's gradients reduce-scattered
+    # over its data x context ranks (here the two context ranks).
+    if not ring:
+        compare("gpt2 cp=2 x pp=2 1f1b zero2", reference["gpt2"],
+                run("gpt2", 4, "gpt2-cp2-pp2-zero2", 20,
+                    {"context_parallel_degree": 2, "pipeline_parallel_degree": 2,
+                     "microbatches": 2, "zero_stage": 2}))
 
     # Half precision: the gathers move bf16/fp16 values and the reductions
     # (MPI's, widened to f32) round once; against one rank at the same
