@@ -177,8 +177,10 @@ PipelinePhase pipelinePhase(const GptModel *m, const Candidate &c, const DeviceT
   // activation out, the gradient in).
   double sendBytes = 0;
   std::vector<Work> stages = rankWork(m, c, dt, compiled, sendBytes);
+  // A stage's ranks are its data x context x tensor grid: the pipeline's
+  // neighbours are that many devices apart.
   double p2pOne = p > 1 ? 2 * dt.collective(Collective::P2P, 2, sendBytes,
-                                            (long long)c.tensor * c.data * p)
+                                            (long long)c.tensor * c.context * c.data * p)
                         : 0;
   size_t slowest = 0;
   std::vector<double> slots;
@@ -367,13 +369,13 @@ Prediction predict(const GptModel *m, const Cluster &cluster, const Candidate &c
   };
   // Under context parallelism each gradient is also a sum over the context
   // axis (parameters are replicated over it; the compiled work leaves these
-  // sums out). Without pipelines they are folded into the data axis'
-  // buckets (trc-data-parallel): one all-reduce over data x context, or
-  // ZeRO's reduce-scatter over its shard group, which splits data x
-  // context. A pipeline's stages sum each gradient alone, every microbatch.
-  const int foldedContext = p > 1 ? 1 : c.context;
+  // sums out), folded into the data axis' reduction: one all-reduce over
+  // data x context (trc-data-parallel's buckets, a pipeline's accumulated
+  // gradients), or ZeRO's reduce-scatter over its shard group, which
+  // splits data x context.
+  const int span = c.data * c.context;
   if (c.zeroStage == 0) {
-    r.dataCommTime = allReduce(c.data * foldedContext, grads, dataSpan);
+    r.dataCommTime = allReduce(span, grads, dataSpan);
   } else {
     // Pipeline stages' ZeRO-1 all-reduces the gradients accumulated over the
     // microbatches; ZeRO-2/3 reduce-scatter each microbatch's as the weights
@@ -385,17 +387,12 @@ Prediction predict(const GptModel *m, const Cluster &cluster, const Candidate &c
     double gathers =
         c.zeroStage == 3 ? mb * (c.recompute == Recompute::Full ? 3 : 2) * gather : gather;
     if (p > 1 && c.zeroStage == 1)
-      r.dataCommTime = allReduce(c.data, grads, dataSpan) + gathers;
+      r.dataCommTime = allReduce(span, grads, dataSpan) + gathers;
     else
       r.dataCommTime = scatter * (c.zeroStage == 3 || p > 1 ? mb : 1) + gathers +
                        allReduce(replicas, grads / shard, dataSpan);
   }
-  const long long contextSpan = (long long)c.tensor * c.context;
-  if (c.context > 1 && p > 1)
-    r.dataCommTime += mb * stageTensors *
-                      dt.collective(Collective::AllReduce, c.context,
-                                    grads / std::max(1.0, stageTensors), contextSpan);
-  if (c.data * foldedContext > 1)
+  if (span > 1)
     r.dataCommTime += bucketCopySeconds(stageParams, stageTensors, dt);
   r.optimizerTime = optimizerSeconds(stageParams / shard, stageTensors, dt);
   r.stepTime = r.computeTime + r.tensorCommTime + r.contextCommTime + r.p2pTime + r.bubbleTime +

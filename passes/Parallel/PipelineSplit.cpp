@@ -25,7 +25,12 @@
 // gradient; zero-stage 2 keeps the accumulators as shards (each W program
 // reduce-scatters the gradients it adds), and zero-stage 3 also makes the
 // trainable parameters shards in every program of the stage, gathered at
-// each use (Training/Sharding.h).
+// each use (Training/Sharding.h). Under context parallelism a gradient
+// returned as a sum over the context axis is accumulated as its part times
+// C instead: averaged over data x context once a step (by the executor, or
+// the shard and replica groups, which split data x context) it is the sum
+// over the context axis averaged over the data axis, with no collective
+// per gradient and microbatch.
 // Preconditions: trc-pipeline-stages and trc-autodiff have run; ops added
 // since (trc-partition's) run with the latest staged op they read.
 //
@@ -35,7 +40,9 @@
 #include "trc/Passes.h"
 #include "trc/Analysis/ValueFacts.h"
 #include "trc/Abi/SlotNames.h"
+#include "trc/Dialect/CoreBuilder.h"
 #include "trc/Parallel/Pipeline.h"
+#include "trc/Parallel/Sharding.h"
 #include "trc/Parallel/StageHomes.h"
 #include "trc/Training/Optimizers.h"
 #include "trc/Training/Sharding.h"
@@ -245,6 +252,26 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
     addResult(p, u.select(keep, u.add(acc, g), g), named(trc::abi::kUpdateAttr, slot));
   }
 
+  /// Each gradient @main_grad returns as a sum over the context axis
+  /// becomes its part times C (see the file comment).
+  void foldContextSums() {
+    auto ret = cast<func::ReturnOp>(grad.getBody().front().getTerminator());
+    int64_t c = trc::parallel::Grid::read(module).size(trc::parallel::kContextAxis);
+    for (unsigned r = 1; r < grad.getNumResults(); ++r) {
+      Value part = grad.getResultAttr(r, trc::abi::kGradOfAttr)
+                       ? trc::parallel::contextSummand(ret.getOperand(r))
+                       : Value();
+      if (!part)
+        continue;
+      Operation *sum = ret.getOperand(r).getDefiningOp();
+      OpBuilder b(sum);
+      trc::CoreBuilder core{b, sum->getLoc()};
+      ret.setOperand(r, b.create<trc::MulOp>(sum->getLoc(), part, core.like(part, double(c))));
+      if (sum->use_empty())
+        sum->erase();
+    }
+  }
+
   void runOnOperation() override {
     module = getOperation();
     grad = module.lookupSymbol<func::FuncOp>("main_grad");
@@ -259,6 +286,7 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
           << static_cast<long long>(zeroStage);
       return signalPassFailure();
     }
+    foldContextSums();
     auto count = pipeline.getAs<IntegerAttr>("stages");
     auto chunks = pipeline.getAs<IntegerAttr>("virtual");
     stages = (count ? count.getInt() : 1) * (chunks ? chunks.getInt() : 1);

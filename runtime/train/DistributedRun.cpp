@@ -152,6 +152,7 @@ StatusOr<std::unique_ptr<DistributedRun>> DistributedRun::create(const std::stri
     return s;
   run->tensor_ = run->host_.tensor.get();
   run->data_ = run->host_.data;
+  run->dataContext_ = run->host_.dataContext;
   run->shard_ = run->host_.shard.get();
   run->replica_ = run->host_.replica.get();
   if (nccl) {

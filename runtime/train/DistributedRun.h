@@ -90,6 +90,8 @@ public:
   /// The host-memory groups (tests look at them).
   Communicator &tensorGroup() { return *tensor_; }
   Communicator &dataGroup() { return *data_; }
+  /// Data x context (the data group itself without context parallelism).
+  Communicator &dataContextGroup() { return *dataContext_; }
   /// The data ranks holding the same shard (ZeRO: the whole data group
   /// unless hybrid sharding splits it).
   Communicator &replicaGroup() { return *replica_; }
@@ -160,7 +162,7 @@ private:
   std::unique_ptr<rt::Communicator> world_;
   Groups host_;
   rt::Communicator *tensor_ = nullptr, *data_ = nullptr, *shard_ = nullptr, *replica_ = nullptr,
-                   *pipeline_ = nullptr, *context_ = nullptr;
+                   *pipeline_ = nullptr, *context_ = nullptr, *dataContext_ = nullptr;
   // The program's collectives when they run on NCCL (device memory).
   std::unique_ptr<rt::Communicator> deviceWorld_;
   Groups device_;

@@ -44,8 +44,8 @@ Status setScalar(HostTensor &t, float value) {
 
 StatusOr<std::unique_ptr<PipelineExecutor>>
 PipelineExecutor::open(const std::string &dir, Backend &backend, Communicator &pipeline,
-                       Communicator &data, Communicator &replica, int shardIndex,
-                       int tensorIndex, PipelineSchedule schedule,
+                       Communicator &data, Communicator &dataContext, Communicator &replica,
+                       int shardIndex, int tensorIndex, PipelineSchedule schedule,
                        LogicalSlots logical) {
   StatusOr<PipelineIndex> index = readPipelineIndex(dir);
   if (!index.ok())
@@ -58,7 +58,7 @@ PipelineExecutor::open(const std::string &dir, Backend &backend, Communicator &p
                          std::to_string(schedule.shape.chunks) +
                          " (key 'pipeline_parallel_degree' / 'virtual_stages')");
   std::unique_ptr<PipelineExecutor> ex(
-      new PipelineExecutor(backend, pipeline, data, replica, std::move(schedule)));
+      new PipelineExecutor(backend, pipeline, data, dataContext, replica, std::move(schedule)));
   ex->dir_ = dir;
   ex->logical_ = std::move(logical);
   ex->index_ = *std::move(index);
@@ -443,9 +443,11 @@ Status PipelineExecutor::sumTiedGradients() {
   return Status::success();
 }
 
-/// Every stage's accumulated gradients averaged over its data group (in
-/// place, in the memory the programs use: host memory on the CPU); shards
-/// the programs averaged over the shard group, over the replica group.
+/// Every stage's accumulated gradients averaged over its data x context
+/// group (in place, in the memory the programs use: host memory on the
+/// CPU; context parts come scaled by C, so this sums them over the context
+/// axis); shards the programs averaged over the shard group, over the
+/// replica group.
 /// Parameters the forwards update (running statistics, each data rank's
 /// from its rows) are averaged over the data group too: the update is
 /// linear in the statistics, so once per step equals the one-program
@@ -466,7 +468,7 @@ Status PipelineExecutor::averageOverData() {
   for (StageSessions &st : stages_)
     for (const Slot &slot : st.weights->manifest().slots)
       if (slot.kind == SlotKind::Input && startsWith(slot.name, abi::kGradAccumPrefix)) {
-        Communicator &group = slot.shardDegree ? replica_ : data_;
+        Communicator &group = slot.shardDegree ? replica_ : dataContext_;
         if (group.size() == 1)
           continue;
         void *grad = st.weights->slotPointer(slot);
@@ -474,7 +476,8 @@ Status PipelineExecutor::averageOverData() {
                                        ReduceOp::Avg);
             !s)
           return s.withPrefix("averaging '" + percentEncode(slot.name) + "' over the " +
-                              (slot.shardDegree ? "replicas of its shard: " : "data ranks: "));
+                              (slot.shardDegree ? "replicas of its shard: "
+                                                : "data (x context) ranks: "));
       }
   return Status::success();
 }

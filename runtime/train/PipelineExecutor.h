@@ -78,17 +78,19 @@ class PipelineExecutor {
 public:
   /// Opens this rank's stages of the artifact in `dir`.
   /// `data`: the ranks holding the same stages (data parallelism): their
-  /// accumulated gradients and losses are averaged before the update;
-  /// `replica`: those of them holding the same shard (sharded accumulators,
-  /// already averaged over the shard group by the programs, are averaged
-  /// over it alone).
+  /// losses are averaged; `dataContext`: those and their context ranks
+  /// (context parallelism; `data` itself without): the accumulated
+  /// gradients are averaged over them before the update (the programs
+  /// scale context parts by C, trc-pipeline-split); `replica`: those of
+  /// them holding the same shard (sharded accumulators, already averaged
+  /// over the shard group by the programs, are averaged over it alone).
   /// `shardIndex`, `tensorIndex`: this rank's place in its stage's shard
   /// and tensor groups (which part of a sharded or split parameter it loads).
   /// `logical`: how slots are read and written whole.
   static StatusOr<std::unique_ptr<PipelineExecutor>>
   open(const std::string &dir, Backend &backend, Communicator &pipeline, Communicator &data,
-       Communicator &replica, int shardIndex, int tensorIndex, PipelineSchedule schedule,
-       LogicalSlots logical);
+       Communicator &dataContext, Communicator &replica, int shardIndex, int tensorIndex,
+       PipelineSchedule schedule, LogicalSlots logical);
 
   /// The programs' graph inputs of microbatch `mb` ("input_ids",
   /// "targets", ...): the caller sets those a session has.
@@ -142,9 +144,9 @@ public:
 
 private:
   PipelineExecutor(Backend &backend, Communicator &pipeline, Communicator &data,
-                   Communicator &replica, PipelineSchedule schedule)
-      : backend_(backend), pipeline_(pipeline), data_(data), replica_(replica),
-        schedule_(std::move(schedule)), buffers_(backend) {}
+                   Communicator &dataContext, Communicator &replica, PipelineSchedule schedule)
+      : backend_(backend), pipeline_(pipeline), data_(data), dataContext_(dataContext),
+        replica_(replica), schedule_(std::move(schedule)), buffers_(backend) {}
   Status averageOverData();
   enum class Program { Forward = 0, Backward = 1, Weights = 2 };
   Status run(const PipelineStep &step, const FeedMicrobatch &feed, double &lossSum);
@@ -168,6 +170,7 @@ private:
   Backend &backend_;
   Communicator &pipeline_;
   Communicator &data_;
+  Communicator &dataContext_;
   Communicator &replica_;
   PipelineSchedule schedule_;
   LogicalSlots logical_;

@@ -1006,7 +1006,7 @@ Status TrainingJob::openPipeline(int64_t vocab) {
     return s;
   StatusOr<std::unique_ptr<PipelineExecutor>> opened =
       PipelineExecutor::open(artifactDir_, *backend_, dist_.pipelineGroup(), dist_.dataGroup(),
-                             dist_.replicaGroup(), dist_.shardIndex(), dist_.tensorIndex(), *std::move(schedule),
+                             dist_.dataContextGroup(), dist_.replicaGroup(), dist_.shardIndex(), dist_.tensorIndex(), *std::move(schedule),
                              logicalSlots(dist_));
   if (!opened.ok())
     return opened.status();

@@ -176,7 +176,13 @@ TEST(PlanSearch, LongSequencesSplitTheirPositions) {
   EXPECT_NEAR(sp.computeTime / w.computeTime, 1.0, 1e-9);
   EXPECT_EQ(w.contextCommTime, 0);
   EXPECT_GT(sp.contextCommTime, 0);
-  EXPECT_GT(sp.stepTime, w.stepTime); // the same work plus the context traffic
+  EXPECT_GT(sp.stepTime, w.stepTime) // the same work plus the context traffic
+      << "compute " << sp.computeTime << " vs " << w.computeTime << ", tp " << sp.tensorCommTime
+      << " vs " << w.tensorCommTime << ", cp " << sp.contextCommTime << ", p2p " << sp.p2pTime
+      << " vs " << w.p2pTime << ", bubble " << sp.bubbleTime << " vs " << w.bubbleTime
+      << ", dp " << sp.dataCommTime << " vs " << w.dataCommTime << ", optimizer "
+      << sp.optimizerTime << " vs " << w.optimizerTime << "; " << split.describe() << " / "
+      << whole.describe();
 
   // ZeRO shards over data x context (the context ranks hold whole
   // parameters): the split plan's optimizer state per rank is the whole
