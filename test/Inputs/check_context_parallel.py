@@ -8,8 +8,8 @@ With the same global batch (4 rows of 16 tokens, AdamW, 20 steps), against
 each model's 1-rank run (losses within 1e-5 relative), with attention's keys
 and values gathered (all_gather) or passed round the ring (p2p):
   * GPT-2, BERT, GPT-J and Llama-style (grouped-query attention, rotary)
-    exports (MODELS_DIR/<m>_op17_dyn.onnx) at context degree 2, GPT-2 and
-    Llama also at 4 (each rank 8 or 4 positions of every row);
+    exports (MODELS_DIR/<m>_op17_dyn.onnx) at context degree 2, GPT-2,
+    Llama and BERT also at 4 (each rank 8 or 4 positions of every row);
   * with TORCH2_DIR (test/Inputs/torch2): Hugging Face Llama and Qwen3 as
     torch 2.x exports them (labels shifted in the graph, attention masks),
     at context degree 2;
@@ -65,7 +65,7 @@ def main():
     reference = {}
     for model in ("gpt2", "bert", "gptj", "llama"):
         reference[model] = run(model, 1, f"{model}-1", 20)
-        for cp in (2, 4) if model in ("gpt2", "llama") else (2,):
+        for cp in (2, 4) if model in ("gpt2", "llama", "bert") else (2,):
             compare(f"{model} cp={cp}{tag}", reference[model],
                     run(model, cp, f"{model}-cp{cp}", 20, {"context_parallel_degree": cp}))
 
