@@ -67,7 +67,6 @@ struct Gradient {
   bool contextPartial;  // `value` is this rank's part of a sum over the context axis
 };
 
-
 struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
   using DataParallelBase::DataParallelBase;
 

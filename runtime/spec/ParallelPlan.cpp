@@ -259,19 +259,20 @@ Status checkRanges(const Given &g, int worldSize) {
     std::string d = std::to_string(*degree), w = std::to_string(worldSize);
     if (*degree < 1)
       return Status::error(std::string("key '") + key + "': expected an integer >= 1, got " + d);
-    if (*degree > span || span % *degree != 0)
-      return Status::error(
-          std::string("key '") + key + "': " + d +
-          (span == worldSize ? " does not divide the world size " + w
-           : g.context() > 1
-               ? " does not divide the data x context degree " + std::to_string(span) +
-                     " (the ranks that hold whole parameters: world size " + w +
-                     " over 'tensor_parallel_degree' " + std::to_string(g.tensor()) +
-                     " x 'pipeline_parallel_degree' " + std::to_string(g.pipelineStages()) + ")"
-               : " does not divide the data-parallel degree " + std::to_string(dataDegree) +
-                     " (world size " + w + " over 'tensor_parallel_degree' " +
-                     std::to_string(g.tensor()) + " x 'pipeline_parallel_degree' " +
-                     std::to_string(g.pipelineStages()) + ")"));
+    if (*degree <= span && span % *degree == 0)
+      continue;
+    // ZeRO shards over the ranks holding whole parameters: data x context.
+    const std::string over = "world size " + w + " over 'tensor_parallel_degree' " +
+                             std::to_string(g.tensor()) + " x 'pipeline_parallel_degree' " +
+                             std::to_string(g.pipelineStages()) + ")";
+    return Status::error(
+        std::string("key '") + key + "': " + d +
+        (span == worldSize ? " does not divide the world size " + w
+         : g.context() > 1 ? " does not divide the data x context degree " +
+                                 std::to_string(span) +
+                                 " (the ranks that hold whole parameters: " + over
+                           : " does not divide the data-parallel degree " +
+                                 std::to_string(dataDegree) + " (" + over));
   }
   if (g.bucketCapMb && !(*g.bucketCapMb > 0 && *g.bucketCapMb <= kMaxBucketCapMb)) {
     std::string m = "key 'bucket_cap_mb': expected a number > 0 and <= " +
