@@ -163,4 +163,13 @@ Value contextSummand(Value returned) {
   return sum.getOperand();
 }
 
+SmallVector<unsigned> contextSummedGradients(func::FuncOp grad) {
+  Operation *ret = grad.getBody().front().getTerminator();
+  SmallVector<unsigned> summed;
+  for (unsigned r = 1; r < grad.getNumResults(); ++r)
+    if (grad.getResultAttr(r, abi::kGradOfAttr) && contextSummand(ret->getOperand(r)))
+      summed.push_back(r);
+  return summed;
+}
+
 } // namespace trc::parallel

@@ -103,10 +103,8 @@ plan::CompiledWork summarizeStageWork(func::FuncOp grad, const StageHomes &homes
   // The gradients' sums over the context axis: trc-data-parallel folds
   // them into its buckets, priced with the data axis' reduction.
   llvm::DenseSet<Operation *> dataReduced;
-  Operation *ret = body.getTerminator();
-  for (unsigned r = 1; r < grad.getNumResults(); ++r)
-    if (grad.getResultAttr(r, abi::kGradOfAttr) && contextSummand(ret->getOperand(r)))
-      dataReduced.insert(ret->getOperand(r).getDefiningOp());
+  for (unsigned r : contextSummedGradients(grad))
+    dataReduced.insert(body.getTerminator()->getOperand(r).getDefiningOp());
   for (Operation &op : body.without_terminator()) {
     if (dataReduced.contains(&op))
       continue;

@@ -89,7 +89,7 @@ std::string Candidate::toJson() const {
   rt::appendJsonInt(j, virtualStages);
   j += ", \"zero_stage\": ";
   rt::appendJsonInt(j, zeroStage);
-  if (zeroStage > 0 && shardDegree != data * context) {
+  if (zeroStage > 0 && shardDegree != shardSpan()) {
     j += ", \"hybrid_shard_degree\": ";
     rt::appendJsonInt(j, shardDegree);
   }
@@ -111,7 +111,7 @@ std::string Candidate::describe() const {
     s += std::string(" schedule=") + scheduleName(schedule) +
          (schedule == Schedule::Interleaved ? "/" + std::to_string(virtualStages) : "");
   s += " zero=" + std::to_string(zeroStage);
-  if (zeroStage > 0 && shardDegree != data * context)
+  if (zeroStage > 0 && shardDegree != shardSpan())
     s += "/" + std::to_string(shardDegree);
   s += std::string(" recompute=") + recomputeName(recompute);
   return s;
@@ -354,7 +354,7 @@ Prediction predict(const GptModel *m, const Cluster &cluster, const Candidate &c
   h.activationBytes /= cp;
   const double stageParams = h.params, stageTensors = h.tensors;
   // ZeRO shards over data x context (parameters are replicated over both).
-  int shard = c.zeroStage > 0 ? c.shardDegree : 1, replicas = c.data * c.context / shard;
+  int shard = c.zeroStage > 0 ? c.shardDegree : 1, replicas = c.shardSpan() / shard;
   double grads = e * stageParams;
   // The data axis' ranks are tensor x context apart (Megatron's placement);
   // a shard group's (consecutive ranks of data x context) tensor apart.
@@ -373,7 +373,7 @@ Prediction predict(const GptModel *m, const Cluster &cluster, const Candidate &c
   // data x context (trc-data-parallel's buckets, a pipeline's accumulated
   // gradients), or ZeRO's reduce-scatter over its shard group, which
   // splits data x context.
-  const int span = c.data * c.context;
+  const int span = c.shardSpan();
   if (c.zeroStage == 0) {
     r.dataCommTime = allReduce(span, grads, dataSpan);
   } else {

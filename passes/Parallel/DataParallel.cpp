@@ -43,6 +43,7 @@
 #include "trc/Analysis/ElementBytes.h"
 #include "trc/Parallel/Sharding.h"
 #include "trc/Training/Sharding.h"
+#include "trc/Training/Vjp.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -204,7 +205,7 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
           loc, flat, trc::CollectiveReduction::Avg,
           contextParts ? trc::CollectiveGroup::DataContext : trc::CollectiveGroup::World);
       if (contextParts)
-        reduced = scaled(b, loc, reduced, double(contextDegree));
+        reduced = trc::autodiff::VjpBuilder(b, loc).scale(reduced, double(contextDegree));
       int64_t offset = 0;
       for (const Gradient &gr : bucket) {
         int64_t n = gr.type.getNumElements();
@@ -232,20 +233,13 @@ struct DataParallel : trc::impl::DataParallelBase<DataParallel> {
       mine = b.create<trc::AllReduceOp>(loc, mine, trc::CollectiveReduction::Avg,
                                         trc::CollectiveGroup::Replica);
     if (contextParts)
-      mine = scaled(b, loc, mine, double(contextDegree));
+      mine = trc::autodiff::VjpBuilder(b, loc).scale(mine, double(contextDegree));
     int64_t offset = 0;
     for (const Gradient &gr : bucket) {
       int64_t c = shardElements(gr.type.getNumElements(), g);
       setResult(grad, ret, gr, slice1d(b, loc, mine, offset, c));
       offset += c;
     }
-  }
-
-  static Value scaled(OpBuilder &b, Location loc, Value v, double factor) {
-    auto type = cast<RankedTensorType>(v.getType());
-    Value splat = b.create<trc::ConstantOp>(
-        loc, SplatElementsAttr::get(type, b.getFloatAttr(type.getElementType(), factor)));
-    return b.create<trc::MulOp>(loc, v, splat);
   }
 
   static Value concatenate(OpBuilder &b, Location loc, ArrayRef<Value> parts,

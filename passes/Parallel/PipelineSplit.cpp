@@ -40,12 +40,12 @@
 #include "trc/Passes.h"
 #include "trc/Analysis/ValueFacts.h"
 #include "trc/Abi/SlotNames.h"
-#include "trc/Dialect/CoreBuilder.h"
 #include "trc/Parallel/Pipeline.h"
 #include "trc/Parallel/Sharding.h"
 #include "trc/Parallel/StageHomes.h"
 #include "trc/Training/Optimizers.h"
 #include "trc/Training/Sharding.h"
+#include "trc/Training/Vjp.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -257,16 +257,11 @@ struct PipelineSplit : trc::impl::PipelineSplitBase<PipelineSplit> {
   void foldContextSums() {
     auto ret = cast<func::ReturnOp>(grad.getBody().front().getTerminator());
     int64_t c = trc::parallel::Grid::read(module).size(trc::parallel::kContextAxis);
-    for (unsigned r = 1; r < grad.getNumResults(); ++r) {
-      Value part = grad.getResultAttr(r, trc::abi::kGradOfAttr)
-                       ? trc::parallel::contextSummand(ret.getOperand(r))
-                       : Value();
-      if (!part)
-        continue;
+    for (unsigned r : trc::parallel::contextSummedGradients(grad)) {
       Operation *sum = ret.getOperand(r).getDefiningOp();
       OpBuilder b(sum);
-      trc::CoreBuilder core{b, sum->getLoc()};
-      ret.setOperand(r, b.create<trc::MulOp>(sum->getLoc(), part, core.like(part, double(c))));
+      ret.setOperand(r, trc::autodiff::VjpBuilder(b, sum->getLoc())
+                            .scale(trc::parallel::contextSummand(ret.getOperand(r)), double(c)));
       if (sum->use_empty())
         sum->erase();
     }

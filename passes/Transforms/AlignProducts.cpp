@@ -13,6 +13,7 @@
 #include "trc/Passes.h"
 #include "trc/Analysis/ElementBytes.h"
 #include "trc/Dialect/Trc.h"
+#include "trc/Training/Vjp.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -126,16 +127,12 @@ struct AlignProducts : trc::impl::AlignProductsBase<AlignProducts> {
 
     OpBuilder b(dot);
     Location loc = dot.getLoc();
-    Value zero = b.create<ConstantOp>(
-        loc, SplatElementsAttr::get(RankedTensorType::get({}, element),
-                                    b.getFloatAttr(element, 0.0)));
-    auto padded = [&](Value v, const Operand &o) -> Value {
-      if (!changed(o))
-        return v;
+    autodiff::VjpBuilder build(b, loc);
+    auto padded = [&](Value v, const Operand &o) {
       SmallVector<int64_t> low(o.padded.size(), 0), high;
       for (auto [size, to] : llvm::zip(o.type.getShape(), o.padded))
         high.push_back(to - size);
-      return b.create<PadOp>(loc, o.type.clone(o.padded), v, zero, low, high);
+      return build.padZeros(v, low, high);
     };
     // The result's dims: batch (lhs order), lhs free, rhs free.
     SmallVector<int64_t> shape;
@@ -150,12 +147,10 @@ struct AlignProducts : trc::impl::AlignProductsBase<AlignProducts> {
         loc, resultType.clone(shape), lhsPadded, rhsPadded,
         dot.getLhsBatchingDimsAttr(), dot.getRhsBatchingDimsAttr(),
         dot.getLhsContractingDimsAttr(), dot.getRhsContractingDimsAttr());
-    Value result = wide;
-    if (llvm::to_vector(resultType.getShape()) != shape) {
-      SmallVector<int64_t> start(shape.size(), 0), strides(shape.size(), 1);
-      result = b.create<SliceOp>(loc, resultType, wide, start,
-                                 llvm::to_vector(resultType.getShape()), strides);
-    }
+    // The original product's corner (the slice folds away when nothing on
+    // the result was padded).
+    SmallVector<int64_t> start(shape.size(), 0), strides(shape.size(), 1);
+    Value result = build.slice(wide, start, resultType.getShape(), strides);
     dot.replaceAllUsesWith(result);
     dot.erase();
   }

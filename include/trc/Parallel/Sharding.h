@@ -137,6 +137,9 @@ void groupPartialSums(mlir::func::FuncOp func);
 /// group context); trc-data-parallel folds those sums into its buckets (and
 /// the planner prices them there). The summed part of `returned`, else null.
 mlir::Value contextSummand(mlir::Value returned);
+/// The results of @main_grad `grad` that are parameters' gradients returned
+/// as such sums.
+llvm::SmallVector<unsigned> contextSummedGradients(mlir::func::FuncOp grad);
 
 } // namespace trc::parallel
 

@@ -95,11 +95,14 @@ struct Candidate {
   int microbatches = 1;    // per step, per data-parallel rank
   int microbatchSize = 1;  // samples: globalBatch / (data x microbatches)
   int zeroStage = 0;
-  int shardDegree = 1;     // ranks a ZeRO shard spans (divides data x context)
+  int shardDegree = 1;     // ranks a ZeRO shard spans (divides shardSpan())
   bool sequenceParallel = false;
   Recompute recompute = Recompute::Full;
   Schedule schedule = Schedule::OneFOneB;
   int virtualStages = 1;
+  // Ranks holding whole parameters alike, which ZeRO shards over (as
+  // ParallelPlan::shardSpan): data x context.
+  int shardSpan() const { return data * context; }
   // SageMaker-keyed JSON (ParallelPlan's keys) plus "recompute".
   std::string toJson() const;
   std::string describe() const; // one line
