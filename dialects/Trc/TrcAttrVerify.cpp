@@ -73,6 +73,7 @@ const llvm::StringMap<KnownAttr> &knownAttrs() {
         "a #trc.sharding (on an argument) or an array of them, one per result (on an op)");
     add(abi::kSplitAttr, OnArg, isI64Array, i64s);
     add(abi::kSplitOfAttr, OnArg, isI64Array, i64s);
+    add(abi::kCausalChunkAttr, OnOp, is<IntegerAttr>, integer);
     // Pipeline parallelism.
     add(abi::kStageAttr, OnOp | OnArg | OnResult, is<IntegerAttr>, integer);
     add(abi::kBackwardAttr, OnOp, is<UnitAttr>, unit);

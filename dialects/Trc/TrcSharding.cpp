@@ -2,8 +2,8 @@
 //
 //   #trc.sharding<[{}, 3 x {tensor}], partial = sum {tensor}>
 //
-// Per dim `{}` (whole) or `[BLOCKS x] {AXIS}`; an optional pending partial
-// result over one axis with its reduction (sum, max, ...).
+// Per dim `{}` (whole) or `[BLOCKS x [mirrored]] {AXIS}`; an optional
+// pending partial result over one axis with its reduction (sum, max, ...).
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Dialect/Trc.h"
@@ -16,11 +16,13 @@ using namespace trc;
 Attribute ShardingAttr::parse(AsmParser &p, Type) {
   SmallVector<StringAttr> axes;
   SmallVector<int64_t> blocks;
+  SmallVector<bool> mirrored;
   auto parseDim = [&]() -> ParseResult {
     int64_t count = 1;
     OptionalParseResult number = p.parseOptionalInteger(count);
     if (number.has_value() && (failed(*number) || p.parseKeyword("x")))
       return failure();
+    mirrored.push_back(number.has_value() && succeeded(p.parseOptionalKeyword("mirrored")));
     if (p.parseLBrace())
       return failure();
     std::string axis;
@@ -57,7 +59,7 @@ Attribute ShardingAttr::parse(AsmParser &p, Type) {
   // getChecked is defined with the attribute's storage (TrcDialect.cpp).
   return ShardingAttr::getChecked([&] { return p.emitError(end); }, p.getContext(),
                                   ArrayRef<StringAttr>(axes), ArrayRef<int64_t>(blocks),
-                                  partialAxis, kind);
+                                  ArrayRef<bool>(mirrored), partialAxis, kind);
 }
 
 void ShardingAttr::print(AsmPrinter &p) const {
@@ -66,7 +68,7 @@ void ShardingAttr::print(AsmPrinter &p) const {
     if (d)
       p << ", ";
     if (getBlocks()[d] != 1)
-      p << getBlocks()[d] << " x ";
+      p << getBlocks()[d] << (getMirrored()[d] ? " x mirrored " : " x ");
     p << "{" << getAxes()[d].getValue() << "}";
   }
   p << "]";
@@ -78,15 +80,19 @@ void ShardingAttr::print(AsmPrinter &p) const {
 
 LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    ArrayRef<StringAttr> axes, ArrayRef<int64_t> blocks,
-                                   StringAttr partialAxis, CollectiveReduction) {
-  if (axes.size() != blocks.size())
+                                   ArrayRef<bool> mirrored, StringAttr partialAxis,
+                                   CollectiveReduction) {
+  if (axes.size() != blocks.size() || axes.size() != mirrored.size())
     return emitError() << "sharding has " << axes.size() << " dims but " << blocks.size()
-                       << " block counts";
+                       << " block counts and " << mirrored.size() << " mirrored flags";
   for (size_t d = 0; d < axes.size(); ++d) {
     if (blocks[d] < 1)
       return emitError() << "sharding dim " << d << ": block count must be positive";
     if (blocks[d] != 1 && axes[d].getValue().empty())
       return emitError() << "sharding dim " << d << " has blocks but no axis";
+    if (mirrored[d] && blocks[d] % 2)
+      return emitError() << "sharding dim " << d
+                         << ": a mirrored split needs an even block count, got " << blocks[d];
     for (size_t e = 0; e < d; ++e)
       if (!axes[d].getValue().empty() && axes[d] == axes[e])
         return emitError() << "sharding splits dims " << e << " and " << d << " over axis '"

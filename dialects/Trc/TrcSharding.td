@@ -34,11 +34,16 @@ def Trc_ShardingAttr : AttrDef<Trc_Dialect, "Sharding"> {
     heads, `#trc.sharding< [ {}, {}, {} ], partial = sum {tensor} >` for a
     row-parallel product before its all-reduce.
     `axes[d]` is the axis dim d is split over (an empty string: not split),
-    `blocks[d]` its block count (1 unless block-split).
+    `blocks[d]` its block count (1 unless block-split), `mirrored[d]` whether
+    its odd blocks are handed out in reverse rank order (`2 x mirrored
+    {context}`: context parallelism's head-tail layout, where rank r holds
+    chunks r and 2C-1-r of the sequence so causal attention's work is equal
+    on every rank).
   }];
   let parameters = (ins
     ArrayRefParameter<"::mlir::StringAttr">:$axes,
     ArrayRefParameter<"int64_t">:$blocks,
+    ArrayRefParameter<"bool">:$mirrored,
     "::mlir::StringAttr":$partialAxis,
     "::trc::CollectiveReduction":$partialKind);
   let hasCustomAssemblyFormat = 1;

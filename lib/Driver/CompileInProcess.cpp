@@ -60,6 +60,7 @@ bool trainingPipeline(const rt::TrainingBuild &build, TrainingPipelineOptions &o
   if (build.contextDegree > 1) {
     ShardContextParallelOptions cp;
     cp.degree = build.contextDegree;
+    cp.balance = build.contextBalance;
     o.contextParallel = cp;
     o.ringAttention = build.contextRing;
   }

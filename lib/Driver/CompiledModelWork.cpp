@@ -96,6 +96,7 @@ CompiledModelWork::Impl::Compiled CompiledModelWork::Impl::compile(const Candida
   if (c.context > 1) {
     ShardContextParallelOptions cp;
     cp.degree = c.context;
+    cp.balance = c.contextRing; // trc-run's default with p2p
     p.contextParallel = cp;
     p.ringAttention = c.contextRing;
   }

@@ -4,7 +4,10 @@
 // layout [k, t, c, rest] of the full tensor (c = the block's chunk per
 // rank): rank r's part is [k, c, rest] at index r of the t axis. Moving t
 // to the front makes every rank's part one contiguous 1-D chunk, which is
-// what trc.all_gather, trc.reduce_scatter and trc.shard_slice take.
+// what trc.all_gather, trc.reduce_scatter and trc.shard_slice take. A
+// mirrored split (Sharding.h's DimSplit) hands its odd blocks' chunks out
+// in reverse: there the reorder is a gather of [k * t] chunks by a constant
+// table instead of the transpose.
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Parallel/Reshard.h"
@@ -43,12 +46,21 @@ Value transpose(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
 
 enum class DimCollective { Gather, Slice, ReduceScatter };
 
+/// Rows of the chunk table [k * t, c, rest] reordered by `from[i]` (the
+/// source row of row i).
+Value reorderChunks(OpBuilder &b, Location loc, Value chunks, ArrayRef<int64_t> from) {
+  auto i64 = b.getI64Type();
+  Value table = b.create<ConstantOp>(
+      loc, DenseElementsAttr::get(RankedTensorType::get({int64_t(from.size())}, i64), from));
+  return b.create<GatherOp>(loc, chunks.getType(), chunks, table, 0);
+}
+
 /// The collective along dim d (see the file comment). For Gather `v` is the
 /// rank's part; for Slice and ReduceScatter the whole (or partial) tensor.
-Value alongDim(OpBuilder &b, Location loc, Value v, int64_t d, int64_t blocks, int64_t t,
+Value alongDim(OpBuilder &b, Location loc, Value v, int64_t d, const DimSplit &split, int64_t t,
                CollectiveGroup group, DimCollective what, CollectiveReduction reduction) {
   RankedTensorType type = tensorType(v);
-  int64_t rank = type.getRank();
+  int64_t rank = type.getRank(), blocks = split.blocks;
   SmallVector<int64_t> toFront{d}, rest;
   for (int64_t i = 0; i < rank; ++i)
     if (i != d) {
@@ -79,14 +91,35 @@ Value alongDim(OpBuilder &b, Location loc, Value v, int64_t d, int64_t blocks, i
     Value flat = reshape(b, loc, front, {blocks * c * restSize});
     Value all = b.create<AllGatherOp>(
         loc, RankedTensorType::get({t * blocks * c * restSize}, element), flat, group, t);
-    Value split = reshape(b, loc, all, concat({t, blocks, c}, rest));
-    Value ordered = blocks == 1 ? split : transpose(b, loc, split, perm4(true));
+    Value ordered;
+    if (split.mirrored) {
+      // Full chunk (block bl, part p) is rank r's chunk bl with
+      // chunkOf(bl, r) = p: row r * k + bl of the gathered [t * k] chunks.
+      SmallVector<int64_t> from;
+      for (int64_t bl = 0; bl < blocks; ++bl)
+        for (int64_t p = 0; p < t; ++p)
+          from.push_back(split.chunkOf(bl, p, t) * blocks + bl);
+      ordered = reorderChunks(b, loc, reshape(b, loc, all, concat({t * blocks, c}, rest)), from);
+    } else {
+      Value byRank = reshape(b, loc, all, concat({t, blocks, c}, rest));
+      ordered = blocks == 1 ? byRank : transpose(b, loc, byRank, perm4(true));
+    }
     Value merged = reshape(b, loc, ordered, concat({blocks * t * c}, rest));
     return transpose(b, loc, merged, fromFront);
   }
   int64_t c = type.getShape()[d] / (blocks * t);
-  Value split = reshape(b, loc, front, concat({blocks, t, c}, rest));
-  Value ordered = blocks == 1 ? split : transpose(b, loc, split, perm4(true));
+  Value ordered;
+  if (split.mirrored) {
+    // Rank r's chunk bl is full chunk (bl, chunkOf(bl, r)).
+    SmallVector<int64_t> from;
+    for (int64_t r = 0; r < t; ++r)
+      for (int64_t bl = 0; bl < blocks; ++bl)
+        from.push_back(bl * t + split.chunkOf(bl, r, t));
+    ordered = reorderChunks(b, loc, reshape(b, loc, front, concat({blocks * t, c}, rest)), from);
+  } else {
+    Value byBlock = reshape(b, loc, front, concat({blocks, t, c}, rest));
+    ordered = blocks == 1 ? byBlock : transpose(b, loc, byBlock, perm4(true));
+  }
   Value flat = reshape(b, loc, ordered, {t * blocks * c * restSize});
   auto partType = RankedTensorType::get({blocks * c * restSize}, element);
   Value part = what == DimCollective::Slice
@@ -127,7 +160,7 @@ FailureOr<Value> reshard(OpBuilder &b, Location loc, Value value, const Sharding
     int64_t d = to.dimSplitOver(cur.partialAxis);
     if (d >= 0 && !cur.dims[d].split() && cur.partialKind == CollectiveReduction::Sum) {
       // Sequence parallelism's reduce-scatter: the sum and the split in one.
-      value = alongDim(b, loc, value, d, to.dims[d].blocks, t, *g,
+      value = alongDim(b, loc, value, d, to.dims[d], t, *g,
                        DimCollective::ReduceScatter, CollectiveReduction::Sum);
       cur.dims[d] = to.dims[d];
     } else {
@@ -146,8 +179,8 @@ FailureOr<Value> reshard(OpBuilder &b, Location loc, Value value, const Sharding
     FailureOr<CollectiveGroup> g = group(cur.dims[d].axis);
     if (failed(g))
       return failure();
-    value = alongDim(b, loc, value, int64_t(d), cur.dims[d].blocks,
-                     grid.size(cur.dims[d].axis), *g, DimCollective::Gather,
+    value = alongDim(b, loc, value, int64_t(d), cur.dims[d], grid.size(cur.dims[d].axis), *g,
+                     DimCollective::Gather,
                      CollectiveReduction::Sum);
     cur.dims[d] = DimSplit{};
   }
@@ -157,8 +190,8 @@ FailureOr<Value> reshard(OpBuilder &b, Location loc, Value value, const Sharding
     FailureOr<CollectiveGroup> g = group(to.dims[d].axis);
     if (failed(g))
       return failure();
-    value = alongDim(b, loc, value, int64_t(d), to.dims[d].blocks, grid.size(to.dims[d].axis),
-                     *g, DimCollective::Slice, CollectiveReduction::Sum);
+    value = alongDim(b, loc, value, int64_t(d), to.dims[d], grid.size(to.dims[d].axis), *g,
+                     DimCollective::Slice, CollectiveReduction::Sum);
     cur.dims[d] = to.dims[d];
   }
   return value;

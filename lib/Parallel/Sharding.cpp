@@ -67,7 +67,10 @@ std::string Sharding::str() const {
     if (!split.split())
       out += "-";
     else
-      out += (split.blocks != 1 ? std::to_string(split.blocks) + "x " : "") + split.axis;
+      out += (split.blocks != 1
+                  ? std::to_string(split.blocks) + (split.mirrored ? "x mirrored " : "x ")
+                  : "") +
+             split.axis;
   }
   out += "]";
   if (partial())
@@ -79,18 +82,22 @@ std::string Sharding::str() const {
 ShardingAttr toAttr(MLIRContext *context, const Sharding &s) {
   SmallVector<StringAttr> axes;
   SmallVector<int64_t> blocks;
+  SmallVector<bool> mirrored;
   for (const DimSplit &d : s.dims) {
     axes.push_back(StringAttr::get(context, d.axis));
     blocks.push_back(d.blocks);
+    mirrored.push_back(d.mirrored);
   }
-  return ShardingAttr::get(context, axes, blocks, StringAttr::get(context, s.partialAxis),
+  return ShardingAttr::get(context, axes, blocks, mirrored,
+                           StringAttr::get(context, s.partialAxis),
                            s.partialKind);
 }
 
 Sharding fromAttr(ShardingAttr attr) {
   Sharding s;
-  for (auto [axis, blocks] : llvm::zip(attr.getAxes(), attr.getBlocks()))
-    s.dims.push_back({axis.getValue().str(), blocks});
+  for (auto [axis, blocks, mirrored] :
+       llvm::zip(attr.getAxes(), attr.getBlocks(), attr.getMirrored()))
+    s.dims.push_back({axis.getValue().str(), blocks, mirrored});
   if (attr.getPartialAxis())
     s.partialAxis = attr.getPartialAxis().getValue().str();
   s.partialKind = attr.getPartialKind();

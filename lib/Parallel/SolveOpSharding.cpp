@@ -6,6 +6,9 @@
 // block splits the 4 heads, not the 16 features). A factor's split is kept
 // as (axis, block size within the factor): a Sliced factor has a different
 // size in every tensor, and whole blocks are what a slice may take.
+// A mirrored split (DimSplit) stays mirrored only where the factor holds an
+// even number of its blocks, so a block's parity is the same in every dim
+// the factor appears in (and a slice starts at an even block).
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Parallel/Sharding.h"
@@ -19,6 +22,7 @@ namespace {
 struct FactorSplit {
   std::string axis;
   int64_t blockSize = 0;
+  bool mirrored = false;
   double weight = 0;
 };
 
@@ -59,7 +63,8 @@ struct Solver {
   }
 
   /// The factor a split dim splits, with its block size, if the split is
-  /// one the dim's factors can express.
+  /// one the dim's factors can express (mirrored: in an even number of
+  /// blocks of the factor).
   std::optional<std::pair<int64_t, int64_t>> factorOfSplit(const DimFactors &factors,
                                                            int64_t dimSize,
                                                            const DimSplit &split) {
@@ -73,7 +78,8 @@ struct Solver {
       if (block % s)
         continue;
       int64_t bs = block / s;
-      if (bs <= size && size % bs == 0 && bs % t == 0)
+      if (bs <= size && size % bs == 0 && bs % t == 0 &&
+          !(split.mirrored && (size / bs) % 2))
         return std::pair(factors[i], bs);
       return std::nullopt;
     }
@@ -91,7 +97,7 @@ struct Solver {
         continue;
       auto [f, bs] = *found;
       if (!chosen[f] || chosen[f]->weight < weight)
-        chosen[f] = FactorSplit{s.dims[d].axis, bs, weight};
+        chosen[f] = FactorSplit{s.dims[d].axis, bs, s.dims[d].mirrored, weight};
     }
   }
 
@@ -106,7 +112,7 @@ struct Solver {
           if (dims[d][i] != f)
             continue;
           int64_t size = factorSize(rule, f, shape(v)[d]);
-          if (size % c.blockSize || c.blockSize % t)
+          if (size % c.blockSize || c.blockSize % t || (c.mirrored && (size / c.blockSize) % 2))
             return false;
           // Another split factor in the same dim: not expressible.
           for (size_t j = 0; j < dims[d].size(); ++j)
@@ -125,7 +131,7 @@ struct Solver {
     if (auto slice = dyn_cast<SliceOp>(op)) {
       for (size_t d = 0; d < rule.operands[0].size(); ++d)
         if (llvm::is_contained(rule.operands[0][d], f) && rule.kinds[f] == FactorKind::Sliced &&
-            slice.getStartIndices()[d] % c.blockSize)
+            slice.getStartIndices()[d] % (c.mirrored ? 2 * c.blockSize : c.blockSize))
           return false;
     }
     return true;
@@ -160,7 +166,8 @@ struct Solver {
     for (size_t d = 0; d < dims.size(); ++d)
       for (size_t i = 0; i < dims[d].size(); ++i)
         if (const auto &c = chosen[dims[d][i]])
-          out.dims[d] = {c->axis, s[d] / (c->blockSize * stride(rule, dims[d], i, s[d]))};
+          out.dims[d] = {c->axis, s[d] / (c->blockSize * stride(rule, dims[d], i, s[d])),
+                         c->mirrored};
     return out;
   }
 };

@@ -174,7 +174,7 @@ std::string manifestText(const ArtifactContents &contents, const WeightsLayout &
          << slot.splitDegree << " " << slot.splitShape.size();
       for (int64_t d : slot.splitShape)
         os << " " << d;
-      os << "\n";
+      os << (slot.splitMirrored ? " mirrored\n" : "\n");
     }
     if (slot.shardDegree) {
       os << "shard " << i << " " << slot.shardDegree << " " << slot.fullShape.size();

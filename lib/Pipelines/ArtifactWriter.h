@@ -38,10 +38,12 @@ struct ArtifactSlot {
   llvm::SmallVector<int64_t> fullShape;
   // One tensor rank's part of a logical tensor of `splitShape` (a manifest
   // `split` record, written before `shard`: dim `splitDim` is `splitBlocks`
-  // blocks, each cut into `splitDegree` chunks; when also sharded,
-  // `fullShape` is the part's shape); 0 when not split.
+  // blocks, each cut into `splitDegree` chunks, the odd blocks' in reverse
+  // rank order when `splitMirrored`; when also sharded, `fullShape` is the
+  // part's shape); 0 when not split.
   int64_t splitDegree = 0;
   int64_t splitDim = 0, splitBlocks = 1;
+  bool splitMirrored = false;
   llvm::SmallVector<int64_t> splitShape;
   // Integer inputs that index a table (an embedding lookup): its rows (a
   // manifest `bound` record; the runtime refuses indices outside

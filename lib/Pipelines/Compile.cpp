@@ -382,16 +382,18 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     // value is the logical tensor (weights.bin holds it whole).
     if (auto split = main.getArgAttrOfType<DenseI64ArrayAttr>(i, trc::abi::kSplitAttr)) {
       auto full = main.getArgAttrOfType<DenseI64ArrayAttr>(i, trc::abi::kSplitOfAttr);
-      if (!full || split.asArrayRef().size() != 3)
+      if (!full || split.asArrayRef().size() != 4)
         return fail("argument " + llvm::Twine(i) +
-                    ": trc.split needs [dim, blocks, degree] and trc.split_of");
+                    ": trc.split needs [dim, blocks, degree, mirrored] and trc.split_of");
       slot.splitDim = split.asArrayRef()[0];
       slot.splitBlocks = split.asArrayRef()[1];
       slot.splitDegree = split.asArrayRef()[2];
+      slot.splitMirrored = split.asArrayRef()[3] != 0;
       slot.splitShape.assign(full.asArrayRef().begin(), full.asArrayRef().end());
       std::vector<int64_t> logical(slot.splitShape.begin(), slot.splitShape.end());
       if (rt::Status s = rt::checkSplit(
-              logical, rt::TensorSplit{slot.splitDim, slot.splitBlocks, slot.splitDegree});
+              logical, rt::TensorSplit{slot.splitDim, slot.splitBlocks, slot.splitDegree,
+                                       slot.splitMirrored});
           !s)
         return fail("argument " + llvm::Twine(i) + ": trc.split: " + s.message());
       if (auto name = main.getArgAttrOfType<StringAttr>(i, trc::abi::kParamAttr)) {

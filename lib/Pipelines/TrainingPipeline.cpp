@@ -125,6 +125,11 @@ struct TrainingPipelineCliOptions : public mlir::PassPipelineOptions<TrainingPip
                                                  "gathered) or p2p (the ring, trc-ring-attention; "
                                                  "fuses attention)"),
                                   llvm::cl::init("all_gather")};
+  Option<bool> contextBalance{*this, "context-balance",
+                              llvm::cl::desc("with context-degree: sequences split head-tail "
+                                             "(causal load balancing; the ring skips hidden "
+                                             "blocks)"),
+                              llvm::cl::init(ShardContextParallelOptions().balance)};
   Option<int64_t> pipelineStages{*this, "pipeline-stages",
                                  llvm::cl::desc("pipeline ranks (trc-pipeline-stages); 1: none"),
                                  llvm::cl::init(1)};
@@ -228,6 +233,7 @@ bool toTypedOptions(const TrainingPipelineCliOptions &cli, TrainingPipelineOptio
   if (cli.contextDegree > 1) {
     ShardContextParallelOptions cp;
     cp.degree = cli.contextDegree;
+    cp.balance = cli.contextBalance;
     o.contextParallel = cp;
     o.ringAttention = cli.contextComm == "p2p";
   }

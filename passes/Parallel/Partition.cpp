@@ -9,7 +9,8 @@
 // what every value is after this pass, and each op computes exactly as
 // propagation planned. Ops whose attributes hold shapes or global indices
 // (slice, constant, iota, gather and scatter_add from a split table) get
-// their rank's version.
+// their rank's version (an iota is whole, its rule replicated: where a
+// split user needs it, it is sliced like any whole value).
 // Preconditions: every value annotated (trc-propagate-sharding); the
 // grid's axes have communicator groups.
 //
@@ -155,6 +156,8 @@ struct FunctionPartitioner {
       int64_t axis = axisFromFront(gather.getAxis(), tableType.getRank());
       const DimSplit &split = solved.operands[0].dims[axis];
       if (split.split()) {
+        if (split.blocks != 1)
+          return op->emitError("trc-partition: a lookup into a table split in blocks");
         int64_t fullRows = tableType.getDimSize(axis) * grid.size(split.axis);
         auto [clamped, inside] = localIndices(b, loc, gather.getIndices(), split, fullRows);
         Value rows = b.create<GatherOp>(loc, locals[0], gather.getOperand(), clamped,
@@ -169,6 +172,8 @@ struct FunctionPartitioner {
       int64_t axis = axisFromFront(scatter.getAxis(), tableType.getRank());
       const DimSplit &split = solved.operands[0].dims[axis];
       if (split.split()) {
+        if (split.blocks != 1)
+          return op->emitError("trc-partition: a scatter into a table split in blocks");
         int64_t fullRows = tableType.getDimSize(axis) * grid.size(split.axis);
         auto [clamped, inside] = localIndices(b, loc, scatter.getIndices(), split, fullRows);
         auto updatesType = tensorType(scatter.getUpdates());
@@ -178,16 +183,6 @@ struct FunctionPartitioner {
         Value out = b.create<ScatterAddOp>(loc, locals[0], scatter.getOperand(), clamped,
                                            updates, scatter.getAxisAttr());
         return SmallVector<Value>{out};
-      }
-    }
-    if (auto iota = dyn_cast<IotaOp>(op)) {
-      int64_t dim = iota.getDimension();
-      const DimSplit &split = solved.results[0].dims[dim];
-      if (split.split() && split.blocks == 1) {
-        Value part = b.create<IotaOp>(loc, locals[0], iota.getDimensionAttr());
-        Value offsets =
-            partOffset(b, loc, split.axis, tensorType(iota).getDimSize(dim), grid, locals[0]);
-        return SmallVector<Value>{b.create<AddOp>(loc, part, offsets).getResult()};
       }
     }
     if (auto constant = dyn_cast<ConstantOp>(op)) {
@@ -269,7 +264,8 @@ struct FunctionPartitioner {
       if (d >= 0 && !s.partial()) {
         Builder b(func.getContext());
         func.setArgAttr(arg.getArgNumber(), kSplitAttr,
-                        b.getDenseI64ArrayAttr({d, s.dims[d].blocks, grid.size(axis)}));
+                        b.getDenseI64ArrayAttr({d, s.dims[d].blocks, grid.size(axis),
+                                                int64_t(s.dims[d].mirrored)}));
         func.setArgAttr(arg.getArgNumber(), kSplitOfAttr,
                         b.getDenseI64ArrayAttr(full.getShape()));
       }

@@ -103,12 +103,21 @@ def ShardContextParallel : Pass<"trc-shard-context-parallel", "mlir::ModuleOp"> 
     sums so that only scalars are reduced; parameter gradients are summed
     over the axis. After trc-shard-tensor-parallel the two layouts are
     propagated apart and combined value by value (Megatron's layout on each
-    rank's positions). Errors: no token ids (an input indexing an embedding
-    table), no attention, a sequence the degree does not divide (naming the
-    input), a value both layouts split on one dim (sequence parallelism).
+    rank's positions). With `balance` the sequence is split head-tail
+    (`2 x mirrored {context}`): rank r holds chunks r and 2C-1-r of its 2C
+    chunks, so causal attention has the same work on every rank; each
+    attention whose mask is proven to hide the keys of later chunks
+    (CausalMask.h: causal masks, alone or with a padding mask) gets
+    `trc.causal_chunk`, which trc-ring-attention uses to skip them. Errors:
+    no token ids (an input indexing an embedding table), no attention, a
+    sequence the degree (2 x the degree with balance) does not divide
+    (naming the input), a value both layouts split on one dim (sequence
+    parallelism).
   }];
   let options = [
     Option<"degree", "degree", "int64_t", "1", "context-parallel ranks">,
+    Option<"balance", "balance", "bool", "false",
+           "split each sequence head-tail (causal load balancing)">,
   ];
   let dependentDialects = ["trc::TrcDialect"];
 }

@@ -15,11 +15,15 @@
 // combined value by value (each axis splits its own factors: heads, MLP
 // width and vocabulary over `tensor`, positions over `context`), so the
 // partitioned step is Megatron's layout on each rank's positions.
+// With balance the positions are split head-tail (a mirrored split of two
+// blocks, Sharding.h) and each attention whose mask is proven causal
+// (CausalMask.h) is tagged with the chunk it hides later keys by.
 // Preconditions: @main_grad (after autodiff), static shapes; no sequence
 // parallelism (it splits the positions over `tensor`).
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Abi/AttrNames.h"
+#include "trc/Parallel/CausalMask.h"
 #include "trc/Passes.h"
 #include "ShardingSeeds.h"
 
@@ -113,6 +117,29 @@ std::optional<Sharding> combine(const Sharding &tensor, const Sharding &context)
   return out;
 }
 
+/// Tags each attention (forward and gradient) whose mask hides every key
+/// in a later chunk of `chunk` positions, and whose fill takes a hidden key
+/// out of the softmax (exp(fill - max) is 0 in f32), with the chunk.
+void tagCausalAttention(func::FuncOp func, int64_t chunk) {
+  DenseMap<Value, bool> proven[2]; // per fill side, per mask
+  auto tag = [&](Operation *op, Value mask, bool fillWhereTrue, double fill) {
+    if (!mask || fill > -1e4)
+      return;
+    auto [it, fresh] = proven[fillWhereTrue].try_emplace(mask, false);
+    if (fresh)
+      it->second = hidesLaterChunks(func, mask, fillWhereTrue, chunk);
+    if (it->second)
+      op->setAttr(trc::abi::kCausalChunkAttr,
+                  IntegerAttr::get(IntegerType::get(op->getContext(), 64), chunk));
+  };
+  func.walk([&](Operation *op) {
+    if (auto a = dyn_cast<AttentionOp>(op))
+      tag(a, a.getMask(), a.getFillWhereTrue(), a.getMaskFill().convertToDouble());
+    else if (auto g = dyn_cast<AttentionGradOp>(op))
+      tag(g, g.getMask(), g.getFillWhereTrue(), g.getMaskFill().convertToDouble());
+  });
+}
+
 struct ShardContextParallel : trc::impl::ShardContextParallelBase<ShardContextParallel> {
   using ShardContextParallelBase::ShardContextParallelBase;
 
@@ -182,12 +209,16 @@ struct ShardContextParallel : trc::impl::ShardContextParallelBase<ShardContextPa
       return name ? name.getValue().str() : "#" + std::to_string(arg.getArgNumber());
     };
     int64_t sequence = idsType.getDimSize(1);
-    if (sequence % degree) {
+    int64_t chunks = balance ? 2 * degree : degree;
+    if (sequence % chunks) {
       func.emitError("trc-shard-context-parallel: input '")
-          << inputName(ids) << "': sequence length " << sequence
-          << " is not divisible by context degree " << static_cast<long long>(degree);
+          << inputName(ids) << "': sequence length " << sequence << " is not divisible by "
+          << (balance ? "2 x " : "") << "context degree " << static_cast<long long>(degree)
+          << (balance ? " (the head-tail split of causal load balancing)" : "");
       return signalPassFailure();
     }
+    if (balance)
+      tagCausalAttention(func, sequence / chunks);
     // Parameters are replicated over the axis (a causal-mask buffer that a
     // slice reads is sliced on each rank, not handed out in parts).
     SmallVector<std::pair<Value, Sharding>> contextSeeds;
@@ -203,7 +234,8 @@ struct ShardContextParallel : trc::impl::ShardContextParallelBase<ShardContextPa
           type.getDimSize(1) != sequence)
         continue;
       Sharding s = Sharding::whole(type.getRank());
-      s.dims[1] = DimSplit{std::string(kContextAxis), 1};
+      s.dims[1] = balance ? DimSplit{std::string(kContextAxis), 2, /*mirrored=*/true}
+                          : DimSplit{std::string(kContextAxis), 1};
       contextSeeds.push_back({arg, s});
     }
     // A mean loss is not a sum of per-rank means: its sums are split instead.

@@ -572,10 +572,10 @@ Status Parser::parseLabels(const std::vector<std::string_view> &f) {
   return Status::success();
 }
 
-// split <slot index> <dim> <blocks> <degree> <rank> <d0> ... <dN-1>: the
-// slot (declared above; its shard and init records, if any, come after
-// this one) holds one tensor rank's part of a logical tensor of that shape
-// (TensorSplit.h). Its local shape is checked in finish(), once a shard
+// split <slot index> <dim> <blocks> <degree> <rank> <d0> ... <dN-1>
+// [mirrored]: the slot (declared above; its shard and init records, if
+// any, come after this one) holds one tensor rank's part of a logical
+// tensor of that shape (TensorSplit.h). Its local shape is checked in finish(), once a shard
 // record may have given it.
 Status Parser::parseSplit(const std::vector<std::string_view> &f) {
   uint64_t index = 0, dim = 0, blocks = 0, degree = 0, rank = 0;
@@ -587,9 +587,11 @@ Status Parser::parseSplit(const std::vector<std::string_view> &f) {
     return fail("split degree: " + quote(f[4]) + " is not a number of ranks");
   if (blocks < 1 || blocks > (uint64_t(1) << 20))
     return fail("split blocks: " + quote(f[3]) + " is not a number of blocks");
-  if (rank > uint64_t(kMaxRank) || f.size() - 6 != rank)
+  const bool mirrored = f.size() > 6 && f.back() == "mirrored";
+  const size_t dims = f.size() - 6 - (mirrored ? 1 : 0);
+  if (rank > uint64_t(kMaxRank) || dims != rank)
     return fail("split dims: rank " + std::string(f[5]) + " needs that many dims, got " +
-                std::to_string(f.size() - 6));
+                std::to_string(dims));
   Slot *slot = declaredSlot(index);
   if (!slot)
     return fail("split: no slot " + std::string(f[1]) + " declared before this record");
@@ -602,7 +604,7 @@ Status Parser::parseSplit(const std::vector<std::string_view> &f) {
     return fail(label + ": the split record comes before the slot's " +
                 (slot->shardDegree ? "shard" : "init") + " record");
   std::vector<int64_t> full;
-  for (size_t i = 6; i < f.size(); ++i) {
+  for (size_t i = 6; i < 6 + dims; ++i) {
     uint64_t d = 0;
     if (!parseUnsigned(f[i], d) || d > uint64_t(kMaxElements))
       return fail("split dim: " + quote(f[i]) + " is not a dimension");
@@ -612,7 +614,7 @@ Status Parser::parseSplit(const std::vector<std::string_view> &f) {
   if (!elementCount(full, fullElements))
     return fail("split shape: " + formatShape(full) + " has more than 2^40 elements");
   TensorSplit split{int64_t(std::min<uint64_t>(dim, kMaxRank + 1)), int64_t(blocks),
-                    int64_t(degree)};
+                    int64_t(degree), mirrored};
   if (Status s = checkSplit(full, split); !s)
     return fail(label + ": " + s.message());
   slot->split = split;

@@ -66,7 +66,7 @@ std::string programSignature(const Manifest &m) {
       out += "split " + index + " " + std::to_string(slot.split.dim) + " " +
              std::to_string(slot.split.blocks) + " " + std::to_string(slot.split.degree);
       appendShape(out, slot.splitShape);
-      out += "\n";
+      out += slot.split.mirrored ? " mirrored\n" : "\n";
     }
     if (slot.shardDegree) {
       out += "shard " + index + " " + std::to_string(slot.shardDegree);

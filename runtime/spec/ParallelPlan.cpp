@@ -27,7 +27,8 @@ constexpr double kMaxBucketCapMb = 1 << 20;
 const char *const kKnownKeys =
     "ddp, shard_optimizer_state, sharded_data_parallel_degree, "
     "hybrid_shard_degree, zero_stage, bucket_cap_mb, communicator, tensor_parallel_degree, "
-    "sequence_parallel, context_parallel_degree, cp_comm_type, pipeline_parallel_degree, partitions, microbatches, "
+    "sequence_parallel, context_parallel_degree, cp_comm_type, cp_load_balance, pipeline_parallel_degree, "
+    "partitions, microbatches, "
     "active_microbatches, pipeline, pipeline_schedule, virtual_stages, offload_activations, "
     "activation_loading_horizon, recompute, auto_partition, optimize, memory_weight";
 
@@ -54,7 +55,7 @@ struct Given {
   // Model parallelism, memory, auto-partition.
   std::optional<int64_t> tensorDegree, contextDegree, pipelineDegree, partitions, microbatches,
       activeMicrobatches, virtualStages, loadingHorizon;
-  std::optional<bool> sequenceParallel, offloadActivations, autoPartition;
+  std::optional<bool> sequenceParallel, offloadActivations, autoPartition, cpLoadBalance;
   std::optional<std::string> pipeline, pipelineSchedule, optimize, recompute, cpCommType;
   std::optional<double> memoryWeight;
 
@@ -118,6 +119,7 @@ bool readModelParallelMember(const std::string &key, const JsonValue &v, Given &
     }
   const std::pair<const char *, std::optional<bool> *> bools[] = {
       {"sequence_parallel", &g.sequenceParallel}, {"offload_activations", &g.offloadActivations},
+      {"cp_load_balance", &g.cpLoadBalance},
       {"auto_partition", &g.autoPartition}};
   for (auto [name, field] : bools)
     if (key == name) {
@@ -297,6 +299,9 @@ void resolveModelParallel(const Given &g, ParallelPlan &c) {
   c.tensorDegree = int(g.tensor());
   c.contextDegree = int(g.context());
   c.cpCommType = g.cpCommType.value_or(c.cpCommType);
+  // Balancing pays where the ring skips the hidden blocks of causal
+  // attention; the all-gather form computes every block anyway.
+  c.cpLoadBalance = g.cpLoadBalance.value_or(c.cpCommType == "p2p");
   c.pipelineDegree = int(g.pipelineStages());
   c.sequenceParallel = g.sequenceParallel.value_or(false);
   c.microbatches = int(g.microbatches.value_or(1));
@@ -400,7 +405,8 @@ std::string ParallelPlan::describe() const {
   if (tensorDegree > 1)
     s += " tensor=" + std::to_string(tensorDegree) + (sequenceParallel ? " sequence_parallel" : "");
   if (contextDegree > 1)
-    s += " context=" + std::to_string(contextDegree) + " cp_comm_type=" + cpCommType;
+    s += " context=" + std::to_string(contextDegree) + " cp_comm_type=" + cpCommType +
+         (cpLoadBalance ? " cp_load_balance" : "");
   if (pipelineDegree > 1)
     s += " pipeline=" + std::to_string(pipelineDegree) + " schedule=" + pipelineSchedule +
          " virtual_stages=" + std::to_string(virtualStages);

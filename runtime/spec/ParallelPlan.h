@@ -55,6 +55,9 @@ struct ParallelPlan {
   // all_gather).
   int contextDegree = 1;
   std::string cpCommType = "all_gather";
+  // Each sequence split head-tail (rank r holds chunks r and 2C-1-r), so
+  // causal attention's work is equal on every rank; the default with p2p.
+  bool cpLoadBalance = false;
   int pipelineDegree = 1;
   int microbatches = 1;              // per optimizer step, per data-parallel rank
   int activeMicrobatches = 0;        // in flight at once; 0: the schedule's own

@@ -2,8 +2,9 @@
 //
 // See TensorSplit.h. Viewed as [outer, N, inner] (the dims before, at and
 // after the split dim), rank t's part is, for each outer index and each
-// block b, the rows [b*N/blocks + t*c, b*N/blocks + (t+1)*c) with
-// c = N / (blocks * degree): one contiguous run of c * inner elements.
+// block b, the rows [b*N/blocks + k*c, b*N/blocks + (k+1)*c) with
+// c = N / (blocks * degree) and k = t (degree-1-t in a mirrored split's odd
+// blocks): one contiguous run of c * inner elements.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/support/TensorSplit.h"
@@ -19,6 +20,9 @@ Status checkSplit(const std::vector<int64_t> &fullShape, const TensorSplit &spli
   if (split.blocks < 1 || split.degree < 1)
     return Status::error("split blocks " + std::to_string(split.blocks) + " and degree " +
                          std::to_string(split.degree) + " must be at least 1");
+  if (split.mirrored && split.blocks % 2)
+    return Status::error("a mirrored split needs an even number of blocks, got " +
+                         std::to_string(split.blocks));
   int64_t n = fullShape[size_t(split.dim)];
   if (n % (split.blocks * split.degree) != 0)
     return Status::error("dim " + std::to_string(split.dim) + " of " + formatShape(fullShape) +
@@ -49,7 +53,9 @@ void forEachSplitRun(const std::vector<int64_t> &fullShape, const TensorSplit &s
     return;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t b = 0; b < split.blocks; ++b)
-      run((o * n + b * blockRows + index * chunkRows) * inner,
+      run((o * n + b * blockRows +
+           (split.mirrored && b % 2 ? split.degree - 1 - index : index) * chunkRows) *
+              inner,
           (o * (n / split.degree) + b * chunkRows) * inner, count);
 }
 

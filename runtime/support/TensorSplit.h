@@ -7,7 +7,10 @@
 // tensor rank t holds, along `dim`, chunk t of block 0, then chunk t of
 // block 1, ... (size N / degree); every other dim is whole. blocks = 1 is a
 // plain Megatron row/column split; blocks = 3 is a fused QKV weight whose
-// rank-local rows are its heads' q, k and v.
+// rank-local rows are its heads' q, k and v. Mirrored (an even number of
+// blocks): rank t holds chunk degree-1-t of the odd blocks, so with two
+// blocks of a sequence rank t holds its chunks t and 2*degree-1-t (context
+// parallelism's head-tail layout, which evens out causal attention).
 //
 // Session (loading weights and initializers), DistributedRun (checkpoints,
 // export) and the tests all go through these functions.
@@ -31,10 +34,12 @@ struct TensorSplit {
   int64_t dim = 0;
   int64_t blocks = 1;
   int64_t degree = 1;
+  bool mirrored = false;
 };
 
 /// Whether `split` applies to a tensor of `fullShape`: dim in range,
-/// blocks and degree >= 1, the dim's size a multiple of blocks x degree.
+/// blocks and degree >= 1, the dim's size a multiple of blocks x degree,
+/// an even number of blocks when mirrored.
 Status checkSplit(const std::vector<int64_t> &fullShape, const TensorSplit &split);
 
 /// The shape of one rank's part (the split dim divided by the degree).

@@ -92,6 +92,7 @@ struct TrainingBuild {
   std::optional<TensorParallelBuild> tensorParallel; // none: tensor degree 1
   int contextDegree = 1;         // sequences split over this many ranks (inputs' `split`)
   bool contextRing = false;      // cp_comm_type p2p: attention as a ring (trc-ring-attention)
+  bool contextBalance = false;   // cp_load_balance: sequences split head-tail
   std::optional<PipelineBuild> pipeline; // none: one stage
   bool initWeights = false;      // weights=init: trainable params from their recipes
   // Which float initializers train (trc/Import/InitializerRoles.h's rule):

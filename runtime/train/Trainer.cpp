@@ -1839,6 +1839,7 @@ Status configurePlan(const TrainerOptions &options, RunSettings &run, Distribute
     run.build.tensorParallel = TensorParallelBuild{plan.tensorDegree, plan.sequenceParallel};
   run.build.contextDegree = plan.contextDegree;
   run.build.contextRing = plan.contextDegree > 1 && plan.cpCommType == "p2p";
+  run.build.contextBalance = plan.contextDegree > 1 && plan.cpLoadBalance;
   if (run.build.contextRing && run.options.attention == "unfused")
     return Status::error("--attention unfused: key 'cp_comm_type': 'p2p' passes blocks of "
                          "fused attention around the ring (leave --attention auto or fused)");

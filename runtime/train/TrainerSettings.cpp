@@ -107,7 +107,8 @@ std::string describeParallelBuild(const TrainingBuild &build) {
               describeTensorParallel(*build.tensorParallel);
   if (build.contextDegree > 1)
     record += (record.empty() ? "" : " ") + std::string("context-parallel: degree=") +
-              std::to_string(build.contextDegree) + (build.contextRing ? " ring" : "");
+              std::to_string(build.contextDegree) + (build.contextRing ? " ring" : "") +
+              (build.contextBalance ? " balanced" : "");
   if (build.offload)
     record += (record.empty() ? "" : " ") + std::string("offload: horizon=") +
               std::to_string(build.horizon);

@@ -51,11 +51,17 @@ inline constexpr const char kShardOfAttr[] = "trc.shard_of";
 inline constexpr const char kGridAttr[] = "trc.grid";
 // Argument (#trc.sharding) or op (array of #trc.sharding, one per result).
 inline constexpr const char kShardingAttr[] = "trc.sharding";
-// Argument (dense i64 array): a partitioned parameter's [dim, blocks, degree]
-// over the tensor axis, or a graph input's over the context axis (its
-// sequence), and the logical tensor's shape (the artifact's `split` records).
+// Argument (dense i64 array): a partitioned parameter's [dim, blocks, degree,
+// mirrored] over the tensor axis, or a graph input's over the context axis
+// (its sequence), and the logical tensor's shape (the artifact's `split`
+// records).
 inline constexpr const char kSplitAttr[] = "trc.split";
 inline constexpr const char kSplitOfAttr[] = "trc.split_of";
+// Op (i64) on trc.attention / trc.attention_grad: its mask is proven to hide
+// every key in a later chunk of this many positions than the query's
+// (trc-shard-context-parallel with balance; trc-ring-attention then skips
+// those blocks of scores).
+inline constexpr const char kCausalChunkAttr[] = "trc.causal_chunk";
 
 //===-- Pipeline parallelism -----------------------------------------------===//
 

@@ -34,6 +34,7 @@ mlir::FailureOr<mlir::Value> reshard(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value partOffset(mlir::OpBuilder &b, mlir::Location loc, llvm::StringRef axis,
                        int64_t fullSize, const Grid &grid, mlir::RankedTensorType type);
 
+
 } // namespace trc::parallel
 
 #endif // TRC_PARALLEL_RESHARD_H

@@ -56,11 +56,23 @@ struct Grid {
   void write(mlir::ModuleOp module) const;
 };
 
+/// A dim's split: `blocks` equal blocks, each cut into one chunk per rank of
+/// `axis` (rank r holds chunk r of every block). Mirrored: the odd blocks'
+/// chunks go in reverse (rank r holds chunk t-1-r of them), so with two
+/// blocks rank r holds the sequence's chunks r and 2t-1-r (context
+/// parallelism's head-tail layout, Reshard.cpp).
 struct DimSplit {
   std::string axis; // empty: the dim is whole
   int64_t blocks = 1;
+  bool mirrored = false;
   bool split() const { return !axis.empty(); }
-  bool operator==(const DimSplit &o) const { return axis == o.axis && blocks == o.blocks; }
+  /// The chunk of block `block` that rank `r` of `t` holds.
+  int64_t chunkOf(int64_t block, int64_t r, int64_t t) const {
+    return mirrored && block % 2 ? t - 1 - r : r;
+  }
+  bool operator==(const DimSplit &o) const {
+    return axis == o.axis && blocks == o.blocks && mirrored == o.mirrored;
+  }
 };
 
 struct Sharding {

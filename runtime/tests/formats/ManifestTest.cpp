@@ -481,6 +481,24 @@ TEST(Manifest, ParsesSplitRecords) {
   EXPECT_EQ(m.slots[2].split.degree, 1);
   EXPECT_EQ(m.slots[2].weightBytes(), 0u);
   EXPECT_FALSE(m.slots[2].shardDegree);
+  EXPECT_FALSE(qkv.split.mirrored);
+}
+
+// Context parallelism's head-tail split of a data input ends in `mirrored`.
+TEST(Manifest, ParsesMirroredSplits) {
+  TRC_ASSERT_OK_AND_ASSIGN(Manifest m, parseManifest(std::string(kHeader) +
+                                                     "slot 0 input ids i64 2 2 8\n"
+                                                     "split 0 1 2 2 2 2 16 mirrored\n"
+                                                     "end\n"));
+  EXPECT_TRUE(m.slots[0].split.mirrored);
+  EXPECT_EQ(m.slots[0].split.blocks, 2);
+  EXPECT_EQ(m.slots[0].logicalShape(), (std::vector<int64_t>{2, 16}));
+  EXPECT_THAT(errorOf(std::string(kHeader) + "slot 0 input ids i64 2 2 8\n"
+                                             "split 0 1 1 2 2 2 16 mirrored\nend\n"),
+              HasSubstr("a mirrored split needs an even number of blocks, got 1"));
+  EXPECT_THAT(errorOf(std::string(kHeader) + "slot 0 input ids i64 2 2 8\n"
+                                             "split 0 1 2 2 2 2 16 twisted\nend\n"),
+              HasSubstr("split dims: rank 2 needs that many dims, got 3"));
 }
 
 TEST(Manifest, RejectsBadSplitRecords) {

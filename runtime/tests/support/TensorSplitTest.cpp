@@ -27,7 +27,8 @@ HostTensor iota(const std::vector<int64_t> &shape) {
 }
 
 // The full tensor's flat index of part element (outer o, row j, inner k):
-// row j is chunk row j % c of block j / c, c = N / (blocks * degree).
+// row j is chunk row j % c of block j / c, c = N / (blocks * degree), the
+// block's chunk t (degree-1-t in a mirrored split's odd blocks).
 int64_t fullIndex(const std::vector<int64_t> &full, const TensorSplit &s, int64_t t,
                   int64_t partFlat) {
   int64_t inner = 1;
@@ -35,7 +36,8 @@ int64_t fullIndex(const std::vector<int64_t> &full, const TensorSplit &s, int64_
     inner *= full[i];
   int64_t n = full[size_t(s.dim)], local = n / s.degree, c = n / (s.blocks * s.degree);
   int64_t o = partFlat / (local * inner), j = partFlat / inner % local, k = partFlat % inner;
-  int64_t row = (j / c) * (n / s.blocks) + t * c + j % c;
+  int64_t block = j / c, chunk = s.mirrored && block % 2 ? s.degree - 1 - t : t;
+  int64_t row = block * (n / s.blocks) + chunk * c + j % c;
   return (o * n + row) * inner + k;
 }
 
@@ -43,9 +45,10 @@ TEST(TensorSplit, PartsFollowTheBlockAndChunkLayout) {
   const std::vector<int64_t> shape = {2, 12, 3};
   HostTensor full = iota(shape);
   for (int64_t dim : {0, 1, 2})
-    for (int64_t blocks : {1, 3})
+    for (auto [blocks, mirrored] :
+         std::initializer_list<std::pair<int64_t, bool>>{{1, false}, {3, false}, {2, true}})
       for (int64_t degree : {1, 2, 4}) {
-        TensorSplit s{dim, blocks, degree};
+        TensorSplit s{dim, blocks, degree, mirrored};
         if (!checkSplit(shape, s))
           continue; // e.g. 2 rows are not 3 blocks
         std::vector<HostTensor> parts;
@@ -76,6 +79,19 @@ TEST(TensorSplit, FusedQkvColumns) {
   std::vector<float> a(r0.as<float>(), r0.as<float>() + 6), b(r1.as<float>(), r1.as<float>() + 6);
   EXPECT_EQ(a, (std::vector<float>{0, 1, 4, 5, 8, 9}));
   EXPECT_EQ(b, (std::vector<float>{2, 3, 6, 7, 10, 11}));
+}
+
+// Context parallelism's head-tail layout: 8 positions over 2 ranks in
+// chunks of 2; rank 0 holds chunks 0 and 3, rank 1 chunks 1 and 2.
+TEST(TensorSplit, MirroredHeadTail) {
+  HostTensor full = iota({1, 8});
+  TRC_ASSERT_OK_AND_ASSIGN(HostTensor r0, splitPart(full, {1, 2, 2, true}, 0));
+  TRC_ASSERT_OK_AND_ASSIGN(HostTensor r1, splitPart(full, {1, 2, 2, true}, 1));
+  std::vector<float> a(r0.as<float>(), r0.as<float>() + 4), b(r1.as<float>(), r1.as<float>() + 4);
+  EXPECT_EQ(a, (std::vector<float>{0, 1, 6, 7}));
+  EXPECT_EQ(b, (std::vector<float>{2, 3, 4, 5}));
+  EXPECT_THAT(errorOf(splitPart(full, {1, 1, 2, true}, 0)),
+              HasSubstr("a mirrored split needs an even number of blocks, got 1"));
 }
 
 TEST(TensorSplit, RunsCoverThePartOnce) {

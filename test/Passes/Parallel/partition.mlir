@@ -8,8 +8,8 @@
 // parameters carry trc.split [dim, blocks, degree] and the full shape.
 // CHECK-LABEL: func.func @mlp
 // CHECK-SAME: %[[X:.*]]: tensor<4x8xf32>
-// CHECK-SAME: %[[W1:.*]]: tensor<8x8xf32> {trc.param = "w1", trc.split = array<i64: 1, 1, 2>, trc.split_of = array<i64: 8, 16>}
-// CHECK-SAME: %[[W2:.*]]: tensor<8x8xf32> {trc.param = "w2", trc.split = array<i64: 0, 1, 2>, trc.split_of = array<i64: 16, 8>}
+// CHECK-SAME: %[[W1:.*]]: tensor<8x8xf32> {trc.param = "w1", trc.split = array<i64: 1, 1, 2, 0>, trc.split_of = array<i64: 8, 16>}
+// CHECK-SAME: %[[W2:.*]]: tensor<8x8xf32> {trc.param = "w2", trc.split = array<i64: 0, 1, 2, 0>, trc.split_of = array<i64: 16, 8>}
 // CHECK: %[[H:.*]] = trc.dot_general %[[X]], %[[W1]], {{.*}} -> tensor<4x8xf32>
 // CHECK: %[[G:.*]] = trc.tanh %[[H]] : tensor<4x8xf32>
 // CHECK: %[[P:.*]] = trc.dot_general %[[G]], %[[W2]], {{.*}} -> tensor<4x8xf32>
@@ -55,7 +55,7 @@ module attributes {trc.grid = {tensor = 2 : i64}} {
 // (ids minus its first row, masked outside [0, rows)), and the partial
 // lookups are summed.
 // CHECK-LABEL: func.func @embedding
-// CHECK-SAME: %[[T:arg[0-9]+]]: tensor<4x3xf32> {trc.param = "wte", trc.split = array<i64: 0, 1, 2>
+// CHECK-SAME: %[[T:arg[0-9]+]]: tensor<4x3xf32> {trc.param = "wte", trc.split = array<i64: 0, 1, 2, 0>
 // CHECK: %[[STARTS:.*]] = trc.constant dense<[0, 4]> : tensor<2xi64>
 // CHECK: %[[MINE:.*]] = trc.shard_slice %[[STARTS]] group = tensor shards = 2
 // CHECK: %[[LOCAL:.*]] = trc.sub %[[IDS:.*]], %{{.*}} : tensor<2x5xi64>
@@ -103,5 +103,37 @@ module attributes {trc.grid = {data = 2 : i64}} {
     // expected-error @+1 {{trc-partition: grid axis 'data' has no communicator group}}
     %e = trc.exp %x {trc.sharding = [#trc.sharding<[{}]>]} : tensor<4xf32>
     return %e : tensor<4xf32>
+  }
+}
+
+// -----
+
+// Context parallelism's head-tail layout (2 x mirrored, 8 positions over 2
+// ranks in chunks of 2): rank 0 holds positions 0,1,6,7 and rank 1 2,3,4,5.
+// A whole value (an iota, a table) a split user needs is reordered into
+// the ranks' chunks before the rank takes its part; the
+// returned value is gathered and its chunks put back in order (rows r0:0,
+// r0:3, r1:1, r1:2 of the gathered chunks).
+// CHECK-LABEL: func.func @head_tail
+// CHECK-SAME: %[[IDS:.*]]: tensor<1x4xi64> {trc.input = "ids", trc.split = array<i64: 1, 2, 2, 1>, trc.split_of = array<i64: 1, 8>}
+// CHECK: %[[IOTA:.*]] = trc.iota dim = 1 : tensor<1x8xi64>
+// CHECK: %[[TO_RANKS:.*]] = trc.constant dense<[0, 3, 1, 2]> : tensor<4xi64>
+// CHECK: trc.gather %{{.*}}, %[[TO_RANKS]] axis = 0 : (tensor<4x2x1xi64>, tensor<4xi64>) -> tensor<4x2x1xi64>
+// CHECK: trc.shard_slice %{{.*}} group = context shards = 2 : (tensor<8xi64>) -> tensor<4xi64>
+// CHECK: trc.constant dense<{{\[\[}}10, 11, 12, 13, 14, 15, 16, 17]]>
+// CHECK: trc.gather %{{.*}}, %{{.*}} axis = 0 : (tensor<4x2x1xi64>, tensor<4xi64>) -> tensor<4x2x1xi64>
+// CHECK: trc.shard_slice %{{.*}} group = context shards = 2 : (tensor<8xi64>) -> tensor<4xi64>
+// CHECK: %[[ALL:.*]] = trc.all_gather %{{.*}} group = context shards = 2 : (tensor<4xi64>) -> tensor<8xi64>
+// CHECK: %[[CHUNKS:.*]] = trc.reshape %[[ALL]] : (tensor<8xi64>) -> tensor<4x2x1xi64>
+// CHECK: %[[IN_ORDER:.*]] = trc.constant dense<[0, 2, 3, 1]> : tensor<4xi64>
+// CHECK: trc.gather %[[CHUNKS]], %[[IN_ORDER]] axis = 0 : (tensor<4x2x1xi64>, tensor<4xi64>) -> tensor<4x2x1xi64>
+module attributes {trc.grid = {context = 2 : i64}} {
+  func.func @head_tail(%ids: tensor<1x8xi64> {trc.input = "ids", trc.sharding = #trc.sharding<[{}, 2 x mirrored {context}]>})
+      -> tensor<1x8xi64> {
+    %pos = trc.iota dim = 1 : tensor<1x8xi64>
+    %shifted = trc.add %ids, %pos : tensor<1x8xi64>
+    %bias = trc.constant dense<[[10, 11, 12, 13, 14, 15, 16, 17]]> : tensor<1x8xi64>
+    %sum = trc.add %shifted, %bias : tensor<1x8xi64>
+    return %sum : tensor<1x8xi64>
   }
 }
