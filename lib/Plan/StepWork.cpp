@@ -84,11 +84,17 @@ double tpOneWay(const Shape &x, const Candidate &c, const DeviceTimes &dt) {
 
 Work trcLayer(const Shape &x, const Candidate &c, const DeviceTimes &dt) {
   const TrcTraffic &k = x.sp ? kTrcSp : kTrcNoSp;
+  // Context parallelism's ring splits each sequence head-tail and computes
+  // (2C+2)/(4C) of the blocks of (causal) scores (trc-ring-attention);
+  // the whole-row work here is divided by C later.
+  const double blocks =
+      c.context > 1 && c.contextRing ? (2.0 * c.context + 2) / (4.0 * c.context) : 1;
+  auto share = [&](Product p) { return Product{p.fwd * blocks, p.dA * blocks, p.dB * blocks}; };
   Product qkv = product(dt, x.T, x.qkv / x.t, x.h), out = product(dt, x.T, x.h, x.h / x.t),
           fc = product(dt, x.T, x.mlpIn * x.f / x.t, x.h), proj = product(dt, x.T, x.h, x.f / x.t),
-          scores = product(dt, x.s, x.s, x.hd, x.b * x.a / x.t),
-          context = product(dt, x.s, x.hd, x.s, x.b * x.a / x.t);
-  double attnElements = k.attn * x.T * x.a * x.s / x.t;
+          scores = share(product(dt, x.s, x.s, x.hd, x.b * x.a / x.t)),
+          context = share(product(dt, x.s, x.hd, x.s, x.b * x.a / x.t));
+  double attnElements = blocks * k.attn * x.T * x.a * x.s / x.t;
   double weights = x.weights / x.t;
   double elements = x.T * (k.rep * x.h + k.split * x.h / x.t +
                            k.ffn * x.f / x.t * x.mlpElementwise()) +

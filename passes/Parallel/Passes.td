@@ -136,7 +136,11 @@ def RingAttention : Pass<"trc-ring-attention", "mlir::ModuleOp"> {
     backward reuses the forward's row statistics (logsumexp) where it is the
     gradient of that forward, and computes them itself otherwise. Nothing
     of size T x T/C is kept: a rank never holds more than one block of the
-    others' keys and values. Errors: float activations still all-gathered
+    others' keys and values. With the head-tail layout (trc-shard-context-
+    parallel's balance) and a mask tagged trc.causal_chunk, each step after
+    the first computes only the two chunk x chunk sub-blocks causality
+    leaves ((2C+2)/(4C) of the blocks on every rank). Errors: float
+    activations still all-gathered
     over the context group (attention that is not fused: run
     trc-fuse-attention), a gradient whose reduce-scatter it cannot find.
   }];

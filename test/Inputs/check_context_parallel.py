@@ -24,9 +24,14 @@ and values gathered (all_gather) or passed round the ring (p2p):
     (its optimizer state sharded over the two context ranks) resumes on 1
     rank (and at tensor degree 2: all_gather) and continues the 1-rank curve
     (checkpoints are logical);
+  * the ring (p2p) splits each sequence head-tail by default (causal load
+    balancing: rank r holds chunks r and 2C-1-r and skips the hidden
+    sub-blocks): GPT-2 also with cp_load_balance false (contiguous chunks,
+    every block computed) at 2 and 4; the all-gather form with
+    cp_load_balance true (GPT-2 and Llama at 2, GPT-2 at 4);
   * refused with an error naming the cause: a sequence the degree does not
-    divide, context with sequence parallelism (both split the positions),
-    the ring with unfused attention.
+    divide (twice the degree with balancing), context with sequence
+    parallelism (both split the positions), the ring with unfused attention.
 Prints what it compared; exits 1 with the reason when a check fails.
 """
 import os
@@ -68,6 +73,14 @@ def main():
         for cp in (2, 4) if model in ("gpt2", "llama", "bert") else (2,):
             compare(f"{model} cp={cp}{tag}", reference[model],
                     run(model, cp, f"{model}-cp{cp}", 20, {"context_parallel_degree": cp}))
+
+    # The other layout than the comm type's default (p2p: head-tail).
+    for model, cp in (("gpt2", 2), ("gpt2", 4)) if ring else \
+            (("gpt2", 2), ("llama", 2), ("gpt2", 4)):
+        layout = "contiguous" if ring else "balanced"
+        compare(f"{model} cp={cp} {layout}{tag}", reference[model],
+                run(model, cp, f"{model}-cp{cp}-{layout}", 20,
+                    {"context_parallel_degree": cp, "cp_load_balance": not ring}))
 
     for name in ("llama", "qwen3") if torch2 else ():
         path = os.path.join(torch2, f"{name}.keep.onnx")
@@ -136,6 +149,11 @@ def main():
                 "--attention unfused: key 'cp_comm_type': 'p2p' passes blocks of fused "
                 "attention around the ring", "p2p with unfused attention",
                 ["--attention", "unfused"])
+        refused(trc_run, model_path("gpt2"), data, 2,
+                '{"context_parallel_degree": 2, "cp_comm_type": "p2p"}',
+                "input 'input_ids': sequence length 18 is not divisible by 2 x context degree 2 "
+                "(the head-tail split of causal load balancing)", "p2p with 18 positions",
+                seq_len=18)
         return
     refused(trc_run, model_path("gpt2"), data, 3, '{"context_parallel_degree": 3}',
             "input 'input_ids': sequence length 16 is not divisible by context degree 3",

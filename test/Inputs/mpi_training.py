@@ -63,9 +63,10 @@ def compare(name, reference, losses, tolerance=TOLERANCE):
         fail(f"{name}: the losses differ from the 1-rank run by {worst:.2e} > {tolerance}")
 
 
-def refused(trc_run, model, data, ranks, config, expected, name, extra=()):
+def refused(trc_run, model, data, ranks, config, expected, name, extra=(), seq_len=16):
     command = mpirun(ranks) + [trc_run, model, "--data", data, "--batch-size", "4",
-                               "--seq-len", "16", "--steps", "1", "--config", config, *extra]
+                               "--seq-len", str(seq_len), "--steps", "1", "--config", config,
+                               *extra]
     done = subprocess.run(command, env=ENV, capture_output=True, text=True)
     output = done.stdout + done.stderr
     if done.returncode == 0 or expected not in output:

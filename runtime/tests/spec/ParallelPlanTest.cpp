@@ -230,7 +230,7 @@ TEST_F(ParallelPlanTest, UnknownKeys) {
             "--config: unknown key 'foo' (known: ddp, shard_optimizer_state, "
             "sharded_data_parallel_degree, hybrid_shard_degree, zero_stage, bucket_cap_mb, "
             "communicator, tensor_parallel_degree, sequence_parallel, context_parallel_degree, "
-            "cp_comm_type, pipeline_parallel_degree, "
+            "cp_comm_type, cp_load_balance, pipeline_parallel_degree, "
             "partitions, microbatches, active_microbatches, pipeline, pipeline_schedule, "
             "virtual_stages, offload_activations, activation_loading_horizon, recompute, "
             "auto_partition, "
@@ -345,6 +345,18 @@ TEST_F(ParallelPlanTest, ContextParallelGrid) {
   EXPECT_TRUE(c.modelParallel());
   EXPECT_EQ(c.describe(), "ddp zero=1 shard_degree=4 replicas=1 bucket_cap_mb=25 "
                           "communicator=auto context=2 cp_comm_type=all_gather");
+  // The head-tail layout is the ring's default, not the all-gather form's;
+  // either can be asked for.
+  EXPECT_FALSE(c.cpLoadBalance);
+  ParallelPlan ring = ok(R"({"context_parallel_degree": 2, "cp_comm_type": "p2p"})", 2);
+  EXPECT_TRUE(ring.cpLoadBalance);
+  EXPECT_EQ(ring.describe(), "ddp zero=0 shard_degree=1 replicas=2 bucket_cap_mb=25 "
+                             "communicator=auto context=2 cp_comm_type=p2p cp_load_balance");
+  EXPECT_FALSE(ok(R"({"context_parallel_degree": 2, "cp_comm_type": "p2p", )"
+                  R"("cp_load_balance": false})", 2).cpLoadBalance);
+  EXPECT_TRUE(ok(R"({"context_parallel_degree": 2, "cp_load_balance": true})", 2).cpLoadBalance);
+  EXPECT_THAT(error(R"({"cp_load_balance": "yes"})", 2),
+              HasSubstr("key 'cp_load_balance'"));
   // Without data parallelism nothing is averaged: ddp false is fine.
   EXPECT_FALSE(ok(R"({"context_parallel_degree": 2, "ddp": false})", 2).ddp);
   // ZeRO over the context ranks alone (no data parallelism), and hybrid.
