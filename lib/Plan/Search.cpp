@@ -164,8 +164,11 @@ void forEachCandidate(const ModelLimits &model, const Cluster &cluster, long lon
               for (Recompute rc : {Recompute::None, Recompute::Selective, Recompute::Full})
                 for (bool ring : {false, true}) {
                   // The comm type is a context split's: one form at cp = 1.
+                  // The ring splits each sequence head-tail (trc-run's
+                  // default with p2p): in 2 x cp chunks.
                   if (!allows(k.recompute, rc) || (ring && cp == 1) ||
-                      (cp > 1 && !allows(k.contextRing, ring)))
+                      (cp > 1 && !allows(k.contextRing, ring)) ||
+                      (ring && !contextAllowed(model, 2 * cp)))
                     continue;
                   Candidate c;
                   c.data = int(dp);
