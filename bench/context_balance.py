@@ -3,9 +3,9 @@
 timeline: the ring with each rank holding one contiguous chunk of the
 sequence (cp_load_balance false: every rank computes every block of scores,
 the hidden ones too) against the head-tail layout (rank r holds chunks r and
-2C-1-r of 2C, and after the first step computes only the two of each
-block's four sub-blocks that causal attention needs), same model, data and
-ranks, in one run.
+2C-1-r of 2C, skips its own block's head x tail quarter and after the
+first step computes only the two of each block's four sub-blocks that
+causal attention needs), same model, data and ranks, in one run.
 
     python3 bench/context_balance.py [--degrees 2,4] [--seq 4096] [--steps 4] [--work DIR]
 
@@ -20,7 +20,7 @@ share of each rank's computed score blocks that causality needs: a
 contiguous rank r needs r + 1/2 of the C blocks it computes (rank C-1 needs
 all but half a block, rank 0 half of one: a layout that skipped hidden
 blocks would finish when rank C-1 does); every balanced rank computes
-(2C+2)/(4C) of the blocks and needs C/2 of them. Losses are checked equal.
+(2C+1)/(4C) of the blocks and needs C/2 of them. Losses are checked equal.
 Timings are of CPU ranks on this machine: ratios within one run, not
 absolute figures (2 cores shared by up to 4 ranks).
 """
@@ -103,7 +103,7 @@ def main():
               "   compute balanced/contiguous")
         for r in range(degree):
             needed_c = (r + 0.5) / degree
-            needed_b = (degree / 2) / ((2 * degree + 2) / 4)
+            needed_b = (degree / 2) / ((2 * degree + 1) / 4)
             print(f"  {r:4d}   {contiguous[r][1]:20.1f}  {needed_c:6.0%}   "
                   f"{balanced[r][1]:18.1f}  {needed_b:6.0%}   "
                   f"{balanced[r][1] / contiguous[r][1]:10.3f}")
@@ -111,7 +111,7 @@ def main():
         step_b = max(t for t, _ in balanced.values())
         print(f"  step time (slowest rank): contiguous {step_c:.1f} ms, balanced "
               f"{step_b:.1f} ms, ratio {step_b / step_c:.3f}; blocks computed "
-              f"{(2 * degree + 2) / (4 * degree):.3f} of contiguous")
+              f"{(2 * degree + 1) / (4 * degree):.3f} of contiguous")
 
 
 if __name__ == "__main__":

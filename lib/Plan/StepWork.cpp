@@ -85,10 +85,10 @@ double tpOneWay(const Shape &x, const Candidate &c, const DeviceTimes &dt) {
 Work trcLayer(const Shape &x, const Candidate &c, const DeviceTimes &dt) {
   const TrcTraffic &k = x.sp ? kTrcSp : kTrcNoSp;
   // Context parallelism's ring splits each sequence head-tail and computes
-  // (2C+2)/(4C) of the blocks of (causal) scores (trc-ring-attention);
+  // (2C+1)/(4C) of the blocks of (causal) scores (trc-ring-attention);
   // the whole-row work here is divided by C later.
   const double blocks =
-      c.context > 1 && c.contextRing ? (2.0 * c.context + 2) / (4.0 * c.context) : 1;
+      c.context > 1 && c.contextRing ? (2.0 * c.context + 1) / (4.0 * c.context) : 1;
   auto share = [&](Product p) { return Product{p.fwd * blocks, p.dA * blocks, p.dB * blocks}; };
   Product qkv = product(dt, x.T, x.qkv / x.t, x.h), out = product(dt, x.T, x.h, x.h / x.t),
           fc = product(dt, x.T, x.mlpIn * x.f / x.t, x.h), proj = product(dt, x.T, x.h, x.f / x.t),

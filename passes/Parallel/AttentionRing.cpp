@@ -116,19 +116,26 @@ AttentionRing::AttentionRing(OpBuilder &b, Location loc, Value q, Value k, Value
 RingForward AttentionRing::forward() {
   int64_t rows = rank - 2;
   Value kj = k, vj = v;
-  Softmax st = partial(q, k, v, masks.empty() ? Value() : masks[0]);
   auto moveOn = [&] {
     kj = permute(kj);
     vj = permute(vj);
   };
+  Value mask0 = masks.empty() ? Value() : masks[0];
+  Softmax st;
   if (!layout.skipHidden) {
+    st = partial(q, k, v, mask0);
     for (int64_t j = 1; j < layout.shards; ++j) {
       moveOn();
       st = merge(st, partial(q, kj, vj, masks.empty() ? Value() : masks[j]));
     }
   } else {
-    Softmax head = rowsHalf(st, 0), tail = rowsHalf(st, 1);
-    Value qTail = half(q, rows, {1, {}});
+    // The rank's own block: its head queries see only its head keys (its
+    // tail is a later chunk), its tail queries both.
+    Half head0{0, {}}, tail0{1, {}};
+    Value qTail = half(q, rows, tail0);
+    Softmax head = partial(half(q, rows, head0), half(k, rows, head0), half(v, rows, head0),
+                           mask0 ? maskHalves(mask0, head0, head0) : Value());
+    Softmax tail = partial(qTail, k, v, mask0 ? half(mask0, rows, tail0) : Value());
     for (int64_t j = 1; j < layout.shards; ++j) {
       moveOn();
       Value mask = masks.empty() ? Value() : masks[j];
@@ -161,10 +168,23 @@ std::tuple<Value, Value, Value> AttentionRing::backward(const RingForward &fwd, 
   for (int64_t j = 0; j < layout.shards; ++j) {
     Value mask = masks.empty() ? Value() : masks[j];
     Value dqj, dkj, dvj;
-    if (j == 0 || !layout.skipHidden) {
+    Half head{0, {}}, tail{1, {}};
+    if (!layout.skipHidden) {
       std::tie(dqj, dkj, dvj) = gradBlock(q, g, fwd.lse, rowDot, kj, vj, mask);
+    } else if (j == 0) {
+      // The own block as the forward took it: head x head, tail x all.
+      auto [dqH, dkA, dvA] =
+          gradBlock(half(q, rows, head), half(g, rows, head), half(fwd.lse, rows, head),
+                    half(rowDot, rows, head), half(kj, rows, head), half(vj, rows, head),
+                    mask ? maskHalves(mask, head, head) : Value());
+      auto [dqT, dkB, dvB] =
+          gradBlock(half(q, rows, tail), half(g, rows, tail), half(fwd.lse, rows, tail),
+                    half(rowDot, rows, tail), kj, vj, mask ? half(mask, rows, tail) : Value());
+      dqj = join(dqH, dqT, rows);
+      dkj = join(c.add(dkA, half(dkB, rows, head)), half(dkB, rows, tail), rows);
+      dvj = join(c.add(dvA, half(dvB, rows, head)), half(dvB, rows, tail), rows);
     } else {
-      Half head{0, {}}, tail{1, {}}, chosen{0, halves[j]};
+      Half chosen{0, halves[j]};
       auto [dqA, dkA, dvA] =
           gradBlock(half(q, rows, tail), half(g, rows, tail), half(fwd.lse, rows, tail),
                     half(rowDot, rows, tail), half(kj, rows, head), half(vj, rows, head),

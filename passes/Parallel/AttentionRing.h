@@ -7,12 +7,13 @@
 // blocks moving one rank on between steps; the backward passes them round
 // again with their dK/dV accumulators. With the head-tail layout (a
 // mirrored split, Sharding.h) a block is the chunk pair (s, 2C-1-s); when
-// the mask is also proven to hide later chunks (trc.causal_chunk), each
-// step after the first computes only the two of its four chunk x chunk
+// the mask is also proven to hide later chunks (trc.causal_chunk), the
+// first step (the rank's own block) skips its head queries x tail keys, and
+// each later step computes only the two of its four chunk x chunk
 // sub-blocks that causality leaves: the queries' tail against the block's
 // head, and head x head (block from an earlier rank) or tail x tail (a
 // later one), chosen by a per-rank table, so every rank does the same
-// (2C+2)/(4C) of the full ring's work.
+// (2C+1)/(4C) of the full ring's work.
 // Preconditions: static shapes; q, k, v [b..., T/C, D] this rank's rows
 // (the head-tail layout's two chunks in order when mirrored); the mask the
 // scores' rank with its key dim whole (T, natural order), one block (it

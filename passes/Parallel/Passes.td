@@ -139,7 +139,8 @@ def RingAttention : Pass<"trc-ring-attention", "mlir::ModuleOp"> {
     others' keys and values. With the head-tail layout (trc-shard-context-
     parallel's balance) and a mask tagged trc.causal_chunk, each step after
     the first computes only the two chunk x chunk sub-blocks causality
-    leaves ((2C+2)/(4C) of the blocks on every rank). Errors: float
+    leaves, and the first skips its own head x tail ((2C+1)/(4C) of the blocks
+    on every rank). Errors: float
     activations still all-gathered
     over the context group (attention that is not fused: run
     trc-fuse-attention), a gradient whose reduce-scatter it cannot find.
