@@ -14,6 +14,8 @@ and sequence as dynamic axes named 'batch' and 'sequence'); with --folded also
 DIR/gpt2_op17_folded.onnx (constant folding on: derived initializers); with
 --variants also DIR/gpt2_op17_logits[_dyn].onnx (output: logits, same weights
 as gpt2_op17.onnx), DIR/gpt2_op17_dropout.onnx (active dropout 0.1),
+DIR/gpt2_op17_prefix_dyn.onnx (a prefix-LM mask: the first 6 positions
+visible to every query, causal after),
 DIR/gpt2cls_op17_dyn.onnx (GPT2Classifier: input_ids and labels in, loss
 and 2-class logits out; --models gpt2cls exports it alone) and
 DIR/llama_op17[_dyn].onnx (a Llama-style model: RMSNorm, rotate-half rotary,
@@ -475,6 +477,15 @@ def main():
         torch.manual_seed(0)
         path = os.path.join(args.out, "gpt2_op17_dropout.onnx")
         export(GPT2(dropout=0.1), path, 17, False)
+        print(path)
+        # A prefix-LM mask: not causal by chunks of positions, so context
+        # parallelism's balanced ring keeps every block of it.
+        prefix = build("gpt2")
+        with torch.no_grad():
+            for block in prefix.blocks:
+                block.bias[..., :6] = 1
+        path = os.path.join(args.out, "gpt2_op17_prefix_dyn.onnx")
+        export(prefix, path, 17, True)
         print(path)
         # A sequence classifier (GPT-2's init): rows data, eval accuracy.
         path = os.path.join(args.out, "gpt2cls_op17_dyn.onnx")

@@ -27,7 +27,9 @@ and values gathered (all_gather) or passed round the ring (p2p):
   * the ring (p2p) splits each sequence head-tail by default (causal load
     balancing: rank r holds chunks r and 2C-1-r and skips the hidden
     sub-blocks): GPT-2 also with cp_load_balance false (contiguous chunks,
-    every block computed) at 2 and 4; the all-gather form with
+    every block computed) at 2 and 4, and GPT-2 with a prefix-LM mask
+    (MODELS_DIR/gpt2_op17_prefix_dyn.onnx: not causal by chunks, every
+    block kept) at 2 and 4; the all-gather form with
     cp_load_balance true (GPT-2 and Llama at 2, GPT-2 at 4);
   * refused with an error naming the cause: a sequence the degree does not
     divide (twice the degree with balancing), context with sequence
@@ -73,6 +75,17 @@ def main():
         for cp in (2, 4) if model in ("gpt2", "llama", "bert") else (2,):
             compare(f"{model} cp={cp}{tag}", reference[model],
                     run(model, cp, f"{model}-cp{cp}", 20, {"context_parallel_degree": cp}))
+
+    # A prefix-LM mask (the first 6 positions visible to every query) is not
+    # causal by chunks: the balanced ring keeps all its blocks and picks
+    # each block's mask columns (the chunk pair s, 2C-1-s) by table.
+    if ring:
+        path = os.path.join(models, "gpt2_op17_prefix_dyn.onnx")
+        prefix = train(trc_run, path, data, work, 1, "gpt2-prefix-1", 20)
+        for cp in (2, 4):
+            compare(f"gpt2 prefix-LM mask cp={cp}{tag}", prefix,
+                    train(trc_run, path, data, work, cp, f"gpt2-prefix-cp{cp}", 20,
+                          {"context_parallel_degree": cp, "cp_comm_type": comm}))
 
     # The other layout than the comm type's default (p2p: head-tail).
     for model, cp in (("gpt2", 2), ("gpt2", 4)) if ring else \
