@@ -160,7 +160,8 @@ def Partition : Pass<"trc-partition", "mlir::ModuleOp"> {
     outside this rank's rows (its result is a partial sum); scatter_add
     likewise. Returned values: the first (the loss) whole; a gradient
     (`trc.grad_of`) sharded as its parameter; the others whole. Split
-    parameter arguments get `trc.split = array<i64: dim, blocks, degree>`
+    parameter arguments get `trc.split = array<i64: dim, blocks, degree,
+    mirrored>`
     and `trc.split_of` (the full shape) for the artifact.
   }];
   let dependentDialects = ["trc::TrcDialect"];
