@@ -46,13 +46,16 @@ Value transpose(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
 
 enum class DimCollective { Gather, Slice, ReduceScatter };
 
+/// A constant 1-D i64 tensor of `values`.
+Value i64Constant(OpBuilder &b, Location loc, ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get({int64_t(values.size())}, b.getI64Type());
+  return b.create<ConstantOp>(loc, DenseElementsAttr::get(type, values));
+}
+
 /// Rows of the chunk table [k * t, c, rest] reordered by `from[i]` (the
 /// source row of row i).
 Value reorderChunks(OpBuilder &b, Location loc, Value chunks, ArrayRef<int64_t> from) {
-  auto i64 = b.getI64Type();
-  Value table = b.create<ConstantOp>(
-      loc, DenseElementsAttr::get(RankedTensorType::get({int64_t(from.size())}, i64), from));
-  return b.create<GatherOp>(loc, chunks.getType(), chunks, table, 0);
+  return b.create<GatherOp>(loc, chunks.getType(), chunks, i64Constant(b, loc, from), 0);
 }
 
 /// The collective along dim d (see the file comment). For Gather `v` is the
@@ -61,12 +64,9 @@ Value alongDim(OpBuilder &b, Location loc, Value v, int64_t d, const DimSplit &s
                CollectiveGroup group, DimCollective what, CollectiveReduction reduction) {
   RankedTensorType type = tensorType(v);
   int64_t rank = type.getRank(), blocks = split.blocks;
-  SmallVector<int64_t> toFront{d}, rest;
-  for (int64_t i = 0; i < rank; ++i)
-    if (i != d) {
-      toFront.push_back(i);
-      rest.push_back(type.getShape()[i]);
-    }
+  SmallVector<int64_t> toFront = dimToFront(d, rank), rest;
+  for (int64_t i = 1; i < rank; ++i)
+    rest.push_back(type.getShape()[toFront[i]]);
   SmallVector<int64_t> fromFront(rank);
   for (int64_t i = 0; i < rank; ++i)
     fromFront[toFront[i]] = i;
@@ -131,6 +131,14 @@ Value alongDim(OpBuilder &b, Location loc, Value v, int64_t d, const DimSplit &s
 }
 
 } // namespace
+
+SmallVector<int64_t> dimToFront(int64_t d, int64_t rank) {
+  SmallVector<int64_t> perm{d};
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != d)
+      perm.push_back(i);
+  return perm;
+}
 
 FailureOr<CollectiveGroup> groupOfAxis(StringRef axis) {
   if (axis == kTensorAxis)
@@ -197,6 +205,12 @@ FailureOr<Value> reshard(OpBuilder &b, Location loc, Value value, const Sharding
   return value;
 }
 
+Value rankRowOf(OpBuilder &b, Location loc, ArrayRef<int64_t> table, int64_t perRank,
+                CollectiveGroup group, int64_t shards) {
+  return b.create<ShardSliceOp>(loc, RankedTensorType::get({perRank}, b.getI64Type()),
+                                i64Constant(b, loc, table), group, shards);
+}
+
 Value partOffset(OpBuilder &b, Location loc, StringRef axis, int64_t fullSize,
                  const Grid &grid, RankedTensorType type) {
   int64_t t = grid.size(axis);
@@ -204,10 +218,7 @@ Value partOffset(OpBuilder &b, Location loc, StringRef axis, int64_t fullSize,
   for (int64_t r = 0; r < t; ++r)
     starts.push_back(r * (fullSize / t));
   auto i64 = b.getI64Type();
-  auto table = RankedTensorType::get({t}, i64);
-  Value all = b.create<ConstantOp>(loc, DenseElementsAttr::get(table, ArrayRef(starts)));
-  Value mine = b.create<ShardSliceOp>(loc, RankedTensorType::get({1}, i64), all,
-                                      *groupOfAxis(axis), t);
+  Value mine = rankRowOf(b, loc, starts, 1, *groupOfAxis(axis), t);
   Value offset = reshape(b, loc, mine, {});
   if (type.getElementType() != i64)
     offset = b.create<ConvertOp>(loc, RankedTensorType::get({}, type.getElementType()), offset);

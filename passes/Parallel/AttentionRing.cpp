@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "AttentionRing.h"
 
-#include "trc/Parallel/Sharding.h"
+#include "trc/Parallel/Reshard.h"
 
 #include <limits>
 
@@ -19,16 +19,6 @@ using namespace mlir;
 namespace trc::parallel {
 
 namespace {
-
-/// The permutation moving dim `d` of a rank-`rank` tensor to the front
-/// (Reshard.cpp's layout for a dim collective).
-SmallVector<int64_t> toFront(int64_t d, int64_t rank) {
-  SmallVector<int64_t> perm{d};
-  for (int64_t i = 0; i < rank; ++i)
-    if (i != d)
-      perm.push_back(i);
-  return perm;
-}
 
 Value throughReshapes(Value v) {
   while (auto r = v.getDefiningOp<ReshapeOp>())
@@ -57,7 +47,7 @@ std::optional<Gathered> gatheredOverContext(Value full, int64_t d) {
     return std::nullopt;
   auto flat = gather.getOperand().getDefiningOp<ReshapeOp>();
   auto front = flat ? flat.getOperand().getDefiningOp<TransposeOp>() : TransposeOp();
-  if (!front || front.getPermutation() != ArrayRef(toFront(d, rank)))
+  if (!front || front.getPermutation() != ArrayRef(dimToFront(d, rank)))
     return std::nullopt;
   Value block = front.getOperand();
   SmallVector<int64_t> shape(tensorType(full).getShape());
@@ -74,7 +64,7 @@ SmallVector<Operation *> scatterChain(Value full, int64_t d) {
     return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
   };
   auto front = dyn_cast_or_null<TransposeOp>(onlyUser(full));
-  if (!front || front.getPermutation() != ArrayRef(toFront(d, rank)))
+  if (!front || front.getPermutation() != ArrayRef(dimToFront(d, rank)))
     return {};
   chain.push_back(front);
   Operation *op = onlyUser(front.getResult());
@@ -349,15 +339,6 @@ Value AttentionRing::maskHalves(Value mask, Half rows, Half cols) {
   return half(half(mask, rank - 2, rows), rank - 1, cols);
 }
 
-/// Row r of a [C, perRank] table, this rank's, as a constant sliced by rank.
-Value AttentionRing::stepTable(ArrayRef<int64_t> table, int64_t perRank) {
-  auto i64 = c.b.getI64Type();
-  Value all = c.b.create<ConstantOp>(
-      c.loc, DenseElementsAttr::get(RankedTensorType::get({int64_t(table.size())}, i64), table));
-  return c.b.create<ShardSliceOp>(c.loc, RankedTensorType::get({perRank}, i64), all,
-                                  CollectiveGroup::Context, layout.shards);
-}
-
 /// Per step j >= 1 on rank r, holding rank s = (r - j) mod C's block: the
 /// second sub-block is head x head when s < r (the block's chunks come
 /// before this rank's: its head is visible to both query chunks, its tail
@@ -368,7 +349,7 @@ void AttentionRing::stepChoices() {
   for (int64_t r = 0; r < n; ++r)
     for (int64_t j = 0; j < n; ++j)
       table.push_back(((r - j) % n + n) % n < r ? 0 : 1);
-  Value mine = stepTable(table, n);
+  Value mine = rankRowOf(c.b, c.loc, table, n, CollectiveGroup::Context, n);
   auto i64 = c.b.getI64Type();
   halves.assign(size_t(n), Value());
   headWeights.assign(size_t(n), Value());
@@ -417,7 +398,7 @@ SmallVector<Value> AttentionRing::maskBlocks(Value mask) {
       if (layout.mirrored)
         table.push_back(chunks - 1 - s);
     }
-  Value mine = stepTable(table, chunks);
+  Value mine = rankRowOf(c.b, c.loc, table, chunks, CollectiveGroup::Context, shards);
   int64_t axis = int64_t(split.size()) - 2;
   Value ordered = c.b.create<GatherOp>(c.loc, type.clone(split), byChunk, mine, axis);
   SmallVector<Value> out;

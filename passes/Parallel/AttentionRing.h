@@ -96,7 +96,6 @@ private:
   mlir::Value weightLike(mlir::Value w, mlir::Value like);
   mlir::Value maskHalves(mlir::Value mask, Half rows, Half cols);
   llvm::SmallVector<mlir::Value> maskBlocks(mlir::Value mask);
-  mlir::Value stepTable(llvm::ArrayRef<int64_t> table, int64_t perRank);
   void stepChoices();
 
   CoreBuilder c;

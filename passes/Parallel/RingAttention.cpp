@@ -21,8 +21,9 @@
 // contribution to the block it holds, and after C moves each accumulator
 // is back at the rank whose keys it belongs to, summed over every rank's
 // queries, so the reduce-scatters go too. With the head-tail layout and a
-// mask proven causal (trc.causal_chunk) the steps after the first compute
-// half a block each (AttentionRing.h). The backward needs the forward's
+// mask proven causal (trc.causal_chunk) the first step computes three
+// quarters of the rank's own block and each later one half a block
+// (AttentionRing.h). The backward needs the forward's
 // row logsumexp: the forward's own when the gradient is of that forward
 // (same q, k, v, mask), else recomputed by a forward ring of its own.
 // Preconditions: after trc-partition with a context axis; static shapes;

@@ -20,6 +20,10 @@
 
 namespace trc::parallel {
 
+/// The permutation moving dim `d` of a rank-`rank` tensor to the front,
+/// the others in order: a dim collective's layout (its 1-D chunk per rank).
+llvm::SmallVector<int64_t> dimToFront(int64_t d, int64_t rank);
+
 /// The communicator group a grid axis' collectives run on, or failure.
 mlir::FailureOr<CollectiveGroup> groupOfAxis(llvm::StringRef axis);
 
@@ -28,6 +32,12 @@ mlir::FailureOr<CollectiveGroup> groupOfAxis(llvm::StringRef axis);
 mlir::FailureOr<mlir::Value> reshard(mlir::OpBuilder &b, mlir::Location loc,
                                      mlir::Value value, const Sharding &from,
                                      const Sharding &to, const Grid &grid);
+
+/// This rank's row of a constant [shards, perRank] i64 table (row-major
+/// `table`), sliced by its index in `group` (no communication): the
+/// rank-dependent indices and offsets a partitioned program reads.
+mlir::Value rankRowOf(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<int64_t> table,
+                      int64_t perRank, CollectiveGroup group, int64_t shards);
 
 /// This rank's first index along a dim of size `fullSize` split over
 /// `axis` in one block, in every element of a tensor of integer `type`.
