@@ -103,47 +103,62 @@ AttentionRing::AttentionRing(OpBuilder &b, Location loc, Value q, Value k, Value
     stepChoices();
 }
 
+/// The part of a block one sub-block takes: the queries' half `rows` (all
+/// of them when null) against the block's half `keys` (all when null).
+AttentionRing::Part AttentionRing::part(std::optional<Half> rows, std::optional<Half> keys,
+                                         Value kb, Value vb, Value mask) {
+  int64_t d = rank - 2;
+  Part p{q, kb, vb, mask};
+  if (rows)
+    p.q = half(q, d, *rows);
+  if (keys) {
+    p.k = half(kb, d, *keys);
+    p.v = half(vb, d, *keys);
+  }
+  if (mask) {
+    if (rows)
+      p.mask = half(p.mask, d, *rows);
+    if (keys)
+      p.mask = half(p.mask, rank - 1, *keys);
+  }
+  return p;
+}
+
 RingForward AttentionRing::forward() {
   int64_t rows = rank - 2;
   Value kj = k, vj = v;
-  auto moveOn = [&] {
-    kj = permute(kj);
-    vj = permute(vj);
-  };
-  Value mask0 = masks.empty() ? Value() : masks[0];
+  auto maskOf = [&](int64_t j) { return masks.empty() ? Value() : masks[j]; };
+  auto softmax = [&](const Part &p) { return partial(p.q, p.k, p.v, p.mask); };
   Softmax st;
   if (!layout.skipHidden) {
-    st = partial(q, k, v, mask0);
+    st = softmax(part({}, {}, kj, vj, maskOf(0)));
     for (int64_t j = 1; j < layout.shards; ++j) {
-      moveOn();
-      st = merge(st, partial(q, kj, vj, masks.empty() ? Value() : masks[j]));
+      kj = permute(kj);
+      vj = permute(vj);
+      st = merge(st, softmax(part({}, {}, kj, vj, maskOf(j))));
     }
   } else {
     // The rank's own block: its head queries see only its head keys (its
     // tail is a later chunk), its tail queries both.
-    Half head0{0, {}}, tail0{1, {}};
-    Value qTail = half(q, rows, tail0);
-    Softmax head = partial(half(q, rows, head0), half(k, rows, head0), half(v, rows, head0),
-                           mask0 ? maskHalves(mask0, head0, head0) : Value());
-    Softmax tail = partial(qTail, k, v, mask0 ? half(mask0, rows, tail0) : Value());
+    Half head{0, {}}, tail{1, {}};
+    Softmax heads = softmax(part(head, head, kj, vj, maskOf(0)));
+    Softmax tails = softmax(part(tail, {}, kj, vj, maskOf(0)));
     for (int64_t j = 1; j < layout.shards; ++j) {
-      moveOn();
-      Value mask = masks.empty() ? Value() : masks[j];
+      kj = permute(kj);
+      vj = permute(vj);
       Half chosen{0, halves[j]};
-      // The queries' tail sees the block's head whole.
-      Softmax a = partial(qTail, half(kj, rows, {0, {}}), half(vj, rows, {0, {}}),
-                          mask ? maskHalves(mask, {1, {}}, {0, {}}) : Value());
-      // Head x head or tail x tail, as this rank's table says.
-      Softmax bb = partial(half(q, rows, chosen), half(kj, rows, chosen), half(vj, rows, chosen),
-                           mask ? maskHalves(mask, chosen, chosen) : Value());
+      // The queries' tail sees the block's head whole; then head x head or
+      // tail x tail, as this rank's table says.
+      Softmax a = softmax(part(tail, head, kj, vj, maskOf(j)));
+      Softmax bb = softmax(part(chosen, chosen, kj, vj, maskOf(j)));
       Value toHead = headWeights[j];
       Value toTail = c.sub(c.like(toHead, 1.0), toHead);
-      head = merge(head, weighted(bb, toHead));
-      tail = merge(merge(tail, a), weighted(bb, toTail));
+      heads = merge(heads, weighted(bb, toHead));
+      tails = merge(merge(tails, a), weighted(bb, toTail));
     }
-    int64_t statRows = rank - 2; // m and l are [b..., rows]
-    st = {join(head.m, tail.m, statRows), join(head.l, tail.l, statRows),
-          join(head.acc, tail.acc, rows)};
+    // m and l are [b..., rows]: their rows dim is the operands' too.
+    st = {join(heads.m, tails.m, rows), join(heads.l, tails.l, rows),
+          join(heads.acc, tails.acc, rows)};
   }
   Value out = c.convert(c.div(st.acc, c.expand(st.l, c.type(st.acc), {rank - 1})), element);
   return {out, c.add(st.m, c.log(st.l))};
@@ -154,35 +169,29 @@ std::tuple<Value, Value, Value> AttentionRing::backward(const RingForward &fwd, 
   // sum_k dp p = g . o per query row (softmax's VJP term), in f32.
   Value rowDot = c.reduce(ReduceKind::Sum,
                           c.mul(c.convert(g, f32), c.convert(fwd.result, f32)), {rank - 1});
+  // The gradient of one sub-block: the row terms of its queries' half.
+  auto grads = [&](std::optional<Half> r, const Part &p) {
+    auto ofRows = [&](Value x) { return r ? half(x, rows, *r) : x; };
+    return gradBlock(p.q, ofRows(g), ofRows(fwd.lse), ofRows(rowDot), p.k, p.v, p.mask);
+  };
   Value kj = k, vj = v, dq, dk, dv;
   for (int64_t j = 0; j < layout.shards; ++j) {
     Value mask = masks.empty() ? Value() : masks[j];
     Value dqj, dkj, dvj;
     Half head{0, {}}, tail{1, {}};
     if (!layout.skipHidden) {
-      std::tie(dqj, dkj, dvj) = gradBlock(q, g, fwd.lse, rowDot, kj, vj, mask);
+      std::tie(dqj, dkj, dvj) = grads({}, part({}, {}, kj, vj, mask));
     } else if (j == 0) {
       // The own block as the forward took it: head x head, tail x all.
-      auto [dqH, dkA, dvA] =
-          gradBlock(half(q, rows, head), half(g, rows, head), half(fwd.lse, rows, head),
-                    half(rowDot, rows, head), half(kj, rows, head), half(vj, rows, head),
-                    mask ? maskHalves(mask, head, head) : Value());
-      auto [dqT, dkB, dvB] =
-          gradBlock(half(q, rows, tail), half(g, rows, tail), half(fwd.lse, rows, tail),
-                    half(rowDot, rows, tail), kj, vj, mask ? half(mask, rows, tail) : Value());
+      auto [dqH, dkA, dvA] = grads(head, part(head, head, kj, vj, mask));
+      auto [dqT, dkB, dvB] = grads(tail, part(tail, {}, kj, vj, mask));
       dqj = join(dqH, dqT, rows);
       dkj = join(c.add(dkA, half(dkB, rows, head)), half(dkB, rows, tail), rows);
       dvj = join(c.add(dvA, half(dvB, rows, head)), half(dvB, rows, tail), rows);
     } else {
       Half chosen{0, halves[j]};
-      auto [dqA, dkA, dvA] =
-          gradBlock(half(q, rows, tail), half(g, rows, tail), half(fwd.lse, rows, tail),
-                    half(rowDot, rows, tail), half(kj, rows, head), half(vj, rows, head),
-                    mask ? maskHalves(mask, tail, head) : Value());
-      auto [dqB, dkB, dvB] =
-          gradBlock(half(q, rows, chosen), half(g, rows, chosen), half(fwd.lse, rows, chosen),
-                    half(rowDot, rows, chosen), half(kj, rows, chosen), half(vj, rows, chosen),
-                    mask ? maskHalves(mask, chosen, chosen) : Value());
+      auto [dqA, dkA, dvA] = grads(tail, part(tail, head, kj, vj, mask));
+      auto [dqB, dkB, dvB] = grads(chosen, part(chosen, chosen, kj, vj, mask));
       // The chosen sub-block's parts go to the head or the tail rows (of
       // the queries, and of the block for dk, dv).
       auto split = [&](Value fixedPart, Value chosenPart, bool fixedIsTail) {
@@ -236,11 +245,6 @@ AttentionRing::Softmax AttentionRing::weighted(const Softmax &s, Value w) {
   Value wm = weightLike(w, s.m);
   Value m = c.add(c.mul(s.m, wm), c.mul(lowest(s.m), c.sub(c.like(wm, 1.0), wm)));
   return {m, c.mul(s.l, wm), c.mul(s.acc, weightLike(w, s.acc))};
-}
-
-AttentionRing::Softmax AttentionRing::rowsHalf(const Softmax &s, int64_t h) {
-  return {half(s.m, rank - 2, {h, {}}), half(s.l, rank - 2, {h, {}}),
-          half(s.acc, rank - 2, {h, {}})};
 }
 
 std::tuple<Value, Value, Value> AttentionRing::gradBlock(Value qr, Value g, Value lse,
@@ -333,10 +337,6 @@ Value AttentionRing::weightLike(Value w, Value like) {
   Value typed = c.convert(w, c.type(like).getElementType());
   return c.b.create<BroadcastInDimOp>(c.loc, c.type(like).clone(c.type(typed).getElementType()),
                                       typed, ArrayRef<int64_t>{});
-}
-
-Value AttentionRing::maskHalves(Value mask, Half rows, Half cols) {
-  return half(half(mask, rank - 2, rows), rank - 1, cols);
 }
 
 /// Per step j >= 1 on rank r, holding rank s = (r - j) mod C's block: the

@@ -78,11 +78,16 @@ private:
     int64_t fixed = 0;
     mlir::Value picked;
   };
+  /// A sub-block's operands: queries, keys, values and mask (or null).
+  struct Part {
+    mlir::Value q, k, v, mask;
+  };
 
+  Part part(std::optional<Half> rows, std::optional<Half> keys, mlir::Value kb, mlir::Value vb,
+            mlir::Value mask);
   Softmax partial(mlir::Value q, mlir::Value k, mlir::Value v, mlir::Value mask);
   Softmax merge(const Softmax &a, const Softmax &b);
   Softmax weighted(const Softmax &s, mlir::Value w);
-  Softmax rowsHalf(const Softmax &s, int64_t h);
   std::tuple<mlir::Value, mlir::Value, mlir::Value> gradBlock(mlir::Value q, mlir::Value g,
                                                               mlir::Value lse,
                                                               mlir::Value rowDot, mlir::Value k,
@@ -94,7 +99,6 @@ private:
   mlir::Value half(mlir::Value x, int64_t d, Half h);
   mlir::Value join(mlir::Value head, mlir::Value tail, int64_t d);
   mlir::Value weightLike(mlir::Value w, mlir::Value like);
-  mlir::Value maskHalves(mlir::Value mask, Half rows, Half cols);
   llvm::SmallVector<mlir::Value> maskBlocks(mlir::Value mask);
   void stepChoices();
 
