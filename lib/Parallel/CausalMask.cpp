@@ -1,10 +1,17 @@
 //===- CausalMask.cpp - proving an attention mask hides later keys ---------===//
 //
-// hidesLaterChunks (CausalMask.h). Each element is evaluated on demand by
-// following its index back through the shape ops (broadcast, reshape,
-// transpose, slice) to the leaves, so no T x T tensor is built; tables
-// (constants, frozen parameters) are decoded once. Three-valued: an
-// element is a number or unknown.
+// hidesLaterChunks (CausalMask.h) by interval evaluation over boxes of
+// indices: a box (a range per dim) is followed back through the shape ops
+// (broadcast, reshape, transpose, slice) to the leaves, and each value is
+// bounded over it by an interval [lo, hi] (an iota by its range, a table
+// (a constant, a frozen parameter) by its elements' extremes in the box,
+// anything unknown by [-inf, inf]; booleans are 0/1, unknown [0, 1]).
+// A query chunk x later key chunk box whose mask interval is the hiding
+// value is proven at once (`k > q` over q in [0, c), k in [c, 2c): the
+// ranges do not overlap); an inconclusive box is halved until it is proven
+// or a single element shows a visible key, where the intervals are exact.
+// So a causal mask from positions costs (2C)^2 evaluations at any length,
+// and a buffer one pass over its hidden region.
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Parallel/CausalMask.h"
@@ -15,16 +22,16 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 
 using namespace mlir;
 
 namespace trc::parallel {
 namespace {
-
-using Known = std::optional<double>;
 
 /// The elements of `attr` as doubles, or nothing for an element type not
 /// read here.
@@ -74,124 +81,217 @@ std::optional<std::vector<double>> decode(ElementsAttr attr) {
   return out;
 }
 
-int64_t flatten(ArrayRef<int64_t> index, ArrayRef<int64_t> shape) {
-  int64_t flat = 0;
-  for (size_t d = 0; d < shape.size(); ++d)
-    flat = flat * shape[d] + index[d];
-  return flat;
-}
+/// A closed range of values; booleans are 0 and 1.
+struct Range {
+  double lo, hi;
+  static Range exactly(double v) { return {v, v}; }
+  static Range any() {
+    return {-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+  }
+  bool is(double v) const { return lo == v && hi == v; }
+};
 
-class ElementProbe {
+Range hull(Range a, Range b) { return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)}; }
+
+/// Indices lo[d]..hi[d] (inclusive) of every dim.
+struct Box {
+  SmallVector<int64_t> lo, hi;
+};
+
+class RangeProbe {
 public:
-  explicit ElementProbe(func::FuncOp func)
+  explicit RangeProbe(func::FuncOp func)
       : func(func), module(func->getParentOfType<ModuleOp>()) {}
 
-  /// The element of `v` at `index` (one entry per dim), if known.
-  Known at(Value v, ArrayRef<int64_t> index) {
+  /// The values of `v` over `box` lie in the range returned.
+  Range over(Value v, const Box &box) {
     auto type = cast<RankedTensorType>(v.getType());
+    Range unknown = type.getElementType().isInteger(1) ? Range{0, 1} : Range::any();
     if (auto arg = dyn_cast<BlockArgument>(v)) {
       const std::vector<double> *t = parameterTable(arg);
-      return t ? Known((*t)[size_t(flatten(index, type.getShape()))]) : std::nullopt;
+      return t ? extremes(*t, type.getShape(), box) : unknown;
     }
     Operation *op = v.getDefiningOp();
     if (auto c = dyn_cast<ConstantOp>(op)) {
       const std::vector<double> *t = table(v, c.getValue());
-      return t ? Known((*t)[size_t(flatten(index, type.getShape()))]) : std::nullopt;
+      return t ? extremes(*t, type.getShape(), box) : unknown;
     }
-    if (auto iota = dyn_cast<IotaOp>(op))
-      return double(index[size_t(iota.getDimension())]);
+    if (auto iota = dyn_cast<IotaOp>(op)) {
+      size_t d = size_t(iota.getDimension());
+      return {double(box.lo[d]), double(box.hi[d])};
+    }
     if (auto b = dyn_cast<BroadcastInDimOp>(op)) {
       auto from = cast<RankedTensorType>(b.getOperand().getType());
-      SmallVector<int64_t> inner;
-      for (auto [i, d] : llvm::enumerate(b.getBroadcastDimensions()))
-        inner.push_back(from.getDimSize(int64_t(i)) == 1 ? 0 : index[size_t(d)]);
-      return at(b.getOperand(), inner);
+      Box inner;
+      for (auto [i, d] : llvm::enumerate(b.getBroadcastDimensions())) {
+        bool one = from.getDimSize(int64_t(i)) == 1;
+        inner.lo.push_back(one ? 0 : box.lo[size_t(d)]);
+        inner.hi.push_back(one ? 0 : box.hi[size_t(d)]);
+      }
+      return over(b.getOperand(), inner);
     }
     if (auto r = dyn_cast<ReshapeOp>(op)) {
-      auto from = cast<RankedTensorType>(r.getOperand().getType());
-      int64_t flat = flatten(index, type.getShape());
-      SmallVector<int64_t> inner(size_t(from.getRank()));
-      for (int64_t d = from.getRank() - 1; d >= 0; --d) {
-        inner[size_t(d)] = flat % from.getDimSize(d);
-        flat /= from.getDimSize(d);
-      }
-      return at(r.getOperand(), inner);
+      std::optional<Box> inner = reshaped(box, type.getShape(),
+                                          cast<RankedTensorType>(r.getOperand().getType()).getShape());
+      return inner ? over(r.getOperand(), *inner) : unknown;
     }
     if (auto t = dyn_cast<TransposeOp>(op)) {
-      SmallVector<int64_t> inner(index.size());
-      for (auto [i, p] : llvm::enumerate(t.getPermutation()))
-        inner[size_t(p)] = index[i];
-      return at(t.getOperand(), inner);
+      Box inner{box.lo, box.hi};
+      for (auto [i, p] : llvm::enumerate(t.getPermutation())) {
+        inner.lo[size_t(p)] = box.lo[i];
+        inner.hi[size_t(p)] = box.hi[i];
+      }
+      return over(t.getOperand(), inner);
     }
     if (auto s = dyn_cast<SliceOp>(op)) {
-      SmallVector<int64_t> inner;
-      for (size_t d = 0; d < index.size(); ++d)
-        inner.push_back(s.getStartIndices()[d] + index[d] * s.getStrides()[d]);
-      return at(s.getOperand(), inner);
+      Box inner;
+      for (size_t d = 0; d < box.lo.size(); ++d) {
+        // Every index the slice reads in the box's range (a superset when
+        // strided: still a bound).
+        inner.lo.push_back(s.getStartIndices()[d] + box.lo[d] * s.getStrides()[d]);
+        inner.hi.push_back(s.getStartIndices()[d] + box.hi[d] * s.getStrides()[d]);
+      }
+      return over(s.getOperand(), inner);
     }
     if (auto c = dyn_cast<ConvertOp>(op)) {
-      Known x = at(c.getOperand(), index);
+      Range x = over(c.getOperand(), box);
       Type to = type.getElementType();
-      if (!x || isa<FloatType>(to))
+      if (isa<FloatType>(to))
         return x;
-      return to.isInteger(1) ? double(*x != 0) : std::trunc(*x);
+      if (to.isInteger(1))
+        return x.is(0) ? Range{0, 0} : (x.lo > 0 || x.hi < 0) ? Range{1, 1} : Range{0, 1};
+      return {std::trunc(x.lo), std::trunc(x.hi)};
     }
     if (auto n = dyn_cast<NotOp>(op)) {
-      Known x = at(n.getOperand(), index);
-      return x ? Known(double(*x == 0)) : std::nullopt;
+      Range x = over(n.getOperand(), box);
+      return {1 - x.hi, 1 - x.lo};
     }
     if (auto n = dyn_cast<NegOp>(op)) {
-      Known x = at(n.getOperand(), index);
-      return x ? Known(-*x) : std::nullopt;
+      Range x = over(n.getOperand(), box);
+      return {-x.hi, -x.lo};
     }
-    // `and` / `or` of predicates settle on one known operand.
+    // `and` / `or` of predicates settle on one operand that is the
+    // absorbing value over the whole box.
     if (isa<AndOp, OrOp>(op)) {
       double absorbing = isa<AndOp>(op) ? 0 : 1;
-      Known x = at(op->getOperand(0), index);
-      if (x && *x == absorbing)
-        return absorbing;
-      Known y = at(op->getOperand(1), index);
-      if (y && *y == absorbing)
-        return absorbing;
-      return x && y ? Known(1 - absorbing) : std::nullopt;
+      Range x = over(op->getOperand(0), box);
+      if (x.is(absorbing))
+        return x;
+      Range y = over(op->getOperand(1), box);
+      if (y.is(absorbing))
+        return y;
+      return x.is(1 - absorbing) && y.is(1 - absorbing) ? x : Range{0, 1};
     }
     if (auto s = dyn_cast<SelectOp>(op)) {
-      Known p = at(s.getPred(), index);
-      if (p)
-        return at(*p != 0 ? s.getOnTrue() : s.getOnFalse(), index);
-      Known x = at(s.getOnTrue(), index), y = at(s.getOnFalse(), index);
-      return x && y && *x == *y ? x : std::nullopt;
+      Range p = over(s.getPred(), box);
+      if (p.is(1))
+        return over(s.getOnTrue(), box);
+      if (p.is(0))
+        return over(s.getOnFalse(), box);
+      return hull(over(s.getOnTrue(), box), over(s.getOnFalse(), box));
     }
-    if (auto c = dyn_cast<CompareOp>(op)) {
-      Known x = at(c.getLhs(), index), y = at(c.getRhs(), index);
-      if (!x || !y)
-        return std::nullopt;
-      switch (c.getDirection()) {
-      case CompareDirection::EQ: return double(*x == *y);
-      case CompareDirection::NE: return double(*x != *y);
-      case CompareDirection::LT: return double(*x < *y);
-      case CompareDirection::LE: return double(*x <= *y);
-      case CompareDirection::GT: return double(*x > *y);
-      case CompareDirection::GE: return double(*x >= *y);
-      }
-      return std::nullopt;
-    }
+    if (auto c = dyn_cast<CompareOp>(op))
+      return compare(c.getDirection(), over(c.getLhs(), box), over(c.getRhs(), box));
     if (isa<AddOp, SubOp, MulOp, MaxOp, MinOp>(op)) {
-      Known x = at(op->getOperand(0), index), y = at(op->getOperand(1), index);
-      if (!x || !y)
-        return std::nullopt;
+      Range x = over(op->getOperand(0), box), y = over(op->getOperand(1), box);
       if (isa<AddOp>(op))
-        return *x + *y;
+        return {x.lo + y.lo, x.hi + y.hi};
       if (isa<SubOp>(op))
-        return *x - *y;
-      if (isa<MulOp>(op))
-        return *x * *y;
-      return isa<MaxOp>(op) ? std::max(*x, *y) : std::min(*x, *y);
+        return {x.lo - y.hi, x.hi - y.lo};
+      if (isa<MaxOp>(op))
+        return {std::max(x.lo, y.lo), std::max(x.hi, y.hi)};
+      if (isa<MinOp>(op))
+        return {std::min(x.lo, y.lo), std::min(x.hi, y.hi)};
+      double p[] = {x.lo * y.lo, x.lo * y.hi, x.hi * y.lo, x.hi * y.hi};
+      if (llvm::any_of(p, [](double v) { return std::isnan(v); }))
+        return Range::any();
+      return {*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
     }
-    return std::nullopt;
+    return unknown;
   }
 
 private:
+  static Range compare(CompareDirection dir, Range x, Range y) {
+    const Range yes{1, 1}, no{0, 0}, either{0, 1};
+    switch (dir) {
+    case CompareDirection::EQ:
+      return x.lo == x.hi && y.lo == y.hi && x.lo == y.lo ? yes
+             : x.hi < y.lo || y.hi < x.lo                 ? no
+                                                          : either;
+    case CompareDirection::NE: {
+      Range eq = compare(CompareDirection::EQ, x, y);
+      return {1 - eq.hi, 1 - eq.lo};
+    }
+    case CompareDirection::LT: return x.hi < y.lo ? yes : x.lo >= y.hi ? no : either;
+    case CompareDirection::LE: return x.hi <= y.lo ? yes : x.lo > y.hi ? no : either;
+    case CompareDirection::GT: return compare(CompareDirection::LT, y, x);
+    case CompareDirection::GE: return compare(CompareDirection::LE, y, x);
+    }
+    return either;
+  }
+
+  /// The box of a reshape's operand: exact where the reshape only adds or
+  /// drops dims of 1 (the non-unit dims keep their order), or for one
+  /// element; otherwise none (unknown).
+  static std::optional<Box> reshaped(const Box &box, ArrayRef<int64_t> to,
+                                     ArrayRef<int64_t> from) {
+    bool single = llvm::all_of(llvm::seq<size_t>(0, box.lo.size()),
+                               [&](size_t d) { return box.lo[d] == box.hi[d]; });
+    Box inner;
+    if (single) {
+      for (const SmallVector<int64_t> *corner : {&box.lo, &box.hi}) {
+        int64_t flat = 0;
+        for (size_t d = 0; d < to.size(); ++d)
+          flat = flat * to[d] + (*corner)[d];
+        SmallVector<int64_t> &out = corner == &box.lo ? inner.lo : inner.hi;
+        out.assign(from.size(), 0);
+        for (int64_t d = int64_t(from.size()) - 1; d >= 0; --d) {
+          out[size_t(d)] = flat % from[size_t(d)];
+          flat /= from[size_t(d)];
+        }
+      }
+      return inner;
+    }
+    SmallVector<size_t> toDims, fromDims;
+    for (size_t d = 0; d < to.size(); ++d)
+      if (to[d] != 1)
+        toDims.push_back(d);
+    for (size_t d = 0; d < from.size(); ++d)
+      if (from[d] != 1)
+        fromDims.push_back(d);
+    if (toDims.size() != fromDims.size())
+      return std::nullopt;
+    inner.lo.assign(from.size(), 0);
+    inner.hi.assign(from.size(), 0);
+    for (size_t i = 0; i < toDims.size(); ++i) {
+      if (to[toDims[i]] != from[fromDims[i]])
+        return std::nullopt;
+      inner.lo[fromDims[i]] = box.lo[toDims[i]];
+      inner.hi[fromDims[i]] = box.hi[toDims[i]];
+    }
+    return inner;
+  }
+
+  /// The least and greatest of a table's elements in `box`.
+  static Range extremes(const std::vector<double> &t, ArrayRef<int64_t> shape, const Box &box) {
+    Range r{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+    SmallVector<int64_t> index(box.lo);
+    while (true) {
+      int64_t flat = 0;
+      for (size_t d = 0; d < shape.size(); ++d)
+        flat = flat * shape[d] + index[d];
+      r = {std::min(r.lo, t[size_t(flat)]), std::max(r.hi, t[size_t(flat)])};
+      size_t d = shape.size();
+      while (d > 0 && index[d - 1] == box.hi[d - 1]) {
+        index[d - 1] = box.lo[d - 1];
+        --d;
+      }
+      if (d == 0)
+        return r;
+      ++index[d - 1];
+    }
+  }
+
   const std::vector<double> *table(Value key, Attribute value) {
     auto it = tables.find(key);
     if (it == tables.end()) {
@@ -215,6 +315,27 @@ private:
   DenseMap<Value, std::optional<std::vector<double>>> tables;
 };
 
+/// Whether every element of `mask` in `box` is `hiding`: proven for the
+/// box at once, or for each half of it in turn.
+bool hidesBox(RangeProbe &probe, Value mask, double hiding, Box box) {
+  Range r = probe.over(mask, box);
+  if (r.is(hiding))
+    return true;
+  if (r.is(1 - hiding))
+    return false; // a visible key
+  size_t widest = 0;
+  for (size_t d = 1; d < box.lo.size(); ++d)
+    if (box.hi[d] - box.lo[d] > box.hi[widest] - box.lo[widest])
+      widest = d;
+  if (box.lo[widest] == box.hi[widest])
+    return false; // one element, not known to hide
+  int64_t mid = box.lo[widest] + (box.hi[widest] - box.lo[widest]) / 2;
+  Box first = box, second = box;
+  first.hi[widest] = mid;
+  second.lo[widest] = mid + 1;
+  return hidesBox(probe, mask, hiding, first) && hidesBox(probe, mask, hiding, second);
+}
+
 } // namespace
 
 bool hidesLaterChunks(func::FuncOp func, Value mask, bool fillWhereTrue, int64_t chunk) {
@@ -225,23 +346,23 @@ bool hidesLaterChunks(func::FuncOp func, Value mask, bool fillWhereTrue, int64_t
   int64_t positions = type.getDimSize(rank - 1);
   if (type.getDimSize(rank - 2) != positions || positions % chunk)
     return false;
-  int64_t leading = type.getNumElements() / (positions * positions);
-  ElementProbe probe(func);
-  SmallVector<int64_t> index(size_t(rank), 0);
-  for (int64_t outer = 0; outer < leading; ++outer) {
-    for (int64_t d = rank - 3, rest = outer; d >= 0; --d) {
-      index[size_t(d)] = rest % type.getDimSize(d);
-      rest /= type.getDimSize(d);
-    }
-    for (int64_t q = 0; q < positions; ++q)
-      for (int64_t k = (q / chunk + 1) * chunk; k < positions; ++k) {
-        index[size_t(rank - 2)] = q;
-        index[size_t(rank - 1)] = k;
-        Known hidden = probe.at(mask, index);
-        if (!hidden || (*hidden != 0) != fillWhereTrue)
-          return false;
-      }
+  RangeProbe probe(func);
+  // Every leading index at once; query chunk a against key chunks after it.
+  Box box;
+  for (int64_t d = 0; d < rank; ++d) {
+    box.lo.push_back(0);
+    box.hi.push_back(type.getDimSize(d) - 1);
   }
+  int64_t chunks = positions / chunk;
+  for (int64_t a = 0; a < chunks; ++a)
+    for (int64_t b = a + 1; b < chunks; ++b) {
+      box.lo[size_t(rank - 2)] = a * chunk;
+      box.hi[size_t(rank - 2)] = (a + 1) * chunk - 1;
+      box.lo[size_t(rank - 1)] = b * chunk;
+      box.hi[size_t(rank - 1)] = (b + 1) * chunk - 1;
+      if (!hidesBox(probe, mask, fillWhereTrue ? 1 : 0, box))
+        return false;
+    }
   return true;
 }
 

@@ -3,7 +3,7 @@
 // Context parallelism's causal load balancing skips the blocks of scores
 // whose keys come after every query of the block (trc-ring-attention).
 // That is exact only where the mask hides them: this proves it at compile
-// time, before partitioning, by evaluating the mask element by element
+// time, before partitioning, by bounding the mask over boxes of indices
 // from what is known (constants, iota, frozen parameters' initial values;
 // graph inputs such as a padding mask are unknown, and `or` with a known
 // true, `and` with a known false, settle an element anyway). A mask
