@@ -223,7 +223,9 @@ std::tuple<Value, Value, Value> AttentionRing::backward(const RingForward &fwd, 
 AttentionRing::Softmax AttentionRing::partial(Value qr, Value kb, Value vb, Value mask) {
   Value s = c.convert(scores(qr, kb, mask), f32);
   // The max starts at the lowest finite value, not -inf, so a row the mask
-  // hides in the whole block gives exp(fill - lowest) = 0 terms, never NaN.
+  // hides in the whole block gives finite terms, never NaN: 0 for a -inf
+  // fill, and for a fill of the lowest float terms that vanish (a factor
+  // exp(lowest - max)) once a visible key of another block raises the max.
   Value rowMax = c.reduce(ReduceKind::Max, s, {rank - 1});
   Value m = c.max(rowMax, lowest(rowMax));
   Value p = c.exp(c.sub(s, c.expand(m, c.type(s), {rank - 1})));
