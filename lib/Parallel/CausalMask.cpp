@@ -84,7 +84,6 @@ std::optional<std::vector<double>> decode(ElementsAttr attr) {
 /// A closed range of values; booleans are 0 and 1.
 struct Range {
   double lo, hi;
-  static Range exactly(double v) { return {v, v}; }
   static Range any() {
     return {-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
   }
@@ -131,8 +130,8 @@ public:
       return over(b.getOperand(), inner);
     }
     if (auto r = dyn_cast<ReshapeOp>(op)) {
-      std::optional<Box> inner = reshaped(box, type.getShape(),
-                                          cast<RankedTensorType>(r.getOperand().getType()).getShape());
+      auto from = cast<RankedTensorType>(r.getOperand().getType());
+      std::optional<Box> inner = reshaped(box, type.getShape(), from.getShape());
       return inner ? over(r.getOperand(), *inner) : unknown;
     }
     if (auto t = dyn_cast<TransposeOp>(op)) {

@@ -20,6 +20,9 @@ namespace trc::parallel {
 
 namespace {
 
+/// The rank whose block rank `r` of `n` holds at ring step `j`.
+int64_t heldAt(int64_t r, int64_t j, int64_t n) { return ((r - j) % n + n) % n; }
+
 Value throughReshapes(Value v) {
   while (auto r = v.getDefiningOp<ReshapeOp>())
     v = r.getOperand();
@@ -350,7 +353,7 @@ void AttentionRing::stepChoices() {
   SmallVector<int64_t> table;
   for (int64_t r = 0; r < n; ++r)
     for (int64_t j = 0; j < n; ++j)
-      table.push_back(((r - j) % n + n) % n < r ? 0 : 1);
+      table.push_back(heldAt(r, j, n) < r ? 0 : 1);
   Value mine = rankRowOf(c.b, c.loc, table, n, CollectiveGroup::Context, n);
   auto i64 = c.b.getI64Type();
   halves.assign(size_t(n), Value());
@@ -395,7 +398,7 @@ SmallVector<Value> AttentionRing::maskBlocks(Value mask) {
   SmallVector<int64_t> table;
   for (int64_t r = 0; r < shards; ++r)
     for (int64_t j = 0; j < shards; ++j) {
-      int64_t s = ((r - j) % shards + shards) % shards;
+      int64_t s = heldAt(r, j, shards);
       table.push_back(s);
       if (layout.mirrored)
         table.push_back(chunks - 1 - s);

@@ -575,8 +575,8 @@ Status Parser::parseLabels(const std::vector<std::string_view> &f) {
 // split <slot index> <dim> <blocks> <degree> <rank> <d0> ... <dN-1>
 // [mirrored]: the slot (declared above; its shard and init records, if
 // any, come after this one) holds one tensor rank's part of a logical
-// tensor of that shape (TensorSplit.h). Its local shape is checked in finish(), once a shard
-// record may have given it.
+// tensor of that shape (TensorSplit.h). Its local shape is checked in
+// finish(), once a shard record may have given it.
 Status Parser::parseSplit(const std::vector<std::string_view> &f) {
   uint64_t index = 0, dim = 0, blocks = 0, degree = 0, rank = 0;
   if (f.size() < 6 || !parseUnsigned(f[1], index) || !parseUnsigned(f[2], dim) ||

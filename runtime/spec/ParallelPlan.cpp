@@ -27,10 +27,10 @@ constexpr double kMaxBucketCapMb = 1 << 20;
 const char *const kKnownKeys =
     "ddp, shard_optimizer_state, sharded_data_parallel_degree, "
     "hybrid_shard_degree, zero_stage, bucket_cap_mb, communicator, tensor_parallel_degree, "
-    "sequence_parallel, context_parallel_degree, cp_comm_type, cp_load_balance, pipeline_parallel_degree, "
-    "partitions, microbatches, "
-    "active_microbatches, pipeline, pipeline_schedule, virtual_stages, offload_activations, "
-    "activation_loading_horizon, recompute, auto_partition, optimize, memory_weight";
+    "sequence_parallel, context_parallel_degree, cp_comm_type, cp_load_balance, "
+    "pipeline_parallel_degree, partitions, microbatches, active_microbatches, pipeline, "
+    "pipeline_schedule, virtual_stages, offload_activations, activation_loading_horizon, "
+    "recompute, auto_partition, optimize, memory_weight";
 
 // 'key' for messages: control bytes as \xNN, long names cut.
 std::string quoteKey(const std::string &key) {

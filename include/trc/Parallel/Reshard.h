@@ -44,7 +44,6 @@ mlir::Value rankRowOf(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<int
 mlir::Value partOffset(mlir::OpBuilder &b, mlir::Location loc, llvm::StringRef axis,
                        int64_t fullSize, const Grid &grid, mlir::RankedTensorType type);
 
-
 } // namespace trc::parallel
 
 #endif // TRC_PARALLEL_RESHARD_H
