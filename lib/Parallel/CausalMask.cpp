@@ -74,8 +74,9 @@ std::optional<std::vector<double>> decode(ElementsAttr attr) {
             : element.isF64()     ? read(double())
             : element.isInteger(64) ? read(int64_t())
             : element.isInteger(32) ? read(int32_t())
-            : element.isInteger(8) || element.isInteger(1) ? read(uint8_t())
-                                                           : false;
+            : element.isInteger(8)  ? read(int8_t()) // signless i8: signed
+            : element.isInteger(1)  ? read(uint8_t())
+                                    : false;
   if (!ok)
     return std::nullopt;
   return out;
