@@ -49,9 +49,9 @@ Status writeSlot(Session &session, const Slot &slot, const HostTensor &value) {
 /// (the ranks with my tensor index: gradients' one reduction under context
 /// parallelism); shard groups are consecutive blocks of `shardDegree` ranks
 /// of data x context, replica groups its ranks at the same position in each
-/// block. Without tensor and context
-/// parallelism the data axis is the world itself and the tensor and
-/// context groups this process alone (no extra NCCL communicators).
+/// block. Without tensor and context parallelism the data axis is the world
+/// itself and the tensor and context groups this process alone (no extra
+/// NCCL communicators).
 Status DistributedRun::splitGrid(Communicator &fullWorld, const ParallelPlan &plan, Groups &g) {
   auto take = [](StatusOr<std::unique_ptr<Communicator>> made, std::unique_ptr<Communicator> &into,
                  const char *what) {
