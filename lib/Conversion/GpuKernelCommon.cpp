@@ -1,13 +1,15 @@
 //===- GpuKernelCommon.cpp - what the CUDA kernel emitters share ----------===//
 //
 // Launch frames, index arithmetic, body cloning and buffer extents for the
-// kernel emitters (GpuKernelCommon.h), staticLayout, soleCombiner and cloneCombiner.
+// kernel emitters (GpuKernelCommon.h); staticLayout, soleCombiner, cloneCombiner
+// and sinkConstants.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuKernelCommon.h"
 #include "trc/Analysis/ElementBytes.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -37,6 +39,10 @@ bool isSinkable(Operation *op) {
     return true;
   return isa<ViewLikeOpInterface>(op) && op->getNumResults() == 1 &&
          isGlobalView(op->getResult(0));
+}
+
+LogicalResult sinkConstants(gpu::LaunchOp launch) {
+  return sinkOperationsIntoLaunchOp(launch, isSinkable);
 }
 
 Operation *soleCombiner(linalg::GenericOp op, TypedAttr &neutral) {

@@ -336,6 +336,26 @@ bool hidesBox(RangeProbe &probe, Value mask, double hiding, Box box) {
   return hidesBox(probe, mask, hiding, first) && hidesBox(probe, mask, hiding, second);
 }
 
+/// Whether the mask hides every key chunk after its query chunk for the
+/// query chunks in [lo, hi]: the rectangle of query chunks [lo, mid] against
+/// key chunks [mid + 1, hi], then each half's own triangle (O(chunks) boxes,
+/// not one per pair).
+bool hidesTriangle(RangeProbe &probe, Value mask, double hiding, Box box, int64_t chunk,
+                   int64_t lo, int64_t hi) {
+  if (lo >= hi)
+    return true;
+  int64_t mid = lo + (hi - lo) / 2;
+  size_t queryDim = box.lo.size() - 2, keyDim = box.lo.size() - 1;
+  Box rectangle = box;
+  rectangle.lo[queryDim] = lo * chunk;
+  rectangle.hi[queryDim] = (mid + 1) * chunk - 1;
+  rectangle.lo[keyDim] = (mid + 1) * chunk;
+  rectangle.hi[keyDim] = (hi + 1) * chunk - 1;
+  return hidesBox(probe, mask, hiding, rectangle) &&
+         hidesTriangle(probe, mask, hiding, box, chunk, lo, mid) &&
+         hidesTriangle(probe, mask, hiding, box, chunk, mid + 1, hi);
+}
+
 } // namespace
 
 bool hidesLaterChunks(func::FuncOp func, Value mask, bool fillWhereTrue, int64_t chunk) {
@@ -347,23 +367,14 @@ bool hidesLaterChunks(func::FuncOp func, Value mask, bool fillWhereTrue, int64_t
   if (type.getDimSize(rank - 2) != positions || positions % chunk)
     return false;
   RangeProbe probe(func);
-  // Every leading index at once; query chunk a against key chunks after it.
+  // Every leading index at once.
   Box box;
   for (int64_t d = 0; d < rank; ++d) {
     box.lo.push_back(0);
     box.hi.push_back(type.getDimSize(d) - 1);
   }
-  int64_t chunks = positions / chunk;
-  for (int64_t a = 0; a < chunks; ++a)
-    for (int64_t b = a + 1; b < chunks; ++b) {
-      box.lo[size_t(rank - 2)] = a * chunk;
-      box.hi[size_t(rank - 2)] = (a + 1) * chunk - 1;
-      box.lo[size_t(rank - 1)] = b * chunk;
-      box.hi[size_t(rank - 1)] = (b + 1) * chunk - 1;
-      if (!hidesBox(probe, mask, fillWhereTrue ? 1 : 0, box))
-        return false;
-    }
-  return true;
+  return hidesTriangle(probe, mask, fillWhereTrue ? 1 : 0, box, chunk, 0,
+                       positions / chunk - 1);
 }
 
 } // namespace trc::parallel

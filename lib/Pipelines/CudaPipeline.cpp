@@ -3,7 +3,8 @@
 // The pass sequence of the CUDA backend, as text so that `trc-opt
 // --trc-cuda-lowering` and this function are one definition. Up to the
 // memory plan it is the CPU pipeline's (fused regions are first inlined back
-// by trc-unfuse and re-fused at the linalg level; products' misaligned inner
+// by trc-unfuse and re-fused at the linalg level; attention becomes its own
+// kernels, trc-attention-to-gpu; products' misaligned inner
 // dimensions padded, trc-align-products; reductions with few
 // outputs split over many threads, trc-split-reductions); then matrix products go
 // to cuBLASLt, every other linalg op becomes one kernel (trc-linalg-to-gpu),
@@ -44,7 +45,8 @@ std::string kernelsPipeline(bool cublasLt) {
   return std::string(
              // fused regions back to core ops; trc -> linalg on tensors, re-fused
              "func.func(trc-unfuse), "
-             "trc-decompose-composites, "
+             // attention as kernels that keep no scores; other composites decomposed
+             "func.func(trc-attention-to-gpu), trc-decompose-composites, "
              // 16-byte leading dimensions, or cuBLASLt takes slower kernels
              "func.func(trc-align-products), "
              "trc-collectives-to-runtime-call, "

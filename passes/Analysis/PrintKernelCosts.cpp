@@ -8,6 +8,7 @@
 // (static shapes; kernels not yet outlined). The IR is unchanged.
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Abi/AttrNames.h"
 #include "trc/Analysis/ElementBytes.h"
 #include "trc/AnalysisPasses.h"
 
@@ -41,8 +42,11 @@ int64_t constantOr(Value v, int64_t fallback) {
 }
 
 /// Iterations of an scf.for with a static step and upper bound (a lower
-/// bound that is not constant, a thread's first index, counts as 0).
+/// bound that is not constant, a thread's first index, counts as 0), or
+/// the mean over threads its kernel recorded (kMeanTripsAttr).
 int64_t tripCount(scf::ForOp loop) {
+  if (auto mean = loop->getAttrOfType<IntegerAttr>(trc::abi::kMeanTripsAttr))
+    return mean.getInt();
   int64_t step = constantOr(loop.getStep(), 0), ub = constantOr(loop.getUpperBound(), -1);
   if (step <= 0 || ub < 0)
     return 1;

@@ -74,6 +74,14 @@ struct LinalgToGpu : trc::impl::LinalgToGpuBase<LinalgToGpu> {
     if (func.isExternal())
       return;
     reshapesToCasts(func);
+    // Launches built before bufferization (trc-attention-to-gpu's) read
+    // what bufferization made constant globals: sunk as the kernels made
+    // here sink theirs.
+    SmallVector<gpu::LaunchOp> built;
+    func.walk([&](gpu::LaunchOp launch) { built.push_back(launch); });
+    for (gpu::LaunchOp launch : built)
+      if (failed(sinkConstants(launch)))
+        return signalPassFailure();
 
     // Kernels are numbered in program order: linalg ops and host loop
     // nests (what trc-lower-to-linalg writes as scf.for: scatter_add).

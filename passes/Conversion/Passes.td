@@ -224,6 +224,32 @@ def SplitReductions : Pass<"trc-split-reductions", "mlir::func::FuncOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def AttentionToGpu : Pass<"trc-attention-to-gpu", "mlir::func::FuncOp"> {
+  let summary = "trc.attention and its gradient as CUDA kernels that keep no scores";
+  let description = [{
+    The CUDA backend's attention. Each `trc.attention` and
+    `trc.attention_grad` with static shapes, an f32, f16 or bf16 element
+    type and head dims of at most 128 becomes `gpu.launch` kernels on
+    buffers (read-only `bufferization.to_buffer` views of its operands, a
+    `memref.alloc` per result returned through `bufferization.to_tensor
+    restrict writable`), before bufferization: the forward is one kernel, a
+    thread per query row keeping its running max, sum and outputs in
+    registers while it reads the key and value rows (an online softmax); the
+    gradient is two, a thread per query row recomputing its log-sum-exp and
+    delta (sum over keys of dp p) and accumulating dq, then a thread per key
+    row accumulating dk and dv. The [batch, Tq, Tk] scores and
+    probabilities the decomposition writes never exist. A mask proven to
+    hide every later key (include/trc/Parallel/CausalMask.h) with a fill of
+    at most -1e4 makes each thread skip those keys (queries). Ops the kernels
+    do not take are left for trc-decompose-composites. Kernels are named
+    `<function>_attention<N>` (forward), `..._dq` and `..._dkv`.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::memref::MemRefDialect",
+                           "mlir::bufferization::BufferizationDialect",
+                           "mlir::scf::SCFDialect", "mlir::math::MathDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def LinalgToGpu : Pass<"trc-linalg-to-gpu", "mlir::func::FuncOp"> {
   let summary = "turns every linalg op on buffers into one gpu.launch";
   let description = [{

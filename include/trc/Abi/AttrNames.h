@@ -97,6 +97,10 @@ inline constexpr const char kRecomputeAttr[] = "trc.recompute";
 inline constexpr const char kRecomputePlanAttr[] = "trc.recompute_plan";
 // Op (unit): recomputed by a composite's decomposition (not a kept value).
 inline constexpr const char kRecomputedAttr[] = "trc.recomputed";
+// scf.for in a kernel (i64): its mean trip count over the threads, where a
+// bound depends on the thread (the attention kernels' causal loops), for
+// trc-print-kernel-costs.
+inline constexpr const char kMeanTripsAttr[] = "trc.mean_trips";
 // Module (dictionary): trc-offload-activations' decisions.
 inline constexpr const char kOffloadPlanAttr[] = "trc.offload_plan";
 

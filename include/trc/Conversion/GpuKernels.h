@@ -15,7 +15,12 @@
 //             the same rows, a warp per row (lanes stride the row, xor
 //             shuffles combine) where every reduction has a combiner with a
 //             neutral element on 32-bit values, else a thread per row
-//             (lib/Conversion/GpuRowKernel.cpp).
+//             (lib/Conversion/GpuRowKernel.cpp);
+//   attention softmax(scale q k^T, masked) v and its gradient without the
+//             scores in memory: a thread per query row (forward, dq) or key
+//             row (dk, dv) with an online softmax over the other side's rows
+//             (lib/Conversion/GpuAttentionKernel.cpp; built on buffers before
+//             bufferization by trc-attention-to-gpu).
 // Preconditions: linalg ops on buffers with static shapes, strides and
 // offsets; buffers at least 16-byte aligned (slots and the arena are
 // 64-byte aligned, the memory plan's offsets multiples of 64). Constants and
@@ -25,6 +30,7 @@
 #ifndef TRC_CONVERSION_GPUKERNELS_H
 #define TRC_CONVERSION_GPUKERNELS_H
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
@@ -120,6 +126,49 @@ mlir::LogicalResult
 emitRowKernel(RowGroup &g, mlir::OpBuilder &b,
               const llvm::DenseMap<mlir::Operation *, llvm::SmallVector<mlir::Value>> &fills,
               llvm::StringRef kernelName);
+
+/// Moves the constants, constant globals and views of them that `launch`
+/// reads into it (the host's copy of a constant is not in device memory):
+/// for launches built before bufferization made them globals.
+mlir::LogicalResult sinkConstants(mlir::gpu::LaunchOp launch);
+
+/// One trc.attention's or trc.attention_grad's shapes and attributes (see
+/// dialects/Trc/TrcAttention.td): `batch` is the product of the batch dims
+/// (`batchDims`), and the mask, when there is one, has the scores' rank with
+/// each dim the scores' or 1. `causal`: the mask provably hides every key
+/// after its query (square scores), with a fill whose exp underflows to 0,
+/// so the kernels skip those keys.
+struct AttentionKernelSpec {
+  llvm::SmallVector<int64_t> batchDims;
+  int64_t batch = 1, queries = 0, keys = 0, headDim = 0, valueDim = 0;
+  double scale = 1.0, fill = 0.0;
+  bool fillWhereTrue = true, causal = false;
+};
+
+/// The largest head dim the attention kernels take: a thread keeps its rows
+/// (and accumulators) in registers.
+inline constexpr int64_t kMaxAttentionHeadDim = 128;
+
+/// The forward kernel, built at `b`'s insertion point: `out` [batch..., Tq,
+/// Dv] from `q`, `k`, `v` and `mask` (null without one); buffers with
+/// identity layouts. A thread per query row keeps the row's running max,
+/// sum and Dv outputs (an online softmax, FlashAttention's) while it reads
+/// the key and value rows in turn.
+void emitAttentionForward(mlir::OpBuilder &b, mlir::Location loc,
+                          const AttentionKernelSpec &spec, mlir::Value q, mlir::Value k,
+                          mlir::Value v, mlir::Value mask, mlir::Value out,
+                          llvm::StringRef kernelName);
+
+/// The gradient's two kernels: a thread per query row recomputes its
+/// softmax statistics (log-sum-exp and sum(dp p), FlashAttention-2's
+/// delta) into `stats` ([2, batch * Tq] f32) and accumulates dq; then a
+/// thread per key row accumulates dk and dv from them. `grad` is the
+/// result's gradient.
+void emitAttentionBackward(mlir::OpBuilder &b, mlir::Location loc,
+                           const AttentionKernelSpec &spec, mlir::Value q, mlir::Value k,
+                           mlir::Value v, mlir::Value grad, mlir::Value mask, mlir::Value dq,
+                           mlir::Value dk, mlir::Value dv, mlir::Value stats,
+                           llvm::StringRef kernelName);
 
 } // namespace trc::gpukernels
 
