@@ -90,6 +90,7 @@ const llvm::StringMap<KnownAttr> &knownAttrs() {
     add(abi::kRecomputePlanAttr, OnOp, is<DictionaryAttr>, dictionary);
     add(abi::kRecomputedAttr, OnOp, is<UnitAttr>, unit);
     add(abi::kMeanTripsAttr, OnOp, is<IntegerAttr>, integer);
+    add(abi::kFinishViewAttr, OnOp, is<UnitAttr>, unit);
     add(abi::kOffloadPlanAttr, OnOp, is<DictionaryAttr>, dictionary);
     // Fusion, code generation, profiling, the importer.
     add(abi::kUnfusedCostAttr, OnOp, isI64Array, i64s);

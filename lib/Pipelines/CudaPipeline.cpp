@@ -49,7 +49,8 @@ std::string kernelsPipeline(bool cublasLt) {
              "func.func(trc-attention-to-gpu), trc-decompose-composites, "
              // 16-byte leading dimensions, or cuBLASLt takes slower kernels
              "func.func(trc-align-products), "
-             "trc-collectives-to-runtime-call, "
+             // collectives started, finished before their results' first use
+             "trc-collectives-to-runtime-call{overlap=1}, "
              "trc-offload-to-runtime-call, canonicalize, "
              "func.func(trc-lower-to-linalg), "
              "canonicalize, cse, func.func(trc-rematerialize-broadcasts), linalg-fuse-elementwise-ops, "

@@ -10,14 +10,28 @@
 //   %r = bufferization.to_tensor %out restrict writable
 //
 // so one-shot bufferization and the memory plan treat the result like any
-// other temporary. Codes come from include/trc/Abi/CollectiveAbi.h; pointers are i64
-// as in trc-matmul-to-runtime-call.
+// other temporary. With `overlap`, the collectives that can run beside
+// other work become a start and a finish:
+//
+//   call @trc_rt_all_reduce_start(group, dtype, reduction, count, ptr(%in), ptr(%out), ticket)
+//   ...                                       (ops that do not use %r)
+//   %in2 = bufferization.to_buffer %x read_only
+//   call @trc_rt_collective_finish(ticket, ptr(%in2), ptr(%out))
+//   ...                                       (the first use of %r)
+//
+// (the second view of %x, marked kFinishViewAttr so that CSE keeps it
+// apart, is a read one-shot bufferization sees, so no op writes %x's buffer
+// in place before the finish; the plan keeps both buffers until the call.
+// Where %x is itself a to_tensor of a buffer, canonicalization folds both
+// views to that buffer and only the plan's lifetime protects it). Codes come from include/trc/Abi/CollectiveAbi.h;
+// pointers are i64 as in trc-matmul-to-runtime-call.
 // Preconditions: runs on trc IR before bufferization (identity layouts).
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Dialect/Trc.h"
 #include "trc/Passes.h"
 
+#include "trc/Abi/AttrNames.h"
 #include "trc/Abi/CollectiveAbi.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -55,8 +69,31 @@ int64_t reductionCode(trc::CollectiveReduction r) {
   return trc::abi::kReduceSum;
 }
 
+/// The runtime entry `name`, declared in `module` on first use.
+func::FuncOp runtimeEntry(ModuleOp module, Location loc, StringRef name, TypeRange args) {
+  auto callee = module.lookupSymbol<func::FuncOp>(name);
+  if (!callee) {
+    OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+    callee = top.create<func::FuncOp>(loc, name, top.getFunctionType(args, {}));
+    callee.setPrivate();
+  }
+  return callee;
+}
+
+/// The op of `block` before which `value` is first used (its terminator
+/// when nothing uses it).
+Operation *firstUse(Value value, Block *block) {
+  Operation *first = block->getTerminator();
+  for (Operation *user : value.getUsers())
+    if (Operation *top = block->findAncestorOpInBlock(*user); top && top->isBeforeInBlock(first))
+      first = top;
+  return first;
+}
+
 struct CollectivesToRuntimeCall
     : trc::impl::CollectivesToRuntimeCallBase<CollectivesToRuntimeCall> {
+  using CollectivesToRuntimeCallBase::CollectivesToRuntimeCallBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<Operation *> collectives;
@@ -69,6 +106,8 @@ struct CollectivesToRuntimeCall
       if (failed(rewrite(module, op)))
         return signalPassFailure();
   }
+
+  int64_t tickets = 0; // the module's started collectives, numbered
 
   LogicalResult rewrite(ModuleOp module, Operation *op) {
     auto inType = cast<RankedTensorType>(op->getOperand(0).getType());
@@ -94,6 +133,9 @@ struct CollectivesToRuntimeCall
 
     std::string name;
     SmallVector<Value> args;
+    // Started and finished later: the collectives that do not copy in place.
+    bool started = overlap && isa<trc::AllReduceOp, trc::ReduceScatterOp, trc::AllGatherOp,
+                                  trc::CollectivePermuteOp>(op);
     auto group = [&](trc::CollectiveGroup g) { return i64(static_cast<int64_t>(g)); };
     if (auto ar = dyn_cast<trc::AllReduceOp>(op)) {
       name = "trc_rt_all_reduce";
@@ -122,20 +164,28 @@ struct CollectivesToRuntimeCall
               i64(outType.getNumElements())};
     }
     args.append({pointer(in), pointer(out)});
-
-    auto callee = module.lookupSymbol<func::FuncOp>(name);
-    if (!callee) {
-      OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
-      callee = top.create<func::FuncOp>(loc, name,
-                                        top.getFunctionType(ValueRange(args).getTypes(), {}));
-      callee.setPrivate();
+    int64_t ticket = tickets;
+    if (started) {
+      name += "_start";
+      args.push_back(i64(tickets++));
     }
-    b.create<func::CallOp>(loc, callee, args);
+    b.create<func::CallOp>(loc, runtimeEntry(module, loc, name, ValueRange(args).getTypes()),
+                           args);
     auto result = b.create<bufferization::ToTensorOp>(loc, outType, out);
     result.setRestrict(true);
     result.setWritable(true);
     op->getResult(0).replaceAllUsesWith(result.getResult());
     op->erase();
+    if (started) {
+      b.setInsertionPoint(firstUse(result, result->getBlock()));
+      auto again = b.create<bufferization::ToBufferOp>(loc, inMemref, in.getTensor());
+      again.setReadOnly(true);
+      again->setAttr(trc::abi::kFinishViewAttr, b.getUnitAttr());
+      SmallVector<Value> finish{i64(ticket), pointer(again), pointer(out)};
+      b.create<func::CallOp>(
+          loc, runtimeEntry(module, loc, "trc_rt_collective_finish", ValueRange(finish).getTypes()),
+          finish);
+    }
     return success();
   }
 };

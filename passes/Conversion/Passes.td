@@ -56,7 +56,21 @@ def CollectivesToRuntimeCall
     `trc_rt_all_reduce` (etc., docs/ARTIFACT.md "Collectives") reading a
     read-only buffer of the operand and writing a fresh buffer that becomes
     the result. Runs before bufferization.
+
+    With `overlap` (the CUDA pipeline's), an all-reduce, reduce-scatter,
+    all-gather or collective permute is started instead
+    (`trc_rt_all_reduce_start` etc. with a ticket, numbered through the
+    module) and finished (`trc_rt_collective_finish`, naming the ticket and
+    both buffers, the operand's through a second read-only view so that
+    neither bufferization nor the memory plan reuses it earlier) right before
+    the first op that uses the result: the ops between overlap the transfer
+    where the communicator can (NCCL on a stream of its own; host
+    communicators finish in the start).
   }];
+  let options = [
+    Option<"overlap", "overlap", "bool", "false",
+           "start collectives and finish them before the result's first use">,
+  ];
   let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
                            "mlir::bufferization::BufferizationDialect"];

@@ -50,6 +50,13 @@ public:
   virtual Status copyOnDevice(void *dst, const void *src, size_t bytes) = 0;
   // Calls entry(slots, arena) with device pointers and waits for it.
   virtual Status run(EntryFn entry, void **slots, void *arena) = 0;
+  /// The device stream programs run on (a CUstream), which a device
+  /// communicator orders its work after (Communicator::setComputeStream);
+  /// null for host backends.
+  virtual void *computeStream() { return nullptr; }
+  /// The communicators order themselves after computeStream() with events:
+  /// launches need not be waited for before a collective.
+  virtual void collectivesFollowStream() {}
   /// Host memory the device copies offloaded activations to and from: at
   /// least `bytes` (a zero-byte request still yields a valid block),
   /// 64-byte aligned, zero-filled; page-locked where that makes the

@@ -10,6 +10,7 @@
 #include "trc/Abi/CollectiveAbi.h"
 
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ static_assert(int(DType::F32) == trc::abi::kF32 && int(DType::F64) == trc::abi::
 
 struct Registry {
   Communicator *groups[trc::abi::kNumGroups] = {};
+  // Started collectives by ticket: their communicator (null: this process
+  // alone, nothing to wait for) and its handle.
+  std::map<int64_t, std::pair<Communicator *, uint64_t>> started;
   Backend *backend = nullptr; // copies between the program's buffers
   std::mutex mutex;
   std::string error; // the first failure, until taken
@@ -108,10 +112,6 @@ struct CollectiveSpan {
           .arg("dtype", dtypeName(DType(dtype)));
   }
 };
-
-/// The tag of a collective permute's messages (the groups' communicators
-/// carry no other point-to-point traffic while a program runs).
-constexpr int kPermuteTag = 0;
 
 void *address(int64_t p) { return reinterpret_cast<void *>(static_cast<intptr_t>(p)); }
 
@@ -201,6 +201,15 @@ extern "C" void trc_rt_shard_slice(int64_t group, int64_t dtype, int64_t shards,
             bytes);
 }
 
+/// Checks a permute's shift against the group; false after recording.
+bool checkShift(int64_t group, int64_t shift, int size) {
+  if (shift >= 1 && shift < size)
+    return true;
+  record("collective permute: shift " + std::to_string(shift) + " is not a step of the " +
+         groupName(group) + " group's ring (" + std::to_string(size) + " ranks)");
+  return false;
+}
+
 extern "C" void trc_rt_collective_permute(int64_t group, int64_t dtype, int64_t shards,
                                           int64_t shift, int64_t count, int64_t send,
                                           int64_t recv) {
@@ -208,25 +217,146 @@ extern "C" void trc_rt_collective_permute(int64_t group, int64_t dtype, int64_t 
   if (failed() || !lookup("collective permute", group, shards, dtype, comm))
     return;
   CollectiveSpan span("collective-permute", group, comm, count, dtype);
-  int size = comm ? comm->size() : 1;
-  if (shift < 1 || shift >= size)
-    return record("collective permute: shift " + std::to_string(shift) + " is not a step of the " +
-                  groupName(group) + " group's ring (" + std::to_string(size) + " ranks)");
-  // Receive from the rank `shift` before, send to the one `shift` on; both
-  // posted before either is waited for, so the ring cannot deadlock.
-  int rank = comm->rank();
-  int from = int((rank - shift + size) % size), to = int((rank + shift) % size);
-  std::vector<P2PRequest> requests;
-  StatusOr<P2PRequest> in = comm->irecv(address(recv), size_t(count), DType(dtype), from, kPermuteTag);
-  if (!in.ok())
-    return check("collective permute", group, in.status());
-  requests.push_back(*std::move(in));
-  StatusOr<P2PRequest> out = comm->isend(address(send), size_t(count), DType(dtype), to, kPermuteTag);
-  if (!out.ok()) // the posted receive's request completes it as it goes (Communicator.h)
-    return check("collective permute", group, out.status());
-  requests.push_back(*std::move(out));
-  check("collective permute", group, comm->waitAll(requests));
+  if (!checkShift(group, shift, comm ? comm->size() : 1))
+    return;
+  StatusOr<uint64_t> handle = comm->start({CollectiveCall::Kind::Permute, address(send),
+                                           address(recv), size_t(count), DType(dtype),
+                                           ReduceOp::Sum, int(shift)});
+  if (!handle.ok())
+    return check("collective permute", group, handle.status());
+  check("collective permute", group, comm->finish(*handle));
 }
+
+// --- started collectives (trc-collectives-to-runtime-call{overlap}) --------
+
+namespace {
+
+/// Starts `call` on the group's communicator under `ticket`; without one
+/// (this process alone) it is a copy, with nothing to wait for.
+void startCall(const char *what, int64_t group, Communicator *comm, CollectiveCall call,
+               int64_t ticket) {
+  {
+    std::lock_guard<std::mutex> lock(registry().mutex);
+    if (registry().started.count(ticket)) {
+      if (registry().error.empty())
+        registry().error = std::string(what) + ": collective " + std::to_string(ticket) +
+                           " started again before it finished (a program defect)";
+      return;
+    }
+  }
+  uint64_t handle = 0;
+  if (!comm) { // every kind's count is then the whole buffer
+    copyBytes(call.recv, call.send, call.count * dtypeSize(call.dtype));
+    comm = nullptr;
+  } else {
+    StatusOr<uint64_t> started = comm->start(call);
+    if (!started.ok())
+      return check(what, group, started.status());
+    handle = *started;
+  }
+  std::lock_guard<std::mutex> lock(registry().mutex);
+  registry().started[ticket] = {comm, handle};
+}
+
+} // namespace
+
+extern "C" void trc_rt_all_reduce_start(int64_t group, int64_t dtype, int64_t reduction,
+                                        int64_t count, int64_t send, int64_t recv,
+                                        int64_t ticket) {
+  Communicator *comm;
+  if (failed() || !lookup("all-reduce", group, 0, dtype, comm))
+    return;
+  CollectiveSpan span("all-reduce", group, comm, count, dtype);
+  startCall("all-reduce", group, comm,
+            {CollectiveCall::Kind::AllReduce, address(send), address(recv), size_t(count),
+             DType(dtype), reduceOpOf(reduction)},
+            ticket);
+}
+
+extern "C" void trc_rt_reduce_scatter_start(int64_t group, int64_t dtype, int64_t reduction,
+                                            int64_t shards, int64_t recvCount, int64_t send,
+                                            int64_t recv, int64_t ticket) {
+  Communicator *comm;
+  if (failed() || !lookup("reduce-scatter", group, shards, dtype, comm))
+    return;
+  CollectiveSpan span("reduce-scatter", group, comm, recvCount * (comm ? comm->size() : 1),
+                      dtype);
+  startCall("reduce-scatter", group, comm,
+            {CollectiveCall::Kind::ReduceScatter, address(send), address(recv),
+             size_t(recvCount), DType(dtype), reduceOpOf(reduction)},
+            ticket);
+}
+
+extern "C" void trc_rt_all_gather_start(int64_t group, int64_t dtype, int64_t shards,
+                                        int64_t sendCount, int64_t send, int64_t recv,
+                                        int64_t ticket) {
+  Communicator *comm;
+  if (failed() || !lookup("all-gather", group, shards, dtype, comm))
+    return;
+  CollectiveSpan span("all-gather", group, comm, sendCount * (comm ? comm->size() : 1), dtype);
+  startCall("all-gather", group, comm,
+            {CollectiveCall::Kind::AllGather, address(send), address(recv), size_t(sendCount),
+             DType(dtype)},
+            ticket);
+}
+
+extern "C" void trc_rt_collective_permute_start(int64_t group, int64_t dtype, int64_t shards,
+                                                int64_t shift, int64_t count, int64_t send,
+                                                int64_t recv, int64_t ticket) {
+  Communicator *comm;
+  if (failed() || !lookup("collective permute", group, shards, dtype, comm))
+    return;
+  CollectiveSpan span("collective-permute", group, comm, count, dtype);
+  if (!checkShift(group, shift, comm ? comm->size() : 1))
+    return;
+  startCall("collective permute", group, comm,
+            {CollectiveCall::Kind::Permute, address(send), address(recv), size_t(count),
+             DType(dtype), ReduceOp::Sum, int(shift)},
+            ticket);
+}
+
+extern "C" void trc_rt_collective_finish(int64_t ticket, int64_t send, int64_t recv) {
+  (void)send, (void)recv; // the program's: they keep both buffers live until here
+  if (failed())
+    return;
+  std::pair<Communicator *, uint64_t> entry;
+  {
+    std::lock_guard<std::mutex> lock(registry().mutex);
+    auto it = registry().started.find(ticket);
+    if (it == registry().started.end()) {
+      if (registry().error.empty())
+        registry().error = "collective " + std::to_string(ticket) +
+                           " finished but never started (a program defect)";
+      return;
+    }
+    entry = it->second;
+    registry().started.erase(it);
+  }
+  if (entry.first)
+    if (Status s = entry.first->finish(entry.second); !s)
+      record("collective " + std::to_string(ticket) + ": " + s.message());
+}
+
+namespace {
+
+/// Hands the backend's compute stream to the group communicators; when every
+/// one orders itself after it, the backend stops waiting for each launch.
+void followComputeStream() {
+  Registry &r = registry();
+  void *stream = r.backend ? r.backend->computeStream() : nullptr;
+  if (!stream)
+    return;
+  bool any = false, all = true;
+  for (Communicator *comm : r.groups)
+    if (comm) {
+      any = true;
+      all = comm->setComputeStream(stream) && all;
+    }
+  if (any && all)
+    r.backend->collectivesFollowStream();
+}
+
+} // namespace
 
 namespace trc::rt {
 
@@ -237,18 +367,24 @@ void setCollectiveGroups(Communicator *world, Communicator *shard, Communicator 
   r.groups[trc::abi::kGroupShard] = shard;
   r.groups[trc::abi::kGroupReplica] = replica;
   r.groups[trc::abi::kGroupTensor] = tensor;
+  followComputeStream();
 }
 
 void setPipelineGroup(Communicator *pipeline) {
   registry().groups[trc::abi::kGroupPipeline] = pipeline;
+  followComputeStream();
 }
 
 void setContextGroups(Communicator *context, Communicator *dataContext) {
   registry().groups[trc::abi::kGroupContext] = context;
   registry().groups[trc::abi::kGroupDataContext] = dataContext;
+  followComputeStream();
 }
 
-void setCollectiveBackend(Backend *backend) { registry().backend = backend; }
+void setCollectiveBackend(Backend *backend) {
+  registry().backend = backend;
+  followComputeStream();
+}
 
 Status takeCollectiveError() {
   std::lock_guard<std::mutex> lock(registry().mutex);
@@ -256,6 +392,7 @@ Status takeCollectiveError() {
     return Status::success();
   Status s = Status::error(registry().error);
   registry().error.clear();
+  registry().started.clear(); // a failed run's tickets: the next run starts afresh
   return s;
 }
 
@@ -267,6 +404,11 @@ const void *const *collectiveExports() {
       reinterpret_cast<const void *>(&trc_rt_broadcast),
       reinterpret_cast<const void *>(&trc_rt_shard_slice),
       reinterpret_cast<const void *>(&trc_rt_collective_permute),
+      reinterpret_cast<const void *>(&trc_rt_all_reduce_start),
+      reinterpret_cast<const void *>(&trc_rt_reduce_scatter_start),
+      reinterpret_cast<const void *>(&trc_rt_all_gather_start),
+      reinterpret_cast<const void *>(&trc_rt_collective_permute_start),
+      reinterpret_cast<const void *>(&trc_rt_collective_finish),
       nullptr,
   };
   return table;

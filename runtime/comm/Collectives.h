@@ -41,6 +41,21 @@ void trc_rt_shard_slice(int64_t group, int64_t dtype, int64_t shards, int64_t re
                         int64_t send, int64_t recv);
 void trc_rt_collective_permute(int64_t group, int64_t dtype, int64_t shards, int64_t shift,
                                int64_t count, int64_t send, int64_t recv);
+// Started collectives (Communicator::start): the entries above plus the
+// ticket trc_rt_collective_finish names; between the two the program neither
+// writes `send` nor reads `recv` (finish takes both so that the memory plan
+// keeps them).
+void trc_rt_all_reduce_start(int64_t group, int64_t dtype, int64_t reduction, int64_t count,
+                             int64_t send, int64_t recv, int64_t ticket);
+void trc_rt_reduce_scatter_start(int64_t group, int64_t dtype, int64_t reduction,
+                                 int64_t shards, int64_t recvCount, int64_t send, int64_t recv,
+                                 int64_t ticket);
+void trc_rt_all_gather_start(int64_t group, int64_t dtype, int64_t shards, int64_t sendCount,
+                             int64_t send, int64_t recv, int64_t ticket);
+void trc_rt_collective_permute_start(int64_t group, int64_t dtype, int64_t shards,
+                                     int64_t shift, int64_t count, int64_t send, int64_t recv,
+                                     int64_t ticket);
+void trc_rt_collective_finish(int64_t ticket, int64_t send, int64_t recv);
 }
 
 namespace trc::rt {

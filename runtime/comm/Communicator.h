@@ -54,6 +54,22 @@
 //   nccl    no tags on the wire: see NcclCommunicator.h (operations start
 //           at the next wait, as one NCCL group; untested without a GPU)
 //
+// Started collectives (a compiled step's, issue 31's communication
+// stream): start(call) issues an all-reduce, all-gather, reduce-scatter or
+// ring permute and returns a handle; finish(handle) orders what follows
+// after it. Host backends (single, mpi) run the call to completion in start
+// and finish does nothing. A device backend told the compute stream
+// (setComputeStream: the CUstream compiled programs run on) orders its
+// stream after the compute stream's work so far with an event, enqueues
+// the call and returns at once; finish makes the compute stream wait for it
+// (cuStreamWaitEvent: the host never blocks), so the kernels enqueued
+// between start and finish overlap the transfer. Between the two, `send`
+// must stay unchanged and `recv` unread. Every rank starts the same calls
+// in the same order; each handle is finished once, before the communicator
+// goes. With a compute stream set, the blocking calls too wait for the
+// compute stream's work (a stream wait) before they run, so a program's
+// launches need not be waited for one by one.
+//
 // Backends (createCommunicator): "single" (SingleProcessCommunicator.h,
 // world size 1), "mpi" (MpiCommunicator.h, host memory, libmpi loaded at run
 // time), "nccl" (NcclCommunicator.h, CUDA device memory, libnccl loaded at
@@ -68,6 +84,7 @@
 #include "runtime/support/Status.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -110,6 +127,18 @@ private:
   std::unique_ptr<P2PState> state_;
 };
 
+/// One collective for Communicator::start.
+struct CollectiveCall {
+  enum class Kind { AllReduce, AllGather, ReduceScatter, Permute };
+  Kind kind = Kind::AllReduce;
+  const void *send = nullptr;
+  void *recv = nullptr;
+  size_t count = 0; // as the blocking call takes it (permute: elements moved)
+  DType dtype = DType::F32;
+  ReduceOp op = ReduceOp::Sum;
+  int shift = 0; // permute: receive from rank - shift, send to rank + shift
+};
+
 class Communicator {
 public:
   virtual ~Communicator() = default;
@@ -148,6 +177,18 @@ public:
   /// Waits for every request (all are inactive afterwards); the first
   /// error, if any.
   virtual Status waitAll(std::vector<P2PRequest> &requests);
+
+  /// Starts `call` (see above); the handle is for finish.
+  virtual StatusOr<uint64_t> start(const CollectiveCall &call);
+  /// Orders the compute stream after the started call (or nothing: it is
+  /// done); the first error of the call, if it is known.
+  virtual Status finish(uint64_t handle);
+  /// The stream compiled programs run on; true when this backend orders
+  /// its work after it (a device backend), false when it cannot.
+  virtual bool setComputeStream(void *stream) {
+    (void)stream;
+    return false;
+  }
 
   /// The communicator of this rank's group (see above); null for kNoGroup.
   virtual StatusOr<std::unique_ptr<Communicator>> split(int color, int key) = 0;

@@ -29,7 +29,8 @@
 // recorded too), and cuStreamEndCapture fails with
 // CUDA_ERROR_STREAM_CAPTURE_UNJOINED when a joined stream did work after
 // the last event of it the capture waited for. trc_fake_cuda_trace() lists
-// the event, pinned-memory and asynchronous-copy calls in order (streams
+// the event, launch, pinned-memory and asynchronous-copy calls (and the fake
+// NCCL's, FakeCuda.h's note) in order (streams
 // and events numbered from 1 as created), for tests of the order of the
 // runtime's calls. Calls that need cuInit before it return
 // CUDA_ERROR_NOT_INITIALIZED.
@@ -206,6 +207,10 @@ void illegalAddress(const char *) {
   if (!gSticky)
     gSticky = kIllegalAddress;
 }
+
+void note(const std::string &line) { trace(line); }
+
+std::string streamName(void *stream) { return name(static_cast<Stream *>(stream)); }
 
 } // namespace trc::fakecuda
 
@@ -526,6 +531,18 @@ int cuStreamWaitEvent(void *stream, void *event, unsigned flags) {
     e->stream->rejoined = std::max(e->stream->rejoined, e->mark);
   return abi::kSuccess;
 }
+// Work runs when enqueued: a stream or event is always done (the NCCL
+// communicator polls them).
+int cuStreamQuery(void *) {
+  if (int rc = ready())
+    return rc;
+  return abi::kSuccess;
+}
+int cuEventQuery(void *event) {
+  if (int rc = ready())
+    return rc;
+  return event ? abi::kSuccess : kInvalidHandle;
+}
 int cuStreamSynchronize(void *stream) {
   if (int rc = ready())
     return rc;
@@ -617,6 +634,7 @@ int cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsign
   if (!gx || !gy || !gz || !bx || !by || !bz || uint64_t(bx) * by * bz > 1024 ||
       shared > 232448 || extra || !params)
     return kInvalidValue;
+  trace("launch " + k->name + " on " + name(static_cast<Stream *>(stream)));
   if (k == &gUnemulated) { // its parameters' layout is unknown here: nothing to copy
     enqueue(stream, [] {});
     return abi::kSuccess;

@@ -101,6 +101,11 @@ inline constexpr const char kRecomputedAttr[] = "trc.recomputed";
 // bound depends on the thread (the attention kernels' causal loops), for
 // trc-print-kernel-costs.
 inline constexpr const char kMeanTripsAttr[] = "trc.mean_trips";
+// bufferization.to_buffer (unit): the view of a started collective's operand
+// its finish takes (trc-collectives-to-runtime-call{overlap}); set apart so
+// that CSE does not merge it into the start's view, which would hide the
+// read at the finish from one-shot bufferization.
+inline constexpr const char kFinishViewAttr[] = "trc.finish_view";
 // Module (dictionary): trc-offload-activations' decisions.
 inline constexpr const char kOffloadPlanAttr[] = "trc.offload_plan";
 

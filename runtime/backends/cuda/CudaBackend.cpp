@@ -178,7 +178,8 @@ StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::create(int ordinal) {
     b->graphNote_ = "off in multi-process runs: the NCCL communicator enqueues "
                     "collectives on its own stream";
   }
-  // See CudaBackend.h: collectives must find their inputs finished.
+  // See CudaBackend.h: collectives must find their inputs finished (until
+  // the communicators follow the stream).
   b->synchronous_ = env.multiProcess();
   return b;
 }

@@ -38,9 +38,13 @@
 // the capturing stream; today's NcclCommunicator enqueues on a stream of its
 // own and waits on the host, which a capture would neither record nor
 // order. So in a multi-process launch (LaunchEnvironment::multiProcess)
-// graphs stay off and every launch and matmul is waited for before the
-// next entry call (a collective then reads finished buffers), until the
-// communicators enqueue on this backend's stream (stream()).
+// graphs stay off, and every launch and matmul is waited for before the
+// next entry call (a collective then reads finished buffers) until the
+// communicators order their stream after this one with events
+// (collectivesFollowStream: Collectives.cpp calls it once every group's
+// communicator took computeStream(); NcclCommunicator.h). Then the host
+// enqueues ahead, and started collectives overlap the kernels enqueued
+// before their finish.
 //
 // Offloaded activations: the host arena is page-locked (cuMemHostAlloc) and
 // the copies run on a copy stream of their own, ordered against this
@@ -125,6 +129,9 @@ public:
   StatusOr<void *> allocateHost(size_t bytes) override;
   void deallocateHost(void *ptr) override;
   StatusOr<CopyEngine *> copyEngine() override;
+  void *computeStream() override { return stream_; }
+  // Multi-process runs wait for each launch until this is called.
+  void collectivesFollowStream() override { synchronous_ = false; }
 
   std::string pciBusId() const override { return pciBusId_; }
   int ordinal() const { return ordinal_; }

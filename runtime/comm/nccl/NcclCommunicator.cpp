@@ -22,6 +22,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -67,6 +69,7 @@ struct CudaApi {
   int (*StreamQuery)(void *) = nullptr;
   int (*EventCreate)(void **, unsigned) = nullptr;
   int (*EventRecord)(void *, void *) = nullptr;
+  int (*StreamWaitEvent)(void *, void *, unsigned) = nullptr;
   int (*EventQuery)(void *) = nullptr;
   int (*EventDestroy)(void *) = nullptr;
   int (*MemAlloc)(unsigned long long *, size_t) = nullptr;
@@ -159,6 +162,7 @@ Status loadCuda() {
   bind(api.StreamQuery, "cuStreamQuery");
   bind(api.EventCreate, "cuEventCreate");
   bind(api.EventRecord, "cuEventRecord");
+  bind(api.StreamWaitEvent, "cuStreamWaitEvent");
   bind(api.EventQuery, "cuEventQuery");
   bind(api.EventDestroy, "cuEventDestroy_v2");
   bind(api.MemAlloc, "cuMemAlloc_v2");
@@ -193,6 +197,8 @@ struct CudaDevice {
     gCuda.CtxSetCurrent(ctx);
     if (stream)
       gCuda.StreamDestroy(stream);
+    if (computeEvent)
+      gCuda.EventDestroy(computeEvent);
     if (scratch)
       gCuda.MemFree(scratch);
     gCuda.DevicePrimaryCtxRelease(device);
@@ -201,6 +207,9 @@ struct CudaDevice {
   int ordinal = 0, device = 0;
   void *ctx = nullptr, *stream = nullptr;
   unsigned long long scratch = 0; // one int32 for barrier
+  // The stream compiled programs run on (setComputeStream; null: none), and
+  // the event that orders `stream` after it.
+  void *compute = nullptr, *computeEvent = nullptr;
 };
 
 Status openDevice(int ordinal, std::shared_ptr<CudaDevice> &out) {
@@ -316,6 +325,16 @@ public:
                                 ": its communicator was destroyed first");
     }
     p2p_->recorded.clear();
+    if (!started_.empty() && !aborted_) {
+      // Collectives started and never finished (a failed run): done first.
+      WatchedCall watched;
+      watched.what = "collective drain";
+      watched.group = &worldRanks_;
+      auto guard = Watchdog::process().watch(watched);
+      (void)pollCuda([&] { return gCuda.StreamQuery(dev_->stream); }, true);
+    }
+    for (auto &entry : started_)
+      gCuda.EventDestroy(entry.second);
     if (!aborted_) {
       WatchedCall watched;
       watched.what = "p2p drain";
@@ -333,41 +352,55 @@ public:
 
   Status allReduce(const void *send, void *recv, size_t count, DType dtype,
                    ReduceOp op) override {
-    if (Status s = comm::checkAllReduce(send, recv, count, dtype); !s)
-      return s;
-    int type = 0, nop = 0;
-    if (Status s = ncclType("allReduce", dtype, &op, type, &nop); !s)
-      return s;
-    return run("allReduce", -1, [&] {
-      return gNccl.AllReduce(send, recv, count, type, nop, comm_,
-                             dev_->stream);
-    });
+    return runCall({CollectiveCall::Kind::AllReduce, send, recv, count, dtype, op});
   }
   Status allGather(const void *send, void *recv, size_t count,
                    DType dtype) override {
-    if (StatusOr<bool> inPlace = comm::checkAllGather(send, recv, count, dtype, rank_, size_);
-        !inPlace.ok())
-      return inPlace.status();
-    int type = 0;
-    if (Status s = ncclType("allGather", dtype, nullptr, type, nullptr); !s)
-      return s;
-    return run("allGather", -1, [&] {
-      return gNccl.AllGather(send, recv, count, type, comm_, dev_->stream);
-    });
+    return runCall({CollectiveCall::Kind::AllGather, send, recv, count, dtype});
   }
   Status reduceScatter(const void *send, void *recv, size_t count, DType dtype,
                        ReduceOp op) override {
-    if (Status s =
-            comm::checkReduceScatter(send, recv, count, dtype, size_);
-        !s)
+    return runCall({CollectiveCall::Kind::ReduceScatter, send, recv, count, dtype, op});
+  }
+  bool setComputeStream(void *stream) override {
+    std::lock_guard<std::mutex> lock(dev_->mutex);
+    dev_->compute = stream;
+    return true;
+  }
+  StatusOr<uint64_t> start(const CollectiveCall &call) override {
+    const char *what = "";
+    StatusOr<std::function<int()>> enqueue = enqueueOf(call, what);
+    if (!enqueue.ok())
+      return enqueue.status();
+    {
+      std::lock_guard<std::mutex> lock(dev_->mutex);
+      if (dev_->compute)
+        return launch(what, *enqueue);
+    }
+    // No compute stream to order after: the host waits, as for the blocking
+    // calls.
+    if (Status s = run(what, -1, *enqueue); !s)
       return s;
-    int type = 0, nop = 0;
-    if (Status s = ncclType("reduceScatter", dtype, &op, type, &nop); !s)
-      return s;
-    return run("reduceScatter", -1, [&] {
-      return gNccl.ReduceScatter(send, recv, count, type, nop, comm_,
-                                 dev_->stream);
-    });
+    return 0;
+  }
+  Status finish(uint64_t handle) override {
+    if (handle == 0)
+      return Status::success();
+    std::lock_guard<std::mutex> lock(dev_->mutex);
+    auto it = started_.find(handle);
+    if (it == started_.end())
+      return Status::error("nccl: finish of collective " + std::to_string(handle) +
+                           ", which was not started or has finished");
+    void *event = it->second;
+    started_.erase(it);
+    int rc = gCuda.CtxSetCurrent(dev_->ctx);
+    if (!rc)
+      rc = gCuda.StreamWaitEvent(dev_->compute, event, 0);
+    gCuda.EventDestroy(event); // released once recorded work completes
+    if (rc)
+      return Status::error("nccl: ordering the compute stream after a collective: " +
+                           cudaErrorString(rc));
+    return asyncError("collective");
   }
   Status broadcast(void *buf, size_t count, DType dtype, int root) override {
     if (StatusOr<size_t> bytes = comm::byteCount("broadcast", count, dtype, 1); !bytes.ok())
@@ -456,6 +489,127 @@ public:
 private:
   Status ncclType(const char *what, DType dtype, const ReduceOp *op, int &type,
                   int *ncclOp) const;
+  // Checks `call` and returns what enqueues it on the device stream; `what`
+  // names it for errors.
+  StatusOr<std::function<int()>> enqueueOf(const CollectiveCall &call, const char *&what) {
+    using Kind = CollectiveCall::Kind;
+    int type = 0, nop = 0;
+    ReduceOp op = call.op;
+    const void *send = call.send;
+    void *recv = call.recv;
+    size_t count = call.count;
+    void *stream = dev_->stream, *nc = comm_;
+    switch (call.kind) {
+    case Kind::AllReduce:
+      what = "allReduce";
+      if (Status s = comm::checkAllReduce(send, recv, count, call.dtype); !s)
+        return s;
+      if (Status s = ncclType(what, call.dtype, &op, type, &nop); !s)
+        return s;
+      return std::function<int()>([=] {
+        return gNccl.AllReduce(send, recv, count, type, nop, nc, stream);
+      });
+    case Kind::AllGather:
+      what = "allGather";
+      if (StatusOr<bool> inPlace =
+              comm::checkAllGather(send, recv, count, call.dtype, rank_, size_);
+          !inPlace.ok())
+        return inPlace.status();
+      if (Status s = ncclType(what, call.dtype, nullptr, type, nullptr); !s)
+        return s;
+      return std::function<int()>(
+          [=] { return gNccl.AllGather(send, recv, count, type, nc, stream); });
+    case Kind::ReduceScatter:
+      what = "reduceScatter";
+      if (Status s = comm::checkReduceScatter(send, recv, count, call.dtype, size_); !s)
+        return s;
+      if (Status s = ncclType(what, call.dtype, &op, type, &nop); !s)
+        return s;
+      return std::function<int()>([=] {
+        return gNccl.ReduceScatter(send, recv, count, type, nop, nc, stream);
+      });
+    case Kind::Permute:
+      break;
+    }
+    what = "permute";
+    if (StatusOr<size_t> bytes = comm::byteCount(what, count, call.dtype, 1); !bytes.ok())
+      return bytes.status();
+    if (call.shift < 1 || call.shift >= size_)
+      return Status::error("permute: shift " + std::to_string(call.shift) +
+                           " is not a step of a ring of " + std::to_string(size_));
+    if (Status s = ncclType(what, call.dtype, nullptr, type, nullptr); !s)
+      return s;
+    int from = (rank_ - call.shift + size_) % size_, to = (rank_ + call.shift) % size_;
+    // A send and its receive in one group: NCCL runs them together.
+    return std::function<int()>([=] {
+      int rc = gNccl.GroupStart();
+      if (!rc)
+        rc = gNccl.Recv(recv, count, type, from, nc, stream);
+      if (!rc)
+        rc = gNccl.Send(send, count, type, to, nc, stream);
+      int end = gNccl.GroupEnd();
+      return rc ? rc : end;
+    });
+  }
+  Status runCall(const CollectiveCall &call) {
+    const char *what = "";
+    StatusOr<std::function<int()>> enqueue = enqueueOf(call, what);
+    if (!enqueue.ok())
+      return enqueue.status();
+    return run(what, -1, *enqueue);
+  }
+  // Orders the device stream after the compute stream's work so far
+  // (device lock held, context current).
+  int afterCompute() {
+    if (!dev_->compute)
+      return ncclabi::kCudaSuccess;
+    int rc = dev_->computeEvent
+                 ? ncclabi::kCudaSuccess
+                 : gCuda.EventCreate(&dev_->computeEvent, ncclabi::kEventDisableTiming);
+    if (!rc)
+      rc = gCuda.EventRecord(dev_->computeEvent, dev_->compute);
+    if (!rc)
+      rc = gCuda.StreamWaitEvent(dev_->stream, dev_->computeEvent, 0);
+    return rc;
+  }
+  // Enqueues a started call after the compute stream's work and records the
+  // event finish waits for (device lock held).
+  StatusOr<uint64_t> launch(const char *what, const std::function<int()> &enqueue) {
+    if (aborted_)
+      return Status::error(std::string(what) +
+                           ": the NCCL communicator was aborted after an earlier error");
+    int rc = gCuda.CtxSetCurrent(dev_->ctx);
+    if (!rc)
+      rc = afterCompute();
+    if (rc)
+      return Status::error(std::string(what) + ": " + cudaErrorString(rc));
+    if (int nrc = enqueue(); nrc != ncclabi::kSuccess)
+      return ncclError(what, -1, nrc);
+    void *event = nullptr;
+    rc = gCuda.EventCreate(&event, ncclabi::kEventDisableTiming);
+    if (!rc)
+      rc = gCuda.EventRecord(event, dev_->stream);
+    if (rc) {
+      if (event)
+        gCuda.EventDestroy(event);
+      return Status::error(std::string(what) + ": " + cudaErrorString(rc));
+    }
+    started_[nextHandle_] = event;
+    return nextHandle_++;
+  }
+  // An asynchronous NCCL error, if one happened (the communicator is then
+  // aborted); never waits (device lock held).
+  Status asyncError(const char *what) {
+    int async = ncclabi::kSuccess;
+    if (gNccl.CommGetAsyncError(comm_, &async) == ncclabi::kSuccess &&
+        async != ncclabi::kSuccess && async != ncclabi::kInProgress) {
+      Status s = ncclError(what, -1, async);
+      gNccl.CommAbort(comm_);
+      aborted_ = true;
+      return s;
+    }
+    return Status::success();
+  }
   Status ncclError(const char *what, int peer, int rc) const {
     std::string msg = std::string(what) +
                       (peer >= 0 ? " rank " + std::to_string(peer) : "") +
@@ -583,6 +737,8 @@ private:
     watched.group = &worldRanks_;
     auto guard = Watchdog::process().watch(watched);
     int rc = gCuda.CtxSetCurrent(dev_->ctx);
+    if (!rc)
+      rc = afterCompute();
     if (rc)
       return Status::error(std::string(what) + ": " + cudaErrorString(rc));
     rc = enqueue();
@@ -628,6 +784,8 @@ private:
   std::shared_ptr<Communicator> host_;
   void *comm_;
   std::shared_ptr<NcclP2PQueue> p2p_;
+  std::map<uint64_t, void *> started_; // start's handles and their events
+  uint64_t nextHandle_ = 1;
   int rank_, size_;
   std::vector<int> worldRanks_;
   bool aborted_ = false;

@@ -20,6 +20,13 @@
 // and waited for (all calls are blocking), polling the stream and
 // ncclCommGetAsyncError: an asynchronous NCCL error aborts the communicator
 // (ncclCommAbort) and returns an error; the wait is watched (Watchdog.h).
+// Told the compute stream (setComputeStream, shared by the process's
+// communicators), every call first orders the communicator's stream after
+// it (an event and cuStreamWaitEvent), and start (Communicator.h) returns
+// once the call is enqueued, recording an event that finish makes the
+// compute stream wait for; a started permute is a grouped ncclSend/ncclRecv
+// on the collective stream. An asynchronous error of a started call shows
+// at its finish (ncclCommGetAsyncError, not waited for).
 //
 // Non-blocking point-to-point (isend/irecv, wait/waitAll/test; untested:
 // written and compiled without a GPU). NCCL has no tags and its send and

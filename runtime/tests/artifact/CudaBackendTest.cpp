@@ -31,10 +31,12 @@
 #include "runtime/backends/cuda/CudaBackend.h"
 #include "runtime/support/HalfFloat.h"
 #include "runtime/artifact/Session.h"
+#include "runtime/comm/Collectives.h"
 
 #include "ScopedEnvironment.h"
 #include "StatusTesting.h"
 #include "TestCudaArtifact.h"
+#include "trc/Abi/CollectiveAbi.h"
 #include "trc/Abi/OffloadAbi.h"
 
 #include <gmock/gmock.h>
@@ -735,6 +737,60 @@ TEST_F(CudaTest, OffloadCopiesRunOnACopyStreamOrderedByEvents) {
       "record e([0-9]+) on s\\3\n"
       "s\\2 waits e\\6\n");
   EXPECT_TRUE(std::regex_match(firstRun, order)) << firstRun;
+}
+
+// Started collectives (trc-collectives-to-runtime-call{overlap}) over NCCL
+// (the one-rank fake, FakeNccl.cpp): the communicator's stream waits for the
+// step's stream's work so far, the all-reduce is enqueued there, and only
+// the finish, after the kernel launched in between (the rest of a
+// backward), makes the step's stream wait; the host waits for neither.
+TEST_F(CudaTest, StartedCollectivesOverlapOnTheCommunicatorsStream) {
+  void *fake = fakeDriver();
+  auto trace = fake ? reinterpret_cast<TraceFn>(::dlsym(fake, "trc_fake_cuda_trace")) : nullptr;
+  auto clear = fake ? reinterpret_cast<ClearFn>(::dlsym(fake, "trc_fake_cuda_trace_clear"))
+                    : nullptr;
+  if (!trace || !clear)
+    GTEST_SKIP() << "needs the fake driver's trace and the one-rank fake NCCL";
+  ScopedEnvironment env;
+  env.set("TRC_NCCL_LIBRARY", TRC_TEST_FAKE_NCCL);
+  TRC_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Communicator> nccl, createCommunicator("nccl"));
+  setCollectiveGroups(nccl.get(), nullptr, nullptr, nullptr);
+  setCollectiveBackend(backend.get());
+  RegisteredProgram reg(&programEntryB, ptxProgram(4));
+  const uint32_t n = 256;
+  gStep = [&](void **slots, void *) {
+    auto at = [](void *p) { return static_cast<int64_t>(reinterpret_cast<intptr_t>(p)); };
+    trc_rt_all_reduce_start(trc::abi::kGroupWorld, trc::abi::kF32, trc::abi::kReduceSum, n,
+                            at(slots[0]), at(slots[1]), 3);
+    launchAxpy(slots[2], slots[2], slots[3], 2.0f, n);
+    trc_rt_collective_finish(3, at(slots[0]), at(slots[1]));
+  };
+  std::vector<float> gradients = randomFloats(n, 7), other = randomFloats(n, 8);
+  DeviceBuffer g = upload(gradients), sum = upload(std::vector<float>(n, 0.0f));
+  DeviceBuffer w = upload(other), z = upload(std::vector<float>(n, 0.0f));
+  void *slots[4] = {g.get(), sum.get(), w.get(), z.get()};
+  clear();
+  Status s = backend->run(&programEntryB, slots, nullptr);
+  std::string order = trace();
+  Status collective = takeCollectiveError();
+  setCollectiveGroups(nullptr, nullptr, nullptr, nullptr);
+  setCollectiveBackend(nullptr);
+  ASSERT_TRUE(s) << s.message();
+  ASSERT_TRUE(collective) << collective.message();
+  EXPECT_EQ(download<float>(sum, n), gradients); // one rank's sum
+  std::vector<float> expected(n);
+  for (uint32_t i = 0; i < n; ++i)
+    expected[i] = 2.0f * other[i] + other[i];
+  EXPECT_EQ(download<float>(z, n), expected);
+  // c: the step's stream, k: the communicator's.
+  std::regex overlap("(?:[^\n]*\n)*?"
+                     "record e([0-9]+) on s([0-9]+)\n"
+                     "s([0-9]+) waits e\\1\n"
+                     "nccl allReduce on s\\3\n"
+                     "record e([0-9]+) on s\\3\n"
+                     "launch trc_test_axpy on s\\2\n"
+                     "s\\2 waits e\\4\n(?:[^\n]*\n)*");
+  EXPECT_TRUE(std::regex_match(order, overlap)) << order;
 }
 
 // A step that starts a copy and never waits for it fails, naming the copy.

@@ -6,8 +6,11 @@
 // that later collectives respect (they do nothing) and that is reported
 // once. With a registered single-process communicator the same holds, for
 // the data axis's groups (world, shard, replica) and the tensor group.
+// Started collectives (the _start entries and trc_rt_collective_finish)
+// complete in the start on host communicators and check their tickets.
 // Multi-rank behaviour is tested end to end under mpirun
-// (test/Training/data-parallel.test).
+// (test/Training/data-parallel.test, the rings of context-ring.test); on a
+// device communicator, against the fake driver and NCCL (CudaBackendTest).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/comm/Collectives.h"
@@ -89,6 +92,49 @@ TEST(Collectives, WrongGroupSizeIsAnErrorReportedOnce) {
   s = takeCollectiveError();
   EXPECT_THAT(s.message(), HasSubstr("all-gather: the program splits tensors over 2 ranks, but "
                                      "its tensor group has 1"))
+      << s.message();
+  setCollectiveGroups(nullptr, nullptr, nullptr, nullptr);
+}
+
+// Started collectives on host communicators run to completion in the start;
+// the finish names the ticket. Alone and with a one-rank communicator, each
+// kind copies; finishing a ticket never started, or starting one twice, is
+// an error naming the ticket (a program defect), reported once.
+TEST(Collectives, StartedCollectivesFinishByTicket) {
+  SingleProcessCommunicator single;
+  for (Communicator *comm : {static_cast<Communicator *>(nullptr),
+                             static_cast<Communicator *>(&single)}) {
+    setCollectiveGroups(comm, comm, comm, comm);
+    std::vector<float> in{1, 2, 3, 4}, reduced(4, 0), gathered(4, 0), scattered(4, 0);
+    trc_rt_all_reduce_start(trc::abi::kGroupWorld, trc::abi::kF32, trc::abi::kReduceSum, 4,
+                            address(in.data()), address(reduced.data()), 0);
+    trc_rt_all_gather_start(trc::abi::kGroupShard, trc::abi::kF32, 1, 4, address(in.data()),
+                            address(gathered.data()), 1);
+    trc_rt_reduce_scatter_start(trc::abi::kGroupShard, trc::abi::kF32, trc::abi::kReduceAvg, 1,
+                                4, address(in.data()), address(scattered.data()), 2);
+    for (int64_t ticket : {1, 0, 2})
+      trc_rt_collective_finish(ticket, 0, 0);
+    EXPECT_TRUE(takeCollectiveError());
+    EXPECT_EQ(reduced, in);
+    EXPECT_EQ(gathered, in);
+    EXPECT_EQ(scattered, in);
+  }
+  trc_rt_collective_finish(9, 0, 0);
+  Status s = takeCollectiveError();
+  EXPECT_THAT(s.message(), HasSubstr("collective 9 finished but never started")) << s.message();
+  std::vector<float> in{1, 2}, out(2, 0);
+  trc_rt_all_reduce_start(trc::abi::kGroupWorld, trc::abi::kF32, trc::abi::kReduceSum, 2,
+                          address(in.data()), address(out.data()), 4);
+  trc_rt_all_reduce_start(trc::abi::kGroupWorld, trc::abi::kF32, trc::abi::kReduceSum, 2,
+                          address(in.data()), address(out.data()), 4);
+  s = takeCollectiveError();
+  EXPECT_THAT(s.message(), HasSubstr("collective 4 started again before it finished"))
+      << s.message();
+  // A permute needs a ring of at least two ranks.
+  trc_rt_collective_permute_start(trc::abi::kGroupWorld, trc::abi::kF32, 1, 1, 2,
+                                  address(in.data()), address(out.data()), 5);
+  s = takeCollectiveError();
+  EXPECT_THAT(s.message(), HasSubstr("shift 1 is not a step of the world group's ring"))
       << s.message();
   setCollectiveGroups(nullptr, nullptr, nullptr, nullptr);
 }
