@@ -10,7 +10,10 @@
 //   %r = bufferization.to_tensor %out restrict writable
 //
 // so one-shot bufferization and the memory plan treat the result like any
-// other temporary. With `overlap`, the collectives that can run beside
+// other temporary. A constant operand is first copied into a buffer of its
+// own (bufferization.alloc_tensor copy: on CUDA a kernel writes it into
+// device memory; the global stays in the kernel). With `overlap`, the
+// collectives that can run beside
 // other work become a start and a finish:
 //
 //   call @trc_rt_all_reduce_start(group, dtype, reduction, count, ptr(%in), ptr(%out), ticket)
@@ -36,6 +39,7 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 
 namespace trc {
 #define GEN_PASS_DEF_COLLECTIVESTORUNTIMECALL
@@ -80,13 +84,35 @@ func::FuncOp runtimeEntry(ModuleOp module, Location loc, StringRef name, TypeRan
   return callee;
 }
 
-/// The op of `block` before which `value` is first used (its terminator
-/// when nothing uses it).
-Operation *firstUse(Value value, Block *block) {
+/// Whether `op` only views its operand's bytes (bufferized to a subview or
+/// a reshape of the collective's fresh, contiguous buffer, reading nothing):
+/// a reshape, or a unit-stride slice of a 1-D tensor (how trc-data-parallel
+/// cuts a bucket back into gradients).
+bool viewsOnly(Operation *op) {
+  if (isa<trc::ReshapeOp>(op))
+    return true;
+  auto slice = dyn_cast<trc::SliceOp>(op);
+  return slice && cast<RankedTensorType>(slice.getOperand().getType()).getRank() == 1 &&
+         llvm::all_of(slice.getStrides(), [](int64_t s) { return s == 1; });
+}
+
+/// The op of `block` before which `value`'s bytes are first read: its first
+/// user that is not a view (viewsOnly), looking through views; the
+/// terminator when nothing reads them.
+Operation *firstRead(Value value, Block *block) {
   Operation *first = block->getTerminator();
-  for (Operation *user : value.getUsers())
-    if (Operation *top = block->findAncestorOpInBlock(*user); top && top->isBeforeInBlock(first))
-      first = top;
+  SmallVector<Value> worklist{value};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (viewsOnly(user) && user->getBlock() == block) {
+        worklist.push_back(user->getResult(0));
+        continue;
+      }
+      if (Operation *top = block->findAncestorOpInBlock(*user); top && top->isBeforeInBlock(first))
+        first = top;
+    }
+  }
   return first;
 }
 
@@ -102,9 +128,26 @@ struct CollectivesToRuntimeCall
               trc::ShardSliceOp, trc::CollectivePermuteOp>(op))
         collectives.push_back(op);
     });
+    if (overlap)
+      prefetchGathers(collectives);
     for (Operation *op : collectives)
       if (failed(rewrite(module, op)))
         return signalPassFailure();
+  }
+
+  /// ZeRO-3's gathers of parameter shards (an all-gather of a function
+  /// argument) each move to where the one before it in their block was:
+  /// a parameter is fetched while the ops reading the previous one run
+  /// (prefetch one gather ahead; one more gathered parameter is live).
+  static void prefetchGathers(ArrayRef<Operation *> collectives) {
+    DenseMap<Block *, SmallVector<Operation *>> gathers;
+    for (Operation *op : collectives)
+      if (auto arg = dyn_cast<BlockArgument>(op->getOperand(0));
+          isa<trc::AllGatherOp>(op) && arg && arg.getOwner() == op->getBlock())
+        gathers[op->getBlock()].push_back(op);
+    for (auto &[block, ops] : gathers)
+      for (size_t i = ops.size() - 1; i >= 1; --i)
+        ops[i]->moveBefore(ops[i - 1]);
   }
 
   int64_t tickets = 0; // the module's started collectives, numbered
@@ -127,7 +170,13 @@ struct CollectivesToRuntimeCall
     };
     auto inMemref = MemRefType::get(inType.getShape(), inType.getElementType());
     auto outMemref = MemRefType::get(outType.getShape(), outType.getElementType());
-    auto in = b.create<bufferization::ToBufferOp>(loc, inMemref, op->getOperand(0));
+    Value operand = op->getOperand(0);
+    // A constant operand (a per-rank table that trc.shard_slice picks a row
+    // of) would be a global the runtime reads on the host: on a GPU it is
+    // not device memory. Copied into a buffer first (a kernel on CUDA).
+    if (matchPattern(operand, m_Constant()))
+      operand = b.create<bufferization::AllocTensorOp>(loc, inType, ValueRange{}, operand);
+    auto in = b.create<bufferization::ToBufferOp>(loc, inMemref, operand);
     in.setReadOnly(true);
     Value out = b.create<memref::AllocOp>(loc, outMemref);
 
@@ -177,7 +226,7 @@ struct CollectivesToRuntimeCall
     op->getResult(0).replaceAllUsesWith(result.getResult());
     op->erase();
     if (started) {
-      b.setInsertionPoint(firstUse(result, result->getBlock()));
+      b.setInsertionPoint(firstRead(result, result->getBlock()));
       auto again = b.create<bufferization::ToBufferOp>(loc, inMemref, in.getTensor());
       again.setReadOnly(true);
       again->setAttr(trc::abi::kFinishViewAttr, b.getUnitAttr());

@@ -63,7 +63,11 @@ def CollectivesToRuntimeCall
     module) and finished (`trc_rt_collective_finish`, naming the ticket and
     both buffers, the operand's through a second read-only view so that
     neither bufferization nor the memory plan reuses it earlier) right before
-    the first op that uses the result: the ops between overlap the transfer
+    the first op that reads the result, looking through the reshapes and
+    1-D unit-stride slices that only view it (a gradient bucket cut back
+    into gradients), and ZeRO-3's gathers of parameter shards (function
+    arguments) each start where the gather before it was (prefetched one
+    gather ahead): the ops between overlap the transfer
     where the communicator can (NCCL on a stream of its own; host
     communicators finish in the start).
   }];

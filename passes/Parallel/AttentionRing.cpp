@@ -129,26 +129,40 @@ AttentionRing::Part AttentionRing::part(std::optional<Half> rows, std::optional<
 
 RingForward AttentionRing::forward() {
   int64_t rows = rank - 2;
-  Value kj = k, vj = v;
+  Value kj = k, vj = v, kNext, vNext;
+  // Step j's block is sent on before step j computes with it, so that the
+  // move overlaps the compute where collectives run beside kernels
+  // (trc-collectives-to-runtime-call{overlap}: started here, finished
+  // where step j + 1 first reads what arrived).
+  auto sendOn = [&](int64_t j) {
+    if (j + 1 < layout.shards) {
+      kNext = permute(kj);
+      vNext = permute(vj);
+    }
+  };
   auto maskOf = [&](int64_t j) { return masks.empty() ? Value() : masks[j]; };
   auto softmax = [&](const Part &p) { return partial(p.q, p.k, p.v, p.mask); };
   Softmax st;
   if (!layout.skipHidden) {
+    sendOn(0);
     st = softmax(part({}, {}, kj, vj, maskOf(0)));
     for (int64_t j = 1; j < layout.shards; ++j) {
-      kj = permute(kj);
-      vj = permute(vj);
+      kj = kNext;
+      vj = vNext;
+      sendOn(j);
       st = merge(st, softmax(part({}, {}, kj, vj, maskOf(j))));
     }
   } else {
     // The rank's own block: its head queries see only its head keys (its
     // tail is a later chunk), its tail queries both.
     Half head{0, {}}, tail{1, {}};
+    sendOn(0);
     Softmax heads = softmax(part(head, head, kj, vj, maskOf(0)));
     Softmax tails = softmax(part(tail, {}, kj, vj, maskOf(0)));
     for (int64_t j = 1; j < layout.shards; ++j) {
-      kj = permute(kj);
-      vj = permute(vj);
+      kj = kNext;
+      vj = vNext;
+      sendOn(j);
       Half chosen{0, halves[j]};
       // The queries' tail sees the block's head whole; then head x head or
       // tail x tail, as this rank's table says.
@@ -177,8 +191,13 @@ std::tuple<Value, Value, Value> AttentionRing::backward(const RingForward &fwd, 
     auto ofRows = [&](Value x) { return r ? half(x, rows, *r) : x; };
     return gradBlock(p.q, ofRows(g), ofRows(fwd.lse), ofRows(rowDot), p.k, p.v, p.mask);
   };
-  Value kj = k, vj = v, dq, dk, dv;
+  Value kj = k, vj = v, kNext, vNext, dq, dk, dv;
   for (int64_t j = 0; j < layout.shards; ++j) {
+    // Sent on before this step computes with it (as in the forward).
+    if (j + 1 < layout.shards) {
+      kNext = permute(kj);
+      vNext = permute(vj);
+    }
     Value mask = masks.empty() ? Value() : masks[j];
     Value dqj, dkj, dvj;
     Half head{0, {}}, tail{1, {}};
@@ -213,10 +232,8 @@ std::tuple<Value, Value, Value> AttentionRing::backward(const RingForward &fwd, 
     dv = dv ? c.add(dv, dvj) : dvj;
     // The accumulators travel with their block; after the last step one
     // more move brings each home.
-    if (j + 1 < layout.shards) {
-      kj = permute(kj);
-      vj = permute(vj);
-    }
+    kj = kNext;
+    vj = vNext;
     dk = permute(dk);
     dv = permute(dv);
   }
