@@ -309,15 +309,32 @@ Holdings compiledHoldings(const CompiledWork &w, const CompiledWork *unrecompute
 // microbatch, K and V (a tensor rank's heads of them) all-gathered forward
 // and their gradients reduce-scattered backward over the context group; or,
 // with the ring, their blocks (1/C each) passed on C-1 times forward, C-1
-// times backward and their gradients' blocks C times.
+// times backward and their gradients' blocks C times. On GPUs the ring's
+// moves run beside the block compute (trc's CUDA steps start each move
+// before the block it follows is computed on, as Megatron's ring does):
+// only what a step's moves take beyond the step's attention block (a C-th
+// of the row's attention core per step and key block, twice that backward)
+// is exposed, and the last move home of the gradients' blocks. trc's CPU
+// runtime completes each move when it starts: all of it counts.
 double contextCommSeconds(const GptModel &m, const Candidate &c, const DeviceTimes &dt) {
   double kv = 2.0 * c.microbatchSize * m.seq * m.kvWidth() / c.tensor * dt.elementBytes();
   long long span = (long long)c.tensor * c.context;
-  double layer = c.contextRing
-                     ? (3.0 * c.context - 2) *
-                           dt.collective(Collective::P2P, c.context, kv / c.context, span)
-                     : dt.collective(Collective::AllGather, c.context, kv, span) +
-                           dt.collective(Collective::ReduceScatter, c.context, kv, span);
+  double layer = 0;
+  if (!c.contextRing) {
+    layer = dt.collective(Collective::AllGather, c.context, kv, span) +
+            dt.collective(Collective::ReduceScatter, c.context, kv, span);
+  } else {
+    double move = dt.collective(Collective::P2P, c.context, kv / c.context, span);
+    double steps = c.context - 1.0;
+    if (dt.trcKernels()) {
+      layer = (2 * steps + c.context) * move;
+    } else {
+      double block = attentionCoreSeconds(m, c, dt) / (double(c.context) * c.context);
+      layer = steps * std::max(0.0, move - block) +        // forward: K, V
+              steps * std::max(0.0, 2 * move - 2 * block) + // backward: K, V and dK, dV
+              move;                                        // dK, dV home
+    }
+  }
   return layer * c.microbatches * std::ceil(double(m.layers) / c.pipeline);
 }
 

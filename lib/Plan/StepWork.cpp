@@ -41,10 +41,13 @@ struct Shape {
 
 // Megatron-LM's fused kernels on a GPU (the accounting CostModel.h
 // calibrated against Table 1).
+double megatronAttentionCore(const Shape &x, const DeviceTimes &dt) {
+  return dt.matmul(x.s, x.s, x.hd, x.b * x.a / x.t) + dt.matmul(x.s, x.hd, x.s, x.b * x.a / x.t) +
+         dt.stream(x.b * (x.a / x.t) * x.s * x.s * 9);
+}
+
 Work megatronLayer(const Shape &x, const Candidate &c, const DeviceTimes &dt) {
-  double attnCore = dt.matmul(x.s, x.s, x.hd, x.b * x.a / x.t) +
-                    dt.matmul(x.s, x.hd, x.s, x.b * x.a / x.t) +
-                    dt.stream(x.b * (x.a / x.t) * x.s * x.s * 9);
+  double attnCore = megatronAttentionCore(x, dt);
   double dense = dt.matmul(x.T, x.qkv / x.t, x.h) + dt.matmul(x.T, x.h, x.h / x.t) +
                  dt.matmul(x.T, x.mlpIn * x.f / x.t, x.h) + dt.matmul(x.T, x.h, x.f / x.t);
   double elementwise = dt.stream(x.T * x.h * 24 / (c.sequenceParallel ? x.t : 1) +
@@ -121,6 +124,10 @@ Work trcLayer(const Shape &x, const Candidate &c, const DeviceTimes &dt) {
 }
 
 } // namespace
+
+double attentionCoreSeconds(const GptModel &m, const Candidate &c, const DeviceTimes &dt) {
+  return megatronAttentionCore(Shape(m, c), dt);
+}
 
 Work layerWork(const GptModel &m, const Candidate &c, const DeviceTimes &dt) {
   Shape x(m, c);

@@ -71,6 +71,10 @@ struct Work {
 
 // One transformer layer, one microbatch, one rank.
 Work layerWork(const GptModel &m, const Candidate &c, const DeviceTimes &dt);
+// Megatron's attention core of one layer and microbatch on one tensor rank
+// (the two score products and 9 bytes per score), forward, for whole rows
+// of m.seq positions: what the context ring's block moves overlap.
+double attentionCoreSeconds(const GptModel &m, const Candidate &c, const DeviceTimes &dt);
 // What the first stage adds (embeddings) and the last (final norm,
 // logits, loss), per microbatch; with one stage both.
 Work firstStageWork(const GptModel &m, const Candidate &c, const DeviceTimes &dt);

@@ -134,6 +134,45 @@ TEST(PlanSearch, OffersOnlyPlansTheEnginesRun) {
   EXPECT_TRUE(pipelinedZero);
 }
 
+TEST(PlanCostModel, TheRingOverlapsItsMovesWithBlockComputeOnGpus) {
+  // Llama-2-7B's shape at 32k positions, cp 4 over tensor 2: on H100s the
+  // ring's K/V moves run beside the block compute (each block's attention
+  // takes far longer than moving it), so only the gradients' last move home
+  // per layer and microbatch is exposed: a third of the (3C-2) moves' time
+  // and less than the all-gather variant's. Shorter rows make the blocks
+  // cheaper than the moves: then more of them is exposed.
+  GptModel m;
+  ASSERT_TRUE(parseModelSpec("llama:layers=32,hidden=4096,heads=32,seq=32768,vocab=32000,"
+                             "ffn=11008",
+                             m).ok());
+  Candidate ring;
+  ring.data = 2;
+  ring.context = 4;
+  ring.tensor = 2;
+  ring.microbatchSize = 1;
+  ring.microbatches = 1;
+  ring.contextRing = true;
+  ring.recompute = Recompute::Full;
+  Candidate gathered = ring;
+  gathered.contextRing = false;
+  Cluster gpus = cluster("h100-80gb:16");
+  Prediction r = evaluate(m, gpus, ring), g = evaluate(m, gpus, gathered);
+  ASSERT_GT(r.contextCommTime, 0);
+  EXPECT_LT(r.contextCommTime, g.contextCommTime);
+  GptModel shortRows = m;
+  shortRows.seq = 2048;
+  Prediction rs = evaluate(shortRows, gpus, ring);
+  // Per layer: the home move alone at 32k positions (the move's time scales
+  // with the rows, so 1/16 of it at 2k); at 2k the blocks (1/256 of the
+  // 32k ones: attention is quadratic) no longer cover the moves.
+  // (Measured: 1.49 x 1/16.) Serial moves (no overlap) would keep the
+  // ratio at 1/16; moves never exposed would leave only the home move,
+  // 1/16 too.
+  EXPECT_GT(rs.contextCommTime, r.contextCommTime / 16 * 1.3)
+      << rs.contextCommTime << " vs " << r.contextCommTime;
+  EXPECT_LT(rs.contextCommTime, r.contextCommTime);
+}
+
 TEST(PlanSearch, LongSequencesSplitTheirPositions) {
   // Llama-2-7B's shape at 32k positions on 16 H100s, 16 rows: without
   // context parallelism a rank holds its rows' whole sequences, so no plan
@@ -159,13 +198,18 @@ TEST(PlanSearch, LongSequencesSplitTheirPositions) {
   noContext.pipeline = best.pipeline;
   EXPECT_TRUE(search(m, c, 16, noContext).ranked.empty());
 
-  // The same plan with the positions whole: each rank holds C times the
-  // activations and computes C times as long; the context group's traffic
-  // is the K and V all-gather and the gradients' reduce-scatter per layer.
-  Candidate whole = best;
+  // A plan with the positions whole (16 ranks: data x best's tensor
+  // degree, no pipeline) against the same with them split over 2: each rank
+  // of the whole one holds C times the activations and computes C times as
+  // long; the context group's traffic is the K and V all-gather and the
+  // gradients' reduce-scatter per layer.
+  Candidate whole;
+  whole.tensor = best.tensor;
+  whole.data = 16 / best.tensor;
   whole.context = 1;
-  whole.data = best.data * best.context;
   whole.microbatchSize = 1;
+  whole.microbatches = 1;
+  whole.recompute = Recompute::Full;
   Candidate split = whole;
   split.context = 2;
   split.data = whole.data / 2;
