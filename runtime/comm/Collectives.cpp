@@ -247,7 +247,6 @@ void startCall(const char *what, int64_t group, Communicator *comm, CollectiveCa
   uint64_t handle = 0;
   if (!comm) { // every kind's count is then the whole buffer
     copyBytes(call.recv, call.send, call.count * dtypeSize(call.dtype));
-    comm = nullptr;
   } else {
     StatusOr<uint64_t> started = comm->start(call);
     if (!started.ok())
@@ -341,18 +340,18 @@ namespace {
 
 /// Hands the backend's compute stream to the group communicators; when every
 /// one orders itself after it, the backend stops waiting for each launch.
+/// Without a backend (it is going) they are told there is none, so that no
+/// later call of theirs waits for a destroyed stream.
 void followComputeStream() {
   Registry &r = registry();
   void *stream = r.backend ? r.backend->computeStream() : nullptr;
-  if (!stream)
-    return;
   bool any = false, all = true;
   for (Communicator *comm : r.groups)
     if (comm) {
       any = true;
       all = comm->setComputeStream(stream) && all;
     }
-  if (any && all)
+  if (stream && any && all)
     r.backend->collectivesFollowStream();
 }
 

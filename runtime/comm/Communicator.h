@@ -183,8 +183,9 @@ public:
   /// Orders the compute stream after the started call (or nothing: it is
   /// done); the first error of the call, if it is known.
   virtual Status finish(uint64_t handle);
-  /// The stream compiled programs run on; true when this backend orders
-  /// its work after it (a device backend), false when it cannot.
+  /// The stream compiled programs run on (null: none any more); true when
+  /// this backend orders its work after it (a device backend), false when
+  /// it cannot.
   virtual bool setComputeStream(void *stream) {
     (void)stream;
     return false;

@@ -773,8 +773,8 @@ TEST_F(CudaTest, StartedCollectivesOverlapOnTheCommunicatorsStream) {
   Status s = backend->run(&programEntryB, slots, nullptr);
   std::string order = trace();
   Status collective = takeCollectiveError();
+  setCollectiveBackend(nullptr); // first: the communicator forgets the stream
   setCollectiveGroups(nullptr, nullptr, nullptr, nullptr);
-  setCollectiveBackend(nullptr);
   ASSERT_TRUE(s) << s.message();
   ASSERT_TRUE(collective) << collective.message();
   EXPECT_EQ(download<float>(sum, n), gradients); // one rank's sum
