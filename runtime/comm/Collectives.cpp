@@ -134,46 +134,6 @@ void copy(int64_t dtype, int64_t count, int64_t send, int64_t recv) {
 
 } // namespace
 
-extern "C" void trc_rt_all_reduce(int64_t group, int64_t dtype, int64_t reduction,
-                                  int64_t count, int64_t send, int64_t recv) {
-  Communicator *comm;
-  if (failed() || !lookup("all-reduce", group, 0, dtype, comm))
-    return;
-  CollectiveSpan span("all-reduce", group, comm, count, dtype);
-  if (!comm || comm->size() == 1)
-    return copy(dtype, count, send, recv);
-  check("all-reduce", group,
-        comm->allReduce(address(send), address(recv), size_t(count), DType(dtype),
-                        reduceOpOf(reduction)));
-}
-
-extern "C" void trc_rt_reduce_scatter(int64_t group, int64_t dtype, int64_t reduction,
-                                      int64_t shards, int64_t recvCount, int64_t send,
-                                      int64_t recv) {
-  Communicator *comm;
-  if (failed() || !lookup("reduce-scatter", group, shards, dtype, comm))
-    return;
-  CollectiveSpan span("reduce-scatter", group, comm, recvCount * (comm ? comm->size() : 1),
-                      dtype);
-  if (!comm || comm->size() == 1)
-    return copy(dtype, recvCount, send, recv);
-  check("reduce-scatter", group,
-        comm->reduceScatter(address(send), address(recv), size_t(recvCount), DType(dtype),
-                            reduceOpOf(reduction)));
-}
-
-extern "C" void trc_rt_all_gather(int64_t group, int64_t dtype, int64_t shards,
-                                  int64_t sendCount, int64_t send, int64_t recv) {
-  Communicator *comm;
-  if (failed() || !lookup("all-gather", group, shards, dtype, comm))
-    return;
-  CollectiveSpan span("all-gather", group, comm, sendCount * (comm ? comm->size() : 1), dtype);
-  if (!comm || comm->size() == 1)
-    return copy(dtype, sendCount, send, recv);
-  check("all-gather", group,
-        comm->allGather(address(send), address(recv), size_t(sendCount), DType(dtype)));
-}
-
 extern "C" void trc_rt_broadcast(int64_t group, int64_t dtype, int64_t root, int64_t count,
                                  int64_t send, int64_t recv) {
   Communicator *comm;
@@ -201,6 +161,8 @@ extern "C" void trc_rt_shard_slice(int64_t group, int64_t dtype, int64_t shards,
             bytes);
 }
 
+namespace {
+
 /// Checks a permute's shift against the group; false after recording.
 bool checkShift(int64_t group, int64_t shift, int size) {
   if (shift >= 1 && shift < size)
@@ -209,27 +171,6 @@ bool checkShift(int64_t group, int64_t shift, int size) {
          groupName(group) + " group's ring (" + std::to_string(size) + " ranks)");
   return false;
 }
-
-extern "C" void trc_rt_collective_permute(int64_t group, int64_t dtype, int64_t shards,
-                                          int64_t shift, int64_t count, int64_t send,
-                                          int64_t recv) {
-  Communicator *comm;
-  if (failed() || !lookup("collective permute", group, shards, dtype, comm))
-    return;
-  CollectiveSpan span("collective-permute", group, comm, count, dtype);
-  if (!checkShift(group, shift, comm ? comm->size() : 1))
-    return;
-  StatusOr<uint64_t> handle = comm->start({CollectiveCall::Kind::Permute, address(send),
-                                           address(recv), size_t(count), DType(dtype),
-                                           ReduceOp::Sum, int(shift)});
-  if (!handle.ok())
-    return check("collective permute", group, handle.status());
-  check("collective permute", group, comm->finish(*handle));
-}
-
-// --- started collectives (trc-collectives-to-runtime-call{overlap}) --------
-
-namespace {
 
 /// Starts `call` on the group's communicator under `ticket`; without one
 /// (this process alone) it is a copy, with nothing to wait for.
@@ -257,61 +198,91 @@ void startCall(const char *what, int64_t group, Communicator *comm, CollectiveCa
   registry().started[ticket] = {comm, handle};
 }
 
+/// What the all-reduce, reduce-scatter, all-gather and permute entries
+/// share: the group checked against the program (`shards`), the profile's
+/// span (of the whole buffer: `call.count` times the group's size where
+/// `perRank`), then `call` run to completion (ticket < 0; a group of one
+/// copies) or started under `ticket`.
+void issue(const char *what, const char *spanName, int64_t group, int64_t shards,
+           int64_t dtype, const CollectiveCall &call, bool perRank, int64_t ticket) {
+  Communicator *comm;
+  if (failed() || !lookup(what, group, shards, dtype, comm))
+    return;
+  int size = comm ? comm->size() : 1;
+  CollectiveSpan span(spanName, group, comm, int64_t(call.count) * (perRank ? size : 1), dtype);
+  if (call.kind == CollectiveCall::Kind::Permute && !checkShift(group, call.shift, size))
+    return;
+  if (ticket >= 0)
+    return startCall(what, group, comm, call, ticket);
+  if (size == 1) // every kind's count is then the whole buffer
+    return copyBytes(call.recv, call.send, call.count * dtypeSize(call.dtype));
+  StatusOr<uint64_t> handle = comm->start(call);
+  if (!handle.ok())
+    return check(what, group, handle.status());
+  check(what, group, comm->finish(*handle));
+}
+
+CollectiveCall callOf(CollectiveCall::Kind kind, int64_t send, int64_t recv, int64_t count,
+                      int64_t dtype, ReduceOp op = ReduceOp::Sum, int64_t shift = 0) {
+  return {kind, address(send), address(recv), size_t(count), DType(dtype), op, int(shift)};
+}
+
 } // namespace
+
+using Kind = CollectiveCall::Kind;
+
+extern "C" void trc_rt_all_reduce(int64_t group, int64_t dtype, int64_t reduction,
+                                  int64_t count, int64_t send, int64_t recv) {
+  trc_rt_all_reduce_start(group, dtype, reduction, count, send, recv, -1);
+}
+
+extern "C" void trc_rt_reduce_scatter(int64_t group, int64_t dtype, int64_t reduction,
+                                      int64_t shards, int64_t recvCount, int64_t send,
+                                      int64_t recv) {
+  trc_rt_reduce_scatter_start(group, dtype, reduction, shards, recvCount, send, recv, -1);
+}
+
+extern "C" void trc_rt_all_gather(int64_t group, int64_t dtype, int64_t shards,
+                                  int64_t sendCount, int64_t send, int64_t recv) {
+  trc_rt_all_gather_start(group, dtype, shards, sendCount, send, recv, -1);
+}
+
+extern "C" void trc_rt_collective_permute(int64_t group, int64_t dtype, int64_t shards,
+                                          int64_t shift, int64_t count, int64_t send,
+                                          int64_t recv) {
+  trc_rt_collective_permute_start(group, dtype, shards, shift, count, send, recv, -1);
+}
+
+// --- started collectives (trc-collectives-to-runtime-call{overlap}); a
+// negative ticket (the blocking entries above) runs the call to completion.
 
 extern "C" void trc_rt_all_reduce_start(int64_t group, int64_t dtype, int64_t reduction,
                                         int64_t count, int64_t send, int64_t recv,
                                         int64_t ticket) {
-  Communicator *comm;
-  if (failed() || !lookup("all-reduce", group, 0, dtype, comm))
-    return;
-  CollectiveSpan span("all-reduce", group, comm, count, dtype);
-  startCall("all-reduce", group, comm,
-            {CollectiveCall::Kind::AllReduce, address(send), address(recv), size_t(count),
-             DType(dtype), reduceOpOf(reduction)},
-            ticket);
+  issue("all-reduce", "all-reduce", group, 0, dtype,
+        callOf(Kind::AllReduce, send, recv, count, dtype, reduceOpOf(reduction)), false, ticket);
 }
 
 extern "C" void trc_rt_reduce_scatter_start(int64_t group, int64_t dtype, int64_t reduction,
                                             int64_t shards, int64_t recvCount, int64_t send,
                                             int64_t recv, int64_t ticket) {
-  Communicator *comm;
-  if (failed() || !lookup("reduce-scatter", group, shards, dtype, comm))
-    return;
-  CollectiveSpan span("reduce-scatter", group, comm, recvCount * (comm ? comm->size() : 1),
-                      dtype);
-  startCall("reduce-scatter", group, comm,
-            {CollectiveCall::Kind::ReduceScatter, address(send), address(recv),
-             size_t(recvCount), DType(dtype), reduceOpOf(reduction)},
-            ticket);
+  issue("reduce-scatter", "reduce-scatter", group, shards, dtype,
+        callOf(Kind::ReduceScatter, send, recv, recvCount, dtype, reduceOpOf(reduction)), true,
+        ticket);
 }
 
 extern "C" void trc_rt_all_gather_start(int64_t group, int64_t dtype, int64_t shards,
                                         int64_t sendCount, int64_t send, int64_t recv,
                                         int64_t ticket) {
-  Communicator *comm;
-  if (failed() || !lookup("all-gather", group, shards, dtype, comm))
-    return;
-  CollectiveSpan span("all-gather", group, comm, sendCount * (comm ? comm->size() : 1), dtype);
-  startCall("all-gather", group, comm,
-            {CollectiveCall::Kind::AllGather, address(send), address(recv), size_t(sendCount),
-             DType(dtype)},
-            ticket);
+  issue("all-gather", "all-gather", group, shards, dtype,
+        callOf(Kind::AllGather, send, recv, sendCount, dtype), true, ticket);
 }
 
 extern "C" void trc_rt_collective_permute_start(int64_t group, int64_t dtype, int64_t shards,
                                                 int64_t shift, int64_t count, int64_t send,
                                                 int64_t recv, int64_t ticket) {
-  Communicator *comm;
-  if (failed() || !lookup("collective permute", group, shards, dtype, comm))
-    return;
-  CollectiveSpan span("collective-permute", group, comm, count, dtype);
-  if (!checkShift(group, shift, comm ? comm->size() : 1))
-    return;
-  startCall("collective permute", group, comm,
-            {CollectiveCall::Kind::Permute, address(send), address(recv), size_t(count),
-             DType(dtype), ReduceOp::Sum, int(shift)},
-            ticket);
+  issue("collective permute", "collective-permute", group, shards, dtype,
+        callOf(Kind::Permute, send, recv, count, dtype, ReduceOp::Sum, shift), false, ticket);
 }
 
 extern "C" void trc_rt_collective_finish(int64_t ticket, int64_t send, int64_t recv) {
