@@ -13,8 +13,7 @@
 // other temporary. A constant operand is first copied into a buffer of its
 // own (bufferization.alloc_tensor copy: on CUDA a kernel writes it into
 // device memory; the global stays in the kernel). With `overlap`, the
-// collectives that can run beside
-// other work become a start and a finish:
+// collectives that can run beside other work become a start and a finish:
 //
 //   call @trc_rt_all_reduce_start(group, dtype, reduction, count, ptr(%in), ptr(%out), ticket)
 //   ...                                       (ops that do not use %r)
@@ -26,8 +25,9 @@
 // apart, is a read one-shot bufferization sees, so no op writes %x's buffer
 // in place before the finish; the plan keeps both buffers until the call.
 // Where %x is itself a to_tensor of a buffer, canonicalization folds both
-// views to that buffer and only the plan's lifetime protects it). Codes come from include/trc/Abi/CollectiveAbi.h;
-// pointers are i64 as in trc-matmul-to-runtime-call.
+// views to that buffer and only the plan's lifetime protects it). Codes come
+// from include/trc/Abi/CollectiveAbi.h; pointers are i64 as in
+// trc-matmul-to-runtime-call.
 // Preconditions: runs on trc IR before bufferization (identity layouts).
 //
 //===----------------------------------------------------------------------===//

@@ -394,8 +394,10 @@ public:
     void *event = it->second;
     started_.erase(it);
     int rc = gCuda.CtxSetCurrent(dev_->ctx);
-    if (!rc)
+    if (!rc && dev_->compute)
       rc = gCuda.StreamWaitEvent(dev_->compute, event, 0);
+    else if (!rc) // the compute stream went since the start: the host waits
+      rc = pollCuda([&] { return gCuda.EventQuery(event); }, true);
     gCuda.EventDestroy(event); // released once recorded work completes
     if (rc)
       return Status::error("nccl: ordering the compute stream after a collective: " +
