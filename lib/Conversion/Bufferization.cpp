@@ -3,7 +3,8 @@
 // trc.optimization_barrier is an alias of its operand (like tensor.cast): it
 // neither reads nor writes memory, its result is the operand's buffer, and
 // bufferizing it erases it. Its job (keeping CSE from merging recomputed
-// ops back into the forward) ends with the tensor-level passes.
+// ops back into the forward) ends with the tensor-level passes. Also the
+// buffers the pre-bufferization passes hand to calls and kernels.
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Conversion/Bufferization.h"
@@ -46,6 +47,26 @@ void registerBufferizationModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, TrcDialect *) {
     OptimizationBarrierOp::attachInterface<BarrierBufferization>(*context);
   });
+}
+
+Value readOnlyBuffer(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto view = ToBufferOp::create(b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+                                 tensor);
+  view.setReadOnly(true);
+  return view;
+}
+
+memref::AllocOp freshBuffer(OpBuilder &b, Location loc, Type tensorType) {
+  auto type = cast<RankedTensorType>(tensorType);
+  return memref::AllocOp::create(b, loc, MemRefType::get(type.getShape(), type.getElementType()));
+}
+
+Value bufferAsTensor(OpBuilder &b, Location loc, Value buffer, Type tensorType) {
+  auto tensor = ToTensorOp::create(b, loc, tensorType, buffer);
+  tensor.setRestrict(true);
+  tensor.setWritable(true);
+  return tensor;
 }
 
 } // namespace trc

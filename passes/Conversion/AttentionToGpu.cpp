@@ -22,6 +22,7 @@
 // before trc-decompose-composites).
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Conversion/Bufferization.h"
 #include "trc/Conversion/GpuKernels.h"
 #include "trc/Dialect/Trc.h"
 #include "trc/Parallel/CausalMask.h"
@@ -102,37 +103,20 @@ struct AttentionToGpu : trc::impl::AttentionToGpuBase<AttentionToGpu> {
     }
   }
 
-  /// A read-only buffer of `tensor` (identity layout).
+  /// A read-only view of an operand, null for an absent mask.
   static Value bufferOf(OpBuilder &b, Location loc, Value tensor) {
-    if (!tensor)
-      return Value();
-    auto type = cast<RankedTensorType>(tensor.getType());
-    auto view = bufferization::ToBufferOp::create(
-        b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor);
-    view.setReadOnly(true);
-    return view;
-  }
-  static Value allocLike(OpBuilder &b, Location loc, Type tensorType) {
-    auto type = cast<RankedTensorType>(tensorType);
-    return memref::AllocOp::create(b, loc,
-                                   MemRefType::get(type.getShape(), type.getElementType()));
-  }
-  static Value tensorOf(OpBuilder &b, Location loc, Value buffer, Type tensorType) {
-    auto result = bufferization::ToTensorOp::create(b, loc, tensorType, buffer);
-    result.setRestrict(true);
-    result.setWritable(true);
-    return result;
+    return tensor ? trc::readOnlyBuffer(b, loc, tensor) : Value();
   }
 
   void forward(trc::AttentionOp op, const AttentionKernelSpec &spec, StringRef name) {
     OpBuilder b(op);
     Location loc = op.getLoc();
-    Value out = allocLike(b, loc, op.getType());
+    Value out = trc::freshBuffer(b, loc, op.getType());
     trc::gpukernels::emitAttentionForward(
         b, loc, spec, bufferOf(b, loc, op.getQ()), bufferOf(b, loc, op.getK()),
         bufferOf(b, loc, op.getV()), bufferOf(b, loc, op.getMask()), out, name);
     b.setInsertionPointAfter(op);
-    op.replaceAllUsesWith(tensorOf(b, loc, out, op.getType()));
+    op.replaceAllUsesWith(trc::bufferAsTensor(b, loc, out, op.getType()));
     op.erase();
   }
 
@@ -141,7 +125,7 @@ struct AttentionToGpu : trc::impl::AttentionToGpuBase<AttentionToGpu> {
     Location loc = op.getLoc();
     SmallVector<Value> grads;
     for (Value result : op.getResults())
-      grads.push_back(allocLike(b, loc, result.getType()));
+      grads.push_back(trc::freshBuffer(b, loc, result.getType()));
     Value stats = memref::AllocOp::create(
         b, loc, MemRefType::get({2, spec.batch * spec.queries}, b.getF32Type()));
     trc::gpukernels::emitAttentionBackward(
@@ -150,7 +134,7 @@ struct AttentionToGpu : trc::impl::AttentionToGpuBase<AttentionToGpu> {
         bufferOf(b, loc, op.getMask()), grads[0], grads[1], grads[2], stats, name);
     b.setInsertionPointAfter(op);
     for (auto [result, buffer] : llvm::zip(op.getResults(), grads))
-      result.replaceAllUsesWith(tensorOf(b, loc, buffer, result.getType()));
+      result.replaceAllUsesWith(trc::bufferAsTensor(b, loc, buffer, result.getType()));
     op.erase();
   }
 };

@@ -31,6 +31,7 @@
 // Preconditions: runs on trc IR before bufferization (identity layouts).
 //
 //===----------------------------------------------------------------------===//
+#include "trc/Conversion/Bufferization.h"
 #include "trc/Dialect/Trc.h"
 #include "trc/Passes.h"
 
@@ -168,17 +169,14 @@ struct CollectivesToRuntimeCall
       Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
       return b.create<arith::IndexCastOp>(loc, b.getI64Type(), base);
     };
-    auto inMemref = MemRefType::get(inType.getShape(), inType.getElementType());
-    auto outMemref = MemRefType::get(outType.getShape(), outType.getElementType());
     Value operand = op->getOperand(0);
     // A constant operand (a per-rank table that trc.shard_slice picks a row
     // of) would be a global the runtime reads on the host: on a GPU it is
     // not device memory. Copied into a buffer first (a kernel on CUDA).
     if (matchPattern(operand, m_Constant()))
       operand = b.create<bufferization::AllocTensorOp>(loc, inType, ValueRange{}, operand);
-    auto in = b.create<bufferization::ToBufferOp>(loc, inMemref, operand);
-    in.setReadOnly(true);
-    Value out = b.create<memref::AllocOp>(loc, outMemref);
+    Value in = trc::readOnlyBuffer(b, loc, operand);
+    Value out = trc::freshBuffer(b, loc, outType);
 
     std::string name;
     SmallVector<Value> args;
@@ -220,16 +218,13 @@ struct CollectivesToRuntimeCall
     }
     b.create<func::CallOp>(loc, runtimeEntry(module, loc, name, ValueRange(args).getTypes()),
                            args);
-    auto result = b.create<bufferization::ToTensorOp>(loc, outType, out);
-    result.setRestrict(true);
-    result.setWritable(true);
-    op->getResult(0).replaceAllUsesWith(result.getResult());
+    Value result = trc::bufferAsTensor(b, loc, out, outType);
+    op->getResult(0).replaceAllUsesWith(result);
     op->erase();
     if (started) {
-      b.setInsertionPoint(firstRead(result, result->getBlock()));
-      auto again = b.create<bufferization::ToBufferOp>(loc, inMemref, in.getTensor());
-      again.setReadOnly(true);
-      again->setAttr(trc::abi::kFinishViewAttr, b.getUnitAttr());
+      b.setInsertionPoint(firstRead(result, result.getParentBlock()));
+      Value again = trc::readOnlyBuffer(b, loc, operand);
+      again.getDefiningOp()->setAttr(trc::abi::kFinishViewAttr, b.getUnitAttr());
       SmallVector<Value> finish{i64(ticket), pointer(again), pointer(out)};
       b.create<func::CallOp>(
           loc, runtimeEntry(module, loc, "trc_rt_collective_finish", ValueRange(finish).getTypes()),

@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Abi/OffloadAbi.h"
+#include "trc/Conversion/Bufferization.h"
 #include "trc/Analysis/MemoryPlan.h"
 #include "trc/Analysis/ValueFacts.h"
 #include "trc/Dialect/Trc.h"
@@ -68,7 +69,6 @@ struct OffloadToRuntimeCall : trc::impl::OffloadToRuntimeCallBase<OffloadToRunti
     bool toHost = isa<trc::OffloadOp>(op);
     auto waitOp = cast<trc::CopyWaitOp>(*op->getResult(0).user_begin());
     auto type = cast<RankedTensorType>(op->getResult(0).getType());
-    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
     int64_t bytes = trc::analysis::tensorBytes(type);
     Location loc = op->getLoc();
 
@@ -80,13 +80,12 @@ struct OffloadToRuntimeCall : trc::impl::OffloadToRuntimeCallBase<OffloadToRunti
       Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
       return arith::IndexCastOp::create(b, loc, b.getI64Type(), base);
     };
-    auto source = bufferization::ToBufferOp::create(b, loc, memrefType, op->getOperand(0));
-    source.setReadOnly(true);
-    auto destination = memref::AllocOp::create(b, loc, memrefType);
+    Value source = trc::readOnlyBuffer(b, loc, op->getOperand(0));
+    memref::AllocOp destination = trc::freshBuffer(b, loc, type);
     if (toHost)
       destination->setAttr(trc::kHostPoolAttr, b.getUnitAttr());
-    Value device = toHost ? Value(source.getResult()) : Value(destination.getResult());
-    Value host = toHost ? Value(destination.getResult()) : Value(source.getResult());
+    Value device = toHost ? source : Value(destination.getResult());
+    Value host = toHost ? Value(destination.getResult()) : source;
     int64_t direction = toHost ? trc::abi::kOffloadToHost : trc::abi::kOffloadToDevice;
     func::CallOp::create(b, loc, startFn,
                          ValueRange{i64(copy), i64(direction), i64(bytes), pointer(device),
@@ -94,10 +93,8 @@ struct OffloadToRuntimeCall : trc::impl::OffloadToRuntimeCallBase<OffloadToRunti
 
     b.setInsertionPoint(waitOp);
     func::CallOp::create(b, loc, waitFn, ValueRange{i64(copy), pointer(device), pointer(host)});
-    auto result = bufferization::ToTensorOp::create(b, loc, type, destination.getResult());
-    result.setRestrict(true);
-    result.setWritable(true);
-    waitOp.getResult().replaceAllUsesWith(result.getResult());
+    waitOp.getResult().replaceAllUsesWith(
+        trc::bufferAsTensor(b, loc, destination.getResult(), type));
     waitOp.erase();
     op->erase();
   }
