@@ -20,8 +20,8 @@
 #              same seed, data and flags;
 #   data/      the token stream every engine reads (tinyshakespeare's bytes, or
 #              seeded text where ../shared/data is absent);
-#   scripts/export_models.py, bench/train_gpu.py  the same GPT-2 in PyTorch
-#              (eager and torch.compile, same batch and data);
+#   scripts/export_models.py, bench/train_gpu.py, python/trc/*.py  the same
+#              GPT-2 in PyTorch (eager and torch.compile, same batch and data);
 #   prediction.json  GPT-2 124M's step priced kernel by kernel on H100/H200
 #              rates (bench/predict_gpu_step.py), printed beside the measurement;
 #   run.sh, device_run.py, bundle.json  the one command to run there, and what
@@ -156,6 +156,9 @@ done
 
 # --- 3. the PyTorch side and the driver --------------------------------------------
 cp scripts/export_models.py "$B/scripts/"
+# export_models.py imports trc.onnx_export (pure Python; the extension
+# stays unloaded): the package's Python half rides along.
+mkdir -p "$B/python/trc" && cp python/trc/*.py "$B/python/trc/"
 cp bench/train_gpu.py "$B/bench/"
 cp scripts/gpu_bundle/run.sh scripts/gpu_bundle/device_run.py "$B/"
 "$PYTHON" - "$B" "$PARITY_STEPS" "$PARITY_LR" "$(git rev-parse HEAD 2>/dev/null || echo unknown)" <<'EOF'

@@ -53,6 +53,8 @@ bool parseCompileOptions(llvm::StringRef text, CompileOptions &options,
       options.entry = value.str();
     } else if (key == "emulate" && value == "cuda") {
       options.emulateCuda = true;
+    } else if (key == "attention" && (value == "kernels" || value == "decomposed")) {
+      options.attentionKernels = value == "kernels";
     } else if (key == "weights") {
       if (value != "values" && value != "init") {
         error = "--trc-compile: bad value '" + value.str() +
@@ -69,7 +71,7 @@ bool parseCompileOptions(llvm::StringRef text, CompileOptions &options,
     } else {
       error = "--trc-compile: unknown or bad option '" + item.str() +
               "' (expected target=cpu|cuda, cpu=NAME, opt=0..3, entry=FUNCTION, "
-              "emulate=cuda, weights=values|init, seed=N)";
+              "emulate=cuda, attention=kernels|decomposed, weights=values|init, seed=N)";
       return false;
     }
   }
@@ -444,9 +446,9 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   // not registered (trc-run, unit tests) this fails and changes nothing.
   (void)applyPassManagerCLOptions(lower);
   if (cuda)
-    buildCudaLoweringPipeline(lower);
+    buildCudaLoweringPipeline(lower, options.attentionKernels);
   else if (options.emulateCuda)
-    buildCudaEmulationPipeline(lower);
+    buildCudaEmulationPipeline(lower, options.attentionKernels);
   else
     buildCpuLoweringPipeline(lower);
   if (failed(lower.run(module))) {

@@ -67,19 +67,33 @@ void buildCpuLoweringPipeline(OpPassManager &pm) {
     llvm::report_fatal_error("trc: the built-in CPU pipeline does not parse");
 }
 
+namespace {
+/// The CUDA pipelines' option (CompileOptions::attentionKernels).
+struct CudaPipelineOptions : PassPipelineOptions<CudaPipelineOptions> {
+  Option<bool> attentionKernels{*this, "attention-kernels",
+                                llvm::cl::desc("fused attention as trc-attention-to-gpu's "
+                                               "kernels instead of its decomposition"),
+                                llvm::cl::init(false)};
+};
+} // namespace
+
 void registerTrcPipelines() {
   PassPipelineRegistration<>(
       "trc-cpu-lowering",
       "trc IR (parameters as arguments) to the LLVM dialect for the CPU backend",
       buildCpuLoweringPipeline);
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<CudaPipelineOptions>(
       "trc-cuda-lowering",
       "trc IR (parameters as arguments) to host LLVM and PTX kernels for the CUDA backend",
-      buildCudaLoweringPipeline);
-  PassPipelineRegistration<>(
+      [](OpPassManager &pm, const CudaPipelineOptions &o) {
+        buildCudaLoweringPipeline(pm, o.attentionKernels);
+      });
+  PassPipelineRegistration<CudaPipelineOptions>(
       "trc-cuda-kernels",
       "the CUDA pipeline up to its kernels (gpu.launch ops, cuBLASLt calls), for analyses",
-      buildCudaKernelsPipeline);
+      [](OpPassManager &pm, const CudaPipelineOptions &o) {
+        buildCudaKernelsPipeline(pm, o.attentionKernels);
+      });
   registerTrainingPipeline();
 }
 

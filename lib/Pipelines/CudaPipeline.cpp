@@ -3,8 +3,9 @@
 // The pass sequence of the CUDA backend, as text so that `trc-opt
 // --trc-cuda-lowering` and this function are one definition. Up to the
 // memory plan it is the CPU pipeline's (fused regions are first inlined back
-// by trc-unfuse and re-fused at the linalg level; attention becomes its own
-// kernels, trc-attention-to-gpu; products' misaligned inner
+// by trc-unfuse and re-fused at the linalg level; attention is decomposed,
+// or with attentionKernels becomes its own kernels, trc-attention-to-gpu;
+// products' misaligned inner
 // dimensions padded, trc-align-products; reductions with few
 // outputs split over many threads, trc-split-reductions); then matrix products go
 // to cuBLASLt, every other linalg op becomes one kernel (trc-linalg-to-gpu),
@@ -41,12 +42,13 @@ std::string cudaToolkitPath() {
 namespace {
 /// trc -> kernels as gpu.launch ops in @main; matrix products call the
 /// runtime (cuBLASLt, or the CPU's BLAS entries when `cublasLt` is false).
-std::string kernelsPipeline(bool cublasLt) {
+std::string kernelsPipeline(bool cublasLt, bool attentionKernels) {
   return std::string(
              // fused regions back to core ops; trc -> linalg on tensors, re-fused
-             "func.func(trc-unfuse), "
-             // attention as kernels that keep no scores; other composites decomposed
-             "func.func(trc-attention-to-gpu), trc-decompose-composites, "
+             "func.func(trc-unfuse), ") +
+         // attention as kernels that keep no scores; other composites decomposed
+         (attentionKernels ? "func.func(trc-attention-to-gpu), " : "") +
+         std::string("trc-decompose-composites, "
              // 16-byte leading dimensions, or cuBLASLt takes slower kernels
              "func.func(trc-align-products), "
              // collectives started, finished before their results' first use
@@ -71,8 +73,8 @@ std::string kernelsPipeline(bool cublasLt) {
          "trc-copies-to-linalg, func.func(trc-linalg-to-gpu), ";
 }
 
-std::string cudaLoweringPipeline() {
-  std::string text = kernelsPipeline(/*cublasLt=*/true) +
+std::string cudaLoweringPipeline(bool attentionKernels) {
+  std::string text = kernelsPipeline(/*cublasLt=*/true, attentionKernels) +
                      "gpu-kernel-outlining, canonicalize, symbol-dce, trc-deduplicate-functions, ";
   // kernels -> NVVM -> PTX per chip (the NVPTX backend, libdevice linked)
   for (const char *chip : kCudaChips)
@@ -98,8 +100,8 @@ std::string cudaLoweringPipeline() {
 /// polynomial approximations, not libdevice's): a step then computes
 /// exactly what the CPU backend computes, so a comparison isolates the
 /// kernels' indexing, fusion and reduction order.
-std::string cudaEmulationPipeline() {
-  return kernelsPipeline(/*cublasLt=*/false) +
+std::string cudaEmulationPipeline(bool attentionKernels) {
+  return kernelsPipeline(/*cublasLt=*/false, attentionKernels) +
          "func.func(trc-gpu-launch-to-loops), canonicalize, "
          "math-extend-to-supported-types{target-type=f32}, trc-approximate-math, "
          "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}, trc-expand-bf16, "
@@ -112,20 +114,20 @@ std::string cudaEmulationPipeline() {
 }
 } // namespace
 
-void buildCudaLoweringPipeline(OpPassManager &pm) {
-  if (failed(parsePassPipeline(cudaLoweringPipeline(), pm, llvm::errs())))
+void buildCudaLoweringPipeline(OpPassManager &pm, bool attentionKernels) {
+  if (failed(parsePassPipeline(cudaLoweringPipeline(attentionKernels), pm, llvm::errs())))
     llvm::report_fatal_error("trc: the built-in CUDA pipeline does not parse");
 }
 
-void buildCudaKernelsPipeline(OpPassManager &pm) {
-  std::string text = kernelsPipeline(/*cublasLt=*/true);
+void buildCudaKernelsPipeline(OpPassManager &pm, bool attentionKernels) {
+  std::string text = kernelsPipeline(/*cublasLt=*/true, attentionKernels);
   text.resize(text.size() - 2); // the prefix ends in ", " for what follows it
   if (failed(parsePassPipeline(text, pm, llvm::errs())))
     llvm::report_fatal_error("trc: the built-in CUDA kernels pipeline does not parse");
 }
 
-void buildCudaEmulationPipeline(OpPassManager &pm) {
-  if (failed(parsePassPipeline(cudaEmulationPipeline(), pm, llvm::errs())))
+void buildCudaEmulationPipeline(OpPassManager &pm, bool attentionKernels) {
+  if (failed(parsePassPipeline(cudaEmulationPipeline(attentionKernels), pm, llvm::errs())))
     llvm::report_fatal_error("trc: the built-in CUDA emulation pipeline does not parse");
 }
 

@@ -344,6 +344,16 @@ def phase_throughput(run, machine):
              (("trc", "on"), ("torch eager", None), ("torch compile", None), ("trc", "off"))]
     if run.dry:
         compile(train_gpu.TORCH_CHILD, "TORCH_CHILD", "exec")  # the script at least parses
+        # The child imports export_models, which imports trc.onnx_export: from
+        # the bundle, not from this checkout's packages (the GPU has none).
+        status, output, _ = run.command(
+            [sys.executable, "-c", "import os, sys; sys.path.insert(0, sys.argv[1]); "
+             "import export_models, trc.onnx_export as m; print(os.path.abspath(m.__file__))",
+             os.path.join(BUNDLE, "scripts")], 60)
+        where = last_line(output)
+        if status != 0 or not where.startswith(os.path.abspath(BUNDLE) + os.sep):
+            return {"ok": False, "error": "the PyTorch child's imports do not come from the "
+                    f"bundle: {where}"}
         return {"ok": True, "skipped": "dry run: nothing is timed without a GPU",
                 "planned": [f"{e} {p}" + (f" graphs {g}" if g else "") for e, p, g in plans]}
     peak_tflops = next((v for k, v in train_gpu.DENSE_BF16_TFLOPS.items()

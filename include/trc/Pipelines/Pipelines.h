@@ -38,6 +38,12 @@ struct CompileOptions {
   std::string weights = "values";
   /// weights=init: parameter p's seed is splitmix64(seed ^ fnv1a64(p)).
   uint64_t seed = 0;
+  /// CUDA (and its emulation): fused attention as trc-attention-to-gpu's
+  /// kernels ("attention=kernels") instead of its decomposition. Off by
+  /// default: those kernels (a thread per row, no tiles) keep no scores in
+  /// memory but ran GPT-2 124M's step 6.6x slower than the decomposition
+  /// on an H200 (bench/RESULTS.md, 2026-11-29).
+  bool attentionKernels = false;
 };
 
 /// Parses "target=cpu cpu=native opt=3 weights=init seed=7" (spaces or
@@ -54,21 +60,22 @@ void buildCpuLoweringPipeline(mlir::OpPassManager &pm);
 /// (launches via trc_rt_cuda_launch, matrix products via cuBLASLt) plus
 /// gpu.binary @trc_kernels holding the kernels' PTX for sm_80 and sm_90
 /// (lib/Pipelines/CudaPipeline.cpp; docs/ARTIFACT.md "Target cuda").
-void buildCudaLoweringPipeline(mlir::OpPassManager &pm);
+void buildCudaLoweringPipeline(mlir::OpPassManager &pm, bool attentionKernels = false);
 
 /// The CUDA pipeline's kernels run on the CPU: the same IR up to
 /// trc-linalg-to-gpu, then every launch as host loops
 /// (trc-gpu-launch-to-loops) and the CPU's BLAS, to LLVM. For testing the
 /// kernel generator without a GPU (`--trc-compile="target=cpu emulate=cuda"`).
-void buildCudaEmulationPipeline(mlir::OpPassManager &pm);
+void buildCudaEmulationPipeline(mlir::OpPassManager &pm, bool attentionKernels = false);
 
 /// The CUDA pipeline up to its kernels: every kernel a gpu.launch in the
 /// host function, matrix products calls of trc_rt_cublaslt_matmul_* (for
 /// analyses such as trc-print-kernel-costs).
-void buildCudaKernelsPipeline(mlir::OpPassManager &pm);
+void buildCudaKernelsPipeline(mlir::OpPassManager &pm, bool attentionKernels = false);
 
 /// Registers `--trc-cpu-lowering`, `--trc-cuda-lowering`,
-/// `--trc-cuda-kernels` (the pipelines above) and `--trc-training-pipeline` (TrainingPipeline.h) with trc-opt.
+/// `--trc-cuda-kernels` (the pipelines above; the CUDA ones take
+/// `{attention-kernels=1}`, CompileOptions::attentionKernels) and `--trc-training-pipeline` (TrainingPipeline.h) with trc-opt.
 void registerTrcPipelines();
 
 /// A compiled program's memory plan (trc-plan-memory's figures, bytes).
