@@ -65,13 +65,12 @@ static bool sameMemory(Value a, Value b) {
          x.end == y.end && cast<MemRefType>(a.getType()).getLayout().isIdentity();
 }
 
-/// The group starting at `ops[first]` (a reduction over trailing
-/// dimensions), extended over the next ops while they qualify (only pure
-/// host code between them).
-RowGroup formRowGroup(ArrayRef<linalg::GenericOp> ops, size_t first,
-                      const llvm::DenseMap<Operation *, SmallVector<Value>> *fills) {
+/// The group of ops[first..] in the space of `head`, the reduction that
+/// starts it or the first after the elementwise ops it starts with.
+static RowGroup formGroupAround(ArrayRef<linalg::GenericOp> ops, size_t first,
+                                linalg::GenericOp head,
+                                const llvm::DenseMap<Operation *, SmallVector<Value>> *fills) {
   RowGroup g;
-  linalg::GenericOp head = ops[first];
   SmallVector<utils::IteratorType> iterators = head.getIteratorTypesArray();
   unsigned rows = 0;
   while (rows < iterators.size() && linalg::isParallelIterator(iterators[rows]))
@@ -123,7 +122,9 @@ RowGroup formRowGroup(ArrayRef<linalg::GenericOp> ops, size_t first,
     };
     for (OpOperand &operand : op->getOpOperands()) {
       Value buffer = operand.get();
-      if (!isa<MemRefType>(buffer.getType()) || freshInit(operand)) {
+      // An output the payload does not read is only written (below).
+      if (!isa<MemRefType>(buffer.getType()) || freshInit(operand) ||
+          (op.isDpsInit(&operand) && !op.payloadUsesValueFromOperand(&operand))) {
         sources.push_back(-1);
         continue;
       }
@@ -140,9 +141,12 @@ RowGroup formRowGroup(ArrayRef<linalg::GenericOp> ops, size_t first,
     }
     Value result = op.getDpsInits()[0];
     RowRole kind = role == RowRole::Full ? RowRole::Full : RowRole::Row;
-    if (auto it = writer.find(result);
-        it != writer.end() && (g.roles[it->second] == RowRole::Full) != (kind == RowRole::Full))
-      ok = false;
+    // Memory an earlier op of the group wrote (through this view or another
+    // at the same place) takes only a result of its kind in its layout.
+    for (auto &[written, index] : writer)
+      if (extentOf(written).overlaps(extentOf(result)))
+        ok &= sameMemory(written, result) &&
+              (g.roles[index] == RowRole::Full) == (kind == RowRole::Full);
     for (auto &[read, map, reader] : llvm::concat<std::tuple<Value, AffineMap, RowRole>>(
              externalReads, reads))
       if (extentOf(read).overlaps(extentOf(result)))
@@ -155,6 +159,29 @@ RowGroup formRowGroup(ArrayRef<linalg::GenericOp> ops, size_t first,
     llvm::append_range(externalReads, reads);
     writer[result] = static_cast<int>(g.ops.size()) - 1;
   }
+  return g;
+}
+
+static bool allParallel(linalg::GenericOp op) {
+  return llvm::all_of(op.getIteratorTypesArray(), linalg::isParallelIterator);
+}
+
+RowGroup formRowGroup(ArrayRef<linalg::GenericOp> ops, size_t first,
+                      const llvm::DenseMap<Operation *, SmallVector<Value>> *fills) {
+  size_t head = first;
+  while (head < ops.size() && allParallel(ops[head]))
+    ++head;
+  if (head == ops.size())
+    return RowGroup();
+  RowGroup g = formGroupAround(ops, first, ops[head], fills);
+  if (head == first)
+    return g;
+  // Elementwise ops right before the reduction (a mask's select of attention
+  // scores, a cast) join it when it joins too and a warp shares each row:
+  // recomputed where the group reads them, they make no pass over memory
+  // of their own.
+  if (!llvm::is_contained(g.roles, RowRole::Reduction) || !warpSharesRows(g))
+    return RowGroup();
   return g;
 }
 

@@ -98,7 +98,9 @@ struct RowGroup {
 };
 
 /// The group starting at `ops[first]` (a reduction over trailing
-/// dimensions), extended over the next ops while they qualify (only pure
+/// dimensions, or elementwise ops over its space right before one, which
+/// join only with it and only where a warp shares each row), extended over
+/// the next ops while they qualify (only pure
 /// host code between them). `fills` (as for emitRowKernel) names the
 /// reductions' outputs that start from a folded fill: those are written,
 /// never read, so they may reuse memory an earlier op of the group wrote

@@ -438,3 +438,76 @@ func.func @lone_row_sum(%x: memref<16x256xf32>, %s: memref<16xf32>, %y: memref<1
     }
   return
 }
+
+// -----
+
+// Elementwise ops right before a reduction over their space join its row
+// kernel (a warp per row): the mask's select of the scores is recomputed in
+// each loop that reads it and never stored (nothing after the group reads
+// it), so the masked scores make no pass over memory of their own. Over
+// rows too short for a warp the select stays a kernel of its own.
+// CHECK-LABEL: func.func @masked_softmax
+// CHECK: function(@masked_softmax_k0_rows)
+// CHECK-NOT: gpu.launch
+// CHECK: scf.for
+// CHECK: memref.load %arg1
+// CHECK: arith.select
+// CHECK: arith.maximumf
+// CHECK: gpu.shuffle  xor
+// CHECK: scf.for
+// CHECK: memref.load %arg1
+// CHECK: arith.select
+// CHECK: math.exp
+// CHECK-NOT: memref.store %{{.*}}, %view
+// CHECK: memref.store %{{.*}}, %arg2
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.terminator
+// CHECK: gpu.launch {{.*}} function(@masked_softmax_k1_generic)
+// CHECK: gpu.launch {{.*}} function(@masked_softmax_k2_reduce)
+// CHECK: return
+#full = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @masked_softmax(%mask: memref<4x128xi1>, %x: memref<4x128xf32>, %y: memref<4x128xf32>,
+                          %short: memref<4x8xf32>, %shortMask: memref<4x8xi1>,
+                          %shortMax: memref<4xf32>, %arena: memref<8192xi8>) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c4096 = arith.constant 4096 : index
+  %neg = arith.constant 0xFF800000 : f32
+  %fill = arith.constant -1.0e4 : f32
+  %masked = memref.view %arena[%c64][] : memref<8192xi8> to memref<4x128xf32>
+  %m = memref.view %arena[%c0][] : memref<8192xi8> to memref<4xf32>
+  linalg.generic {indexing_maps = [#full, #full, #full], iterator_types = ["parallel", "parallel"]}
+      ins(%mask, %x : memref<4x128xi1>, memref<4x128xf32>) outs(%masked : memref<4x128xf32>) {
+  ^bb0(%hide: i1, %in: f32, %out: f32):
+    %r = arith.select %hide, %fill, %in : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%neg : f32) outs(%m : memref<4xf32>)
+  linalg.reduce ins(%masked : memref<4x128xf32>) outs(%m : memref<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %r = arith.maximumf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  linalg.generic {indexing_maps = [#full, #row, #full], iterator_types = ["parallel", "parallel"]}
+      ins(%masked, %m : memref<4x128xf32>, memref<4xf32>) outs(%y : memref<4x128xf32>) {
+  ^bb0(%in: f32, %max: f32, %out: f32):
+    %d = arith.subf %in, %max : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  }
+  %shortMasked = memref.view %arena[%c4096][] : memref<8192xi8> to memref<4x8xf32>
+  linalg.generic {indexing_maps = [#full, #full, #full], iterator_types = ["parallel", "parallel"]}
+      ins(%shortMask, %short : memref<4x8xi1>, memref<4x8xf32>) outs(%shortMasked : memref<4x8xf32>) {
+  ^bb0(%hide: i1, %in: f32, %out: f32):
+    %r = arith.select %hide, %fill, %in : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%neg : f32) outs(%shortMax : memref<4xf32>)
+  linalg.reduce ins(%shortMasked : memref<4x8xf32>) outs(%shortMax : memref<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %r = arith.maximumf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  return
+}
