@@ -74,7 +74,7 @@ def kernel_costs(trc_opt, onnx, batch, seq, precision):
 
 def item_seconds(item, rates, launch):
     if item["kind"] == "matmul":
-        rate = rates["bf16_mma"] if item["type"] in ("bf16", "f16") else rates["fp32"]
+        rate = rates["bf16_mma"] if item["type"].split("_")[0] in ("bf16", "f16") else rates["fp32"]
     else:
         rate = rates["fp32"]
     return max(item["flops"] / rate, item["bytes"] / rates["bandwidth"], launch)

@@ -67,9 +67,13 @@ static bool sameMemory(Value a, Value b) {
 
 /// The group of ops[first..] in the space of `head`, the reduction that
 /// starts it or the first after the elementwise ops it starts with.
-static RowGroup formGroupAround(ArrayRef<linalg::GenericOp> ops, size_t first,
+/// `unstored` gets the group indices of ops whose result must never be
+/// stored (kept in registers; see formRowGroup): it overlaps memory the
+/// group reads from outside, or a later op's result, in another layout.
+static RowGroup formGroupAround(ArrayRef<linalg::GenericOp> ops, size_t first, size_t limit,
                                 linalg::GenericOp head,
-                                const llvm::DenseMap<Operation *, SmallVector<Value>> *fills) {
+                                const llvm::DenseMap<Operation *, SmallVector<Value>> *fills,
+                                SmallVector<size_t> &unstored) {
   RowGroup g;
   SmallVector<utils::IteratorType> iterators = head.getIteratorTypesArray();
   unsigned rows = 0;
@@ -96,7 +100,7 @@ static RowGroup formGroupAround(ArrayRef<linalg::GenericOp> ops, size_t first,
       return reader != RowRole::Row && map == full;
     return reader == RowRole::Row ? map == rowIdentity : map == prefix;
   };
-  for (size_t i = first; i < ops.size(); ++i) {
+  for (size_t i = first; i < limit; ++i) {
     linalg::GenericOp op = ops[i];
     if (i > first) {
       // Only pointer arithmetic between the group's ops on the host.
@@ -142,17 +146,28 @@ static RowGroup formGroupAround(ArrayRef<linalg::GenericOp> ops, size_t first,
     Value result = op.getDpsInits()[0];
     RowRole kind = role == RowRole::Full ? RowRole::Full : RowRole::Row;
     // Memory an earlier op of the group wrote (through this view or another
-    // at the same place) takes only a result of its kind in its layout.
-    for (auto &[written, index] : writer)
-      if (extentOf(written).overlaps(extentOf(result)))
-        ok &= sameMemory(written, result) &&
-              (g.roles[index] == RowRole::Full) == (kind == RowRole::Full);
+    // at the same place) takes a result of its kind in its layout; in
+    // another layout, only while the earlier result is never stored.
+    SmallVector<size_t> overwritten; // recorded only if the op joins
+    for (auto &[written, index] : writer) {
+      if (!extentOf(written).overlaps(extentOf(result)))
+        continue;
+      if (sameMemory(written, result))
+        ok &= (g.roles[index] == RowRole::Full) == (kind == RowRole::Full);
+      else
+        overwritten.push_back(size_t(index));
+    }
+    bool mustNotStore = false;
     for (auto &[read, map, reader] : llvm::concat<std::tuple<Value, AffineMap, RowRole>>(
              externalReads, reads))
-      if (extentOf(read).overlaps(extentOf(result)))
-        ok &= sameMemory(read, result) && rowLocal(reader, kind, map);
+      if (extentOf(read).overlaps(extentOf(result)) &&
+          !(sameMemory(read, result) && rowLocal(reader, kind, map)))
+        mustNotStore = true;
     if (!ok)
       return g;
+    if (mustNotStore)
+      unstored.push_back(g.ops.size());
+    llvm::append_range(unstored, overwritten);
     g.ops.push_back(op);
     g.roles.push_back(role);
     g.source.push_back(std::move(sources));
@@ -173,7 +188,23 @@ RowGroup formRowGroup(ArrayRef<linalg::GenericOp> ops, size_t first,
     ++head;
   if (head == ops.size())
     return RowGroup();
-  RowGroup g = formGroupAround(ops, first, ops[head], fills);
+  // A result written over rows of another layout that the group reads or
+  // writes (another warp's rows, perhaps not yet read) is safe only if
+  // never stored: the group ends before the first such result it must
+  // store.
+  size_t limit = ops.size();
+  RowGroup g;
+  while (true) {
+    SmallVector<size_t> unstored;
+    g = formGroupAround(ops, first, limit, ops[head], fills, unstored);
+    if (g.ops.empty())
+      return g;
+    markStores(g);
+    auto stored = llvm::find_if(unstored, [&](size_t i) { return g.stores[i]; });
+    if (stored == unstored.end())
+      break;
+    limit = first + *stored;
+  }
   if (head == first)
     return g;
   // Elementwise ops right before the reduction (a mask's select of attention

@@ -68,7 +68,8 @@ std::string kernelsPipeline(bool cublasLt, bool attentionKernels) {
              "func.func(trc-fold-transposes-into-matmul), "
              "trc-plan-memory, func.func(trc-forward-fills), "
              // matrix products to the library, everything else one kernel per op
-             "trc-matmul-to-runtime-call, ") +
+             // bf16 products whose readers only round them write bf16
+             "trc-matmul-to-runtime-call{narrow-results=1}, ") +
          (cublasLt ? "trc-matmul-to-cublaslt, " : "") +
          "trc-copies-to-linalg, func.func(trc-linalg-to-gpu), ";
 }

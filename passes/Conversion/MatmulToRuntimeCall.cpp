@@ -5,13 +5,17 @@
 // Passes.td and docs/ARTIFACT.md). Pointers are passed as i64 (the same
 // register class as a pointer in the C ABIs trc targets). Matmuls whose
 // layouts BLAS cannot take (neither innermost nor row stride 1, dynamic
-// strides) are left for the loop lowering.
+// strides) are left for the loop lowering. With narrow-results, a bf16
+// product whose readers only round its f32 result writes bf16 instead
+// (trc_rt_matmul_bf16_bf16; narrowResult below).
 //
 //===----------------------------------------------------------------------===//
 #include "trc/Passes.h"
 #include "trc/Analysis/ElementBytes.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 namespace trc {
 #define GEN_PASS_DEF_MATMULTORUNTIMECALL
@@ -52,8 +56,101 @@ std::optional<MatrixLayout> layoutOf(MemRefType type) {
   return std::nullopt;
 }
 
+/// The linalg.generic operands that read `buffer` through reshapes, or
+/// nothing when something else uses it (a copy, a call, a return, a write)
+/// besides the `writers` (the product and its zero fill). `views` collects
+/// the reshapes, outermost first.
+std::optional<SmallVector<OpOperand *>> genericReads(Value buffer,
+                                                     ArrayRef<Operation *> writers,
+                                                     SmallVector<Operation *> &views) {
+  SmallVector<OpOperand *> reads;
+  for (OpOperand &use : buffer.getUses()) {
+    Operation *user = use.getOwner();
+    if (llvm::is_contained(writers, user))
+      continue;
+    if (isa<memref::ReshapeOp, memref::ExpandShapeOp, memref::CollapseShapeOp>(user) &&
+        use.getOperandNumber() == 0) {
+      views.push_back(user);
+      auto inner = genericReads(user->getResult(0), writers, views);
+      if (!inner)
+        return std::nullopt;
+      llvm::append_range(reads, *inner);
+      continue;
+    }
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (!generic || !generic.isDpsInput(&use))
+      return std::nullopt;
+    reads.push_back(&use);
+  }
+  return reads;
+}
+
+/// Whether the payload uses `operand`'s element only through truncf to
+/// `narrow`.
+bool onlyRounded(OpOperand *operand, Type narrow) {
+  auto generic = cast<linalg::GenericOp>(operand->getOwner());
+  BlockArgument arg = generic.getMatchingBlockArgument(operand);
+  return llvm::all_of(arg.getUsers(), [&](Operation *user) {
+    auto trunc = dyn_cast<arith::TruncFOp>(user);
+    return trunc && trunc.getType() == narrow;
+  });
+}
+
+/// `type` with element `element` (its shape and layout kept).
+MemRefType withElement(MemRefType type, Type element) {
+  return MemRefType::get(type.getShape(), element, type.getLayout(), type.getMemorySpace());
+}
+
+/// For a bf16 product into the f32 arena temporary `c` (zeroed by `fill`)
+/// that every reader rounds to bf16 at once: a bf16 view at c's place, the
+/// readers moved to it (their reshapes remade, their rounding dropped).
+/// Null otherwise.
+Value narrowResult(linalg::BatchMatmulOp op, Operation *fill, Value c) {
+  auto view = c.getDefiningOp<memref::ViewOp>();
+  auto narrow = cast<MemRefType>(op.getDpsInputs()[0].getType()).getElementType();
+  if (!view || !view.getSizes().empty() || !narrow.isBF16() ||
+      !cast<MemRefType>(c.getType()).getElementType().isF32())
+    return Value();
+  SmallVector<Operation *> views;
+  Operation *writers[] = {op, fill};
+  std::optional<SmallVector<OpOperand *>> reads = genericReads(c, writers, views);
+  if (!reads || reads->empty() ||
+      !llvm::all_of(*reads, [&](OpOperand *read) { return onlyRounded(read, narrow); }))
+    return Value();
+  OpBuilder b(view);
+  b.setInsertionPointAfter(view);
+  auto narrowType = withElement(cast<MemRefType>(c.getType()), narrow);
+  Value narrowed = memref::ViewOp::create(b, view.getLoc(), narrowType, view.getSource(),
+                                          view.getByteShift(), ValueRange{});
+  IRMapping map;
+  map.map(c, narrowed);
+  for (Operation *reshape : views) { // outermost first: each source is mapped
+    b.setInsertionPoint(reshape);
+    Operation *copy = b.clone(*reshape, map);
+    auto result = cast<MemRefType>(reshape->getResult(0).getType());
+    copy->getResult(0).setType(withElement(result, narrow));
+    map.map(reshape->getResult(0), copy->getResult(0));
+  }
+  for (OpOperand *read : *reads) {
+    auto generic = cast<linalg::GenericOp>(read->getOwner());
+    BlockArgument arg = generic.getMatchingBlockArgument(read);
+    read->set(map.lookup(read->get()));
+    arg.setType(narrow);
+    for (Operation *trunc : llvm::make_early_inc_range(arg.getUsers())) {
+      trunc->getResult(0).replaceAllUsesWith(arg);
+      trunc->erase();
+    }
+  }
+  for (Operation *reshape : llvm::reverse(views))
+    if (reshape->use_empty())
+      reshape->erase();
+  return narrowed;
+}
+
 struct MatmulToRuntimeCall
     : trc::impl::MatmulToRuntimeCallBase<MatmulToRuntimeCall> {
+  using MatmulToRuntimeCallBase::MatmulToRuntimeCallBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<linalg::BatchMatmulOp> matmuls;
@@ -90,6 +187,25 @@ struct MatmulToRuntimeCall
       return;
 
     Operation *before = op->getPrevNode();
+    Value result = op.getDpsInits()[0];
+    // Only a result the call writes whole (a zero fill before it) narrows.
+    auto zeroFill = [&]() {
+      auto fill = dyn_cast_or_null<linalg::FillOp>(before);
+      if (!fill || fill.getDpsInits()[0] != result)
+        return false;
+      auto zero = fill.getDpsInputs()[0].getDefiningOp<arith::ConstantOp>();
+      auto f = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
+      return f && f.getValue().isZero();
+    };
+    if (narrowResults && name == "trc_rt_matmul_bf16" && zeroFill())
+      if (Value narrowed = narrowResult(op, before, result)) {
+        name = "trc_rt_matmul_bf16_bf16";
+        cast<linalg::FillOp>(before).erase();
+        before = nullptr;
+        result = narrowed;
+        c = cast<MemRefType>(narrowed.getType());
+        lc = layoutOf(c);
+      }
     OpBuilder builder(op);
     Location loc = op.getLoc();
     auto i64 = [&](int64_t v) -> Value {
@@ -113,8 +229,7 @@ struct MatmulToRuntimeCall
       args.append({pointer(value, layout.offset), i64(layout.leading),
                    i64(layout.batchStride), i32(layout.transposed)});
     }
-    args.append({pointer(op.getDpsInits()[0], lc->offset), i64(lc->leading),
-                 i64(lc->batchStride)});
+    args.append({pointer(result, lc->offset), i64(lc->leading), i64(lc->batchStride)});
 
     auto callee = module.lookupSymbol<func::FuncOp>(name);
     if (!callee) {

@@ -42,9 +42,22 @@ def MatmulToRuntimeCall : Pass<"trc-matmul-to-runtime-call", "mlir::ModuleOp"> {
     transpose flags come from the memref layouts, so slices and transposed
     views need no copy. A zero `linalg.fill` of the result just before the
     call is dropped (the call overwrites it).
+
+    With `narrow-results` (the CUDA pipeline's), a bf16 product whose f32
+    result is an arena temporary that every reader (a linalg.generic,
+    through reshapes) rounds to bf16 before anything else
+    (`arith.truncf`) calls `trc_rt_matmul_bf16_bf16` instead: the library
+    accumulates in f32 and rounds once, the same values, into a bf16 view
+    at the result's place, and the readers read that view without their
+    rounding: half the bytes written and read (a mixed-precision step's
+    activations, scores and logits).
   }];
+  let options = [
+    Option<"narrowResults", "narrow-results", "bool", /*default=*/"false",
+           "bf16 products whose readers only round the result write bf16">,
+  ];
   let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect",
-                           "mlir::func::FuncDialect"];
+                           "mlir::func::FuncDialect", "mlir::linalg::LinalgDialect"];
 }
 
 def CollectivesToRuntimeCall

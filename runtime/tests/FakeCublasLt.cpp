@@ -94,6 +94,13 @@ double load(const char *p, int type) {
 void store(char *p, int type, double v) {
   if (type == abi::kR64F) {
     std::memcpy(p, &v, 8);
+  } else if (type == abi::kR16BF) { // the f32 value rounded to nearest even
+    float f = float(v);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    uint16_t h = std::isnan(f) ? uint16_t(0x7fc0)
+                               : uint16_t((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+    std::memcpy(p, &h, 2);
   } else {
     float f = float(v);
     std::memcpy(p, &f, 4);
@@ -107,9 +114,11 @@ bool supported(const Desc &d, const Layout &a, const Layout &b, const Layout &c)
   if (d.compute == abi::kCompute64F)
     return d.scale == abi::kR64F && a.type == abi::kR64F && c.type == abi::kR64F;
   if (d.compute == abi::kCompute32F || d.compute == abi::kCompute32FFastTF32)
-    return d.scale == abi::kR32F && c.type == abi::kR32F &&
-           (a.type == abi::kR32F ||
-            (d.compute == abi::kCompute32F && (a.type == abi::kR16BF || a.type == abi::kR16F)));
+    return d.scale == abi::kR32F &&
+           ((c.type == abi::kR32F &&
+             (a.type == abi::kR32F ||
+              (d.compute == abi::kCompute32F && (a.type == abi::kR16BF || a.type == abi::kR16F)))) ||
+            (c.type == abi::kR16BF && a.type == abi::kR16BF && d.compute == abi::kCompute32F));
   return false;
 }
 

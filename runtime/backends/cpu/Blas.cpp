@@ -248,6 +248,26 @@ extern "C" void trc_rt_matmul_f16(int64_t batch, int64_t m, int64_t n, int64_t k
                 strideC, trc::rt::f16ToFloat);
 }
 
+extern "C" void trc_rt_matmul_bf16_bf16(int64_t batch, int64_t m, int64_t n, int64_t k,
+                                        const uint16_t *a, int64_t lda, int64_t strideA,
+                                        int32_t transA, const uint16_t *b, int64_t ldb,
+                                        int64_t strideB, int32_t transB, uint16_t *c,
+                                        int64_t ldc, int64_t strideC) {
+  if (batch <= 0 || m <= 0 || n <= 0)
+    return;
+  // The f32 product, dense, then each row rounded into C.
+  std::vector<float> wide(static_cast<size_t>(batch * m * n));
+  widenedMatmul(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB,
+                wide.data(), n, m * n, trc::rt::bf16ToFloat);
+  trc::rt::parallelFor(batch * m, [&](int64_t task) {
+    int64_t i = task / m, r = task % m;
+    const float *src = wide.data() + (i * m + r) * n;
+    uint16_t *dst = c + i * strideC + r * ldc;
+    for (int64_t col = 0; col < n; ++col)
+      dst[col] = trc::rt::floatToBf16(src[col]);
+  });
+}
+
 namespace trc::rt {
 
 const void *const *runtimeExports() {
@@ -256,6 +276,7 @@ const void *const *runtimeExports() {
       reinterpret_cast<const void *>(&trc_rt_matmul_f64),
       reinterpret_cast<const void *>(&trc_rt_matmul_bf16),
       reinterpret_cast<const void *>(&trc_rt_matmul_f16),
+      reinterpret_cast<const void *>(&trc_rt_matmul_bf16_bf16),
       nullptr,
   };
   return table;

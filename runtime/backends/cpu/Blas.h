@@ -39,6 +39,13 @@ void trc_rt_matmul_f16(int64_t batch, int64_t m, int64_t n, int64_t k,
                        int32_t transA, const uint16_t *b, int64_t ldb,
                        int64_t strideB, int32_t transB, float *c, int64_t ldc,
                        int64_t strideC);
+// bf16 operands and result, f32 accumulation: the f32 product rounded once
+// to bf16 (nearest even), as cuBLASLt's bf16-output products compute.
+void trc_rt_matmul_bf16_bf16(int64_t batch, int64_t m, int64_t n, int64_t k,
+                             const uint16_t *a, int64_t lda, int64_t strideA,
+                             int32_t transA, const uint16_t *b, int64_t ldb,
+                             int64_t strideB, int32_t transB, uint16_t *c, int64_t ldc,
+                             int64_t strideC);
 }
 
 namespace trc::rt {

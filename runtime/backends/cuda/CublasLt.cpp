@@ -123,6 +123,7 @@ const char *matmulTypeName(MatmulType type) {
   case MatmulType::F64: return "f64";
   case MatmulType::BF16: return "bf16";
   case MatmulType::F16: return "f16";
+  case MatmulType::BF16ToBF16: return "bf16 -> bf16";
   }
   return "?";
 }
@@ -206,6 +207,9 @@ StatusOr<std::unique_ptr<CublasLt::Plan>> CublasLt::makePlan(MatmulType type,
     break;
   case MatmulType::F16:
     abType = abi::kR16F;
+    break;
+  case MatmulType::BF16ToBF16:
+    abType = cType = abi::kR16BF;
     break;
   }
   auto plan = std::make_unique<Plan>();
@@ -353,9 +357,12 @@ Status CublasLt::matmul(MatmulType type, const MatmulArgs &x, void *stream) {
   if (x.batch <= 0 || x.m <= 0 || x.n <= 0 || x.k < 0)
     return Status::success();
   size_t abBytes = type == MatmulType::F64 ? 8 : type == MatmulType::F32 ? 4 : 2;
-  size_t cBytes = type == MatmulType::F64 ? 8 : 4;
+  size_t cBytes = type == MatmulType::F64 ? 8 : type == MatmulType::BF16ToBF16 ? 2 : 4;
   if (x.k == 0) {
-    // C = 0: rows of n elements (2n 32-bit words for f64) every ldc.
+    // C = 0: rows of n elements (2n 32-bit words for f64, n/2 for bf16) every ldc.
+    if (size_t(x.n) * cBytes % 4)
+      return Status::error(describeCall() + "an empty product into rows of an odd number of "
+                                            "16-bit elements is not zero-filled");
     size_t words = size_t(x.n) * cBytes / 4;
     for (int64_t i = 0; i < x.batch; ++i) {
       auto c = cudaabi::DevicePtr(reinterpret_cast<uintptr_t>(x.c)) +

@@ -78,7 +78,9 @@ StatusOr<const CublasLtApi *> loadCublasLt();
 // "<status string> (<status name>)" or "cuBLASLt status N".
 std::string cublasLtStatusString(const CublasLtApi &api, int status);
 
-enum class MatmulType { F32, F64, BF16, F16 };
+// BF16ToBF16: bf16 operands and result, f32 accumulation (the others' result
+// is f32, or f64 for F64).
+enum class MatmulType { F32, F64, BF16, F16, BF16ToBF16 };
 const char *matmulTypeName(MatmulType type);
 
 struct MatmulArgs {

@@ -749,6 +749,16 @@ extern "C" void trc_rt_cublaslt_matmul_f16(int64_t batch, int64_t m, int64_t n, 
                 strideA, transA, b, ldb, strideB, transB, c, ldc, strideC);
 }
 
+extern "C" void trc_rt_cublaslt_matmul_bf16_bf16(int64_t batch, int64_t m, int64_t n,
+                                                 int64_t k, const uint16_t *a, int64_t lda,
+                                                 int64_t strideA, int32_t transA,
+                                                 const uint16_t *b, int64_t ldb,
+                                                 int64_t strideB, int32_t transB, uint16_t *c,
+                                                 int64_t ldc, int64_t strideC) {
+  cublasLtEntry("trc_rt_cublaslt_matmul_bf16_bf16", MatmulType::BF16ToBF16, batch, m, n, k, a,
+                lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC);
+}
+
 namespace trc::rt {
 
 const void *const *cudaExports() {
@@ -758,6 +768,7 @@ const void *const *cudaExports() {
       reinterpret_cast<const void *>(&trc_rt_cublaslt_matmul_f64),
       reinterpret_cast<const void *>(&trc_rt_cublaslt_matmul_bf16),
       reinterpret_cast<const void *>(&trc_rt_cublaslt_matmul_f16),
+      reinterpret_cast<const void *>(&trc_rt_cublaslt_matmul_bf16_bf16),
       nullptr,
   };
   return table;

@@ -198,7 +198,8 @@ TEST(CudaArtifact, TheExportTableListsTheCudaEntries) {
   int count = 0;
   while (table[count])
     ++count;
-  EXPECT_EQ(count, 5);
+  EXPECT_EQ(count, 6);
   EXPECT_EQ(table[0], reinterpret_cast<const void *>(&trc_rt_cuda_launch));
   EXPECT_EQ(table[1], reinterpret_cast<const void *>(&trc_rt_cublaslt_matmul_f32));
+  EXPECT_EQ(table[5], reinterpret_cast<const void *>(&trc_rt_cublaslt_matmul_bf16_bf16));
 }

@@ -447,7 +447,8 @@ std::vector<MatmulCase> matmulCases() {
 // through trc_rt_matmul_<T> on the host; returns max |gpu - cpu| / max |cpu|.
 template <typename In, typename Out, typename Gpu, typename Cpu>
 double compareMatmul(CudaBackend &backend, const MatmulCase &c, Gpu gpu, Cpu cpu,
-                     In (*fromFloat)(float), std::string &error) {
+                     In (*fromFloat)(float), std::string &error,
+                     double (*valueOf)(Out) = nullptr) {
   int64_t aRows = c.transA ? c.k : c.m, aCols = c.transA ? c.m : c.k;
   int64_t bRows = c.transB ? c.n : c.k, bCols = c.transB ? c.k : c.n;
   int64_t lda = aCols + c.padA, ldb = bCols + c.padB, ldc = c.n + c.padC;
@@ -489,8 +490,10 @@ double compareMatmul(CudaBackend &backend, const MatmulCase &c, Gpu gpu, Cpu cpu
   }
   double maxDiff = 0, maxRef = 0;
   for (size_t i = 0; i < sizeC; ++i) {
-    maxDiff = std::max(maxDiff, std::fabs(double(got[i]) - double(want[i])));
-    maxRef = std::max(maxRef, std::fabs(double(want[i])));
+    double g = valueOf ? valueOf(got[i]) : double(got[i]);
+    double w = valueOf ? valueOf(want[i]) : double(want[i]);
+    maxDiff = std::max(maxDiff, std::fabs(g - w));
+    maxRef = std::max(maxRef, std::fabs(w));
   }
   return maxDiff / std::max(maxRef, 1e-30);
 }
@@ -531,6 +534,21 @@ TEST_F(CudaTest, CublasLtBf16AndF16AccumulateInF32) {
     rel = compareMatmul<uint16_t, float>(*backend, c, &trc_rt_cublaslt_matmul_f16,
                                          &trc_rt_matmul_f16, &floatToF16, error);
     EXPECT_LE(rel, 1e-2) << "f16 " << describe(c) << (error.empty() ? "" : ": " + error);
+  }
+}
+
+static double bf16Value(uint16_t h) { return trc::rt::bf16ToFloat(h); }
+
+// bf16 results (f32 accumulation, one rounding): cuBLASLt's C and D in
+// bf16 against the CPU's trc_rt_matmul_bf16_bf16, within a bf16 step.
+TEST_F(CudaTest, CublasLtBf16ResultsRoundTheF32Product) {
+  for (const MatmulCase &c : matmulCases()) {
+    std::string error;
+    double rel = compareMatmul<uint16_t, uint16_t>(*backend, c,
+                                                   &trc_rt_cublaslt_matmul_bf16_bf16,
+                                                   &trc_rt_matmul_bf16_bf16, &floatToBf16,
+                                                   error, &bf16Value);
+    EXPECT_LE(rel, 1e-2) << describe(c) << (error.empty() ? "" : ": " + error);
   }
 }
 

@@ -186,6 +186,52 @@ TEST(Blas, MatmulBf16AndF16AccumulateInF32) {
   }
 }
 
+// bf16 operands into a bf16 C: the f32 product (trc_rt_matmul_bf16) rounded
+// once, element for element; C's padding and batch gaps untouched.
+TEST(Blas, MatmulBf16IntoBf16RoundsTheF32Product) {
+  for (const Case &cs : cases()) {
+    SCOPED_TRACE(::testing::Message() << "batch=" << cs.batch << " m=" << cs.m << " n=" << cs.n
+                                      << " k=" << cs.k << " transA=" << cs.transA
+                                      << " transB=" << cs.transB);
+    int64_t aRows = cs.transA ? cs.k : cs.m, aCols = cs.transA ? cs.m : cs.k;
+    int64_t bRows = cs.transB ? cs.n : cs.k, bCols = cs.transB ? cs.k : cs.n;
+    int64_t lda = aCols + cs.padA, ldb = bCols + cs.padB, ldc = cs.n + cs.padC;
+    int64_t strideA = aRows * lda + 3, strideB = cs.broadcastB ? 0 : bRows * ldb + 5;
+    int64_t strideC = cs.m * ldc + 1;
+    std::mt19937 rng(unsigned(cs.m * 5 + cs.n * 11 + cs.k));
+    std::uniform_real_distribution<float> dist(-1, 1);
+    std::vector<uint16_t> a(size_t(std::max<int64_t>(1, cs.batch * strideA)));
+    std::vector<uint16_t> b(
+        size_t(std::max<int64_t>(1, cs.broadcastB ? bRows * ldb : cs.batch * strideB)));
+    for (uint16_t &v : a)
+      v = trc::rt::floatToBf16(dist(rng));
+    for (uint16_t &v : b)
+      v = trc::rt::floatToBf16(dist(rng));
+    size_t sizeC = size_t(std::max<int64_t>(1, cs.batch * strideC));
+    std::vector<float> wide(sizeC, 0.0f);
+    std::vector<uint16_t> narrow(sizeC, 0x4242);
+    trc_rt_matmul_bf16(cs.batch, cs.m, cs.n, cs.k, a.data(), lda, strideA, cs.transA, b.data(),
+                       ldb, strideB, cs.transB, wide.data(), ldc, strideC);
+    trc_rt_matmul_bf16_bf16(cs.batch, cs.m, cs.n, cs.k, a.data(), lda, strideA, cs.transA,
+                            b.data(), ldb, strideB, cs.transB, narrow.data(), ldc, strideC);
+    for (int64_t bi = 0; bi < cs.batch; ++bi)
+      for (int64_t i = 0; i < cs.m; ++i)
+        for (int64_t j = 0; j < ldc; ++j) {
+          size_t at = size_t(bi * strideC + i * ldc + j);
+          if (j >= cs.n) {
+            ASSERT_EQ(narrow[at], 0x4242) << "padding of C was written";
+            continue;
+          }
+          // One rounding of (nearly) the same f32 sum: equal, or one bf16
+          // step apart where the two f32 sums straddle a rounding boundary.
+          float want = trc::rt::bf16ToFloat(trc::rt::floatToBf16(wide[at]));
+          float got = trc::rt::bf16ToFloat(narrow[at]);
+          ASSERT_NEAR(got, want, std::fabs(want) / 128 + 1e-30)
+              << "at batch " << bi << " row " << i << " col " << j;
+        }
+  }
+}
+
 TEST(Blas, PackedKernelMatchesOpenBlasPathWithinRounding) {
   if (!trc::rt::packedSgemmSupported())
     GTEST_SKIP() << "this host has no AVX-512F: the packed kernel does not run here";
@@ -228,5 +274,6 @@ TEST(Blas, ExportTableListsTheEntryPoints) {
   EXPECT_EQ(table[1], reinterpret_cast<const void *>(&trc_rt_matmul_f64));
   EXPECT_EQ(table[2], reinterpret_cast<const void *>(&trc_rt_matmul_bf16));
   EXPECT_EQ(table[3], reinterpret_cast<const void *>(&trc_rt_matmul_f16));
-  EXPECT_EQ(table[4], nullptr);
+  EXPECT_EQ(table[4], reinterpret_cast<const void *>(&trc_rt_matmul_bf16_bf16));
+  EXPECT_EQ(table[5], nullptr);
 }

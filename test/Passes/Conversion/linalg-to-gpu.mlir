@@ -511,3 +511,117 @@ func.func @masked_softmax(%mask: memref<4x128xi1>, %x: memref<4x128xf32>, %y: me
     }
   return
 }
+
+// -----
+
+// Results the memory plan put over other rows' bytes in another layout (a
+// product's bf16 scores read by the select; the select's f32 output) join
+// the group while they are never stored: exp(x - max) lands over the bf16
+// input and the bf16 probabilities over the select's f32 output, both only
+// in registers, so a bf16 softmax and the copy of its result are one kernel
+// that reads the scores and writes the probabilities. When exp(x - max) is
+// also read by an op that cannot join (@overwritten_stored: a sum across
+// rows) it would be stored over rows other warps still read: the group
+// ends before it.
+// CHECK-LABEL: func.func @overwritten
+// CHECK: function(@overwritten_k0_rows)
+// CHECK-NOT: memref.store %{{.*}}, %view
+// CHECK: memref.store %{{.*}}, %arg2[{{.*}}] : memref<4x128xbf16>
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK: return
+// CHECK-LABEL: func.func @overwritten_stored
+// CHECK: function(@overwritten_stored_k0_rows)
+// CHECK: function(@overwritten_stored_k1_generic)
+// CHECK: function(@overwritten_stored_k2_reduce)
+#full = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @overwritten(%mask: memref<4x128xi1>, %arena: memref<16384xi8>,
+                       %probs: memref<4x128xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c4096 = arith.constant 4096 : index
+  %c8192 = arith.constant 8192 : index
+  %neg = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %fill = arith.constant -1.0e4 : f32
+  %x = memref.view %arena[%c0][] : memref<16384xi8> to memref<4x128xbf16>
+  %masked = memref.view %arena[%c4096][] : memref<16384xi8> to memref<4x128xf32>
+  %m = memref.view %arena[%c8192][] : memref<16384xi8> to memref<4xf32>
+  linalg.generic {indexing_maps = [#full, #full, #full], iterator_types = ["parallel", "parallel"]}
+      ins(%mask, %x : memref<4x128xi1>, memref<4x128xbf16>) outs(%masked : memref<4x128xf32>) {
+  ^bb0(%hide: i1, %in: bf16, %o: f32):
+    %w = arith.extf %in : bf16 to f32
+    %r = arith.select %hide, %fill, %w : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%neg : f32) outs(%m : memref<4xf32>)
+  linalg.reduce ins(%masked : memref<4x128xf32>) outs(%m : memref<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %r = arith.maximumf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  %e = memref.view %arena[%c0][] : memref<16384xi8> to memref<4x128xf32>
+  linalg.generic {indexing_maps = [#full, #row, #full], iterator_types = ["parallel", "parallel"]}
+      ins(%masked, %m : memref<4x128xf32>, memref<4xf32>) outs(%e : memref<4x128xf32>) {
+  ^bb0(%in: f32, %max: f32, %o: f32):
+    %d = arith.subf %in, %max : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  }
+  %s = memref.view %arena[%c8192][] : memref<16384xi8> to memref<4xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<4xf32>)
+  linalg.reduce ins(%e : memref<4x128xf32>) outs(%s : memref<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  %p = memref.view %arena[%c4096][] : memref<16384xi8> to memref<4x128xbf16>
+  linalg.generic {indexing_maps = [#full, #row, #full], iterator_types = ["parallel", "parallel"]}
+      ins(%e, %s : memref<4x128xf32>, memref<4xf32>) outs(%p : memref<4x128xbf16>) {
+  ^bb0(%in: f32, %sum: f32, %o: bf16):
+    %q = arith.divf %in, %sum : f32
+    %r = arith.truncf %q : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  linalg.copy ins(%p : memref<4x128xbf16>) outs(%probs : memref<4x128xbf16>)
+  return
+}
+
+func.func @overwritten_stored(%mask: memref<4x128xi1>, %arena: memref<16384xi8>,
+                              %out: memref<128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4096 = arith.constant 4096 : index
+  %c8192 = arith.constant 8192 : index
+  %neg = arith.constant 0xFF800000 : f32
+  %fill = arith.constant -1.0e4 : f32
+  %x = memref.view %arena[%c0][] : memref<16384xi8> to memref<4x128xbf16>
+  %masked = memref.view %arena[%c4096][] : memref<16384xi8> to memref<4x128xf32>
+  %m = memref.view %arena[%c8192][] : memref<16384xi8> to memref<4xf32>
+  linalg.generic {indexing_maps = [#full, #full, #full], iterator_types = ["parallel", "parallel"]}
+      ins(%mask, %x : memref<4x128xi1>, memref<4x128xbf16>) outs(%masked : memref<4x128xf32>) {
+  ^bb0(%hide: i1, %in: bf16, %o: f32):
+    %w = arith.extf %in : bf16 to f32
+    %r = arith.select %hide, %fill, %w : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%neg : f32) outs(%m : memref<4xf32>)
+  linalg.reduce ins(%masked : memref<4x128xf32>) outs(%m : memref<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %r = arith.maximumf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  %e = memref.view %arena[%c0][] : memref<16384xi8> to memref<4x128xf32>
+  linalg.generic {indexing_maps = [#full, #row, #full], iterator_types = ["parallel", "parallel"]}
+      ins(%masked, %m : memref<4x128xf32>, memref<4xf32>) outs(%e : memref<4x128xf32>) {
+  ^bb0(%in: f32, %max: f32, %o: f32):
+    %d = arith.subf %in, %max : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  }
+  linalg.reduce ins(%e : memref<4x128xf32>) outs(%out : memref<128xf32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  return
+}
