@@ -133,8 +133,11 @@ FailureOr<Item> priceMatmul(func::CallOp call, StringRef type) {
   item.kind = "matmul";
   item.type = type.str();
   item.batch = *sizes[0], item.m = *sizes[1], item.n = *sizes[2], item.k = *sizes[3];
-  int64_t operandBytes = type == "f64" ? 8 : type == "f32" ? 4 : 2;
-  int64_t resultBytes = type == "f64" ? 8 : 4; // bf16/f16 products write f32
+  // <t> names the operands; bf16/f16 products write f32 unless a second
+  // name gives the result's type (bf16_bf16).
+  auto [operands16, result16] = type.split('_');
+  int64_t operandBytes = operands16 == "f64" ? 8 : operands16 == "f32" ? 4 : 2;
+  int64_t resultBytes = operands16 == "f64" ? 8 : result16.empty() ? 4 : 2;
   auto copies = [&](Value stride) { return constantOr(stride, 1) == 0 ? 1 : item.batch; };
   item.flops = 2 * item.batch * item.m * item.n * item.k;
   item.bytes = (copies(operands[6]) * item.m * item.k +

@@ -92,3 +92,27 @@ func.func @main(%m: i64, %p: i64) {
       : (i64, i64, i64, i64, i64, i64, i64, i32, i64, i64, i64, i32, i64, i64, i64) -> ()
   return
 }
+
+// -----
+
+// A product into bf16 (trc_rt_cublaslt_matmul_bf16_bf16): the same operands,
+// C 4*64*16*2 bytes: 16384 + 1024 + 8192.
+// CHECK:      "batch": 4,
+// CHECK-NEXT: "bytes": 25600,
+// CHECK:      "type": "bf16_bf16"
+
+func.func private @trc_rt_cublaslt_matmul_bf16_bf16(i64, i64, i64, i64, i64, i64, i64, i32, i64, i64, i64, i32, i64, i64, i64)
+
+func.func @main(%pa: i64, %pb: i64, %pc: i64) {
+  %b4 = arith.constant 4 : i64
+  %m = arith.constant 64 : i64
+  %n = arith.constant 16 : i64
+  %k = arith.constant 32 : i64
+  %s0 = arith.constant 0 : i64
+  %sa = arith.constant 2048 : i64
+  %sc = arith.constant 1024 : i64
+  %f = arith.constant 0 : i32
+  func.call @trc_rt_cublaslt_matmul_bf16_bf16(%b4, %m, %n, %k, %pa, %k, %sa, %f, %pb, %n, %s0, %f, %pc, %n, %sc)
+      : (i64, i64, i64, i64, i64, i64, i64, i32, i64, i64, i64, i32, i64, i64, i64) -> ()
+  return
+}
