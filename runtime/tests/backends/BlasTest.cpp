@@ -45,18 +45,29 @@ void matmul<double>(int64_t batch, int64_t m, int64_t n, int64_t k,
   trc_rt_matmul_f64(batch, m, n, k, a, lda, sa, ta, b, ldb, sb, tb, c, ldc, sc);
 }
 
+/// Stored shapes (A is m x k, k x m when transposed; B is k x n, n x k),
+/// leading dimensions with the case's padding, and batch strides with gaps
+/// (B's 0 when it is broadcast).
+struct Layouts {
+  int64_t aRows, aCols, bRows, bCols, lda, ldb, ldc, strideA, strideB, strideC;
+};
+Layouts layoutsOf(const Case &cs) {
+  Layouts l;
+  l.aRows = cs.transA ? cs.k : cs.m, l.aCols = cs.transA ? cs.m : cs.k;
+  l.bRows = cs.transB ? cs.n : cs.k, l.bCols = cs.transB ? cs.k : cs.n;
+  l.lda = l.aCols + cs.padA, l.ldb = l.bCols + cs.padB, l.ldc = cs.n + cs.padC;
+  l.strideA = l.aRows * l.lda + 3, l.strideB = cs.broadcastB ? 0 : l.bRows * l.ldb + 5;
+  l.strideC = cs.m * l.ldc + 1;
+  return l;
+}
+
 template <typename T> void check(const Case &cs, double tolerance) {
   SCOPED_TRACE(::testing::Message()
                << "batch=" << cs.batch << " m=" << cs.m << " n=" << cs.n
                << " k=" << cs.k << " transA=" << cs.transA
                << " transB=" << cs.transB << " pads=" << cs.padA << ","
                << cs.padB << "," << cs.padC << " broadcastB=" << cs.broadcastB);
-  // Stored shapes: A is m x k (k x m when transposed), B is k x n (n x k).
-  int64_t aRows = cs.transA ? cs.k : cs.m, aCols = cs.transA ? cs.m : cs.k;
-  int64_t bRows = cs.transB ? cs.n : cs.k, bCols = cs.transB ? cs.k : cs.n;
-  int64_t lda = aCols + cs.padA, ldb = bCols + cs.padB, ldc = cs.n + cs.padC;
-  int64_t strideA = aRows * lda + 3, strideB = cs.broadcastB ? 0 : bRows * ldb + 5;
-  int64_t strideC = cs.m * ldc + 1;
+  auto [aRows, aCols, bRows, bCols, lda, ldb, ldc, strideA, strideB, strideC] = layoutsOf(cs);
   std::mt19937 rng(unsigned(cs.m * 131 + cs.n * 17 + cs.k));
   std::uniform_real_distribution<double> dist(-1, 1);
   std::vector<T> a(size_t(std::max<int64_t>(1, cs.batch * strideA)));
@@ -104,11 +115,7 @@ void check16(const Case &cs, bool bf16) {
                << (bf16 ? "bf16" : "f16") << " batch=" << cs.batch << " m=" << cs.m
                << " n=" << cs.n << " k=" << cs.k << " transA=" << cs.transA
                << " transB=" << cs.transB << " broadcastB=" << cs.broadcastB);
-  int64_t aRows = cs.transA ? cs.k : cs.m, aCols = cs.transA ? cs.m : cs.k;
-  int64_t bRows = cs.transB ? cs.n : cs.k, bCols = cs.transB ? cs.k : cs.n;
-  int64_t lda = aCols + cs.padA, ldb = bCols + cs.padB, ldc = cs.n + cs.padC;
-  int64_t strideA = aRows * lda + 3, strideB = cs.broadcastB ? 0 : bRows * ldb + 5;
-  int64_t strideC = cs.m * ldc + 1;
+  auto [aRows, aCols, bRows, bCols, lda, ldb, ldc, strideA, strideB, strideC] = layoutsOf(cs);
   std::mt19937 rng(unsigned(cs.m * 7 + cs.n * 3 + cs.k));
   std::uniform_real_distribution<float> dist(-1, 1);
   auto narrow = [&](float v) {
@@ -193,11 +200,7 @@ TEST(Blas, MatmulBf16IntoBf16RoundsTheF32Product) {
     SCOPED_TRACE(::testing::Message() << "batch=" << cs.batch << " m=" << cs.m << " n=" << cs.n
                                       << " k=" << cs.k << " transA=" << cs.transA
                                       << " transB=" << cs.transB);
-    int64_t aRows = cs.transA ? cs.k : cs.m, aCols = cs.transA ? cs.m : cs.k;
-    int64_t bRows = cs.transB ? cs.n : cs.k, bCols = cs.transB ? cs.k : cs.n;
-    int64_t lda = aCols + cs.padA, ldb = bCols + cs.padB, ldc = cs.n + cs.padC;
-    int64_t strideA = aRows * lda + 3, strideB = cs.broadcastB ? 0 : bRows * ldb + 5;
-    int64_t strideC = cs.m * ldc + 1;
+    auto [aRows, aCols, bRows, bCols, lda, ldb, ldc, strideA, strideB, strideC] = layoutsOf(cs);
     std::mt19937 rng(unsigned(cs.m * 5 + cs.n * 11 + cs.k));
     std::uniform_real_distribution<float> dist(-1, 1);
     std::vector<uint16_t> a(size_t(std::max<int64_t>(1, cs.batch * strideA)));
