@@ -101,6 +101,16 @@ MemRefType withElement(MemRefType type, Type element) {
   return MemRefType::get(type.getShape(), element, type.getLayout(), type.getMemorySpace());
 }
 
+/// The zero linalg.fill of the product's result right before it, if any.
+linalg::FillOp zeroFillBefore(linalg::BatchMatmulOp op) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+  if (!fill || fill.getDpsInits()[0] != op.getDpsInits()[0])
+    return {};
+  auto zero = fill.getDpsInputs()[0].getDefiningOp<arith::ConstantOp>();
+  auto f = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
+  return f && f.getValue().isZero() ? fill : linalg::FillOp();
+}
+
 /// For a bf16 product into the f32 arena temporary `c` (zeroed by `fill`)
 /// that every reader rounds to bf16 at once: a bf16 view at c's place, the
 /// readers moved to it (their reshapes remade, their rounding dropped).
@@ -186,22 +196,13 @@ struct MatmulToRuntimeCall
     if (!la || !lb || !lc || lc->transposed)
       return;
 
-    Operation *before = op->getPrevNode();
     Value result = op.getDpsInits()[0];
-    // Only a result the call writes whole (a zero fill before it) narrows.
-    auto zeroFill = [&]() {
-      auto fill = dyn_cast_or_null<linalg::FillOp>(before);
-      if (!fill || fill.getDpsInits()[0] != result)
-        return false;
-      auto zero = fill.getDpsInputs()[0].getDefiningOp<arith::ConstantOp>();
-      auto f = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
-      return f && f.getValue().isZero();
-    };
-    if (narrowResults && name == "trc_rt_matmul_bf16" && zeroFill())
-      if (Value narrowed = narrowResult(op, before, result)) {
+    // The call overwrites C, so a zero fill right before it is dead; only a
+    // result the call writes whole narrows.
+    linalg::FillOp fill = zeroFillBefore(op);
+    if (narrowResults && name == "trc_rt_matmul_bf16" && fill)
+      if (Value narrowed = narrowResult(op, fill, result)) {
         name = "trc_rt_matmul_bf16_bf16";
-        cast<linalg::FillOp>(before).erase();
-        before = nullptr;
         result = narrowed;
         c = cast<MemRefType>(narrowed.getType());
         lc = layoutOf(c);
@@ -209,16 +210,16 @@ struct MatmulToRuntimeCall
     OpBuilder builder(op);
     Location loc = op.getLoc();
     auto i64 = [&](int64_t v) -> Value {
-      return builder.create<arith::ConstantIntOp>(loc, builder.getI64Type(), v);
+      return arith::ConstantIntOp::create(builder, loc, builder.getI64Type(), v);
     };
     auto i32 = [&](bool v) -> Value {
-      return builder.create<arith::ConstantIntOp>(loc, builder.getI32Type(), v);
+      return arith::ConstantIntOp::create(builder, loc, builder.getI32Type(), v);
     };
     auto pointer = [&](Value memref, int64_t offset) -> Value {
       int64_t elemBytes = trc::elementBytes(cast<MemRefType>(memref.getType()).getElementType());
-      Value base = builder.create<memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
-      Value asInt = builder.create<arith::IndexCastOp>(loc, builder.getI64Type(), base);
-      return offset ? builder.create<arith::AddIOp>(loc, asInt, i64(offset * elemBytes))
+      Value base = memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, memref);
+      Value asInt = arith::IndexCastOp::create(builder, loc, builder.getI64Type(), base);
+      return offset ? arith::AddIOp::create(builder, loc, asInt, i64(offset * elemBytes))
                           .getResult()
                     : asInt;
     };
@@ -234,18 +235,14 @@ struct MatmulToRuntimeCall
     auto callee = module.lookupSymbol<func::FuncOp>(name);
     if (!callee) {
       OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
-      callee = top.create<func::FuncOp>(
-          loc, name, top.getFunctionType(ValueRange(args).getTypes(), {}));
+      callee = func::FuncOp::create(top, loc, name,
+                                    top.getFunctionType(ValueRange(args).getTypes(), {}));
       callee.setPrivate();
     }
-    builder.create<func::CallOp>(loc, callee, args);
+    func::CallOp::create(builder, loc, callee, args);
 
-    // The call overwrites C, so a zero fill right before it is dead.
-    if (auto fill = dyn_cast_or_null<linalg::FillOp>(before))
-      if (fill.getDpsInits()[0] == op.getDpsInits()[0])
-        if (auto zero = fill.getDpsInputs()[0].getDefiningOp<arith::ConstantOp>())
-          if (auto f = dyn_cast<FloatAttr>(zero.getValue()); f && f.getValue().isZero())
-            fill.erase();
+    if (fill)
+      fill.erase();
     op.erase();
   }
 };
