@@ -258,7 +258,9 @@ def SplitReductions : Pass<"trc-split-reductions", "mlir::func::FuncOp"> {
 def AttentionToGpu : Pass<"trc-attention-to-gpu", "mlir::func::FuncOp"> {
   let summary = "trc.attention and its gradient as CUDA kernels that keep no scores";
   let description = [{
-    The CUDA backend's attention. Each `trc.attention` and
+    The CUDA backend's attention with `attention=kernels` (CompileOptions;
+    off by default: on an H200 these kernels ran GPT-2 124M's step 6.6x
+    slower than the decomposition, bench/RESULTS.md). Each `trc.attention` and
     `trc.attention_grad` with static shapes, an f32, f16 or bf16 element
     type and head dims of at most 128 becomes `gpu.launch` kernels on
     buffers (read-only `bufferization.to_buffer` views of its operands, a
