@@ -413,22 +413,19 @@ int cuMemsetD8Async(unsigned long long dst, unsigned char value, size_t bytes, v
   enqueue(stream, [=] { std::memset(p, value, bytes); });
   return abi::kSuccess;
 }
-int cuMemsetD2D32Async(unsigned long long dst, size_t pitch, unsigned value, size_t width,
-                       size_t height, void *stream) {
+int cuMemsetD2D8Async(unsigned long long dst, size_t pitch, unsigned char value, size_t width,
+                      size_t height, void *stream) {
   if (int rc = ready())
     return rc;
-  if (pitch % 4 || (height > 1 && pitch < width * 4))
+  if (height > 1 && pitch < width)
     return kInvalidValue;
   if (height && width &&
       !trc::fakecuda::inBounds(reinterpret_cast<void *>(uintptr_t(dst)),
-                               (height - 1) * pitch + width * 4))
+                               (height - 1) * pitch + width))
     return kInvalidValue;
   enqueue(stream, [=] {
-    for (size_t r = 0; r < height; ++r) {
-      auto *row = reinterpret_cast<uint32_t *>(uintptr_t(dst + r * pitch));
-      for (size_t c = 0; c < width; ++c)
-        row[c] = value;
-    }
+    for (size_t r = 0; r < height; ++r)
+      std::memset(reinterpret_cast<void *>(uintptr_t(dst + r * pitch)), value, width);
   });
   return abi::kSuccess;
 }

@@ -359,17 +359,16 @@ Status CublasLt::matmul(MatmulType type, const MatmulArgs &x, void *stream) {
   size_t abBytes = type == MatmulType::F64 ? 8 : type == MatmulType::F32 ? 4 : 2;
   size_t cBytes = type == MatmulType::F64 ? 8 : type == MatmulType::BF16ToBF16 ? 2 : 4;
   if (x.k == 0) {
-    // C = 0: rows of n elements (2n 32-bit words for f64, n/2 for bf16) every ldc.
-    if (size_t(x.n) * cBytes % 4)
-      return Status::error(describeCall() + "an empty product into rows of an odd number of "
-                                            "16-bit elements is not zero-filled");
-    size_t words = size_t(x.n) * cBytes / 4;
+    // C = 0: rows of n elements every ldc, as bytes (a bf16 C of a batch
+    // with an odd stride is only 2-byte aligned: the driver's 32-bit fill
+    // refuses it).
     for (int64_t i = 0; i < x.batch; ++i) {
       auto c = cudaabi::DevicePtr(reinterpret_cast<uintptr_t>(x.c)) +
                cudaabi::DevicePtr(i * x.strideC) * cBytes;
-      if (Status s = cudaCheck(driver_, "cuMemsetD2D32Async",
-                               driver_.MemsetD2D32Async(c, size_t(x.ldc) * cBytes, 0, words,
-                                                        size_t(x.m), stream));
+      if (Status s = cudaCheck(driver_, "cuMemsetD2D8Async",
+                               driver_.MemsetD2D8Async(c, size_t(x.ldc) * cBytes, 0,
+                                                       size_t(x.n) * cBytes, size_t(x.m),
+                                                       stream));
           !s)
         return s.withPrefix(describeCall());
     }

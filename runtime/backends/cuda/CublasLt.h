@@ -22,7 +22,8 @@
 // operands' pointer alignment (cuBLASLt assumes 256-byte-aligned buffers
 // unless told otherwise; a slice of an arena is often less) - and reused.
 // One workspace (32 MiB) is allocated when the instance is made. k == 0
-// zero-fills C (cuMemsetD2D32Async), sizes <= 0 do nothing.
+// zero-fills C's rows byte by byte (cuMemsetD2D8Async: any element size
+// and alignment), sizes <= 0 do nothing.
 //
 // The library: libcublasLt.so.13, else libcublasLt.so.12, loaded with dlopen
 // once per process (TRC_CUBLASLT_LIBRARY overrides); bindCublasLt() binds any

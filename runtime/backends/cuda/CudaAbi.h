@@ -84,8 +84,8 @@ using MemcpyDtoHAsyncFn = int (*)(void *, DevicePtr, size_t, Stream);       // c
 using MemcpyDtoDAsyncFn = int (*)(DevicePtr, DevicePtr, size_t, Stream);    // cuMemcpyDtoDAsync_v2
 using MemsetD8Fn = int (*)(DevicePtr, unsigned char, size_t);               // cuMemsetD8_v2
 using MemsetD8AsyncFn = int (*)(DevicePtr, unsigned char, size_t, Stream);  // cuMemsetD8Async
-using MemsetD2D32AsyncFn = int (*)(DevicePtr, size_t, unsigned, size_t, size_t,
-                                   Stream);                        // cuMemsetD2D32Async
+using MemsetD2D8AsyncFn = int (*)(DevicePtr, size_t, unsigned char, size_t, size_t,
+                                  Stream);                         // cuMemsetD2D8Async
 using MemHostAllocFn = int (*)(void **, size_t, unsigned);         // cuMemHostAlloc
 using MemFreeHostFn = int (*)(void *);                             // cuMemFreeHost
 using EventCreateFn = int (*)(Event *, unsigned);                  // cuEventCreate

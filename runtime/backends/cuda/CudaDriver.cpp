@@ -39,7 +39,7 @@ namespace {
   X(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", false)                            \
   X(MemsetD8, "cuMemsetD8_v2", false)                                          \
   X(MemsetD8Async, "cuMemsetD8Async", false)                                   \
-  X(MemsetD2D32Async, "cuMemsetD2D32Async", false)                             \
+  X(MemsetD2D8Async, "cuMemsetD2D8Async", false)                               \
   X(MemHostAlloc, "cuMemHostAlloc", false)                                     \
   X(MemFreeHost, "cuMemFreeHost", false)                                       \
   X(EventCreate, "cuEventCreate", false)                                       \

@@ -61,7 +61,7 @@ struct CudaDriver {
   cudaabi::MemcpyDtoDAsyncFn MemcpyDtoDAsync = nullptr;
   cudaabi::MemsetD8Fn MemsetD8 = nullptr;
   cudaabi::MemsetD8AsyncFn MemsetD8Async = nullptr;
-  cudaabi::MemsetD2D32AsyncFn MemsetD2D32Async = nullptr;
+  cudaabi::MemsetD2D8AsyncFn MemsetD2D8Async = nullptr;
   cudaabi::MemHostAllocFn MemHostAlloc = nullptr;
   cudaabi::MemFreeHostFn MemFreeHost = nullptr;
   cudaabi::EventCreateFn EventCreate = nullptr;

@@ -95,7 +95,7 @@ TRC_CHECK_FN(cuMemcpyDtoHAsync_v2, cabi::MemcpyDtoHAsyncFn);
 TRC_CHECK_FN(cuMemcpyDtoDAsync_v2, cabi::MemcpyDtoDAsyncFn);
 TRC_CHECK_FN(cuMemsetD8_v2, cabi::MemsetD8Fn);
 TRC_CHECK_FN(cuMemsetD8Async, cabi::MemsetD8AsyncFn);
-TRC_CHECK_FN(cuMemsetD2D32Async, cabi::MemsetD2D32AsyncFn);
+TRC_CHECK_FN(cuMemsetD2D8Async, cabi::MemsetD2D8AsyncFn);
 TRC_CHECK_FN(cuMemHostAlloc, cabi::MemHostAllocFn);
 TRC_CHECK_FN(cuMemFreeHost, cabi::MemFreeHostFn);
 TRC_CHECK_FN(cuEventCreate, cabi::EventCreateFn);
