@@ -16,6 +16,7 @@
 #include "FakeCuda.h"
 
 #include "runtime/backends/cuda/CublasLtAbi.h"
+#include "runtime/support/HalfFloat.h"
 
 #include <cmath>
 #include <cstdint>
@@ -70,22 +71,11 @@ double load(const char *p, int type) {
     std::memcpy(&d, p, 8);
     return d;
   }
-  case abi::kR16BF: {
-    uint16_t h;
-    std::memcpy(&h, p, 2);
-    uint32_t bits = uint32_t(h) << 16;
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-  }
+  case abi::kR16BF:
   case abi::kR16F: {
     uint16_t h;
     std::memcpy(&h, p, 2);
-    int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-    double v = exp == 0 ? std::ldexp(mant, -24)
-               : exp == 31 ? (mant ? NAN : INFINITY)
-                           : std::ldexp(mant + 1024, exp - 25);
-    return (h & 0x8000) ? -v : v;
+    return type == abi::kR16BF ? trc::rt::bf16ToFloat(h) : trc::rt::f16ToFloat(h);
   }
   }
   return NAN;
@@ -95,11 +85,7 @@ void store(char *p, int type, double v) {
   if (type == abi::kR64F) {
     std::memcpy(p, &v, 8);
   } else if (type == abi::kR16BF) { // the f32 value rounded to nearest even
-    float f = float(v);
-    uint32_t bits;
-    std::memcpy(&bits, &f, 4);
-    uint16_t h = std::isnan(f) ? uint16_t(0x7fc0)
-                               : uint16_t((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+    uint16_t h = trc::rt::floatToBf16(float(v));
     std::memcpy(p, &h, 2);
   } else {
     float f = float(v);
@@ -113,13 +99,14 @@ bool supported(const Desc &d, const Layout &a, const Layout &b, const Layout &c)
     return false;
   if (d.compute == abi::kCompute64F)
     return d.scale == abi::kR64F && a.type == abi::kR64F && c.type == abi::kR64F;
-  if (d.compute == abi::kCompute32F || d.compute == abi::kCompute32FFastTF32)
-    return d.scale == abi::kR32F &&
-           ((c.type == abi::kR32F &&
-             (a.type == abi::kR32F ||
-              (d.compute == abi::kCompute32F && (a.type == abi::kR16BF || a.type == abi::kR16F)))) ||
-            (c.type == abi::kR16BF && a.type == abi::kR16BF && d.compute == abi::kCompute32F));
-  return false;
+  if (d.compute != abi::kCompute32F && d.compute != abi::kCompute32FFastTF32)
+    return false;
+  if (d.scale != abi::kR32F)
+    return false;
+  bool exact = d.compute == abi::kCompute32F; // 16-bit operands take no TF32
+  if (c.type == abi::kR32F)
+    return a.type == abi::kR32F || (exact && (a.type == abi::kR16BF || a.type == abi::kR16F));
+  return c.type == abi::kR16BF && a.type == abi::kR16BF && exact;
 }
 
 // The layouts chain into an M x N result: 0, or why not.
